@@ -1,0 +1,75 @@
+"""Hopper: NVIDIA H100 SXM 80 GB and H200, where measurements are taken.
+
+Sources:
+  [DEV]  read from the devices with the CUDA driver API, 2026-11 (../shared/REFERENCE.md).
+  [WP]   NVIDIA H100 Tensor Core GPU Architecture whitepaper, 2022.
+  [DS]   NVIDIA H100 / H200 datasheets (dense peaks: FP32 67, FP64 34, TF32 495,
+         BF16 989 TFLOP/s).
+  [MEAS] measured on an H100 SXM 2026-11-22 (REFERENCE.md): pinned host-to-device
+         48-53 GB/s, pageable 7-11 GB/s.
+
+Peaks are computed from per-SM rates at the device's maximum clock, 1980 MHz [DEV].
+The datasheet's FP32 and FP64 figures match that clock; its tensor figures (989 BF16)
+correspond to 1830 MHz, so this preset's BF16 peak is 1070 TFLOP/s. For bounds the
+higher figure is the safe one; issue 5's calibration may change the clock used.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .schema import DRAM, SM, Cache, HostLink, PeakRates, SIMTGPU
+from .units import GB, GiB, KiB, MHz, MiB, TB
+
+HOPPER_SM = SM(
+    max_threads=2048, max_warps=64, max_blocks=32,            # [DEV]
+    registers=65536, register_alloc_unit=256, max_registers_per_thread=255,  # [DEV], CUDA guide
+    shared_bytes=228 * KiB,                                   # [DEV]
+    max_shared_per_block_bytes=227 * KiB,                     # [DEV] opt-in (48 KiB default)
+    shared_alloc_unit_bytes=128,                              # CUDA occupancy calculator, cc 9.0
+    shared_reserved_per_block_bytes=1 * KiB,                  # [DEV]
+    shared_latency_cycles=30,                                 # guess; to measure (issue 5)
+    warp_schedulers=4,                                        # [WP]
+    fp32_lanes=128, fp64_lanes=64, sfu_units=16, ldst_units=32,  # [WP]
+    fp32_latency_cycles=4,                                    # guess (as Volta); to measure
+    sfu_latency_cycles=20,                                    # guess
+    block_launch_cycles=200,                                  # guess; issue 5 measures launch rate
+    l1=Cache(size_bytes=28 * KiB, line_bytes=128, sector_bytes=32, ways=4,  # 256 KiB array - 228 [WP]
+             latency_cycles=33,                               # guess; to measure
+             bandwidth_bytes_per_cycle=128.0),                # [WP] 128 B/clk per SM
+    tensor=PeakRates(
+        fp64_flop_per_cycle=256.0,    # [DS] 67 TFLOP/s FP64 tensor at 1980 MHz
+        tf32_flop_per_cycle=2048.0,   # [WP] dense; [DS] 495 at 1830 MHz
+        fp16_flop_per_cycle=4096.0,   # [WP] dense; [DS] 989 at 1830 MHz
+        bf16_flop_per_cycle=4096.0,   # [WP] dense
+        int8_flop_per_cycle=8192.0,   # [WP] dense; [DS] 1979 TOPS at 1830 MHz
+    ),
+)
+
+H100_SXM = SIMTGPU(
+    name="h100-sxm",
+    description="NVIDIA H100 SXM 80GB HBM3 (Hopper GH100, 132 SMs)",
+    compute_capability="9.0",                                 # [DEV]
+    sm_count=132,                                             # [DEV]
+    clock_hz=1980 * MHz,                                      # [DEV] max SM clock
+    sm=HOPPER_SM,
+    l2=Cache(size_bytes=50 * MiB, line_bytes=128, sector_bytes=32, ways=16, banks=80,  # size [DEV]
+             latency_cycles=260,                              # guess; to measure
+             bandwidth_bytes_per_cycle=5.5e12 / 1980e6),       # guess ~5.5 TB/s; to measure
+    dram=DRAM(kind="HBM3 5120-bit", size_bytes=80 * GiB,
+              bandwidth_bytes_per_s=3.35 * TB,                # [DS]; [MEAS] copy 2.98 TB/s
+              latency_cycles=800,                             # guess; to measure
+              channels=10),                                   # 5 stacks x 2 (guess)
+    host_link=HostLink(kind="PCIe Gen5 x16",
+                       pinned_bandwidth_bytes_per_s=53 * GB,   # [MEAS] best of 48-53 GB/s
+                       pageable_bandwidth_bytes_per_s=11 * GB,  # [MEAS] best of 7-11 GB/s
+                       latency_s=10e-6),                       # guess
+)
+
+H200 = replace(
+    H100_SXM,
+    name="h200",
+    description="NVIDIA H200 141GB HBM3e (Hopper GH100, 132 SMs)",
+    l2=replace(H100_SXM.l2, size_bytes=60 * MiB),             # [DEV]
+    dram=replace(H100_SXM.dram, kind="HBM3e 6144-bit", size_bytes=141 * GB,
+                 bandwidth_bytes_per_s=4.8 * TB),              # [DS]
+)

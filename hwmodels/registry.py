@@ -1,0 +1,294 @@
+"""Presets by name, user hardware in TOML, and ``--set FIELD=VALUE`` overrides.
+
+TOML files hold every field with its unit in its name (``size_bytes = 786432``) plus
+``schema_version`` and ``family``; strings with units (``size_bytes = "768KiB"``) are
+accepted too. Files are parsed with the standard library's ``tomllib``, never executed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import math
+import os
+import tempfile
+import tomllib
+import types
+import typing
+from pathlib import Path
+
+from . import cpu, fermi, hopper, kepler, tpu, volta
+from .schema import MulticoreCPU, SIMTGPU, SystolicArray
+from .units import family_of_field, parse_quantity
+
+SCHEMA_VERSION = 1
+
+PRESETS = {
+    hw.name: hw
+    for hw in (
+        fermi.GTX480, fermi.C2050, volta.V100_SXM2, hopper.H100_SXM, hopper.H200,
+        tpu.TPU_V1, kepler.K80, cpu.HASWELL_E5_2699V3, tpu.SYSTOLIC_4X4, tpu.SYSTOLIC_8X8,
+    )
+}
+
+FAMILIES = {"simt": SIMTGPU, "cpu": MulticoreCPU, "systolic": SystolicArray}
+
+
+def names() -> list[str]:
+    """Preset names, in the order they are listed."""
+    return list(PRESETS)
+
+
+def get(name_or_path: str | os.PathLike):
+    """A preset by name, or hardware loaded from a TOML file path."""
+    key = str(name_or_path)
+    if key in PRESETS:
+        return PRESETS[key]
+    if key.endswith(".toml") or os.sep in key or Path(key).exists():
+        return load_toml(key)
+    close = difflib.get_close_matches(key, PRESETS, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise ValueError(f"hardware {key!r} is unknown{hint}; allowed: {', '.join(PRESETS)}, "
+                     "or a path to a .toml file")
+
+
+# ---------------------------------------------------------------- dict <-> dataclass
+
+def to_dict(hw) -> dict:
+    """Nested plain dict of ``hw`` with ``schema_version`` and ``family``, None fields left out."""
+    def conv(obj):
+        out = {}
+        for f in dataclasses.fields(obj):
+            v = getattr(obj, f.name)
+            if v is None:
+                continue
+            out[f.name] = conv(v) if dataclasses.is_dataclass(v) else v
+        return out
+    return {"schema_version": SCHEMA_VERSION, "family": hw.family, **conv(hw)}
+
+
+def _hints(cls):
+    return typing.get_type_hints(cls)
+
+
+def _unwrap_optional(tp):
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return tp, False
+
+
+def _convert(value, tp, name: str, path: str):
+    """Turn a TOML value (or a --set string) into a field's type."""
+    tp, optional = _unwrap_optional(tp)
+    if optional and isinstance(value, str) and value.strip().lower() == "none":
+        return None
+    if tp is str:
+        if not isinstance(value, str):
+            raise ValueError(f"{path}: {value!r} must be a string")
+        return value
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise ValueError(f"{path}: {value!r} must be true or false")
+    if tp in (int, float):
+        fam = family_of_field(name)
+        if isinstance(value, bool):
+            raise ValueError(f"{path}: {value!r} must be a number")
+        if isinstance(value, str):
+            if fam is not None:
+                x = parse_quantity(value, fam, field=path)
+            else:
+                try:
+                    x = float(value)
+                except ValueError:
+                    raise ValueError(f"{path}: {value!r} is not a number") from None
+        elif isinstance(value, (int, float)):
+            x = value
+        else:
+            raise ValueError(f"{path}: {value!r} must be a number")
+        if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+            raise ValueError(f"{path}: {value!r} must be a finite number")
+        if tp is int:
+            if float(x) != int(x):
+                raise ValueError(f"{path}: {value!r} must be a whole number")
+            return int(x)
+        return float(x)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise ValueError(f"{path}: expected a table of fields, got {value!r}")
+        return _build(tp, value, path)
+    raise TypeError(f"{path}: unsupported field type {tp!r}")  # a bug in the schema
+
+
+def _build(cls, data: dict, path: str):
+    hints = _hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in fields:
+            close = difflib.get_close_matches(key, fields, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            where = f"{path}.{key}" if path else key
+            raise ValueError(f"{where}: unknown field{hint}; allowed: {', '.join(fields)}")
+    kw = {}
+    for name, f in fields.items():
+        where = f"{path}.{name}" if path else name
+        if name in data:
+            kw[name] = _convert(data[name], hints[name], name, where)
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ValueError(f"{where}: missing (required field of {cls.__name__})")
+    try:
+        return cls(**kw)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}" if path else str(e)) from None
+
+
+def from_dict(data: dict):
+    """Build hardware from a dict as written by :func:`to_dict` (validated)."""
+    data = dict(data)
+    version = data.pop("schema_version", None)
+    if version != SCHEMA_VERSION:
+        raise ValueError(f"schema_version = {version!r}: this roofsim reads schema_version "
+                         f"{SCHEMA_VERSION}")
+    family = data.pop("family", None)
+    if family not in FAMILIES:
+        raise ValueError(f"family = {family!r}: allowed: {', '.join(FAMILIES)}")
+    return _build(FAMILIES[family], data, "")
+
+
+# ---------------------------------------------------------------- TOML
+
+def load_toml(path: str | os.PathLike):
+    """Load hardware from a TOML file; every error names the file and the field."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ValueError(f"hardware file {str(p)!r} does not exist") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{p}: malformed TOML: {e}") from None
+    try:
+        return from_dict(data)
+    except ValueError as e:
+        raise ValueError(f"{p}: {e}") from None
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    raise TypeError(f"cannot write {v!r} to TOML")
+
+
+def dumps_toml(hw) -> str:
+    """TOML text of ``hw``, with each field's one-line doc as a comment."""
+    lines: list[str] = []
+
+    def emit(d: dict, cls, prefix: str):
+        docs = {f.name: f.metadata.get("doc", "") for f in dataclasses.fields(cls)} if cls else {}
+        hints = _hints(cls) if cls else {}
+        scalars = {k: v for k, v in d.items() if not isinstance(v, dict)}
+        tables = {k: v for k, v in d.items() if isinstance(v, dict)}
+        for k, v in scalars.items():
+            comment = f"  # {docs[k]}" if docs.get(k) else ""
+            lines.append(f"{k} = {_toml_value(v)}{comment}")
+        for k, v in tables.items():
+            sub = _unwrap_optional(hints[k])[0] if k in hints else None
+            name = f"{prefix}.{k}" if prefix else k
+            lines.append("")
+            lines.append(f"[{name}]")
+            emit(v, sub, name)
+
+    d = to_dict(hw)
+    lines.append(f"schema_version = {d.pop('schema_version')}")
+    lines.append(f"family = {json.dumps(d.pop('family'))}")
+    emit(d, type(hw), "")
+    return "\n".join(lines) + "\n"
+
+
+def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
+    """Write to a temporary name in the same folder, then rename over ``path``."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode) as fh:
+            fh.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_toml(hw, path: str | os.PathLike) -> None:
+    atomic_write(path, dumps_toml(hw))
+
+
+# ---------------------------------------------------------------- overrides
+
+def override_keys(hw) -> list[str]:
+    """Every dotted key ``--set`` accepts for ``hw``."""
+    out = []
+
+    def walk(cls, prefix):
+        hints = _hints(cls)
+        for f in dataclasses.fields(cls):
+            tp = _unwrap_optional(hints[f.name])[0]
+            key = f"{prefix}{f.name}"
+            if dataclasses.is_dataclass(tp):
+                walk(tp, key + ".")
+            else:
+                out.append(key)
+    walk(type(hw), "")
+    return out
+
+
+def with_overrides(hw, assignments: list[str]):
+    """Apply ``FIELD=VALUE`` strings (dotted paths) to ``hw``; returns new hardware.
+
+    Values for fields with a unit in their name must carry a unit (``8MiB``, ``1.4GHz``,
+    ``900GB/s``); anything else is an error naming the key.
+    """
+    if not assignments:
+        return hw
+    data = to_dict(hw)
+    keys = override_keys(hw)
+    for a in assignments:
+        if "=" not in a:
+            raise ValueError(f"--set {a!r}: expected FIELD=VALUE, e.g. l2.size_bytes=8MiB")
+        key, value = (s.strip() for s in a.split("=", 1))
+        if key not in keys:
+            close = difflib.get_close_matches(key, keys, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ValueError(f"--set {key}: unknown field for {hw.name}{hint} "
+                             "(`roofsim hw show NAME` lists every field)")
+        parts = key.split(".")
+        node = data
+        for part in parts[:-1]:
+            if part not in node:  # an optional table that is not set, e.g. host_link of a CPU
+                raise ValueError(f"--set {key}: {hw.name} has no {part}")
+            node = node[part]
+        # check the unit now so the error names the --set key
+        cls = type(hw)
+        for part in parts[:-1]:
+            cls = _unwrap_optional(_hints(cls)[part])[0]
+        tp = _hints(cls)[parts[-1]]
+        node[parts[-1]] = _convert(value, tp, parts[-1], f"--set {key}")
+    try:
+        return from_dict(data)
+    except ValueError as e:
+        raise ValueError(f"--set: {e}") from None

@@ -1,0 +1,121 @@
+"""Charts (the only module that imports matplotlib; it uses the non-interactive Agg backend)."""
+from __future__ import annotations
+
+import numpy as np
+
+_KIND_MARKERS = {"conv2d": "o", "gemm": "s", "elementwise": "^"}
+_LEVEL_STYLES = ["-", "--", ":", "-."]
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _save(fig, path):
+    from hwmodels.registry import atomic_write
+    import io
+    fmt = str(path).rsplit(".", 1)[-1].lower()
+    if fmt not in ("png", "svg", "pdf"):
+        raise ValueError(f"--plot {path!r}: the file must end in .png, .svg or .pdf")
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=130, bbox_inches="tight")
+    atomic_write(path, buf.getvalue())
+
+
+def _roof(ax, hw, precision, x, color):
+    peak = hw.peak_flop_per_s(precision)
+    for i, lv in enumerate(hw.memory_levels()):
+        y = np.minimum(peak, lv.bandwidth_bytes_per_s * x)
+        ax.plot(x, y, _LEVEL_STYLES[i % 4], color=color, lw=1.6 if i == 0 else 1.0,
+                label=f"{lv.name.upper()} {lv.bandwidth_bytes_per_s / 1e12:.3g} TB/s, "
+                      f"ridge {peak / lv.bandwidth_bytes_per_s:.3g} FLOP/B")
+    return peak
+
+
+def roofline_chart(report, path, title=None):
+    """Log-log hierarchical roofline with one point per op (at its DRAM intensity)."""
+    plt = _plt()
+    hw = report.hardware
+    pts = report.points
+    ai = np.array([p.intensity_flop_per_byte for p in pts])
+    perf = np.array([p.attainable_flop_per_s for p in pts])
+    finite = ai[np.isfinite(ai)]
+    lo = min(0.05, finite.min() / 3 if finite.size else 0.05)
+    hi = max(1e4, finite.max() * 3 if finite.size else 1e4)
+    x = np.logspace(np.log10(lo), np.log10(hi), 400)
+    fig, ax = plt.subplots(figsize=(9, 6))
+    peak = _roof(ax, hw, report.precision, x, "black")
+    ymax = peak * 3
+    # other precisions' compute ceilings within view, for context (equal peaks share a line)
+    others = {}
+    for q in hw.peak_rates().supported():
+        pq = hw.peak_flop_per_s(q)
+        if q != report.precision and pq < ymax and pq != peak:
+            others.setdefault(pq, []).append(q)
+    for pq, qs in others.items():
+        ax.axhline(pq, color="0.6", lw=0.8, ls=(0, (2, 3)))
+        ax.text(x[0] * 1.1, pq * 1.06, f"{'/'.join(qs)} peak {pq / 1e12:.3g} TFLOP/s", fontsize=7,
+                color="0.4")
+    ax.text(x[-1] / 1.1, peak * 1.08, f"{report.precision} peak {peak / 1e12:.4g} TFLOP/s",
+            fontsize=8, ha="right")
+    cmap = plt.get_cmap("viridis")
+    idx = np.arange(len(pts))
+    sc = None
+    for kind, marker in _KIND_MARKERS.items():
+        sel = np.array([p.kind == kind for p in pts])
+        if sel.any():
+            sc = ax.scatter(ai[sel], perf[sel], c=idx[sel], cmap=cmap, vmin=0,
+                            vmax=max(1, len(pts) - 1), marker=marker, s=28, edgecolors="black",
+                            linewidths=0.4, zorder=3, label=f"{kind} ({int(sel.sum())})")
+    if sc is not None and len(pts) > 1:
+        cb = fig.colorbar(sc, ax=ax, pad=0.01)
+        cb.set_label("layer index (network order)")
+    if len(pts) <= 20:
+        for p, a, y in zip(pts, ai, perf):
+            ax.annotate(p.layer, (a, y), textcoords="offset points", xytext=(4, 3), fontsize=7)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(max(1e6, perf.min() / 10) if len(perf) else 1e6, ymax)
+    ax.set_xlabel("arithmetic intensity (FLOP per DRAM byte, lower-bound traffic)")
+    ax.set_ylabel("attainable FLOP/s (roofline bound)")
+    ax.set_title(title or f"{report.network.name} on {hw.name} ({report.precision}): "
+                 f"{len(pts)} ops, bound {report.totals()['bound_seconds'] * 1e3:.4g} ms")
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    ax.legend(fontsize=8, loc="lower right")
+    _save(fig, path)
+    plt.close(fig)
+
+
+def tpu_paper_chart(path, hardware=None):
+    """The TPU paper's comparison: TPU v1, K80 and Haswell rooflines on one chart, each
+    at its fastest precision (TPU and Haswell int8, K80 fp32), drawn from the presets."""
+    import hwmodels
+    hws = hardware or [hwmodels.get(n) for n in ("tpu-v1", "k80", "haswell-e5-2699v3")]
+    plt = _plt()
+    x = np.logspace(-1, 4, 400)
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    colors = ["tab:red", "tab:green", "tab:blue", "tab:purple", "tab:orange"]
+    for hw, color in zip(hws, colors):
+        prec = max(hw.peak_rates().supported(), key=hw.peak_flop_per_s)
+        peak = hw.peak_flop_per_s(prec)
+        dram = hw.memory_levels()[0]
+        ax.plot(x, np.minimum(peak, dram.bandwidth_bytes_per_s * x), color=color, lw=2,
+                label=f"{hw.name}: {peak / 1e12:.3g} T{'OP' if prec == 'int8' else 'FLOP'}/s "
+                      f"{prec}, {dram.bandwidth_bytes_per_s / 1e9:.3g} GB/s")
+        r = peak / dram.bandwidth_bytes_per_s
+        ax.plot([r], [peak], "o", color=color)
+        ax.annotate(f"ridge {r:.0f} op/B", (r, peak), textcoords="offset points",
+                    xytext=(-20, 6), fontsize=8, color=color)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("operational intensity (ops per DRAM byte; a MAC = 2 ops)")
+    ax.set_ylabel("attainable ops/s")
+    ax.set_title("Rooflines of the TPU paper (Jouppi et al., ISCA 2017) from roofsim's presets")
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    ax.legend(fontsize=8, loc="lower right")
+    _save(fig, path)
+    plt.close(fig)

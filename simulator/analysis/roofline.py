@@ -1,0 +1,140 @@
+"""Hierarchical roofline: one ceiling per memory level and per precision.
+
+For each op and each memory level L (DRAM, L2, L1/shared, ...) the bytes crossing L
+are bounded below by ``max(compulsory bytes, pebble bound with S = the on-chip capacity
+inside L)`` (see :mod:`.datamovement`). The op's lower-bound time is the largest of
+``flops / peak(precision)`` and ``bytes_L / bandwidth_L`` over the levels; the largest
+term names what binds. Attainable FLOP/s is ``flops / bound_seconds``, so it never
+exceeds any ceiling. Launch overheads are not included: this is a bound.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .datamovement import lower_bound_bytes
+
+#: compute precisions that map to a different storage dtype
+COMPUTE_STORAGE = {"tf32": "fp32"}
+
+
+@dataclass(frozen=True)
+class LevelPoint:
+    name: str
+    bytes: int
+    bandwidth_bytes_per_s: float
+    intensity_flop_per_byte: float
+    seconds: float
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    layer: str
+    kind: str
+    shape: str
+    flops: int
+    compulsory_bytes: int
+    dram_bytes: int
+    intensity_flop_per_byte: float
+    compute_seconds: float
+    bound_seconds: float
+    attainable_flop_per_s: float
+    bound_by: str
+    levels: tuple[LevelPoint, ...]
+
+    def row(self) -> dict:
+        r = {"layer": self.layer, "kind": self.kind, "shape": self.shape, "flops": self.flops,
+             "compulsory_bytes": self.compulsory_bytes, "dram_bytes": self.dram_bytes,
+             "intensity_flop_per_byte": self.intensity_flop_per_byte,
+             "attainable_flop_per_s": self.attainable_flop_per_s,
+             "compute_seconds": self.compute_seconds, "bound_seconds": self.bound_seconds,
+             "bound_by": self.bound_by}
+        for lv in self.levels:
+            r[f"{lv.name}_bytes"] = lv.bytes
+            r[f"{lv.name}_seconds"] = lv.seconds
+        return r
+
+
+@dataclass(frozen=True)
+class RooflineReport:
+    hardware: object
+    network: object
+    precision: str
+    peak_flop_per_s: float
+    points: tuple[RooflinePoint, ...]
+
+    @property
+    def levels(self):
+        return self.hardware.memory_levels()
+
+    def ridge(self, level: str) -> float:
+        for lv in self.levels:
+            if lv.name == level:
+                return self.peak_flop_per_s / lv.bandwidth_bytes_per_s
+        raise ValueError(f"memory level {level!r} is unknown; allowed: "
+                         f"{', '.join(lv.name for lv in self.levels)}")
+
+    def totals(self) -> dict:
+        flops = sum(p.flops for p in self.points)
+        t = sum(p.bound_seconds for p in self.points)
+        dram = sum(p.dram_bytes for p in self.points)
+        binding = {}
+        for p in self.points:
+            binding[p.bound_by] = binding.get(p.bound_by, 0.0) + p.bound_seconds
+        return {"layers": len(self.points), "flops": flops, "dram_bytes": dram,
+                "compulsory_bytes": sum(p.compulsory_bytes for p in self.points),
+                "intensity_flop_per_byte": flops / dram if dram else float("inf"),
+                "bound_seconds": t, "attainable_flop_per_s": flops / t if t else 0.0,
+                "seconds_by_bound": binding}
+
+    def to_dict(self) -> dict:
+        from hwmodels import to_dict as hw_dict
+        return {"hardware": hw_dict(self.hardware), "workload": self.network.to_dict(),
+                "precision": self.precision, "peak_flop_per_s": self.peak_flop_per_s,
+                "levels": [{"name": lv.name, "bandwidth_bytes_per_s": lv.bandwidth_bytes_per_s,
+                            "inner_capacity_bytes": lv.inner_capacity_bytes,
+                            "ridge_flop_per_byte": self.ridge(lv.name)} for lv in self.levels],
+                "layers": [p.row() for p in self.points], "totals": self.totals()}
+
+
+def roofline(hw, network, precision: str | None = None) -> RooflineReport:
+    """Roofline bound of every op of ``network`` on ``hw``.
+
+    ``precision`` defaults to the ops' dtype; ``tf32`` computes fp32 data on TF32
+    matrix units. An op whose dtype differs from the storage of ``precision`` is an
+    error: convert the network with ``network.with_dtype`` first.
+    """
+    dtypes = {op.dtype for op in network.ops}
+    if precision is None:
+        if len(dtypes) != 1:
+            raise ValueError(f"workload {network.name!r} mixes dtypes {sorted(dtypes)}; "
+                             "give a precision")
+        precision = dtypes.pop()
+    storage = COMPUTE_STORAGE.get(precision, precision)
+    bad = [op.name for op in network.ops if op.dtype != storage]
+    if bad:
+        raise ValueError(f"precision {precision!r} needs {storage} data but layer {bad[0]!r} is "
+                         f"{network.ops[0].dtype}")
+    peak = hw.peak_flop_per_s(precision)
+    levels = hw.memory_levels()
+    points = []
+    for op in network.ops:
+        flops = op.flops()
+        lps = []
+        for lv in levels:
+            b = lower_bound_bytes(op, lv.inner_capacity_bytes, lv.private_units) if lv.inner_capacity_bytes > 0 \
+                else op.min_bytes()
+            lps.append(LevelPoint(lv.name, b, lv.bandwidth_bytes_per_s,
+                                  flops / b if b else float("inf"), b / lv.bandwidth_bytes_per_s))
+        t_comp = flops / peak
+        t, by = t_comp, "compute"
+        for lp in lps:
+            if lp.seconds > t:
+                t, by = lp.seconds, lp.name
+        dram = lps[0]
+        points.append(RooflinePoint(
+            layer=op.name, kind=op.kind, shape=op.describe(), flops=flops,
+            compulsory_bytes=op.min_bytes(), dram_bytes=dram.bytes,
+            intensity_flop_per_byte=dram.intensity_flop_per_byte, compute_seconds=t_comp,
+            bound_seconds=t, attainable_flop_per_s=flops / t if t else 0.0, bound_by=by,
+            levels=tuple(lps)))
+    return RooflineReport(hw, network, precision, peak, tuple(points))

@@ -1,0 +1,359 @@
+"""The ``roofsim`` command line (also ``python -m simulator``).
+
+Bad input ends with exit code 2 and one line naming the problem; no traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+from hwmodels.units import format_bytes, format_seconds, format_si, parse_quantity
+
+DTYPE_CHOICES = ("fp32", "fp16", "bf16", "int8", "fp64", "tf32")
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _hw(args):
+    import hwmodels
+    hw = hwmodels.get(args.hw)
+    return hwmodels.with_overrides(hw, args.set or [])
+
+
+def _positive_int(name):
+    def conv(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{v} must be >= 1")
+        return v
+    conv.__name__ = name
+    return conv
+
+
+def _workload(args):
+    import workloads
+    storage = "fp32" if getattr(args, "dtype", None) == "tf32" else getattr(args, "dtype", None)
+    return workloads.resolve(args.workload, batch=args.batch, resolution=args.resolution,
+                             dtype=storage, layout=getattr(args, "layout", None))
+
+
+def _add_hw(p, required=True):
+    p.add_argument("--hw", required=required, metavar="NAME|FILE.toml",
+                   help="hardware preset name (`roofsim hw list`) or a TOML file")
+    p.add_argument("--set", action="append", metavar="FIELD=VALUE",
+                   help="override one hardware field, e.g. l2.size_bytes=8MiB (repeatable)")
+
+
+def _add_workload(p):
+    p.add_argument("--workload", required=True, metavar="W",
+                   help="resnet50, conv-ablation, gemm:MxNxK, relu:N, conv:n=..,c=..,..., or a "
+                        "SCALE-Sim topology CSV")
+    p.add_argument("--batch", type=_positive_int("batch"), help="batch size (default 1)")
+    p.add_argument("--resolution", type=_positive_int("resolution"),
+                   help="input height and width for networks (resnet50: 224, conv-ablation: 56)")
+    p.add_argument("--layout", choices=("nchw", "nhwc"), help="activation layout (default nchw)")
+
+
+# ---------------------------------------------------------------- hw
+
+def cmd_hw_list(args):
+    import hwmodels
+    from simulator.table import format_table
+    rows = []
+    for n in hwmodels.names():
+        hw = hwmodels.get(n)
+        prec = max(hw.peak_rates().supported(), key=hw.peak_flop_per_s)
+        dram = hw.memory_levels()[0]
+        rows.append([n, hw.family, f"{hw.peak_flop_per_s(prec) / 1e12:.4g} ({prec})",
+                     f"{dram.bandwidth_bytes_per_s / 1e9:.4g}", hw.description])
+    print(format_table(["name", "family", "peak TFLOP/s", "DRAM GB/s", "description"], rows,
+                       right=[False, False, True, True, False]))
+
+
+def _hw_summary(hw) -> dict:
+    rates = hw.peak_rates()
+    return {
+        "peak_flop_per_s": {q: hw.peak_flop_per_s(q) for q in rates.supported()},
+        "memory_levels": [{"name": lv.name, "bandwidth_bytes_per_s": lv.bandwidth_bytes_per_s,
+                           "inner_capacity_bytes": lv.inner_capacity_bytes,
+                           "private_units": lv.private_units,
+                           "ridge_flop_per_byte": {q: hw.peak_flop_per_s(q) / lv.bandwidth_bytes_per_s
+                                                   for q in rates.supported()}}
+                          for lv in hw.memory_levels()],
+    }
+
+
+def cmd_hw_show(args):
+    import hwmodels
+    from hwmodels.schema import doc
+    from simulator.table import format_table, write_json
+    hw = _hw(args)
+    print(f"{hw.name}: {hw.description}  [family {hw.family}]")
+    rows = []
+
+    def walk(obj, prefix):
+        for f in dataclasses.fields(obj):
+            v = getattr(obj, f.name)
+            if dataclasses.is_dataclass(v):
+                walk(v, f"{prefix}{f.name}.")
+            elif f.name not in ("name", "description"):
+                rows.append([f"{prefix}{f.name}", _pretty(f.name, v), doc(type(obj), f.name)])
+    walk(hw, "")
+    print(format_table(["field", "value", "meaning"], rows, right=[False, True, False]))
+    s = _hw_summary(hw)
+    print()
+    print("derived:")
+    for q, v in s["peak_flop_per_s"].items():
+        print(f"  peak {q:5s} {format_si(v, 'FLOP/s')}")
+    for lv in s["memory_levels"]:
+        ridges = ", ".join(f"{q} {r:.3g}" for q, r in lv["ridge_flop_per_byte"].items())
+        print(f"  {lv['name']:5s} {format_si(lv['bandwidth_bytes_per_s'], 'B/s')}, "
+              f"on-chip inside {format_bytes(lv['inner_capacity_bytes'])}; ridge FLOP/B: {ridges}")
+    if args.json:
+        write_json(args.json, {"hardware": hwmodels.to_dict(hw), "derived": s})
+        print(f"wrote {args.json}")
+    if args.toml:
+        hwmodels.save_toml(hw, args.toml)
+        print(f"wrote {args.toml}")
+
+
+def _pretty(name, v):
+    if v is None or isinstance(v, (str, bool)):
+        return "-" if v is None else str(v)
+    if name.endswith("_bytes_per_s"):
+        return format_si(v, "B/s")
+    if name.endswith("_bytes"):
+        return format_bytes(v) if v >= 1024 else f"{v} B"
+    if name.endswith("_hz"):
+        return format_si(v, "Hz")
+    if name.endswith("_s"):
+        return format_seconds(v)
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+# ---------------------------------------------------------------- workload
+
+def cmd_workload_list(args):
+    from workloads.networks import NETWORKS, SINGLE_OP_FORMS
+    from simulator.table import format_table
+    rows = [[n, d] for n, (_, d) in NETWORKS.items()] + [[k, v] for k, v in SINGLE_OP_FORMS.items()]
+    print(format_table(["workload", "what"], rows, right=[False, False]))
+
+
+def cmd_workload_show(args):
+    from simulator.table import format_table, write_csv, write_json
+    net = _workload(args)
+    print(f"{net.name}: {net.description}")
+    rows = [[op.name, op.kind, op.describe(), op.macs(), op.flops(), op.min_bytes()] for op in net.ops]
+    rows.append(["total", "", f"{len(net.ops)} layers", net.macs(), net.flops(), net.min_bytes()])
+    print(format_table(["layer", "kind", "shape", "MACs", "FLOPs", "compulsory bytes"], rows,
+                       right=[False, False, False, True, True, True]))
+    if args.json:
+        write_json(args.json, net.to_dict())
+        print(f"wrote {args.json}")
+    if args.csv:
+        write_csv(args.csv, [op.to_dict() for op in net.ops])
+        print(f"wrote {args.csv}")
+
+
+# ---------------------------------------------------------------- roofline
+
+def cmd_roofline(args):
+    from simulator.analysis.roofline import roofline
+    from simulator.table import format_table, write_csv, write_json
+    hw = _hw(args)
+    net = _workload(args)
+    rep = roofline(hw, net, precision=args.dtype)
+    print(f"{net.name} on {hw.name}, {rep.precision}: peak {format_si(rep.peak_flop_per_s, 'FLOP/s')}")
+    for lv in rep.levels:
+        print(f"  {lv.name:5s} {format_si(lv.bandwidth_bytes_per_s, 'B/s'):>11s}  ridge "
+              f"{rep.ridge(lv.name):8.3g} FLOP/B  (on-chip inside: {format_bytes(lv.inner_capacity_bytes)})")
+    rows = [[p.layer, p.kind, p.flops / 1e9, p.dram_bytes / 1e6, p.intensity_flop_per_byte,
+             p.attainable_flop_per_s / 1e12, p.bound_seconds * 1e6, p.bound_by] for p in rep.points]
+    t = rep.totals()
+    rows.append(["total", f"{t['layers']} ops", t["flops"] / 1e9, t["dram_bytes"] / 1e6,
+                 t["intensity_flop_per_byte"], t["attainable_flop_per_s"] / 1e12,
+                 t["bound_seconds"] * 1e6, _dominant(t["seconds_by_bound"])])
+    print(format_table(["layer", "kind", "GFLOP", "DRAM MB", "FLOP/B", "TFLOP/s", "bound us",
+                        "bound by"], rows, right=[False, False, True, True, True, True, True, False]))
+    share = ", ".join(f"{k} {v / t['bound_seconds']:.0%}" for k, v in t["seconds_by_bound"].items())
+    print(f"lower-bound time {format_seconds(t['bound_seconds'])} ({share} of it); DRAM bytes are "
+          "max(compulsory, pebble bound); launch overheads not included")
+    if args.csv:
+        write_csv(args.csv, [p.row() for p in rep.points])
+        print(f"wrote {args.csv}")
+    if args.json:
+        write_json(args.json, rep.to_dict())
+        print(f"wrote {args.json}")
+    if args.plot:
+        from simulator.analysis.plots import roofline_chart
+        roofline_chart(rep, args.plot)
+        print(f"wrote {args.plot}")
+
+
+def _dominant(d):
+    return max(d, key=d.get) if d else "-"
+
+
+def cmd_roofline_compare(args):
+    import hwmodels
+    from simulator.analysis.plots import tpu_paper_chart
+    from simulator.table import format_table
+    names = [n.strip() for n in args.hw.split(",") if n.strip()]
+    if not names:
+        raise ValueError("--hw: give at least one hardware name")
+    hws = [hwmodels.get(n) for n in names]
+    rows = []
+    for hw in hws:
+        prec = max(hw.peak_rates().supported(), key=hw.peak_flop_per_s)
+        peak = hw.peak_flop_per_s(prec)
+        bw = hw.memory_levels()[0].bandwidth_bytes_per_s
+        rows.append([hw.name, prec, peak / 1e12, bw / 1e9, peak / bw, peak / bw / 2])
+    print(format_table(["hardware", "precision", "peak T/s", "DRAM GB/s", "ridge op/B",
+                        "ridge MAC/B"], rows, right=[False, False, True, True, True, True]))
+    if args.plot:
+        tpu_paper_chart(args.plot, hws)
+        print(f"wrote {args.plot}")
+
+
+# ---------------------------------------------------------------- datamove
+
+def cmd_datamove(args):
+    from simulator.analysis.datamovement import data_movement, h2d_seconds, network_h2d_bytes
+    from simulator.table import format_table, write_csv, write_json
+    import hwmodels
+    hw = _hw(args)
+    net = _workload(args)
+    s = parse_quantity(args.onchip_bytes, "bytes", "--onchip-bytes") if args.onchip_bytes else None
+    if s is not None and s <= 0:
+        raise ValueError(f"--onchip-bytes {args.onchip_bytes!r}: must be > 0")
+    rows = data_movement(hw, net, s)
+    link = hw.host_link
+    print(f"{net.name} on {hw.name}: on-chip memory S = {format_bytes(rows[0].onchip_bytes)}"
+          f"{' (--onchip-bytes)' if s else ' (registers + L1/shared + L2 or SRAMs)'}; host link: "
+          f"{link.kind + ', pinned ' + format_si(link.pinned_bandwidth_bytes_per_s, 'B/s') + ', pageable ' + format_si(link.pageable_bandwidth_bytes_per_s, 'B/s') if link else 'none (host CPU)'}")
+    table = [[r.layer, r.kind, r.compulsory_bytes / 1e6, r.pebble_bytes / 1e6,
+              r.lower_bound_bytes / 1e6, r.h2d_bytes / 1e6,
+              None if r.h2d_pinned_seconds is None else r.h2d_pinned_seconds * 1e6,
+              None if r.h2d_pageable_seconds is None else r.h2d_pageable_seconds * 1e6] for r in rows]
+    hb = network_h2d_bytes(net)
+    table.append(["network", "input + weights", sum(r.compulsory_bytes for r in rows) / 1e6,
+                  sum(r.pebble_bytes for r in rows) / 1e6, sum(r.lower_bound_bytes for r in rows) / 1e6,
+                  hb / 1e6, None if not link else h2d_seconds(hb, link, True) * 1e6,
+                  None if not link else h2d_seconds(hb, link, False) * 1e6])
+    print(format_table(["layer", "kind", "compulsory MB", "pebble MB", "bound MB", "H2D MB",
+                        "H2D pinned us", "H2D pageable us"], table,
+                       right=[False, False, True, True, True, True, True, True]))
+    print("pebble: Q >= G/sqrt(2 T S) - 2S words (G MACs, T filter taps; segment argument of "
+          "Hong-Kung/Irony-Toledo-Tiskin); bound = max(compulsory, pebble)")
+    if args.csv:
+        write_csv(args.csv, [r.to_dict() for r in rows])
+        print(f"wrote {args.csv}")
+    if args.json:
+        write_json(args.json, {"hardware": hwmodels.to_dict(hw), "workload": net.to_dict(),
+                               "onchip_bytes": rows[0].onchip_bytes,
+                               "layers": [r.to_dict() for r in rows],
+                               "network_h2d_bytes": hb})
+        print(f"wrote {args.json}")
+
+
+# ---------------------------------------------------------------- parser
+
+def build_parser() -> Parser:
+    ap = Parser(prog="roofsim", description="Roofline bounds, SIMT and systolic simulation, "
+                "and GPU measurement of tensor programs.")
+    ap.add_argument("--version", action="version", version=_version())
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+
+    hw = sub.add_parser("hw", help="hardware presets").add_subparsers(dest="hwcmd", metavar="ACTION",
+                                                                      parser_class=Parser)
+    hw.required = True
+    p = hw.add_parser("list", help="list presets")
+    p.set_defaults(func=cmd_hw_list)
+    p = hw.add_parser("show", help="every field of one hardware, with derived peaks and ridges")
+    p.add_argument("hw", metavar="NAME|FILE.toml")
+    p.add_argument("--set", action="append", metavar="FIELD=VALUE", help="override a field")
+    p.add_argument("--json", metavar="FILE")
+    p.add_argument("--toml", metavar="FILE", help="save as a TOML file to edit and load with --hw")
+    p.set_defaults(func=cmd_hw_show)
+
+    wl = sub.add_parser("workload", help="workloads").add_subparsers(dest="wlcmd", metavar="ACTION",
+                                                                     parser_class=Parser)
+    wl.required = True
+    p = wl.add_parser("list", help="list networks and single-op forms")
+    p.set_defaults(func=cmd_workload_list)
+    p = wl.add_parser("show", help="layers with FLOPs and compulsory bytes")
+    p.add_argument("workload", metavar="W")
+    p.add_argument("--batch", type=_positive_int("batch"))
+    p.add_argument("--resolution", type=_positive_int("resolution"))
+    p.add_argument("--dtype", choices=DTYPE_CHOICES)
+    p.add_argument("--layout", choices=("nchw", "nhwc"))
+    p.add_argument("--json", metavar="FILE")
+    p.add_argument("--csv", metavar="FILE")
+    p.set_defaults(func=cmd_workload_show)
+
+    p = sub.add_parser("roofline", help="hierarchical roofline bound per op and for the network")
+    _add_hw(p)
+    _add_workload(p)
+    p.add_argument("--dtype", choices=DTYPE_CHOICES, default="fp32",
+                   help="data type and precision (tf32: fp32 data on TF32 matrix units); default fp32")
+    p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--json", metavar="FILE")
+    p.add_argument("--plot", metavar="FILE", help="PNG, SVG or PDF")
+    p.set_defaults(func=cmd_roofline)
+
+    p = sub.add_parser("roofline-compare",
+                       help="several hardware rooflines on one chart (default: the TPU paper's)")
+    p.add_argument("--hw", default="tpu-v1,k80,haswell-e5-2699v3", metavar="A,B,...")
+    p.add_argument("--plot", metavar="FILE")
+    p.set_defaults(func=cmd_roofline_compare)
+
+    p = sub.add_parser("datamove", help="compulsory bytes, pebble lower bound, host-to-device time")
+    _add_hw(p)
+    _add_workload(p)
+    p.add_argument("--dtype", choices=DTYPE_CHOICES)
+    p.add_argument("--onchip-bytes", metavar="S",
+                   help="fast-memory size for the pebble bound, with a unit (e.g. 8MiB); "
+                        "default: all the chip's storage")
+    p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--json", metavar="FILE")
+    p.set_defaults(func=cmd_datamove)
+    return ap
+
+
+def _version():
+    from simulator import __version__
+    return f"roofsim {__version__}"
+
+
+def main(argv=None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        args.func(args)
+        return 0
+    except UsageError as e:
+        print(f"{e}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError) as e:
+        print(f"roofsim: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `roofsim ... | head`
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("roofsim: interrupted", file=sys.stderr)
+        return 130

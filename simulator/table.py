@@ -1,0 +1,73 @@
+"""Plain-text tables and machine outputs (CSV/JSON written atomically)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+
+def fmt_num(x, digits=4) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        return f"{x:,}" if abs(x) >= 10000 else str(x)
+    if isinstance(x, float):
+        if math.isinf(x):
+            return "inf"
+        if x == 0:
+            return "0"
+        if abs(x) >= 1e5 or abs(x) < 1e-3:
+            return f"{x:.{digits - 1}e}"
+        return f"{x:.{digits}g}"
+    return str(x)
+
+
+def format_table(headers, rows, right=None) -> str:
+    """Columns aligned; numbers right-aligned unless ``right`` says otherwise."""
+    cells = [[fmt_num(c) for c in r] for r in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    if right is None:
+        right = [all(isinstance(r[i], (int, float)) or r[i] is None for r in rows) if rows else False
+                 for i in range(len(headers))]
+
+    def line(vals):
+        return "  ".join(v.rjust(w) if ra else v.ljust(w) for v, w, ra in zip(vals, widths, right)).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths])]
+    out += [line(r) for r in cells]
+    return "\n".join(out)
+
+
+def write_csv(path, rows: list[dict]) -> None:
+    from hwmodels.registry import atomic_write
+    if not rows:
+        raise ValueError("nothing to write")
+    cols = []
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+    atomic_write(path, buf.getvalue())
+
+
+def _jsonable(o):
+    if isinstance(o, float) and (math.isinf(o) or math.isnan(o)):
+        return None
+    if isinstance(o, dict):
+        return {k: _jsonable(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_jsonable(v) for v in o]
+    return o
+
+
+def write_json(path, data) -> None:
+    from hwmodels.registry import atomic_write
+    atomic_write(path, json.dumps(_jsonable(data), indent=1) + "\n")

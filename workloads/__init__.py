@@ -1,0 +1,7 @@
+"""What to compute, hardware-independent: tensor ops, networks, topology import."""
+from .ir import DTYPES, Conv2d, Elementwise, Gemm, Operand, TensorOp
+from .networks import NETWORKS, Network, conv_ablation, resnet50, resolve
+from .scalesim import load_topology
+
+__all__ = ["DTYPES", "Conv2d", "Elementwise", "Gemm", "Operand", "TensorOp", "NETWORKS",
+           "Network", "conv_ablation", "resnet50", "resolve", "load_topology"]

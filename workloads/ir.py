@@ -1,0 +1,257 @@
+"""A small stated IR of tensor ops: GEMM, 2-D convolution and element-wise.
+
+Every op knows its multiply-accumulates, its FLOPs (2 per MAC; 1 per element for
+element-wise ops) and its compulsory bytes: each input element that the op reads read
+once, each output element written once -- the least any implementation must move
+between DRAM and the chip. Shapes are validated on construction; errors name the
+field, the value and what is allowed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+#: storage dtypes and their sizes in bytes
+DTYPES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2, "int8": 1}
+CONV_LAYOUTS = ("nchw", "nhwc")
+GEMM_LAYOUTS = ("row", "col")
+ELEMENTWISE_OPS = {"relu": (1, 1), "add": (2, 1), "sigmoid": (1, 4), "copy": (1, 0)}
+# op -> (inputs, FLOP per element); sigmoid counted as 4 (exp, add, div, neg) by convention
+
+
+def _check_dim(obj, *names, minimum=1):
+    for n in names:
+        v = getattr(obj, n)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"{type(obj).__name__}.{n} = {v!r}: must be an integer >= {minimum}")
+        if v < minimum:
+            raise ValueError(f"{type(obj).__name__}.{n} = {v!r}: must be >= {minimum}")
+
+
+def _check_choice(obj, name, allowed):
+    v = getattr(obj, name)
+    if v not in allowed:
+        raise ValueError(f"{type(obj).__name__}.{name} = {v!r}: allowed: {', '.join(allowed)}")
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One tensor an op reads or writes."""
+
+    name: str
+    role: str            # "input", "weight" or "output"
+    shape: tuple[int, ...]
+    layout: str
+    dtype: str
+    touched: int         # elements the op actually reads/writes (strided convs skip some)
+
+    @property
+    def elements(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def bytes(self) -> int:
+        return self.elements * DTYPES[self.dtype]
+
+    @property
+    def touched_bytes(self) -> int:
+        return self.touched * DTYPES[self.dtype]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TensorOp:
+    """Base of the op set. ``name`` is the layer name within a network."""
+
+    name: str = ""
+    dtype: str = "fp32"
+    kind: ClassVar[str] = ""
+
+    def __post_init__(self):
+        _check_choice(self, "dtype", tuple(DTYPES))
+
+    @property
+    def dtype_bytes(self) -> int:
+        return DTYPES[self.dtype]
+
+    def macs(self) -> int:
+        return 0
+
+    def flops(self) -> int:
+        return 2 * self.macs()
+
+    def operands(self) -> tuple[Operand, ...]:
+        raise NotImplementedError
+
+    def min_bytes(self) -> int:
+        """Compulsory DRAM bytes: every touched input read once, every output written once."""
+        return sum(o.touched_bytes for o in self.operands())
+
+    def input_bytes(self) -> int:
+        """Bytes of the operands the host must send (inputs and weights, whole tensors)."""
+        return sum(o.bytes for o in self.operands() if o.role != "output")
+
+    def with_dtype(self, dtype: str) -> "TensorOp":
+        return dataclasses.replace(self, dtype=dtype)
+
+    def dims(self) -> dict:
+        """The op's defining fields (no name/dtype), for tables and JSON."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name not in ("name", "dtype")}
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "dtype": self.dtype, **self.dims(),
+                "macs": self.macs(), "flops": self.flops(), "min_bytes": self.min_bytes()}
+
+    def describe(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.dims().items())
+
+
+@dataclass(frozen=True, kw_only=True)
+class Gemm(TensorOp):
+    """``C[M,N] = A[M,K] @ B[K,N]``; ``layout`` is the storage order of all three."""
+
+    M: int
+    N: int
+    K: int
+    layout: str = "row"
+    kind: ClassVar[str] = "gemm"
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_dim(self, "M", "N", "K")
+        _check_choice(self, "layout", GEMM_LAYOUTS)
+
+    def macs(self) -> int:
+        return self.M * self.N * self.K
+
+    def operands(self):
+        d, lay = self.dtype, self.layout
+        return (Operand("A", "input", (self.M, self.K), lay, d, self.M * self.K),
+                Operand("B", "weight", (self.K, self.N), lay, d, self.K * self.N),
+                Operand("C", "output", (self.M, self.N), lay, d, self.M * self.N))
+
+    def describe(self):
+        return f"{self.M}x{self.N}x{self.K} ({self.layout}-major)"
+
+
+def _touched_1d(size: int, out: int, kernel: int, stride: int, pad: int) -> int:
+    """Input positions in [0, size) that some output position's window reads."""
+    if stride <= kernel:  # windows overlap or abut: one contiguous run
+        lo = max(0, -pad)
+        hi = min(size - 1, (out - 1) * stride + kernel - 1 - pad)
+        return max(0, hi - lo + 1)
+    hit = set()
+    for o in range(out):
+        for r in range(kernel):
+            x = o * stride + r - pad
+            if 0 <= x < size:
+                hit.add(x)
+    return len(hit)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Conv2d(TensorOp):
+    """2-D convolution (cross-correlation): input N,C,H,W; K filters of C/groups x R x S.
+
+    Output P x Q with ``P = (H + 2*padding - R) // stride + 1`` (floor, as PyTorch and
+    cuDNN). ``layout`` is the activation layout; weights are K,C,R,S for NCHW and
+    R,S,C,K for NHWC.
+    """
+
+    N: int
+    C: int
+    H: int
+    W: int
+    K: int
+    R: int
+    S: int
+    stride: int = 1
+    padding: int = 0
+    groups: int = 1
+    layout: str = "nchw"
+    kind: ClassVar[str] = "conv2d"
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_dim(self, "N", "C", "H", "W", "K", "R", "S", "stride", "groups")
+        _check_dim(self, "padding", minimum=0)
+        _check_choice(self, "layout", CONV_LAYOUTS)
+        if self.R > self.H + 2 * self.padding:
+            raise ValueError(f"Conv2d.R = {self.R}: filter is larger than the padded input "
+                             f"(H + 2*padding = {self.H + 2 * self.padding})")
+        if self.S > self.W + 2 * self.padding:
+            raise ValueError(f"Conv2d.S = {self.S}: filter is larger than the padded input "
+                             f"(W + 2*padding = {self.W + 2 * self.padding})")
+        for n in ("C", "K"):
+            if getattr(self, n) % self.groups:
+                raise ValueError(f"Conv2d.{n} = {getattr(self, n)}: must be divisible by "
+                                 f"groups ({self.groups})")
+
+    @property
+    def P(self) -> int:
+        return (self.H + 2 * self.padding - self.R) // self.stride + 1
+
+    @property
+    def Q(self) -> int:
+        return (self.W + 2 * self.padding - self.S) // self.stride + 1
+
+    def macs(self) -> int:
+        return self.N * self.K * self.P * self.Q * (self.C // self.groups) * self.R * self.S
+
+    def operands(self):
+        d = self.dtype
+        th = _touched_1d(self.H, self.P, self.R, self.stride, self.padding)
+        tw = _touched_1d(self.W, self.Q, self.S, self.stride, self.padding)
+        if self.layout == "nchw":
+            xs, ws, ys = ((self.N, self.C, self.H, self.W), (self.K, self.C // self.groups, self.R, self.S),
+                          (self.N, self.K, self.P, self.Q))
+        else:
+            xs, ws, ys = ((self.N, self.H, self.W, self.C), (self.R, self.S, self.C // self.groups, self.K),
+                          (self.N, self.P, self.Q, self.K))
+        wl = "kcrs" if self.layout == "nchw" else "rsck"
+        return (Operand("input", "input", xs, self.layout, d, self.N * self.C * th * tw),
+                Operand("weight", "weight", ws, wl, d, math.prod(ws)),
+                Operand("output", "output", ys, self.layout, d, math.prod(ys)))
+
+    def as_gemm(self) -> Gemm:
+        """The im2col GEMM: M = N*P*Q output pixels, N = K filters, K = C*R*S (groups=1)."""
+        if self.groups != 1:
+            raise ValueError(f"Conv2d.groups = {self.groups}: im2col lowering needs groups = 1")
+        return Gemm(name=self.name, dtype=self.dtype, M=self.N * self.P * self.Q, N=self.K,
+                    K=self.C * self.R * self.S)
+
+    def describe(self):
+        g = f" g{self.groups}" if self.groups != 1 else ""
+        return (f"{self.N}x{self.C}x{self.H}x{self.W} -> {self.K} {self.R}x{self.S}/{self.stride} "
+                f"p{self.padding}{g} -> {self.P}x{self.Q} {self.layout}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Elementwise(TensorOp):
+    """An element-wise op over ``n`` elements (``relu``: y = max(x, 0))."""
+
+    n: int
+    op: str = "relu"
+    kind: ClassVar[str] = "elementwise"
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_dim(self, "n")
+        _check_choice(self, "op", tuple(ELEMENTWISE_OPS))
+
+    def flops(self) -> int:
+        return self.n * ELEMENTWISE_OPS[self.op][1]
+
+    def operands(self):
+        ins = ELEMENTWISE_OPS[self.op][0]
+        xs = tuple(Operand(f"x{i}", "input", (self.n,), "linear", self.dtype, self.n)
+                   for i in range(ins))
+        return xs + (Operand("y", "output", (self.n,), "linear", self.dtype, self.n),)
+
+    def describe(self):
+        return f"{self.op} n={self.n}"
+
+
+OP_KINDS = {c.kind: c for c in (Gemm, Conv2d, Elementwise)}

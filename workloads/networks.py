@@ -1,0 +1,205 @@
+"""Networks as ordered tuples of ops, and the workload argument the CLI takes.
+
+* ``resnet50`` -- He et al., "Deep Residual Learning for Image Recognition", 2015,
+  Table 1: every convolution (53, projection shortcuts included) and the FC layer.
+  Default variant ``v1.5`` (torchvision): the stride-2 of a stage's first block sits on
+  its 3x3 convolution; ``v1`` (the paper's) puts it on the first 1x1. Pools,
+  batch-norm, ReLU and residual adds are not listed (they are element-wise or pooling
+  work outside the GEMM/conv op set; a later issue may add them). At 224x224, batch 1:
+  4.089 GMACs for v1.5 and 3.858 GMACs for v1 (computed; the commonly quoted ~4.1 G
+  is v1.5).
+* ``conv-ablation`` -- the 2024 PyTorch-compiler thesis's single-convolution ablation:
+  kernel {1,3,5} x stride {1,2} x padding {1,2,3}, here at a stated input of
+  batch x 64 x 56 x 56 with 64 filters (the shape of ResNet-50's first stage; the
+  thesis does not fix one). ``--resolution`` changes 56.
+* ``gemm:MxNxK``, ``relu:N`` and ``conv:n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..``
+  -- single ops.
+* a path to a SCALE-Sim topology CSV (conv or GEMM format), see :mod:`workloads.scalesim`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .ir import DTYPES, Conv2d, Elementwise, Gemm, TensorOp
+
+
+@dataclass(frozen=True)
+class Network:
+    """An ordered list of ops with a name and the parameters that made it."""
+
+    name: str
+    ops: tuple[TensorOp, ...]
+    description: str = ""
+    params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.ops:
+            raise ValueError(f"workload {self.name!r} has no layers")
+        seen = set()
+        for op in self.ops:
+            if op.name in seen:
+                raise ValueError(f"workload {self.name!r}: layer name {op.name!r} appears twice")
+            seen.add(op.name)
+
+    def macs(self) -> int:
+        return sum(op.macs() for op in self.ops)
+
+    def flops(self) -> int:
+        return sum(op.flops() for op in self.ops)
+
+    def min_bytes(self) -> int:
+        return sum(op.min_bytes() for op in self.ops)
+
+    def with_dtype(self, dtype: str) -> "Network":
+        return dataclasses.replace(self, ops=tuple(op.with_dtype(dtype) for op in self.ops),
+                                   params={**self.params, "dtype": dtype})
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "description": self.description, "params": self.params,
+                "totals": {"layers": len(self.ops), "macs": self.macs(), "flops": self.flops(),
+                           "min_bytes": self.min_bytes()},
+                "layers": [op.to_dict() for op in self.ops]}
+
+
+RESNET50_VARIANTS = ("v1.5", "v1")
+RESNET50_STAGES = ((3, 64), (4, 128), (6, 256), (3, 512))  # (blocks, width); outputs x4
+
+
+def resnet50(batch: int = 1, resolution: int = 224, variant: str = "v1.5",
+             dtype: str = "fp32", layout: str = "nchw") -> Network:
+    """ResNet-50's convolutions and FC layer, torchvision layer names."""
+    if variant not in RESNET50_VARIANTS:
+        raise ValueError(f"variant = {variant!r}: allowed: {', '.join(RESNET50_VARIANTS)}")
+    _check_batch_resolution(batch, resolution, minimum_resolution=32)
+    ops: list[TensorOp] = []
+
+    def conv(name, c, h, k, r, stride, pad):
+        op = Conv2d(name=name, dtype=dtype, layout=layout, N=batch, C=c, H=h, W=h, K=k,
+                    R=r, S=r, stride=stride, padding=pad)
+        ops.append(op)
+        return op.P
+
+    h = conv("conv1", 3, resolution, 64, 7, 2, 3)
+    h = (h + 2 * 1 - 3) // 2 + 1          # 3x3/2 max pool, padding 1
+    cin = 64
+    for stage, (blocks, width) in enumerate(RESNET50_STAGES, start=1):
+        for b in range(blocks):
+            s = 1 if (stage == 1 or b > 0) else 2
+            s1, s3 = (1, s) if variant == "v1.5" else (s, 1)
+            pre = f"layer{stage}.{b}"
+            h_in = h
+            h1 = conv(f"{pre}.conv1", cin, h_in, width, 1, s1, 0)
+            h2 = conv(f"{pre}.conv2", width, h1, width, 3, s3, 1)
+            h = conv(f"{pre}.conv3", width, h2, 4 * width, 1, 1, 0)
+            if b == 0:
+                conv(f"{pre}.downsample", cin, h_in, 4 * width, 1, s, 0)
+            cin = 4 * width
+    ops.append(Gemm(name="fc", dtype=dtype, M=batch, N=1000, K=cin))
+    return Network("resnet50", tuple(ops),
+                   f"ResNet-50 {variant} ({'stride on 3x3' if variant == 'v1.5' else 'stride on 1x1'}),"
+                   f" {resolution}x{resolution}, batch {batch}: 53 convolutions + FC",
+                   {"batch": batch, "resolution": resolution, "variant": variant,
+                    "dtype": dtype, "layout": layout})
+
+
+def conv_ablation(batch: int = 1, resolution: int = 56, channels: int = 64, filters: int = 64,
+                  dtype: str = "fp32", layout: str = "nchw") -> Network:
+    """Kernel {1,3,5} x stride {1,2} x padding {1,2,3} on one stated input."""
+    _check_batch_resolution(batch, resolution, minimum_resolution=5)
+    ops = tuple(
+        Conv2d(name=f"k{k}_s{s}_p{p}", dtype=dtype, layout=layout, N=batch, C=channels,
+               H=resolution, W=resolution, K=filters, R=k, S=k, stride=s, padding=p)
+        for k in (1, 3, 5) for s in (1, 2) for p in (1, 2, 3))
+    return Network("conv-ablation", ops,
+                   f"kernel {{1,3,5}} x stride {{1,2}} x padding {{1,2,3}} on "
+                   f"{batch}x{channels}x{resolution}x{resolution}, {filters} filters",
+                   {"batch": batch, "resolution": resolution, "channels": channels,
+                    "filters": filters, "dtype": dtype, "layout": layout})
+
+
+def _check_batch_resolution(batch, resolution, minimum_resolution):
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch = {batch!r}: must be an integer >= 1")
+    if isinstance(resolution, bool) or not isinstance(resolution, int) or resolution < minimum_resolution:
+        raise ValueError(f"resolution = {resolution!r}: must be an integer >= {minimum_resolution}")
+
+
+NETWORKS = {
+    "resnet50": (resnet50, "ResNet-50 (torchvision v1.5 by default): 53 convolutions + FC"),
+    "conv-ablation": (conv_ablation, "18 convolutions: kernel {1,3,5} x stride {1,2} x padding {1,2,3}"),
+}
+SINGLE_OP_FORMS = {
+    "gemm:MxNxK": "one GEMM, e.g. gemm:1024x1024x1024",
+    "relu:N": "one ReLU over N elements, e.g. relu:16777216",
+    "conv:n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..": "one convolution",
+    "PATH.csv": "a SCALE-Sim topology CSV (conv or GEMM format)",
+}
+
+_CONV_KEYS = {"n": "N", "c": "C", "h": "H", "w": "W", "k": "K", "r": "R", "s": "S",
+              "stride": "stride", "pad": "padding", "groups": "groups"}
+
+
+def parse_conv_shape(text: str) -> dict:
+    """``n=1,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1`` -> Conv2d keyword arguments."""
+    kw = {}
+    for part in filter(None, (x.strip() for x in text.split(","))):
+        key, eq, val = part.partition("=")
+        key = key.strip().lower()
+        if not eq or key not in _CONV_KEYS:
+            raise ValueError(f"conv shape: {part!r} is not KEY=VALUE with KEY one of "
+                             f"{', '.join(_CONV_KEYS)}")
+        if not re.fullmatch(r"-?\d+", val.strip()):
+            raise ValueError(f"conv shape: {key} = {val.strip()!r} is not an integer")
+        kw[_CONV_KEYS[key]] = int(val)
+    missing = [k for k, v in _CONV_KEYS.items() if v not in kw and k not in ("stride", "pad", "groups")]
+    if missing:
+        raise ValueError(f"conv shape: missing {', '.join(missing)} (needs n,c,h,w,k,r,s; "
+                         "stride, pad and groups are optional)")
+    return kw
+
+
+def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
+            dtype: str | None = None, layout: str | None = None) -> Network:
+    """The network a workload argument names (see the module doc for the forms)."""
+    if dtype is not None and dtype not in DTYPES:
+        raise ValueError(f"dtype = {dtype!r}: allowed: {', '.join(DTYPES)}")
+    spec = str(spec).strip()
+    kw = {k: v for k, v in (("batch", batch), ("resolution", resolution), ("dtype", dtype),
+                            ("layout", layout)) if v is not None}
+    if spec in NETWORKS:
+        return NETWORKS[spec][0](**kw)
+    single = spec.split(":", 1)[0].lower() if ":" in spec else None
+    if single in ("gemm", "relu", "conv"):
+        if resolution is not None:
+            raise ValueError(f"--resolution applies to networks, not to {spec!r}")
+        d = dtype or "fp32"
+        body = spec.split(":", 1)[1]
+        if single == "gemm":
+            m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*[xX]\s*(\d+)\s*", body)
+            if not m:
+                raise ValueError(f"workload {spec!r}: expected gemm:MxNxK with positive integers")
+            M, N, K = map(int, m.groups())
+            op = Gemm(name="gemm", dtype=d, M=M * (batch or 1), N=N, K=K,
+                      **({"layout": layout} if layout else {}))
+        elif single == "relu":
+            if not re.fullmatch(r"\s*\d+\s*", body):
+                raise ValueError(f"workload {spec!r}: expected relu:N with a positive integer N")
+            op = Elementwise(name="relu", dtype=d, n=int(body) * (batch or 1), op="relu")
+        else:
+            ckw = parse_conv_shape(body)
+            if batch is not None:
+                ckw["N"] = batch
+            op = Conv2d(name="conv", dtype=d, **({"layout": layout} if layout else {}), **ckw)
+        return Network(spec, (op,), op.describe(), {"dtype": d})
+    if spec.lower().endswith(".csv") or Path(spec).exists():
+        from .scalesim import load_topology
+        net = load_topology(spec, batch=batch or 1, dtype=dtype or "fp32",
+                            layout=layout or "nchw")
+        if resolution is not None:
+            raise ValueError("--resolution does not apply to a topology CSV (its sizes are fixed)")
+        return net
+    allowed = ", ".join(list(NETWORKS) + list(SINGLE_OP_FORMS))
+    raise ValueError(f"workload {spec!r} is unknown; allowed: {allowed}")

@@ -1,0 +1,103 @@
+"""Import SCALE-Sim topology CSVs (both of its formats) as networks.
+
+Conv format (SCALE-Sim 2/3 ``topologies/conv_nets``), one header line then rows of
+``Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels,
+Num Filter, Strides[, sparsity N:M],`` -- the IFMAP sizes already include any padding,
+so layers are imported with ``padding = 0``. A layer whose name contains ``DP`` is
+depth-wise: SCALE-Sim runs it as ``Channels`` single-channel convolutions of
+``Num Filter`` filters each, imported here as one grouped convolution with
+``groups = Channels``.
+
+GEMM format (``topologies/GEMM_mnk``): ``Layer, M, N, K[, sparsity],`` with M the
+output rows, N the output columns and K the reduction.
+
+SCALE-Sim needs a trailing comma on every row; this reader accepts rows with or
+without it. Only dense layers (sparsity 1:1 or absent) are accepted. ``--batch``
+multiplies N (conv) or M (GEMM). The file is parsed, never executed.
+"""
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+from .ir import Conv2d, Gemm
+from .networks import Network
+
+CONV_COLUMNS = ("Layer name", "IFMAP Height", "IFMAP Width", "Filter Height", "Filter Width",
+                "Channels", "Num Filter", "Strides")
+GEMM_COLUMNS = ("Layer", "M", "N", "K")
+
+
+def _cells(row):
+    cells = [c.strip() for c in row]
+    while cells and cells[-1] == "":
+        cells.pop()
+    return cells
+
+
+def _int(path, lineno, column, text):
+    if not re.fullmatch(r"\d+", text or ""):
+        raise ValueError(f"{path} line {lineno}: {column} = {text!r} is not a positive integer")
+    v = int(text)
+    if v < 1:
+        raise ValueError(f"{path} line {lineno}: {column} = {v}: must be >= 1")
+    return v
+
+
+def _sparsity(path, lineno, text):
+    if text is None or text.replace(" ", "") == "1:1":
+        return
+    raise ValueError(f"{path} line {lineno}: sparsity {text!r} is not supported; "
+                     "only dense layers (1:1) are")
+
+
+def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw") -> Network:
+    """Read a SCALE-Sim topology CSV; errors name the file, the line and the column."""
+    p = Path(path)
+    if not p.exists():
+        raise ValueError(f"topology file {str(p)!r} does not exist")
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch = {batch!r}: must be an integer >= 1")
+    with open(p, newline="") as fh:
+        rows = [(i, _cells(r)) for i, r in enumerate(csv.reader(fh), start=1)]
+    rows = [(i, r) for i, r in rows if r]
+    if not rows:
+        raise ValueError(f"{p}: empty topology file")
+    _, header = rows[0]
+    norm = [h.lower().replace(" ", "") for h in header]
+    if len(norm) >= 4 and norm[1:4] == ["m", "n", "k"]:
+        fmt, ncols = "gemm", 4
+    elif len(norm) >= 8 and "ifmapheight" in norm[1]:
+        fmt, ncols = "conv", 8
+    else:
+        raise ValueError(f"{p} line {rows[0][0]}: header {', '.join(header)!r} is neither "
+                         f"SCALE-Sim's conv format ({', '.join(CONV_COLUMNS)}) nor its GEMM "
+                         f"format ({', '.join(GEMM_COLUMNS)})")
+    ops = []
+    for lineno, r in rows[1:]:
+        if len(r) not in (ncols, ncols + 1):
+            raise ValueError(f"{p} line {lineno}: expected {ncols} columns "
+                             f"({', '.join(CONV_COLUMNS if fmt == 'conv' else GEMM_COLUMNS)}) "
+                             f"and an optional sparsity, got {len(r)}")
+        _sparsity(p, lineno, r[ncols] if len(r) > ncols else None)
+        name = r[0]
+        if not name:
+            raise ValueError(f"{p} line {lineno}: empty layer name")
+        try:
+            if fmt == "gemm":
+                M, N, K = (_int(p, lineno, c, v) for c, v in zip(GEMM_COLUMNS[1:], r[1:4]))
+                ops.append(Gemm(name=name, dtype=dtype, M=M * batch, N=N, K=K))
+            else:
+                H, W, R, S, C, K, st = (_int(p, lineno, c, v) for c, v in zip(CONV_COLUMNS[1:], r[1:8]))
+                groups = 1
+                if "DP" in name:
+                    groups, K = C, K * C
+                ops.append(Conv2d(name=name, dtype=dtype, layout=layout, N=batch, C=C, H=H, W=W,
+                                  K=K, R=R, S=S, stride=st, padding=0, groups=groups))
+        except ValueError as e:
+            if str(e).startswith(str(p)):
+                raise
+            raise ValueError(f"{p} line {lineno}: {e}") from None
+    return Network(p.stem, tuple(ops), f"SCALE-Sim {fmt} topology {p.name}",
+                   {"batch": batch, "dtype": dtype, "source": str(p), "format": fmt})
