@@ -19,7 +19,9 @@ def fmt_num(x, digits=4) -> str:
             return "inf"
         if x == 0:
             return "0"
-        if abs(x) >= 1e5 or abs(x) < 1e-3:
+        if 1e4 <= abs(x) < 1e12:
+            return f"{x:,.0f}"
+        if abs(x) >= 1e12 or abs(x) < 1e-3:
             return f"{x:.{digits - 1}e}"
         return f"{x:.{digits}g}"
     return str(x)

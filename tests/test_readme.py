@@ -1,0 +1,63 @@
+"""The README's examples run as shown.
+
+Every ```console block is a list of ``$ roofsim ...`` commands, each followed by the
+output it prints. A line ``...`` in the shown output stands for any number of lines.
+Run ``pytest --regen-golden`` to rewrite the shown outputs (then review the diff).
+"""
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from simulator.cli import main
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _blocks(text):
+    return re.findall(r"```console\n(.*?)```", text, flags=re.S)
+
+
+def _examples():
+    out = []
+    for block in _blocks(README.read_text()):
+        cmd, shown = None, []
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                if cmd:
+                    out.append((cmd, shown))
+                cmd, shown = line[2:], []
+            else:
+                shown.append(line)
+        if cmd:
+            out.append((cmd, shown))
+    return out
+
+
+def _matches(shown, actual):
+    """``...`` in ``shown`` matches any run of lines in ``actual``."""
+    if not shown:
+        return not actual
+    if shown[0] == "...":
+        return any(_matches(shown[1:], actual[i:]) for i in range(len(actual) + 1))
+    return bool(actual) and shown[0].rstrip() == actual[0].rstrip() and _matches(shown[1:], actual[1:])
+
+
+EXAMPLES = _examples()
+
+
+def test_readme_has_examples():
+    assert len(EXAMPLES) >= 5
+
+
+@pytest.mark.parametrize("cmd,shown", EXAMPLES, ids=[c for c, _ in EXAMPLES])
+def test_readme_example(cmd, shown, tmp_path, monkeypatch, capsys):
+    argv = shlex.split(cmd)
+    assert argv[0] == "roofsim", "README examples must be roofsim commands"
+    monkeypatch.chdir(tmp_path)
+    code = main(argv[1:])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    actual = out.rstrip("\n").splitlines()
+    assert _matches(shown, actual), f"README output of `{cmd}` is stale:\n{out}"
