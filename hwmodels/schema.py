@@ -225,8 +225,20 @@ class SM:
                              f"<= max_threads ({self.max_threads})")
 
 
+class _Device:
+    """What every hardware family shares: peaks from per-unit rates, on-chip capacity."""
+
+    def peak_flop_per_s(self, precision: str) -> float:
+        return _peak(self, self.peak_rates(), precision)
+
+    @property
+    def onchip_bytes(self) -> int:
+        """All on-chip storage (what the DRAM-level data-movement bound takes as S)."""
+        return self.memory_levels()[0].inner_capacity_bytes
+
+
 @dataclass(frozen=True, kw_only=True)
-class SIMTGPU:
+class SIMTGPU(_Device):
     """A SIMT GPU: SMs, a shared L2, DRAM and a host link."""
 
     name: str = p(doc="preset name")
@@ -266,9 +278,6 @@ class SIMTGPU:
                                                               t.fp32_flop_per_cycle or 0.0),
                                    fp64_flop_per_cycle=fp64)
 
-    def peak_flop_per_s(self, precision: str) -> float:
-        return _peak(self, self.peak_rates(), precision)
-
     def memory_levels(self) -> tuple[MemoryLevel, ...]:
         regs = self.sm_count * self.sm.registers * 4
         # l1.size_bytes and shared_bytes are the two carve-outs of one SRAM array on
@@ -283,13 +292,9 @@ class SIMTGPU:
                         regs, self.sm_count),
         )
 
-    @property
-    def onchip_bytes(self) -> int:
-        return self.memory_levels()[0].inner_capacity_bytes
-
 
 @dataclass(frozen=True, kw_only=True)
-class MulticoreCPU:
+class MulticoreCPU(_Device):
     """A host CPU, for roofline comparison (the TPU paper's Haswell)."""
 
     name: str = p(doc="preset name")
@@ -316,9 +321,6 @@ class MulticoreCPU:
     def peak_rates(self) -> PeakRates:
         return self.peak
 
-    def peak_flop_per_s(self, precision: str) -> float:
-        return _peak(self, self.peak, precision)
-
     def memory_levels(self) -> tuple[MemoryLevel, ...]:
         c = self.cores
         l1, l2 = c * self.l1.size_bytes, c * self.l2.size_bytes
@@ -329,10 +331,6 @@ class MulticoreCPU:
             # inside L1 only the vector registers: 16 x 32 B ymm per core (AVX2)
             MemoryLevel("l1", c * self.l1.bandwidth_bytes_per_cycle * self.clock_hz, c * 16 * 32, c),
         )
-
-    @property
-    def onchip_bytes(self) -> int:
-        return self.memory_levels()[0].inner_capacity_bytes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -348,7 +346,7 @@ class Scratchpad:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SystolicArray:
+class SystolicArray(_Device):
     """A TPU-style systolic array with SRAM buffers for activations, weights and outputs.
 
     Buffers follow SCALE-Sim's three-way split: ``ifmap_sram`` (TPU v1: the unified
@@ -382,9 +380,6 @@ class SystolicArray:
     def peak_rates(self) -> PeakRates:
         return self.peak
 
-    def peak_flop_per_s(self, precision: str) -> float:
-        return _peak(self, self.peak, precision)
-
     @property
     def sram_bytes(self) -> int:
         return self.ifmap_sram.size_bytes + self.filter_sram.size_bytes + self.ofmap_sram.size_bytes
@@ -398,10 +393,6 @@ class SystolicArray:
             MemoryLevel("dram", self.dram.bandwidth_bytes_per_s, self.sram_bytes + pe_regs),
             MemoryLevel("sram", edge, pe_regs),
         )
-
-    @property
-    def onchip_bytes(self) -> int:
-        return self.memory_levels()[0].inner_capacity_bytes
 
 
 Hardware = SIMTGPU | MulticoreCPU | SystolicArray
