@@ -364,6 +364,8 @@ class SystolicArray(_Device):
     filter_sram: Scratchpad = p(doc="weight buffer")
     ofmap_sram: Scratchpad = p(doc="output / accumulator buffer")
     weight_fifo_tiles: int = p(4, doc="weight tiles the FIFO holds ahead of the array")
+    activations_on_chip: bool = p(False, doc="activations stay in the ifmap/ofmap SRAMs between "
+                                  "layers (TPU v1's unified buffer); DRAM then carries weights")
     dram: DRAM = p(doc="off-chip memory")
     host_link: Optional[HostLink] = p(None, doc="host-to-device link")
 

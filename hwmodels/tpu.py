@@ -26,6 +26,7 @@ TPU_V1 = SystolicArray(
     filter_sram=Scratchpad(size_bytes=4 * 64 * KiB),  # [TPU] weight FIFO, four 64 KiB tiles
     ofmap_sram=Scratchpad(size_bytes=4 * MiB),     # [TPU] 4096 x 256 x 32-bit accumulators
     weight_fifo_tiles=4,                           # [TPU]
+    activations_on_chip=True,                      # [TPU] the weight memory holds weights only
     dram=DRAM(kind="DDR3 weight memory", size_bytes=8 * GiB,
               bandwidth_bytes_per_s=34 * GB,       # [TPU]
               latency_cycles=100, channels=2),     # guess

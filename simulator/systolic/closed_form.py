@@ -1,0 +1,246 @@
+"""Closed-form model of the physically faithful systolic schedule (the default mode).
+
+Timing, per fold f with ``ru`` rows and ``cu`` columns used and T temporal steps; the
+schedule is the one :mod:`simulator.systolic.array` executes register by register:
+
+* ``os`` -- outputs accumulate in place. The left edge takes A, the top edge B, both
+  skewed, so PE (r, c) does its t-th MAC at ``s_f + r + c + t``. A finished result moves
+  into the PE's shadow register; once a column's last result is in, the column's
+  shadow chain shifts down one row per cycle and the bottom port writes one output per
+  cycle. The next fold may start when the edges are free (``s_f + T``) and its first
+  result will not meet a shadow chain still draining: ``s_{f+1} = s_f + max(T, 2 ru_f)``.
+  Fold f ends (last output written) at ``s_f + 2 ru_f + cu_f + T - 2``.
+* ``ws`` / ``is`` -- the stationary tile is preloaded through a per-column shift chain
+  (``ru`` cycles) into one of two weight buffers per PE; the buffer is chosen by a fold
+  tag travelling with the left-edge operand, so a PE switches tiles exactly when the
+  next fold's first operand reaches it (as in TPU v1). The chain preloads fold g after
+  fold g-1's preload, and may overwrite a PE's buffer only after the latest fold that
+  used it (of the same parity) is done with it; a fold that started at s used column c
+  up to ``s + T - 1 + r + c`` and the chain writes row r at ``p + r``, so
+  ``p_g = max(p_{g-1} + ru_{g-1}, max_c<cu_g(last_start(g % 2, c) + T + c))``; the
+  stream starts when the edge is free and the preload has settled:
+  ``s_g = max(s_{g-1} + T, p_g + ru_g)``, ``s_0 = ru_0``. In steady state with full
+  R x C folds the spacing is ``max(T, ceil((T + R + C - 1) / 2))``: the preload is
+  hidden when T >= R + C - 1. Partial sums enter the
+  top as zeros, move down, and leave the tile's bottom row at ``s_f + ru - 1 + c + t``;
+  fold f ends at ``s_f + ru_f + cu_f + T - 2``.
+
+Compute cycles = the latest fold end. SRAM traffic in words: every operand word that
+enters an array edge is one read (padding positions of a convolution are injected as
+zeros and not read); every output leaving the array is one write, and a partial sum
+from a second or later row fold first reads the stored partial sum (accumulation).
+
+DRAM traffic, for SRAMs split into double-buffered halves, with folds run column
+fold outer, row fold inner: the stationary operand is read once (its tiles partition
+it); the left-edge operand is swept once per column fold unless it fits whole in its
+half-SRAM, then once; ``os``'s top-edge operand is read once per column fold slice if
+that slice fits, else once per fold; outputs accumulated over several row folds stay
+on chip if one column fold's outputs fit in the half ofmap SRAM, otherwise every
+partial sum spills to DRAM and is read back. With ``activations_on_chip`` (TPU v1: the
+unified buffer keeps activations between layers, the DRAM holds weights) a layer whose
+input and output fit in the ifmap SRAM moves no activations through DRAM. DRAM
+transfers overlap compute; stall
+cycles = ``max(0, DRAM cycles - compute cycles)`` at the preset's DRAM bandwidth (the
+access/execute pipeline refines this at tile granularity).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from .lowering import Lowered, a_valid_counts
+
+OPERANDS = ("ifmap", "filter", "ofmap")
+
+
+@njit(cache=True)
+def _starts_os(ru, T):
+    F = ru.shape[0]
+    s = np.zeros(F, np.int64)
+    for f in range(1, F):
+        s[f] = s[f - 1] + max(T, 2 * ru[f - 1])
+    return s
+
+
+@njit(cache=True)
+def _starts_stationary(ru, cu, T, C):
+    F = ru.shape[0]
+    s = np.zeros(F, np.int64)
+    p = np.zeros(F, np.int64)
+    # start of the latest fold that used (buffer, column); a preload of column c may
+    # overwrite it from that start + T + c on (the row offsets of use and overwrite cancel)
+    last = np.full((2, C), -(1 << 40), np.int64)
+    chain_free = 0
+    for g in range(F):
+        b = g % 2
+        need = chain_free
+        for c in range(cu[g]):
+            need = max(need, last[b, c] + T + c)
+        p[g] = need
+        chain_free = need + ru[g]
+        s[g] = need + ru[g] if g == 0 else max(s[g - 1] + T, need + ru[g])
+        for c in range(cu[g]):
+            last[b, c] = s[g]
+    return s, p
+
+
+def fold_timing(L: Lowered):
+    """Per fold: stream start and end cycle (exclusive), and the compute cycles."""
+    ru, cu = L.folds[:, 2].copy(), L.folds[:, 3].copy()
+    T = L.spatial[2]
+    if L.dataflow == "os":
+        s = _starts_os(ru, T)
+        end = s + 2 * ru + cu + T - 2
+    else:
+        s, _ = _starts_stationary(ru, cu, T, L.cols)
+        end = s + ru + cu + T - 2
+    return s, end, int(end.max())
+
+
+@dataclass(frozen=True)
+class SystolicResult:
+    """One layer on one array: cycles, utilisation, SRAM and DRAM traffic."""
+
+    layer: str
+    dataflow: str
+    rows: int
+    cols: int
+    mode: str
+    macs: int
+    folds: int
+    compute_cycles: int
+    stall_cycles: int
+    mapping_efficiency: float
+    sram_reads: dict        # words per operand: ifmap, filter, ofmap
+    sram_writes: dict
+    dram_reads_bytes: dict  # bytes per operand
+    dram_writes_bytes: dict
+    clock_hz: float
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def total_cycles(self) -> int:
+        return self.compute_cycles + self.stall_cycles
+
+    @property
+    def utilization(self) -> float:
+        """MACs over PE-cycles of the whole run (stalls included)."""
+        return self.macs / (self.rows * self.cols * self.total_cycles)
+
+    @property
+    def compute_utilization(self) -> float:
+        return self.macs / (self.rows * self.cols * self.compute_cycles)
+
+    @property
+    def seconds(self) -> float:
+        return self.total_cycles / self.clock_hz
+
+    @property
+    def dram_bytes(self) -> int:
+        return sum(self.dram_reads_bytes.values()) + sum(self.dram_writes_bytes.values())
+
+    def row(self) -> dict:
+        r = {"layer": self.layer, "dataflow": self.dataflow, "array": f"{self.rows}x{self.cols}",
+             "mode": self.mode, "macs": self.macs, "folds": self.folds,
+             "compute_cycles": self.compute_cycles, "stall_cycles": self.stall_cycles,
+             "total_cycles": self.total_cycles, "utilization": self.utilization,
+             "mapping_efficiency": self.mapping_efficiency}
+        for op in OPERANDS:
+            r[f"sram_{op}_reads"] = self.sram_reads[op]
+            r[f"sram_{op}_writes"] = self.sram_writes[op]
+        for op in OPERANDS:
+            r[f"dram_{op}_read_bytes"] = self.dram_reads_bytes[op]
+            r[f"dram_{op}_write_bytes"] = self.dram_writes_bytes[op]
+        r["seconds"] = self.seconds
+        r.update(self.extra)
+        return r
+
+
+def sram_counts(L: Lowered) -> tuple[dict, dict]:
+    """SRAM reads and writes per operand (words) of the default schedule."""
+    M, N, K = L.mnk
+    Fr, Fc = L.row_folds, L.col_folds
+    valid_rows, _ = a_valid_counts(L.op)
+    a_valid = int(valid_rows.sum())
+    reads = dict.fromkeys(OPERANDS, 0)
+    writes = dict.fromkeys(OPERANDS, 0)
+    if L.dataflow == "os":
+        reads["ifmap"] = Fc * a_valid          # each column fold streams all of A's rows
+        reads["filter"] = Fr * K * N           # each row fold streams all of B
+        writes["ofmap"] = M * N
+    elif L.dataflow == "ws":
+        reads["filter"] = K * N                # tiles preloaded once each
+        reads["ifmap"] = Fc * a_valid
+        writes["ofmap"] = Fr * M * N
+        reads["ofmap"] = (Fr - 1) * M * N
+    else:  # is
+        reads["ifmap"] = a_valid               # tiles of A preloaded once each
+        reads["filter"] = Fc * K * N
+        writes["ofmap"] = Fr * M * N
+        reads["ofmap"] = (Fr - 1) * M * N
+    return reads, writes
+
+
+def _words(scratchpad, word_bytes):
+    size = scratchpad.size_bytes // (2 if scratchpad.double_buffered else 1)
+    return size // word_bytes
+
+
+def dram_traffic(L: Lowered, hw) -> tuple[dict, dict]:
+    """DRAM bytes read and written per operand (see the module doc for the rules)."""
+    M, N, K = L.mnk
+    Fr, Fc = L.row_folds, L.col_folds
+    wb = hw.word_bytes
+    a_tensor = L.op.operands()[0]
+    a_store, a_once = a_tensor.elements, a_tensor.touched      # words stored / compulsory
+    b_words, o_words = K * N, M * N
+    half = {"ifmap": _words(hw.ifmap_sram, wb), "filter": _words(hw.filter_sram, wb),
+            "ofmap": _words(hw.ofmap_sram, wb)}
+    reads = dict.fromkeys(OPERANDS, 0)
+    writes = dict.fromkeys(OPERANDS, 0)
+    cols = L.cols
+    resident = getattr(hw, "activations_on_chip", False)
+    if L.dataflow == "os":
+        reads["ifmap"] = a_once * (1 if a_store <= half["ifmap"] else Fc)
+        slice_b = K * min(cols, N)
+        reads["filter"] = b_words * (1 if (b_words <= half["filter"] or slice_b <= half["filter"]) else Fr)
+        writes["ofmap"] = o_words
+    else:
+        if L.dataflow == "ws":
+            reads["filter"] = b_words
+            reads["ifmap"] = a_once * (1 if a_store <= half["ifmap"] else Fc)
+            out_slice = M * min(cols, N)
+        else:
+            reads["ifmap"] = a_once
+            reads["filter"] = b_words * (1 if b_words <= half["filter"] else Fc)
+            out_slice = min(cols, M) * N
+        if Fr == 1 or out_slice <= half["ofmap"]:
+            writes["ofmap"] = o_words
+        else:
+            writes["ofmap"] = Fr * o_words
+            reads["ofmap"] = (Fr - 1) * o_words
+    if resident:
+        # activations live in the ifmap SRAM (TPU v1's unified buffer) when the layer's
+        # input and output fit there whole; only what does not fit goes to DRAM
+        whole = hw.ifmap_sram.size_bytes // wb
+        if a_store + o_words <= whole:
+            reads["ifmap"] = 0
+            writes["ofmap"] -= o_words
+    return ({k: v * wb for k, v in reads.items()}, {k: v * wb for k, v in writes.items()})
+
+
+def simulate_layer(hw, op, dataflow: str, rows: int | None = None, cols: int | None = None) -> SystolicResult:
+    """The default (physically faithful) closed-form model of one layer."""
+    L = Lowered(op, dataflow, rows or hw.rows, cols or hw.cols)
+    _, _, compute = fold_timing(L)
+    sr, sw = sram_counts(L)
+    dr, dw = dram_traffic(L, hw)
+    bytes_per_cycle = hw.dram.bandwidth_bytes_per_s / hw.clock_hz
+    dram_cycles = math.ceil((sum(dr.values()) + sum(dw.values())) / bytes_per_cycle)
+    stall = max(0, dram_cycles - compute)
+    return SystolicResult(op.name, dataflow, L.rows, L.cols, "default", L.macs,
+                          len(L.folds), compute, stall, L.mapping_efficiency, sr, sw, dr, dw,
+                          hw.clock_hz)
