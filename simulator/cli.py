@@ -270,6 +270,55 @@ def cmd_datamove(args):
         print(f"wrote {args.json}")
 
 
+# ---------------------------------------------------------------- simulate systolic
+
+def _array_shape(text):
+    import re
+    m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text or "")
+    if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
+        raise ValueError(f"--array {text!r}: expected ROWSxCOLS with positive integers, e.g. 128x128")
+    return int(m.group(1)), int(m.group(2))
+
+
+def cmd_simulate_systolic(args):
+    from simulator.systolic.engine import simulate_network
+    from simulator.table import format_table, write_csv, write_json
+    hw = _hw(args)
+    net = _workload(args)
+    rows, cols = _array_shape(args.array) if args.array else (None, None)
+    dataflow = args.dataflow or getattr(hw, "default_dataflow", None) or "ws"
+    rep = simulate_network(hw, net, dataflow, args.mode, rows, cols, stalls=args.stalls)
+    r0 = rep.layers[0]
+    print(f"{net.name} on {hw.name}: {r0.rows}x{r0.cols} array, {dataflow}, {args.mode} mode"
+          f"{', stalls from the ' + rep.stalls + ' model' if args.mode == 'default' else ''}, "
+          f"{format_si(hw.clock_hz, 'Hz')}, DRAM {format_si(hw.dram.bandwidth_bytes_per_s, 'B/s')}")
+    rows_out = []
+    for r in rep.layers:
+        rows_out.append([r.layer, r.folds, r.compute_cycles, r.stall_cycles, r.total_cycles,
+                         r.utilization, r.mapping_efficiency,
+                         r.sram_reads["ifmap"], r.sram_reads["filter"], r.sram_writes["ofmap"],
+                         r.dram_bytes, r.seconds * 1e6])
+    t = rep.totals()
+    rows_out.append(["total", sum(r.folds for r in rep.layers), t["compute_cycles"], t["stall_cycles"],
+                     t["total_cycles"], t["utilization"], t["mapping_efficiency"],
+                     t["sram_ifmap_reads"], t["sram_filter_reads"], t["sram_ofmap_writes"],
+                     sum(t[f"dram_{o}_{d}_bytes"] for o in ("ifmap", "filter", "ofmap")
+                         for d in ("read", "write")), t["seconds"] * 1e6])
+    print(format_table(["layer", "folds", "compute cyc", "stall cyc", "total cyc", "util",
+                        "map eff", "SRAM ifmap rd", "SRAM filt rd", "SRAM ofmap wr", "DRAM B", "us"],
+                       rows_out, right=[False] + [True] * 11))
+    if args.csv:
+        write_csv(args.csv, [r.row() for r in rep.layers])
+        print(f"wrote {args.csv}")
+    if args.json:
+        write_json(args.json, rep.to_dict())
+        print(f"wrote {args.json}")
+    if args.plot:
+        from simulator.analysis.plots import systolic_chart
+        systolic_chart(rep, args.plot)
+        print(f"wrote {args.plot}")
+
+
 # ---------------------------------------------------------------- parser
 
 def build_parser() -> Parser:
@@ -321,6 +370,25 @@ def build_parser() -> Parser:
     p.add_argument("--hw", default="tpu-v1,k80,haswell-e5-2699v3", metavar="A,B,...")
     p.add_argument("--plot", metavar="FILE")
     p.set_defaults(func=cmd_roofline_compare)
+
+    sim = sub.add_parser("simulate", help="run an engine").add_subparsers(
+        dest="engine", metavar="ENGINE", parser_class=Parser)
+    sim.required = True
+    p = sim.add_parser("systolic", help="TPU-style systolic array, per layer and in total")
+    _add_hw(p)
+    _add_workload(p)
+    p.add_argument("--dataflow", choices=("os", "ws", "is"),
+                   help="output-, weight- or input-stationary (default: the .cfg's, else ws)")
+    p.add_argument("--array", metavar="RxC", help="override the array shape, e.g. 128x128")
+    p.add_argument("--mode", choices=("default", "scalesim"), default="default",
+                   help="default: physically faithful; scalesim: SCALE-Sim 3.0.0's conventions")
+    p.add_argument("--stalls", choices=("pipeline", "closed-form"), default="pipeline",
+                   help="default mode's stall model: the access/execute pipeline (default) or "
+                        "max(0, DRAM time - compute time)")
+    p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--json", metavar="FILE")
+    p.add_argument("--plot", metavar="FILE", help="utilisation per layer and a fold-by-PE heatmap")
+    p.set_defaults(func=cmd_simulate_systolic, dtype=None)
 
     p = sub.add_parser("datamove", help="compulsory bytes, pebble lower bound, host-to-device time")
     _add_hw(p)

@@ -119,3 +119,49 @@ def tpu_paper_chart(path, hardware=None):
     ax.legend(fontsize=8, loc="lower right")
     _save(fig, path)
     plt.close(fig)
+
+
+def systolic_chart(report, path):
+    """Utilisation and mapping efficiency per layer, and a fold-by-PE-row heatmap of the
+    layer that takes longest (share of each fold's cycles a PE row spends on MACs)."""
+    from simulator.systolic.closed_form import fold_timing
+    from simulator.systolic.engine import split_groups
+    from simulator.systolic.lowering import Lowered
+    plt = _plt()
+    layers = report.layers
+    fig, (ax, hx) = plt.subplots(2, 1, figsize=(max(8, len(layers) * 0.18), 8.5),
+                                 gridspec_kw={"height_ratios": [1, 1.1]})
+    x = np.arange(len(layers))
+    ax.bar(x, [r.utilization for r in layers], color="tab:blue", label="utilisation (stalls included)")
+    ax.plot(x, [r.mapping_efficiency for r in layers], "o-", color="tab:orange", ms=3, lw=1,
+            label="mapping efficiency")
+    ax.set_xticks(x)
+    ax.set_xticklabels([r.layer for r in layers], rotation=90, fontsize=6)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("fraction of PE-cycles")
+    t = report.totals()
+    ax.set_title(f"{report.network.name} on {report.hardware.name} {layers[0].rows}x{layers[0].cols}, "
+                 f"{report.dataflow}, {report.mode} mode: utilisation {t['utilization']:.1%}")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.35 if len(layers) > 20 else -0.2),
+              ncol=2, frameon=False)
+    longest = max(range(len(layers)), key=lambda k: layers[k].total_cycles)
+    op, _ = split_groups(report.network.ops[longest])
+    L = Lowered(op, report.dataflow, layers[0].rows, layers[0].cols)
+    starts, ends, total = fold_timing(L)
+    spans = np.diff(np.append(starts, total))
+    T = L.spatial[2]
+    folds = L.folds
+    nshow = min(len(folds), 400)
+    img = np.zeros((L.rows, nshow))
+    for f in range(nshow):
+        ru, cu = folds[f, 2], folds[f, 3]
+        img[:ru, f] = (cu / L.cols) * min(1.0, T / max(1, spans[f]))
+    im = hx.imshow(img, aspect="auto", cmap="magma", vmin=0, vmax=1, interpolation="nearest")
+    hx.set_xlabel(f"fold (run order){'' if nshow == len(folds) else f', first {nshow} of {len(folds)}'}")
+    hx.set_ylabel("PE row")
+    hx.set_title(f"{layers[longest].layer}: {L.row_folds} row x {L.col_folds} column folds; "
+                 "share of each fold's cycles a row's PEs do MACs")
+    fig.colorbar(im, ax=hx, pad=0.01)
+    fig.tight_layout()
+    _save(fig, path)
+    plt.close(fig)

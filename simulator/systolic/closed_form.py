@@ -189,8 +189,13 @@ def _words(scratchpad, word_bytes):
     return size // word_bytes
 
 
-def dram_traffic(L: Lowered, hw) -> tuple[dict, dict]:
-    """DRAM bytes read and written per operand (see the module doc for the rules)."""
+def dram_plan(L: Lowered, hw) -> dict:
+    """How often each operand crosses DRAM (see the module doc for the rules).
+
+    Keys: ``ifmap_passes``, ``filter_passes`` (times the operand is read whole),
+    ``spill`` (partial sums go to DRAM between row folds), ``resident`` (activations
+    stay on chip), and the compulsory words ``a_once``, ``b_words``, ``o_words``.
+    """
     M, N, K = L.mnk
     Fr, Fc = L.row_folds, L.col_folds
     wb = hw.word_bytes
@@ -199,36 +204,46 @@ def dram_traffic(L: Lowered, hw) -> tuple[dict, dict]:
     b_words, o_words = K * N, M * N
     half = {"ifmap": _words(hw.ifmap_sram, wb), "filter": _words(hw.filter_sram, wb),
             "ofmap": _words(hw.ofmap_sram, wb)}
-    reads = dict.fromkeys(OPERANDS, 0)
-    writes = dict.fromkeys(OPERANDS, 0)
     cols = L.cols
-    resident = getattr(hw, "activations_on_chip", False)
+    spill = False
     if L.dataflow == "os":
-        reads["ifmap"] = a_once * (1 if a_store <= half["ifmap"] else Fc)
+        ifmap_passes = 1 if a_store <= half["ifmap"] else Fc
         slice_b = K * min(cols, N)
-        reads["filter"] = b_words * (1 if (b_words <= half["filter"] or slice_b <= half["filter"]) else Fr)
-        writes["ofmap"] = o_words
+        filter_passes = 1 if slice_b <= half["filter"] else Fr
     else:
         if L.dataflow == "ws":
-            reads["filter"] = b_words
-            reads["ifmap"] = a_once * (1 if a_store <= half["ifmap"] else Fc)
+            filter_passes = 1
+            ifmap_passes = 1 if a_store <= half["ifmap"] else Fc
             out_slice = M * min(cols, N)
         else:
-            reads["ifmap"] = a_once
-            reads["filter"] = b_words * (1 if b_words <= half["filter"] else Fc)
+            ifmap_passes = 1
+            filter_passes = 1 if b_words <= half["filter"] else Fc
             out_slice = min(cols, M) * N
-        if Fr == 1 or out_slice <= half["ofmap"]:
-            writes["ofmap"] = o_words
-        else:
-            writes["ofmap"] = Fr * o_words
-            reads["ofmap"] = (Fr - 1) * o_words
-    if resident:
-        # activations live in the ifmap SRAM (TPU v1's unified buffer) when the layer's
-        # input and output fit there whole; only what does not fit goes to DRAM
-        whole = hw.ifmap_sram.size_bytes // wb
-        if a_store + o_words <= whole:
-            reads["ifmap"] = 0
-            writes["ofmap"] -= o_words
+        spill = Fr > 1 and out_slice > half["ofmap"]
+    # activations live in the ifmap SRAM (TPU v1's unified buffer) when the layer's
+    # input and output fit there whole; only what does not fit goes to DRAM
+    resident = bool(getattr(hw, "activations_on_chip", False)
+                    and a_store + o_words <= hw.ifmap_sram.size_bytes // wb)
+    return {"ifmap_passes": ifmap_passes, "filter_passes": filter_passes, "spill": spill,
+            "resident": resident, "a_once": a_once, "b_words": b_words, "o_words": o_words}
+
+
+def dram_traffic(L: Lowered, hw) -> tuple[dict, dict]:
+    """DRAM bytes read and written per operand."""
+    plan = dram_plan(L, hw)
+    Fr = L.row_folds
+    reads = dict.fromkeys(OPERANDS, 0)
+    writes = dict.fromkeys(OPERANDS, 0)
+    reads["ifmap"] = 0 if plan["resident"] else plan["a_once"] * plan["ifmap_passes"]
+    reads["filter"] = plan["b_words"] * plan["filter_passes"]
+    if plan["spill"]:
+        writes["ofmap"] = Fr * plan["o_words"]
+        reads["ofmap"] = (Fr - 1) * plan["o_words"]
+    else:
+        writes["ofmap"] = plan["o_words"]
+    if plan["resident"]:
+        writes["ofmap"] -= plan["o_words"]
+    wb = hw.word_bytes
     return ({k: v * wb for k, v in reads.items()}, {k: v * wb for k, v in writes.items()})
 
 
