@@ -12,7 +12,7 @@ a left-to-right register, a top-to-bottom register and, by dataflow,
 The controller starts a fold's stream when the hardware allows: for ``ws``/``is`` when
 the edge is free and the fold's preload has settled (a preload shift waits while any
 row it would overwrite is still needed by an earlier fold); for ``os`` by the static
-rule ``s_{f+1} = s_f + max(T, 2 ru_f)`` whose need the array asserts (a result finding
+rule ``s_{f+1} = s_f + max(T, 2 ru_f - 1)`` whose need the array asserts (a result finding
 its shadow register occupied is an error). Every MAC checks that its operands belong to
 the same fold and step. Recording (for teaching) keeps per-cycle PE activity and the
 register contents.
@@ -74,7 +74,7 @@ def _run(os_mode, H, Hv, V, S, Sv, folds, R, C, T, out, record, rec_active, rec_
                 prev = started - 1
                 gap = T
                 if os_mode:
-                    gap = max(T, 2 * folds[prev, 2]) if os_gap_override < 0 else os_gap_override
+                    gap = max(T, 2 * folds[prev, 2] - 1) if os_gap_override < 0 else os_gap_override
                 if t < s[prev] + gap:
                     ok = False
             if not os_mode and (pl_done[started] < 0 or pl_done[started] >= t):

@@ -8,7 +8,8 @@ schedule is the one :mod:`simulator.systolic.array` executes register by registe
   into the PE's shadow register; once a column's last result is in, the column's
   shadow chain shifts down one row per cycle and the bottom port writes one output per
   cycle. The next fold may start when the edges are free (``s_f + T``) and its first
-  result will not meet a shadow chain still draining: ``s_{f+1} = s_f + max(T, 2 ru_f)``.
+  result will not meet a shadow chain still draining (the chain of ru_f results needs
+  ru_f shifts after the column's last result): ``s_{f+1} = s_f + max(T, 2 ru_f - 1)``.
   Fold f ends (last output written) at ``s_f + 2 ru_f + cu_f + T - 2``.
 * ``ws`` / ``is`` -- the stationary tile is preloaded through a per-column shift chain
   (``ru`` cycles) into one of two weight buffers per PE; the buffer is chosen by a fold
@@ -61,7 +62,7 @@ def _starts_os(ru, T):
     F = ru.shape[0]
     s = np.zeros(F, np.int64)
     for f in range(1, F):
-        s[f] = s[f - 1] + max(T, 2 * ru[f - 1])
+        s[f] = s[f - 1] + max(T, 2 * ru[f - 1] - 1)
     return s
 
 

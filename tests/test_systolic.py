@@ -1,0 +1,206 @@
+"""Systolic engine: the cycle-level array against numpy, the closed form against the array."""
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hwmodels
+import workloads
+from simulator.cli import main
+from simulator.systolic import (Lowered, fold_timing, pipeline_layer, run_array, simulate_layer,
+                                simulate_network, sram_counts)
+from simulator.systolic.lowering import a_valid_block, operand_matrices
+from simulator.systolic.pipeline import per_fold_bytes
+from workloads import Conv2d, Gemm
+
+DATAFLOWS = ("os", "ws", "is")
+
+GEMMS = st.builds(lambda m, n, k: Gemm(M=m, N=n, K=k), st.integers(1, 14), st.integers(1, 14),
+                  st.integers(1, 14))
+
+
+@st.composite
+def convs(draw):
+    h = draw(st.integers(2, 7))
+    r = draw(st.integers(1, 3))
+    pad = draw(st.integers(0, 2))
+    if r > h + 2 * pad:
+        r = 1
+    return Conv2d(N=draw(st.integers(1, 2)), C=draw(st.integers(1, 3)), H=h, W=draw(st.integers(r, 7)),
+                  K=draw(st.integers(1, 4)), R=r, S=r, stride=draw(st.integers(1, 2)), padding=pad)
+
+
+OPS = st.one_of(GEMMS, convs())
+ARRAYS = st.tuples(st.integers(1, 6), st.integers(1, 6))
+
+
+@settings(max_examples=120, deadline=None)
+@given(op=OPS, shape=ARRAYS, df=st.sampled_from(DATAFLOWS))
+def test_closed_form_equals_cycle_level_array(op, shape, df):
+    rows, cols = shape
+    run = run_array(op, df, rows, cols, seed=1)
+    assert run.correct, "the array's result differs from numpy / the direct convolution"
+    L = Lowered(op, df, rows, cols)
+    starts, _, total = fold_timing(L)
+    reads, writes = sram_counts(L)
+    assert run.cycles == total
+    assert np.array_equal(run.fold_starts, starts)
+    assert run.sram_reads == reads and run.sram_writes == writes
+    assert run.macs == L.macs == op.macs()
+
+
+@pytest.mark.parametrize("df", DATAFLOWS)
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5), (8, 2)])
+def test_array_computes_conv_with_stride_and_padding(df, shape):
+    op = Conv2d(N=2, C=3, H=9, W=7, K=5, R=3, S=3, stride=2, padding=1)
+    run = run_array(op, df, *shape, seed=7)
+    assert run.correct
+    # the im2col lowering against a direct convolution, independently of the array
+    A, _, B, ref = operand_matrices(op, seed=7)
+    assert np.array_equal(A @ B, ref)
+
+
+def test_os_drain_rule_is_needed():
+    """One cycle less between folds than the closed form's rule makes a result find its
+    shadow register still draining (when 2 ru - 1 > T)."""
+    op = Gemm(M=8, N=4, K=3)   # T = 3 < 2 * 4 - 1
+    assert run_array(op, "os", 4, 4, _os_gap=7).correct  # max(T, 2 ru - 1) = 7: fine
+    with pytest.raises(RuntimeError, match="occupied shadow register"):
+        run_array(op, "os", 4, 4, _os_gap=6)
+
+
+def test_trace_shows_the_skewed_wavefront():
+    op = Gemm(M=3, N=3, K=3)
+    run = run_array(op, "os", 3, 3, record=True)
+    act = run.trace["active"]
+    for t in range(act.shape[0]):
+        expected = sum(1 for r in range(3) for c in range(3) if 0 <= t - r - c < 3)
+        assert act[t].sum() == expected
+    assert act.sum() == 27
+    # PE (1, 2) holds A[1, k] in its left register at cycle 1 + 2 + k
+    A, _, B, _ = operand_matrices(op, seed=0)
+    assert [run.trace["h"][1 + 2 + k, 1, 2] for k in range(3)] == list(A[1])
+
+
+def test_valid_block_counts_match_im2col():
+    op = Conv2d(N=2, C=3, H=6, W=5, K=4, R=3, S=2, stride=2, padding=1)
+    _, Av, _, _ = operand_matrices(op)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        m0, m1 = sorted(rng.integers(0, Av.shape[0] + 1, 2))
+        k0, k1 = sorted(rng.integers(0, Av.shape[1] + 1, 2))
+        assert a_valid_block(op, m0, m1, k0, k1) == Av[m0:m1, k0:k1].sum()
+
+
+@settings(max_examples=60, deadline=None)
+@given(op=OPS, shape=ARRAYS, df=st.sampled_from(DATAFLOWS),
+       preset=st.sampled_from(["systolic-4x4", "systolic-8x8", "tpu-v1"]))
+def test_layer_invariants(op, shape, df, preset):
+    hw = hwmodels.get(preset)
+    r = simulate_layer(hw, op, df, *shape)
+    assert 0 < r.utilization <= 1 and 0 < r.mapping_efficiency <= 1
+    assert r.compute_utilization <= 1
+    assert r.macs == op.macs()
+    wb = hw.word_bytes
+    a, b, o = op.operands()
+    if not hw.activations_on_chip:
+        assert r.dram_reads_bytes["ifmap"] >= a.touched * wb
+        assert r.dram_writes_bytes["ofmap"] >= o.elements * wb
+    assert r.dram_reads_bytes["filter"] >= b.elements * wb
+    # the compute cycles can never beat the MACs spread over every PE
+    assert r.compute_cycles * shape[0] * shape[1] >= r.macs
+
+
+@pytest.mark.parametrize("df", DATAFLOWS)
+def test_pipeline_limits(df):
+    hw = hwmodels.get("systolic-8x8")
+    op = workloads.resnet50().ops[1]
+    L = Lowered(op, df, 8, 8)
+    pre, post = per_fold_bytes(L, hw)
+    r = simulate_layer(hw, op, df)
+    assert pre.sum() == pytest.approx(sum(r.dram_reads_bytes.values()))
+    assert post.sum() == pytest.approx(sum(r.dram_writes_bytes.values()))
+    inf = dataclasses.replace(hw, dram=dataclasses.replace(hw.dram, bandwidth_bytes_per_s=1e30,
+                                                            latency_cycles=0))
+    p_inf = pipeline_layer(inf, op, df)
+    assert p_inf.total_cycles == r.compute_cycles
+    slow = pipeline_layer(dataclasses.replace(hw, dram=dataclasses.replace(
+        hw.dram, bandwidth_bytes_per_s=hw.dram.bandwidth_bytes_per_s / 4)), op, df)
+    base = pipeline_layer(hw, op, df)
+    assert slow.total_cycles >= base.total_cycles >= r.compute_cycles
+    # no schedule finishes before its DRAM transfers could
+    assert base.total_cycles >= base.dram_busy_cycles
+    deep = pipeline_layer(dataclasses.replace(hw, weight_fifo_tiles=8), op, df)
+    assert deep.total_cycles <= base.total_cycles
+
+
+def test_tpu_layers_are_weight_bound_as_in_the_paper():
+    """On TPU v1 ResNet-50 (batch 1) reads only weights from DRAM and spends most of its
+    time waiting for them: weights 25.5 MB at 34 GB/s = 0.75 ms."""
+    rep = simulate_network(hwmodels.get("tpu-v1"), workloads.resnet50(), "ws")
+    t = rep.totals()
+    assert t["dram_ifmap_read_bytes"] == 0
+    assert t["dram_filter_read_bytes"] == sum(op.operands()[1].elements for op in workloads.resnet50().ops)
+    assert t["seconds"] >= t["dram_filter_read_bytes"] / 34e9
+    assert t["stall_cycles"] > t["compute_cycles"]
+
+
+def test_array_override_and_groups():
+    hw = hwmodels.get("systolic-4x4")
+    net = workloads.Network("g", (Conv2d(name="dw", N=1, C=8, H=6, W=6, K=8, R=3, S=3, padding=1,
+                                         groups=8),))
+    rep = simulate_network(hw, net, "os", rows=2, cols=3, stalls="closed-form")
+    r = rep.layers[0]
+    one = simulate_layer(dataclasses.replace(hw, rows=2, cols=3),
+                         Conv2d(N=1, C=1, H=6, W=6, K=1, R=3, S=3, padding=1), "os")
+    assert (r.rows, r.cols) == (2, 3)
+    assert r.compute_cycles == 8 * one.compute_cycles and r.macs == net.ops[0].macs()
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--array", "0x4"], "--array '0x4'"),
+    (["--array", "4"], "expected ROWSxCOLS"),
+    (["--dataflow", "xs"], "invalid choice"),
+    (["--set", "ifmap_sram.size_bytes=0B"], "size_bytes = 0: must be > 0"),
+    (["--set", "rows=0"], "rows = 0: must be > 0"),
+])
+def test_bad_systolic_input(argv, needle, capsys):
+    code = main(["simulate", "systolic", "--hw", "systolic-4x4", "--workload", "gemm:8x8x8"] + argv)
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and err.count("\n") == 1
+
+
+def test_systolic_needs_systolic_hardware(capsys):
+    code = main(["simulate", "systolic", "--hw", "gtx480", "--workload", "gemm:8x8x8"])
+    err = capsys.readouterr().err
+    assert code == 2 and "not a systolic array" in err
+
+
+def test_malformed_topology_row_in_cli(tmp_path, capsys):
+    p = tmp_path / "t.csv"
+    p.write_text("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+                 "Num Filter, Strides,\nc1, 8, 8, 3, 3, 4,\n")
+    code = main(["simulate", "systolic", "--hw", "systolic-8x8", "--workload", str(p)])
+    err = capsys.readouterr().err
+    assert code == 2 and "line 2: expected 8 columns" in err
+
+
+def test_simulate_systolic_cli_outputs(tmp_path, capsys):
+    csv_path, js, png = tmp_path / "s.csv", tmp_path / "s.json", tmp_path / "s.png"
+    code = main(["simulate", "systolic", "--hw", "tpu-v1", "--workload", "resnet50", "--array",
+                 "128x128", "--dataflow", "os", "--csv", str(csv_path), "--json", str(js),
+                 "--plot", str(png)])
+    out = capsys.readouterr().out
+    assert code == 0 and "128x128 array, os" in out and out.strip().splitlines()[-4].startswith("total")
+    import csv
+    import json
+    rows = list(csv.DictReader(csv_path.open()))
+    need = {"layer", "compute_cycles", "stall_cycles", "total_cycles", "utilization",
+            "mapping_efficiency", "sram_ifmap_reads", "sram_filter_reads", "sram_ofmap_writes",
+            "dram_ifmap_read_bytes", "dram_filter_read_bytes", "dram_ofmap_write_bytes", "seconds"}
+    assert len(rows) == 54 and need <= set(rows[0])
+    data = json.loads(js.read_text())
+    assert data["hardware"]["rows"] == 128 and data["totals"]["macs"] == 4089184256
+    assert png.stat().st_size > 20000
