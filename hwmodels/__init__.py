@@ -2,9 +2,9 @@
 from .registry import (PRESETS, dumps_toml, from_dict, get, load_toml, names, override_keys,
                        save_toml, to_dict, with_overrides)
 from .schema import (DRAM, PRECISIONS, SM, Cache, HostLink, MemoryLevel, MulticoreCPU, PeakRates,
-                     Scratchpad, SIMTGPU, SystolicArray, ridge_point)
+                     ScaleSimInterface, Scratchpad, SIMTGPU, SystolicArray, ridge_point)
 
 __all__ = ["PRESETS", "PRECISIONS", "DRAM", "SM", "Cache", "HostLink", "MemoryLevel",
-           "MulticoreCPU", "PeakRates", "Scratchpad", "SIMTGPU", "SystolicArray", "dumps_toml",
+           "MulticoreCPU", "PeakRates", "ScaleSimInterface", "Scratchpad", "SIMTGPU", "SystolicArray", "dumps_toml",
            "from_dict", "get", "load_toml", "names", "override_keys", "ridge_point", "save_toml",
            "to_dict", "with_overrides"]

@@ -44,12 +44,15 @@ def get(name_or_path: str | os.PathLike):
     key = str(name_or_path)
     if key in PRESETS:
         return PRESETS[key]
+    if key.lower().endswith(".cfg"):
+        from .scalesim_cfg import load_cfg
+        return load_cfg(key)
     if key.endswith(".toml") or os.sep in key or Path(key).exists():
         return load_toml(key)
     close = difflib.get_close_matches(key, PRESETS, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise ValueError(f"hardware {key!r} is unknown{hint}; allowed: {', '.join(PRESETS)}, "
-                     "or a path to a .toml file")
+                     "a path to a .toml file, or a SCALE-Sim .cfg")
 
 
 # ---------------------------------------------------------------- dict <-> dataclass

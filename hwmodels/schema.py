@@ -346,6 +346,32 @@ class Scratchpad:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ScaleSimInterface:
+    """SCALE-Sim 3.0.0's memory-interface settings, used by ``--mode scalesim``.
+
+    ``CALC`` is SCALE-Sim's estimate-bandwidth mode (reads never stall); ``USER`` gives
+    the DRAM-to-SRAM bandwidths in words per cycle (SCALE-Sim's word is one byte).
+    """
+
+    bandwidth_mode: str = p("CALC", doc="CALC (estimate bandwidth) or USER")
+    ifmap_bandwidth_words_per_cycle: int = p(10, doc="USER: DRAM->ifmap SRAM words/cycle "
+                                             "([layout] IfmapSRAMBankBandwidth)")
+    filter_bandwidth_words_per_cycle: int = p(10, doc="USER: DRAM->filter SRAM words/cycle "
+                                              "([layout] FilterSRAMBankBandwidth)")
+    ofmap_bandwidth_words_per_cycle: int = p(10, doc="USER: ofmap SRAM->DRAM words/cycle "
+                                             "(first value of Bandwidth)")
+
+    def __post_init__(self):
+        if self.bandwidth_mode not in ("CALC", "USER"):
+            raise ValueError(f"ScaleSimInterface.bandwidth_mode = {self.bandwidth_mode!r}: "
+                             "allowed: CALC, USER")
+        names = ("ifmap_bandwidth_words_per_cycle", "filter_bandwidth_words_per_cycle",
+                 "ofmap_bandwidth_words_per_cycle")
+        _integer(self, *names)
+        _positive(self, *names)
+
+
+@dataclass(frozen=True, kw_only=True)
 class SystolicArray(_Device):
     """A TPU-style systolic array with SRAM buffers for activations, weights and outputs.
 
@@ -366,6 +392,9 @@ class SystolicArray(_Device):
     weight_fifo_tiles: int = p(4, doc="weight tiles the FIFO holds ahead of the array")
     activations_on_chip: bool = p(False, doc="activations stay in the ifmap/ofmap SRAMs between "
                                   "layers (TPU v1's unified buffer); DRAM then carries weights")
+    dataflow: str = p("ws", doc="the dataflow the array runs unless told otherwise: os, ws or is")
+    scalesim: ScaleSimInterface = p(ScaleSimInterface(),
+                                    doc="SCALE-Sim memory-interface settings for --mode scalesim")
     dram: DRAM = p(doc="off-chip memory")
     host_link: Optional[HostLink] = p(None, doc="host-to-device link")
 
@@ -374,6 +403,8 @@ class SystolicArray(_Device):
     def __post_init__(self):
         _integer(self, "rows", "cols", "word_bytes", "weight_fifo_tiles")
         _positive(self, "rows", "cols", "clock_hz", "word_bytes", "weight_fifo_tiles")
+        if self.dataflow not in ("os", "ws", "is"):
+            raise ValueError(f"SystolicArray.dataflow = {self.dataflow!r}: allowed: os, ws, is")
 
     @property
     def compute_units(self) -> int:

@@ -286,7 +286,7 @@ def cmd_simulate_systolic(args):
     hw = _hw(args)
     net = _workload(args)
     rows, cols = _array_shape(args.array) if args.array else (None, None)
-    dataflow = args.dataflow or getattr(hw, "default_dataflow", None) or "ws"
+    dataflow = args.dataflow or getattr(hw, "dataflow", "ws")
     rep = simulate_network(hw, net, dataflow, args.mode, rows, cols, stalls=args.stalls)
     r0 = rep.layers[0]
     print(f"{net.name} on {hw.name}: {r0.rows}x{r0.cols} array, {dataflow}, {args.mode} mode"

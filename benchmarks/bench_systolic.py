@@ -1,0 +1,44 @@
+"""Speed of the systolic models. Prints figures; not a pass/fail test.
+
+Targets (issue 3): the whole of ResNet-50 on a 256x256 array in the closed-form model
+in under 1 s; a real ResNet-50 layer on a 128x128 array in the cycle-level array in
+seconds. The SCALE-Sim comparison lives in compare_scalesim.py.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+
+def main():
+    import hwmodels
+    import workloads
+    from simulator.systolic import run_array, simulate_network
+
+    net = workloads.resnet50()
+    hw = hwmodels.get("tpu-v1")
+    simulate_network(hw, net, "ws", stalls="closed-form")  # JIT / cache warm-up
+    print(f"ResNet-50 batch 1 ({len(net.ops)} layers), 256x256 array")
+    for df in ("os", "ws", "is"):
+        for stalls in ("closed-form", "pipeline"):
+            ts = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                simulate_network(hw, net, df, stalls=stalls)
+                ts.append(time.perf_counter() - t0)
+            print(f"  {df} closed form, stalls from {stalls:11s}: median {statistics.median(ts) * 1e3:7.1f} ms "
+                  f"(min {min(ts) * 1e3:.1f}, max {max(ts) * 1e3:.1f})")
+    print("cycle-level array, 128x128, one layer each (data generation and check included)")
+    run_array(workloads.Gemm(M=4, N=4, K=4), "ws", 2, 2)  # warm-up
+    for name in ("conv1", "layer1.0.conv2", "layer3.0.conv2", "fc"):
+        op = next(o for o in net.ops if o.name == name)
+        for df in ("os", "ws", "is"):
+            t0 = time.perf_counter()
+            r = run_array(op, df, 128, 128)
+            dt = time.perf_counter() - t0
+            print(f"  {name:15s} {df}: {r.cycles:8d} cycles, {r.macs / 1e6:7.1f} M MACs, "
+                  f"correct={r.correct}, {dt:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
