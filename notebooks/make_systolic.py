@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 
 import hwmodels, workloads
 from workloads import Gemm
-from simulator.systolic import run_array, simulate_layer, simulate_network, pipeline_layer, Lowered
+from simulator.systolic import run_array, simulate_layer, simulate_network, pipeline_layer
 """)
 md("""
 ## 1. A 3x3 matrix multiply, cycle by cycle (output-stationary)
@@ -136,7 +136,6 @@ layer's intensity is its operations per weight byte. Each point's height is what
 access/execute pipeline says the layer achieves.
 """)
 code("""
-from simulator.analysis.roofline import roofline
 peak = tpu.peak_flop_per_s("int8")
 bw = tpu.dram.bandwidth_bytes_per_s
 rep = simulate_network(tpu, net, "ws")

@@ -167,13 +167,18 @@ def cmd_workload_show(args):
     if args.csv:
         write_csv(args.csv, [op.to_dict() for op in net.ops])
         print(f"wrote {args.csv}")
+    if args.scalesim_csv:
+        from hwmodels.registry import atomic_write
+        from workloads.scalesim import to_topology_csv
+        atomic_write(args.scalesim_csv, to_topology_csv(net))
+        print(f"wrote {args.scalesim_csv} (SCALE-Sim conv topology format)")
 
 
 # ---------------------------------------------------------------- roofline
 
 def cmd_roofline(args):
     from simulator.analysis.roofline import roofline
-    from simulator.table import format_table, write_csv, write_json
+    from simulator.table import format_table
     hw = _hw(args)
     net = _workload(args)
     rep = roofline(hw, net, precision=args.dtype)
@@ -192,15 +197,21 @@ def cmd_roofline(args):
     share = ", ".join(f"{k} {v / t['bound_seconds']:.0%}" for k, v in t["seconds_by_bound"].items())
     print(f"lower-bound time {format_seconds(t['bound_seconds'])} ({share} of it); DRAM bytes are "
           "max(compulsory, pebble bound); launch overheads not included")
-    if args.csv:
-        write_csv(args.csv, [p.row() for p in rep.points])
+    from simulator.analysis.plots import roofline_chart
+    _write_outputs(args, [p.row() for p in rep.points], rep.to_dict, lambda path: roofline_chart(rep, path))
+
+
+def _write_outputs(args, rows, to_dict, plot):
+    """--csv, --json and --plot, each only when asked for (to_dict is called lazily)."""
+    from simulator.table import write_csv, write_json
+    if getattr(args, "csv", None):
+        write_csv(args.csv, rows)
         print(f"wrote {args.csv}")
-    if args.json:
-        write_json(args.json, rep.to_dict())
+    if getattr(args, "json", None):
+        write_json(args.json, to_dict())
         print(f"wrote {args.json}")
-    if args.plot:
-        from simulator.analysis.plots import roofline_chart
-        roofline_chart(rep, args.plot)
+    if getattr(args, "plot", None):
+        plot(args.plot)
         print(f"wrote {args.plot}")
 
 
@@ -282,7 +293,7 @@ def _array_shape(text):
 
 def cmd_simulate_systolic(args):
     from simulator.systolic.engine import simulate_network
-    from simulator.table import format_table, write_csv, write_json
+    from simulator.table import format_table
     hw = _hw(args)
     net = _workload(args)
     rows, cols = _array_shape(args.array) if args.array else (None, None)
@@ -307,16 +318,8 @@ def cmd_simulate_systolic(args):
     print(format_table(["layer", "folds", "compute cyc", "stall cyc", "total cyc", "util",
                         "map eff", "SRAM ifmap rd", "SRAM filt rd", "SRAM ofmap wr", "DRAM B", "us"],
                        rows_out, right=[False] + [True] * 11))
-    if args.csv:
-        write_csv(args.csv, [r.row() for r in rep.layers])
-        print(f"wrote {args.csv}")
-    if args.json:
-        write_json(args.json, rep.to_dict())
-        print(f"wrote {args.json}")
-    if args.plot:
-        from simulator.analysis.plots import systolic_chart
-        systolic_chart(rep, args.plot)
-        print(f"wrote {args.plot}")
+    from simulator.analysis.plots import systolic_chart
+    _write_outputs(args, [r.row() for r in rep.layers], rep.to_dict, lambda path: systolic_chart(rep, path))
 
 
 # ---------------------------------------------------------------- parser
@@ -353,6 +356,7 @@ def build_parser() -> Parser:
     p.add_argument("--layout", choices=("nchw", "nhwc"))
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--scalesim-csv", metavar="FILE", help="write it as a SCALE-Sim topology CSV")
     p.set_defaults(func=cmd_workload_show)
 
     p = sub.add_parser("roofline", help="hierarchical roofline bound per op and for the network")

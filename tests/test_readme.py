@@ -6,6 +6,7 @@ Run ``pytest --regen-golden`` to rewrite the shown outputs (then review the diff
 """
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -51,11 +52,20 @@ def test_readme_has_examples():
     assert len(EXAMPLES) >= 5
 
 
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """One folder for all examples, in README order (later ones may read earlier files),
+    holding a copy of examples/."""
+    d = tmp_path_factory.mktemp("readme")
+    shutil.copytree(README.parent / "examples", d / "examples")
+    return d
+
+
 @pytest.mark.parametrize("cmd,shown", EXAMPLES, ids=[c for c, _ in EXAMPLES])
-def test_readme_example(cmd, shown, tmp_path, monkeypatch, capsys):
+def test_readme_example(cmd, shown, workdir, monkeypatch, capsys):
     argv = shlex.split(cmd)
     assert argv[0] == "roofsim", "README examples must be roofsim commands"
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(workdir)
     code = main(argv[1:])
     out, err = capsys.readouterr()
     assert code == 0, err

@@ -228,3 +228,15 @@ def test_scalesim_csv_errors(tmp_path, text, needle):
     with pytest.raises(ValueError, match=needle) as e:
         workloads.load_topology(p)
     assert str(p) in str(e.value)
+
+
+def test_scalesim_export_round_trip(tmp_path):
+    from workloads.scalesim import to_topology_csv
+    net = workloads.resnet50()
+    p = tmp_path / "r50.csv"
+    p.write_text(to_topology_csv(net))
+    back = workloads.load_topology(p)
+    assert [op.name for op in back.ops] == [op.name for op in net.ops]
+    assert [op.macs() for op in back.ops] == [op.macs() for op in net.ops]
+    with pytest.raises(ValueError, match="no batch"):
+        to_topology_csv(workloads.resnet50(batch=2))

@@ -75,12 +75,17 @@ def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw
                          f"SCALE-Sim's conv format ({', '.join(CONV_COLUMNS)}) nor its GEMM "
                          f"format ({', '.join(GEMM_COLUMNS)})")
     ops = []
+    # SCALE-Sim's own Resnet50.csv carries extra, named columns (",,Eh,Ew,e2") after the
+    # eight it reads; they are accepted when the header names them, and ignored
+    width = max(ncols + 1, len(header))
     for lineno, r in rows[1:]:
-        if len(r) not in (ncols, ncols + 1):
+        if not any(r):
+            continue
+        if not (ncols <= len(r) <= width):
             raise ValueError(f"{p} line {lineno}: expected {ncols} columns "
                              f"({', '.join(CONV_COLUMNS if fmt == 'conv' else GEMM_COLUMNS)}) "
                              f"and an optional sparsity, got {len(r)}")
-        _sparsity(p, lineno, r[ncols] if len(r) > ncols else None)
+        _sparsity(p, lineno, r[ncols] if len(r) > ncols and r[ncols] else None)
         name = r[0]
         if not name:
             raise ValueError(f"{p} line {lineno}: empty layer name")
@@ -101,3 +106,29 @@ def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw
             raise ValueError(f"{p} line {lineno}: {e}") from None
     return Network(p.stem, tuple(ops), f"SCALE-Sim {fmt} topology {p.name}",
                    {"batch": batch, "dtype": dtype, "source": str(p), "format": fmt})
+
+
+def to_topology_csv(network) -> str:
+    """The network in SCALE-Sim's conv topology format (padding folded into the input
+    size, as SCALE-Sim expects; a GEMM becomes a 1x1 convolution on a 1 x M input with
+    K channels). Grouped convolutions are written as depth-wise ``DP`` rows only when
+    each group has one input channel; other groups cannot be expressed and are an error.
+    Batch > 1 cannot be expressed either."""
+    lines = [", ".join(CONV_COLUMNS) + ","]
+    for op in network.ops:
+        if isinstance(op, Gemm):
+            lines.append(f"{op.name},1,{op.M},1,1,{op.K},{op.N},1,")
+            continue
+        if not isinstance(op, Conv2d):
+            raise ValueError(f"layer {op.name!r}: a {op.kind} op has no SCALE-Sim row")
+        if op.N != 1:
+            raise ValueError(f"layer {op.name!r}: batch {op.N}; SCALE-Sim topologies have no batch")
+        name, C, K = op.name, op.C, op.K
+        if op.groups != 1:
+            if op.C != op.groups:
+                raise ValueError(f"layer {op.name!r}: groups = {op.groups} with {op.C} channels "
+                                 "cannot be written for SCALE-Sim (only depth-wise)")
+            name, C, K = f"DP_{op.name}", op.C, op.K // op.groups
+        lines.append(f"{name},{op.H + 2 * op.padding},{op.W + 2 * op.padding},{op.R},{op.S},"
+                     f"{C},{K},{op.stride},")
+    return "\n".join(lines) + "\n"
