@@ -158,7 +158,8 @@ def _memory_closed_form(L: SSLayer, cf: dict, hw, rows, cols):
     if iface.bandwidth_mode == "CALC":
         distinct = {"ifmap": L.ifmap_distinct, "filter": L.Wn * L.K}
         for op in ("ifmap", "filter"):
-            if distinct[op] > 50 * (tot[op] // 100):
+            ips = tot[op] // 100
+            if ips == 0 or distinct[op] >= 50 * ips:
                 return None                               # the estimate buffer turns over
             reads[op] = distinct[op]
     else:
