@@ -25,6 +25,7 @@ FERMI_SM = SM(
     registers=32768,                     # [WP] 32K x 32-bit per SM
     register_alloc_unit=64,              # [CUDA] occupancy calculator: 64 registers per warp
     max_registers_per_thread=63,         # [CUDA]
+    max_registers_per_block=32768,       # [CUDA] cc 2.x
     shared_bytes=48 * KiB,               # [WP] 48/16 KiB split (the default)
     max_shared_per_block_bytes=48 * KiB,  # [CUDA]
     shared_alloc_unit_bytes=128,         # [CUDA] occupancy calculator, cc 2.x

@@ -184,6 +184,7 @@ class SM:
     registers: int = p(doc="32-bit registers per SM")
     register_alloc_unit: int = p(doc="registers are allocated per warp in units of this many")
     max_registers_per_thread: int = p(doc="registers per thread limit")
+    max_registers_per_block: int = p(65536, doc="registers one block may hold")
     shared_bytes: int = p(doc="shared memory per SM (the configured carve-out)")
     max_shared_per_block_bytes: int = p(doc="shared memory one block may use")
     shared_alloc_unit_bytes: int = p(doc="shared memory allocation granularity per block")
@@ -204,7 +205,8 @@ class SM:
 
     def __post_init__(self):
         ints = ("warp_size", "max_threads", "max_warps", "max_blocks", "max_threads_per_block",
-                "registers", "register_alloc_unit", "max_registers_per_thread", "shared_bytes",
+                "registers", "register_alloc_unit", "max_registers_per_thread",
+                "max_registers_per_block", "shared_bytes",
                 "max_shared_per_block_bytes", "shared_alloc_unit_bytes", "shared_banks",
                 "shared_bank_bytes", "shared_latency_cycles", "warp_schedulers", "fp32_lanes",
                 "fp64_lanes", "sfu_units", "ldst_units", "fp32_latency_cycles",

@@ -322,6 +322,28 @@ def cmd_simulate_systolic(args):
     _write_outputs(args, [r.row() for r in rep.layers], rep.to_dict, lambda path: systolic_chart(rep, path))
 
 
+# ---------------------------------------------------------------- occupancy
+
+def cmd_occupancy(args):
+    from simulator.simt.occupancy import occupancy
+    from simulator.table import write_json
+    hw = _hw(args)
+    smem = int(parse_quantity(args.smem, "bytes", "--smem")) if not args.smem.isdigit() else int(args.smem)
+    occ = occupancy(hw, args.block, args.regs, smem)
+    print(f"{hw.name} (cc {hw.compute_capability}): block {args.block} threads, {args.regs} registers/thread, "
+          f"{smem} B shared/block")
+    print(f"  {occ.blocks_per_sm} blocks/SM, {occ.warps_per_sm} warps/SM "
+          f"({occ.occupancy:.0%} of {hw.sm.max_warps}), limited by {occ.limited_by}")
+    print("  blocks allowed by: " + ", ".join(f"{k} {v if v < (1 << 30) else '-'}"
+                                           for k, v in occ.limits.items()))
+    print(f"  allocated per block: {occ.registers_per_block} registers, "
+          f"{occ.shared_bytes_per_block} B shared memory")
+    if args.json:
+        write_json(args.json, {"hardware": hw.name, "block": args.block, "regs": args.regs,
+                               "smem_bytes": smem, **occ.to_dict()})
+        print(f"wrote {args.json}")
+
+
 # ---------------------------------------------------------------- parser
 
 def build_parser() -> Parser:
@@ -393,6 +415,15 @@ def build_parser() -> Parser:
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--plot", metavar="FILE", help="utilisation per layer and a fold-by-PE heatmap")
     p.set_defaults(func=cmd_simulate_systolic, dtype=None)
+
+    p = sub.add_parser("occupancy", help="resident blocks and warps per SM (CUDA's rules)")
+    _add_hw(p)
+    p.add_argument("--block", type=_positive_int("block"), required=True, help="threads per block")
+    p.add_argument("--regs", type=int, required=True, help="registers per thread")
+    p.add_argument("--smem", default="0", metavar="BYTES",
+                   help="shared memory per block: bytes, or with a unit (48KiB)")
+    p.add_argument("--json", metavar="FILE")
+    p.set_defaults(func=cmd_occupancy)
 
     p = sub.add_parser("datamove", help="compulsory bytes, pebble lower bound, host-to-device time")
     _add_hw(p)
