@@ -1,3 +1,9 @@
+import os
+
+# numba.cuda kernels run on numba's CUDA simulator in the tests (this machine has no GPU);
+# a run on a real GPU sets NUMBA_ENABLE_CUDASIM=0 before pytest starts
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
 import pytest
 
 
