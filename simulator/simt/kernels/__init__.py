@@ -8,8 +8,8 @@
 
 Launch semantics are fixed here, since measurements refer to them.
 """
-from . import gemm_naive, relu
+from . import conv_direct, conv_im2col, gemm_naive, gemm_tiled, relu
 
-KERNELS = {"relu": relu, "gemm-naive": gemm_naive}
+KERNELS = {m.NAME: m for m in (relu, gemm_naive, gemm_tiled, conv_direct, conv_im2col)}
 
-__all__ = ["KERNELS", "relu", "gemm_naive"]
+__all__ = ["KERNELS", "relu", "gemm_naive", "gemm_tiled", "conv_direct", "conv_im2col"]
