@@ -62,7 +62,7 @@ def test_cli_scalesim_mode_with_cfg(tmp_path, capsys):
     code = main(["simulate", "systolic", "--hw", str(cfg), "--workload", str(topo), "--mode", "scalesim"])
     out = capsys.readouterr().out
     assert code == 0 and "32x32 array, ws, scalesim mode" in out
-    first = next(line for line in out.splitlines() if line.startswith("Conv1"))
+    first = next(line for line in out.splitlines() if line.startswith("conv1"))
     assert f"{g['layers'][0]['total_cycles']:,}" in first
 
 
