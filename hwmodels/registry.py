@@ -174,6 +174,8 @@ def load_toml(path: str | os.PathLike):
         raise ValueError(f"hardware file {str(p)!r} does not exist") from None
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{p}: malformed TOML: {e}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{p}: not a text (UTF-8) TOML file") from None
     try:
         return from_dict(data)
     except ValueError as e:
@@ -221,7 +223,8 @@ def dumps_toml(hw) -> str:
 def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
     """Write to a temporary name in the same folder, then rename over ``path``."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    if not p.parent.is_dir():
+        raise ValueError(f"{path}: folder {str(p.parent)!r} does not exist")
     mode = "wb" if isinstance(data, bytes) else "w"
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     try:

@@ -30,7 +30,9 @@ def load_cfg(path) -> SystolicArray:
         raise ValueError(f"SCALE-Sim config {str(p)!r} does not exist")
     cp = configparser.ConfigParser(interpolation=None)
     try:
-        cp.read_string(p.read_text(), source=str(p))
+        cp.read_string(p.read_text(encoding="utf-8"), source=str(p))
+    except UnicodeDecodeError:
+        raise ValueError(f"{p}: not a text (UTF-8) SCALE-Sim config") from None
     except configparser.Error as e:
         raise ValueError(f"{p}: malformed SCALE-Sim config: {str(e).splitlines()[0]}") from None
 

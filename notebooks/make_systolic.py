@@ -101,7 +101,8 @@ md("""
 ## 3. What-ifs: array size and SRAM on ResNet-50
 
 Bigger arrays finish sooner but fill less of themselves: late ResNet-50 layers have only
-7x7 output pixels. Smaller SRAMs make operands cross DRAM more than once.
+7x7 output pixels. Smaller SRAMs make operands cross DRAM more than once. (An SRAM too
+small for one fold's tile is an error, so the weight FIFO grows with the array here.)
 """)
 code("""
 import dataclasses
@@ -111,7 +112,9 @@ sizes = [32, 64, 128, 256, 512]
 for df in ("os", "ws"):
     cyc, util = [], []
     for n in sizes:
-        rep = simulate_network(tpu, net, df, rows=n, cols=n, stalls="closed-form")
+        # the weight FIFO keeps TPU v1's four tiles of the array's size
+        h = dataclasses.replace(tpu, filter_sram=hwmodels.Scratchpad(size_bytes=4 * n * n))
+        rep = simulate_network(h, net, df, rows=n, cols=n, stalls="closed-form")
         t = rep.totals()
         cyc.append(t["compute_cycles"]); util.append(t["compute_cycles"] and t["macs"] / (n * n * t["compute_cycles"]))
     print(df, "compute cycles:", cyc)

@@ -41,8 +41,18 @@ def _positive_int(name):
     return conv
 
 
-def _workload(args):
+def default_dtype(hw) -> str:
+    """fp32 where the hardware computes it, else its fastest precision (tpu-v1: int8)."""
+    supported = hw.peak_rates().supported()
+    if "fp32" in supported:
+        return "fp32"
+    return max((q for q in supported if q != "tf32"), key=hw.peak_flop_per_s)
+
+
+def _workload(args, hw=None):
     import workloads
+    if getattr(args, "dtype", "absent") is None and hw is not None:
+        args.dtype = default_dtype(hw)
     storage = "fp32" if getattr(args, "dtype", None) == "tf32" else getattr(args, "dtype", None)
     return workloads.resolve(args.workload, batch=args.batch, resolution=args.resolution,
                              dtype=storage, layout=getattr(args, "layout", None))
@@ -180,7 +190,7 @@ def cmd_roofline(args):
     from simulator.analysis.roofline import roofline
     from simulator.table import format_table
     hw = _hw(args)
-    net = _workload(args)
+    net = _workload(args, hw)
     rep = roofline(hw, net, precision=args.dtype)
     print(f"{net.name} on {hw.name}, {rep.precision}: peak {format_si(rep.peak_flop_per_s, 'FLOP/s')}")
     for lv in rep.levels:
@@ -247,7 +257,7 @@ def cmd_datamove(args):
     from simulator.table import format_table, write_csv, write_json
     import hwmodels
     hw = _hw(args)
-    net = _workload(args)
+    net = _workload(args, hw)
     s = parse_quantity(args.onchip_bytes, "bytes", "--onchip-bytes") if args.onchip_bytes else None
     if s is not None and s <= 0:
         raise ValueError(f"--onchip-bytes {args.onchip_bytes!r}: must be > 0")
@@ -298,7 +308,10 @@ def cmd_simulate_systolic(args):
     net = _workload(args)
     rows, cols = _array_shape(args.array) if args.array else (None, None)
     dataflow = args.dataflow or getattr(hw, "dataflow", "ws")
-    rep = simulate_network(hw, net, dataflow, args.mode, rows, cols, stalls=args.stalls)
+    if args.mode == "scalesim" and args.stalls is not None:
+        raise ValueError("--stalls applies to --mode default only (scalesim mode has "
+                         "SCALE-Sim's own stall model)")
+    rep = simulate_network(hw, net, dataflow, args.mode, rows, cols, stalls=args.stalls or "pipeline")
     r0 = rep.layers[0]
     print(f"{net.name} on {hw.name}: {r0.rows}x{r0.cols} array, {dataflow}, {args.mode} mode"
           f"{', stalls from the ' + rep.stalls + ' model' if args.mode == 'default' else ''}, "
@@ -306,18 +319,20 @@ def cmd_simulate_systolic(args):
     rows_out = []
     for r in rep.layers:
         rows_out.append([r.layer, r.folds, r.compute_cycles, r.stall_cycles, r.total_cycles,
-                         r.utilization, r.mapping_efficiency,
+                         r.utilization, r.compute_utilization, r.mapping_efficiency,
                          r.sram_reads["ifmap"], r.sram_reads["filter"], r.sram_writes["ofmap"],
                          r.dram_bytes, r.seconds * 1e6])
     t = rep.totals()
     rows_out.append(["total", sum(r.folds for r in rep.layers), t["compute_cycles"], t["stall_cycles"],
-                     t["total_cycles"], t["utilization"], t["mapping_efficiency"],
+                     t["total_cycles"], t["utilization"], t["macs"] / (r0.rows * r0.cols * t["compute_cycles"]),
+                     t["mapping_efficiency"],
                      t["sram_ifmap_reads"], t["sram_filter_reads"], t["sram_ofmap_writes"],
                      sum(t[f"dram_{o}_{d}_bytes"] for o in ("ifmap", "filter", "ofmap")
                          for d in ("read", "write")), t["seconds"] * 1e6])
     print(format_table(["layer", "folds", "compute cyc", "stall cyc", "total cyc", "util",
-                        "map eff", "SRAM ifmap rd", "SRAM filt rd", "SRAM ofmap wr", "DRAM B", "us"],
-                       rows_out, right=[False] + [True] * 11))
+                        "cmp util", "map eff", "SRAM ifmap rd", "SRAM filt rd", "SRAM ofmap wr",
+                        "DRAM B", "us"], rows_out, right=[False] + [True] * 12))
+    print("util = MACs / (PEs x total cycles); cmp util = MACs / (PEs x compute cycles)")
     from simulator.analysis.plots import systolic_chart
     _write_outputs(args, [r.row() for r in rep.layers], rep.to_dict, lambda path: systolic_chart(rep, path))
 
@@ -384,8 +399,9 @@ def build_parser() -> Parser:
     p = sub.add_parser("roofline", help="hierarchical roofline bound per op and for the network")
     _add_hw(p)
     _add_workload(p)
-    p.add_argument("--dtype", choices=DTYPE_CHOICES, default="fp32",
-                   help="data type and precision (tf32: fp32 data on TF32 matrix units); default fp32")
+    p.add_argument("--dtype", choices=DTYPE_CHOICES,
+                   help="data type and precision (tf32: fp32 data on TF32 matrix units); default "
+                        "fp32, or the hardware's fastest precision when it has no fp32 (tpu-v1: int8)")
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--plot", metavar="FILE", help="PNG, SVG or PDF")
@@ -408,9 +424,10 @@ def build_parser() -> Parser:
     p.add_argument("--array", metavar="RxC", help="override the array shape, e.g. 128x128")
     p.add_argument("--mode", choices=("default", "scalesim"), default="default",
                    help="default: physically faithful; scalesim: SCALE-Sim 3.0.0's conventions")
-    p.add_argument("--stalls", choices=("pipeline", "closed-form"), default="pipeline",
-                   help="default mode's stall model: the access/execute pipeline (default) or "
-                        "max(0, DRAM time - compute time)")
+    p.add_argument("--stalls", choices=("pipeline", "closed-form"),
+                   help="default mode's stall model: the access/execute pipeline (default; "
+                        "simulates every fold, slow for tiny arrays) or max(0, DRAM time - "
+                        "compute time)")
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--plot", metavar="FILE", help="utilisation per layer and a fold-by-PE heatmap")
@@ -428,7 +445,8 @@ def build_parser() -> Parser:
     p = sub.add_parser("datamove", help="compulsory bytes, pebble lower bound, host-to-device time")
     _add_hw(p)
     _add_workload(p)
-    p.add_argument("--dtype", choices=DTYPE_CHOICES)
+    p.add_argument("--dtype", choices=DTYPE_CHOICES,
+                   help="default fp32, or the hardware's fastest precision when it has no fp32")
     p.add_argument("--onchip-bytes", metavar="S",
                    help="fast-memory size for the pebble bound, with a unit (e.g. 8MiB); "
                         "default: all the chip's storage")
@@ -446,6 +464,9 @@ def _version():
 def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        plot = getattr(args, "plot", None)
+        if plot and str(plot).rsplit(".", 1)[-1].lower() not in ("png", "svg", "pdf"):
+            raise ValueError(f"--plot {plot!r}: the file must end in .png, .svg or .pdf")
         args.func(args)
         return 0
     except UsageError as e:

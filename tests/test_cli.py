@@ -140,3 +140,26 @@ def test_console_script_and_module_entry_points(tmp_path):
                              capture_output=True, text=True)
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1
         assert "Traceback" not in bad.stderr
+
+
+def test_review_fixes(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    # the hardware's native precision when it has no fp32
+    code = main(["roofline", "--hw", "tpu-v1", "--workload", "resnet50"])
+    assert code == 0 and "tpu-v1, int8" in capsys.readouterr().out
+    # a bad plot name is refused before anything is written
+    code = main(["roofline", "--hw", "gtx480", "--workload", "gemm:8x8x8", "--csv", "z.csv",
+                 "--plot", "z.bmp"])
+    assert code == 2 and not (tmp_path / "z.csv").exists()
+    capsys.readouterr()
+    # outputs never create folders
+    code = main(["roofline", "--hw", "gtx480", "--workload", "gemm:8x8x8", "--csv", "no/such/x.csv"])
+    assert code == 2 and "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "no").exists()
+    # a key given twice, a file that is not text
+    code = main(["roofline", "--hw", "gtx480", "--workload", "conv:n=1,c=3,h=8,w=8,k=4,r=3,s=3,n=2"])
+    assert code == 2 and "n is given twice" in capsys.readouterr().err
+    (tmp_path / "b.csv").write_bytes(b"\xff\xfe\x00garbage")
+    code = main(["roofline", "--hw", "gtx480", "--workload", "b.csv"])
+    err = capsys.readouterr().err
+    assert code == 2 and "not a text (UTF-8) topology file" in err and err.count("\n") == 1

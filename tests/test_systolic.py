@@ -193,7 +193,7 @@ def test_simulate_systolic_cli_outputs(tmp_path, capsys):
                  "128x128", "--dataflow", "os", "--csv", str(csv_path), "--json", str(js),
                  "--plot", str(png)])
     out = capsys.readouterr().out
-    assert code == 0 and "128x128 array, os" in out and out.strip().splitlines()[-4].startswith("total")
+    assert code == 0 and "128x128 array, os" in out and out.strip().splitlines()[-5].startswith("total")
     import csv
     import json
     rows = list(csv.DictReader(csv_path.open()))
@@ -204,3 +204,26 @@ def test_simulate_systolic_cli_outputs(tmp_path, capsys):
     data = json.loads(js.read_text())
     assert data["hardware"]["rows"] == 128 and data["totals"]["macs"] == 4089184256
     assert png.stat().st_size > 20000
+
+
+def test_sram_too_small_for_a_tile_is_an_error(capsys):
+    code = main(["simulate", "systolic", "--hw", "systolic-4x4", "--workload", "gemm:64x64x64",
+                 "--dataflow", "ws", "--set", "filter_sram.size_bytes=4B"])
+    err = capsys.readouterr().err
+    assert code == 2 and "filter_sram.size_bytes = 4: a 4x4 ws fold" in err and "at least 128 B" in err
+    code = main(["simulate", "systolic", "--hw", "systolic-4x4", "--workload", "gemm:8x8x8",
+                 "--mode", "scalesim", "--stalls", "pipeline"])
+    assert code == 2 and "--stalls applies to --mode default only" in capsys.readouterr().err
+
+
+def test_scalesim_mode_utilisation_can_exceed_one_on_1x1_arrays():
+    """SCALE-Sim counts F x per-fold - 1 cycles; on a 1x1 os array a fold is T cycles, so
+    its utilisation is MACs / (F T - 1) > 1. The scalesim mode reproduces that; the
+    default mode never exceeds 1."""
+    hw = hwmodels.get("systolic-4x4")
+    op = Gemm(M=5, N=7, K=9)
+    ss = simulate_network(hw, workloads.Network("g", (op,)), "os", "scalesim", 1, 1).layers[0]
+    assert ss.total_cycles == 5 * 7 * 9 - 1 and ss.utilization > 1
+    d = simulate_network(hw, workloads.Network("g", (op,)), "os", "default", 1, 1,
+                         stalls="closed-form").layers[0]
+    assert d.utilization <= 1

@@ -153,6 +153,8 @@ def parse_conv_shape(text: str) -> dict:
                              f"{', '.join(_CONV_KEYS)}")
         if not re.fullmatch(r"-?\d+", val.strip()):
             raise ValueError(f"conv shape: {key} = {val.strip()!r} is not an integer")
+        if _CONV_KEYS[key] in kw:
+            raise ValueError(f"conv shape: {key} is given twice")
         kw[_CONV_KEYS[key]] = int(val)
     missing = [k for k, v in _CONV_KEYS.items() if v not in kw and k not in ("stride", "pad", "groups")]
     if missing:

@@ -59,8 +59,11 @@ def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw
         raise ValueError(f"topology file {str(p)!r} does not exist")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ValueError(f"batch = {batch!r}: must be an integer >= 1")
-    with open(p, newline="") as fh:
-        rows = [(i, _cells(r)) for i, r in enumerate(csv.reader(fh), start=1)]
+    try:
+        with open(p, newline="", encoding="utf-8") as fh:
+            rows = [(i, _cells(r)) for i, r in enumerate(csv.reader(fh), start=1)]
+    except UnicodeDecodeError:
+        raise ValueError(f"{p}: not a text (UTF-8) topology file") from None
     rows = [(i, r) for i, r in rows if r]
     if not rows:
         raise ValueError(f"{p}: empty topology file")

@@ -148,6 +148,7 @@ class SystolicResult:
              "mode": self.mode, "macs": self.macs, "folds": self.folds,
              "compute_cycles": self.compute_cycles, "stall_cycles": self.stall_cycles,
              "total_cycles": self.total_cycles, "utilization": self.utilization,
+             "compute_utilization": self.compute_utilization,
              "mapping_efficiency": self.mapping_efficiency}
         for op in OPERANDS:
             r[f"sram_{op}_reads"] = self.sram_reads[op]
@@ -156,7 +157,7 @@ class SystolicResult:
             r[f"dram_{op}_read_bytes"] = self.dram_reads_bytes[op]
             r[f"dram_{op}_write_bytes"] = self.dram_writes_bytes[op]
         r["seconds"] = self.seconds
-        r.update(self.extra)
+        r.update({k: v for k, v in self.extra.items() if k != "compute_utilization"})
         return r
 
 
@@ -248,9 +249,34 @@ def dram_traffic(L: Lowered, hw) -> tuple[dict, dict]:
     return ({k: v * wb for k, v in reads.items()}, {k: v * wb for k, v in writes.items()})
 
 
+def check_srams(L: Lowered, hw) -> None:
+    """Each SRAM half must hold what one fold needs at once: the stationary tile, one
+    word per array row of the left-edge operand, one word per column of outputs."""
+    Sr, Sc, _ = L.spatial
+    ru, cu = min(L.rows, Sr), min(L.cols, Sc)
+    stationary = {"os": "ofmap", "ws": "filter", "is": "ifmap"}[L.dataflow]
+    left = {"os": "ifmap", "ws": "ifmap", "is": "filter"}[L.dataflow]
+    need = {"ifmap": 0, "filter": 0, "ofmap": 0}
+    need[stationary] = max(need[stationary], ru * cu)
+    need[left] = max(need[left], ru)
+    need["ofmap"] = max(need["ofmap"], cu)
+    if L.dataflow == "os":
+        need["filter"] = max(need["filter"], cu)
+    for name, words in need.items():
+        sp = getattr(hw, f"{name}_sram")
+        have = _words(sp, hw.word_bytes)
+        if have < words:
+            half = " per half (double-buffered)" if sp.double_buffered else ""
+            raise ValueError(f"{name}_sram.size_bytes = {sp.size_bytes}: a {L.rows}x{L.cols} "
+                             f"{L.dataflow} fold of layer {L.op.name!r} needs {words} words of "
+                             f"{hw.word_bytes} B{half}, at least "
+                             f"{words * hw.word_bytes * (2 if sp.double_buffered else 1)} B")
+
+
 def simulate_layer(hw, op, dataflow: str, rows: int | None = None, cols: int | None = None) -> SystolicResult:
     """The default (physically faithful) closed-form model of one layer."""
     L = Lowered(op, dataflow, rows or hw.rows, cols or hw.cols)
+    check_srams(L, hw)
     _, _, compute = fold_timing(L)
     sr, sw = sram_counts(L)
     dr, dw = dram_traffic(L, hw)
