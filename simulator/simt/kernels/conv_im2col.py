@@ -19,9 +19,10 @@ from .launch import Launch
 NAME = "conv-im2col"
 
 
-@cuda.jit
-def im2col_nchw(x, col, N, C, H, W, R, S, P, Q, stride, pad):
-    e = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+@cuda.jit(device=True)
+def _gather(x, col, e, nchw, N, C, H, W, R, S, P, Q, stride, pad):
+    """col[m, kk] for element e of the column matrix; columns (c, r, s) for NCHW input,
+    (r, s, c) for NHWC."""
     Kc = C * R * S
     if e < N * P * Q * Kc:
         m = e // Kc
@@ -29,36 +30,35 @@ def im2col_nchw(x, col, N, C, H, W, R, S, P, Q, stride, pad):
         q = m % Q
         p = (m // Q) % P
         n = m // (Q * P)
-        s = kk % S
-        r = (kk // S) % R
-        c = kk // (S * R)
+        if nchw:
+            s = kk % S
+            r = (kk // S) % R
+            c = kk // (S * R)
+        else:
+            c = kk % C
+            s = (kk // C) % S
+            r = kk // (C * S)
         h = p * stride + r - pad
         w = q * stride + s - pad
         v = 0.0
         if h >= 0 and h < H and w >= 0 and w < W:
-            v = x[n, c, h, w]
+            if nchw:
+                v = x[n, c, h, w]
+            else:
+                v = x[n, h, w, c]
         col[m, kk] = v
+
+
+@cuda.jit
+def im2col_nchw(x, col, N, C, H, W, R, S, P, Q, stride, pad):
+    _gather(x, col, cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, True,
+            N, C, H, W, R, S, P, Q, stride, pad)
 
 
 @cuda.jit
 def im2col_nhwc(x, col, N, C, H, W, R, S, P, Q, stride, pad):
-    e = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    Kc = C * R * S
-    if e < N * P * Q * Kc:
-        m = e // Kc
-        kk = e % Kc
-        q = m % Q
-        p = (m // Q) % P
-        n = m // (Q * P)
-        c = kk % C
-        s = (kk // C) % S
-        r = kk // (C * S)
-        h = p * stride + r - pad
-        w = q * stride + s - pad
-        v = 0.0
-        if h >= 0 and h < H and w >= 0 and w < W:
-            v = x[n, h, w, c]
-        col[m, kk] = v
+    _gather(x, col, cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, False,
+            N, C, H, W, R, S, P, Q, stride, pad)
 
 
 def _check(op):
