@@ -39,7 +39,8 @@ def test_relu_warps_are_coalesced(preset, relu_tx):
 
 
 def test_gemm_naive_mappings_differ_in_transactions():
-    hw = hwmodels.get("h100-sxm")
+    sector = hwmodels.get("h100-sxm").sm.l1.sector_bytes
+    assert sector == 32
     M = N = K = 64
     for thread_x, b_tx, c_tx in (("cols", 4, 4), ("rows", 1, 32)):
         lc = gemm_naive.launch(M, N, (32, 8), thread_x)
@@ -47,7 +48,7 @@ def test_gemm_naive_mappings_differ_in_transactions():
         a_ld, b_ld = w[0], w[1]
         st = w[-1]
         assert (a_ld[1], b_ld[1], st[:2]) == ("A", "B", ("st", "C"))
-        assert transactions(b_ld[2], 4, 32)[0] == b_tx
-        assert transactions(st[2], 4, 32)[0] == c_tx
+        assert transactions(b_ld[2], 4, sector)[0] == b_tx
+        assert transactions(st[2], 4, sector)[0] == c_tx
         # A: the same element for all lanes (cols) or a column of A (rows)
-        assert transactions(a_ld[2], 4, 32)[0] == (1 if thread_x == "cols" else 32)
+        assert transactions(a_ld[2], 4, sector)[0] == (1 if thread_x == "cols" else 32)
