@@ -17,7 +17,8 @@ from __future__ import annotations
 import configparser
 from pathlib import Path
 
-from .schema import DRAM, HostLink, PeakRates, ScaleSimInterface, Scratchpad, SystolicArray
+from .schema import DRAM, HostLink, ScaleSimInterface, Scratchpad, SystolicArray
+from .tpu import TEACHING_PEAK
 from .units import GiB, KiB
 
 ASSUMED_CLOCK_HZ = 1e9
@@ -96,11 +97,9 @@ def load_cfg(path) -> SystolicArray:
         of_bw = cols
         dram_bw = CALC_BANDWIDTH_BYTES_PER_S
     name = get("general", "run_name", required=False, default=p.stem).strip('"') or p.stem
-    teach = PeakRates(fp32_flop_per_cycle=2.0, fp16_flop_per_cycle=2.0, bf16_flop_per_cycle=2.0,
-                      int8_flop_per_cycle=2.0)
     return SystolicArray(
         name=name, description=f"SCALE-Sim config {p.name} ({mode} bandwidth)",
-        rows=rows, cols=cols, clock_hz=ASSUMED_CLOCK_HZ, peak=teach, word_bytes=1,
+        rows=rows, cols=cols, clock_hz=ASSUMED_CLOCK_HZ, peak=TEACHING_PEAK, word_bytes=1,
         ifmap_sram=Scratchpad(size_bytes=kb["Ifmap"] * KiB),
         filter_sram=Scratchpad(size_bytes=kb["Filter"] * KiB),
         ofmap_sram=Scratchpad(size_bytes=kb["Ofmap"] * KiB),

@@ -233,6 +233,10 @@ class _Device:
     def peak_flop_per_s(self, precision: str) -> float:
         return _peak(self, self.peak_rates(), precision)
 
+    def fastest_precision(self) -> str:
+        """The precision with the highest peak (ties: the first in PRECISIONS)."""
+        return max(self.peak_rates().supported(), key=self.peak_flop_per_s)
+
     @property
     def onchip_bytes(self) -> int:
         """All on-chip storage (what the DRAM-level data-movement bound takes as S)."""

@@ -34,13 +34,13 @@ TPU_V1 = SystolicArray(
                        pageable_bandwidth_bytes_per_s=6 * GB),  # guess: typical Gen3 figures
 )
 
-_TEACH_PEAK = PeakRates(fp32_flop_per_cycle=2.0, fp16_flop_per_cycle=2.0,
+TEACHING_PEAK = PeakRates(fp32_flop_per_cycle=2.0, fp16_flop_per_cycle=2.0,
                         bf16_flop_per_cycle=2.0, int8_flop_per_cycle=2.0)
 
 SYSTOLIC_4X4 = SystolicArray(
     name="systolic-4x4",
     description="4x4 teaching array, 1 GHz, 4-byte words, 16 KiB per SRAM (chosen values)",
-    rows=4, cols=4, clock_hz=1 * GHz, peak=_TEACH_PEAK, word_bytes=4,
+    rows=4, cols=4, clock_hz=1 * GHz, peak=TEACHING_PEAK, word_bytes=4,
     ifmap_sram=Scratchpad(size_bytes=16 * KiB),
     filter_sram=Scratchpad(size_bytes=16 * KiB),
     ofmap_sram=Scratchpad(size_bytes=16 * KiB),

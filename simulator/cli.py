@@ -83,7 +83,7 @@ def cmd_hw_list(args):
     rows = []
     for n in hwmodels.names():
         hw = hwmodels.get(n)
-        prec = max(hw.peak_rates().supported(), key=hw.peak_flop_per_s)
+        prec = hw.fastest_precision()
         dram = hw.memory_levels()[0]
         rows.append([n, hw.family, f"{hw.peak_flop_per_s(prec) / 1e12:.4g} ({prec})",
                      f"{dram.bandwidth_bytes_per_s / 1e9:.4g}", hw.description])
@@ -164,19 +164,14 @@ def cmd_workload_list(args):
 
 
 def cmd_workload_show(args):
-    from simulator.table import format_table, write_csv, write_json
+    from simulator.table import format_table
     net = _workload(args)
     print(f"{net.name}: {net.description}")
     rows = [[op.name, op.kind, op.describe(), op.macs(), op.flops(), op.min_bytes()] for op in net.ops]
     rows.append(["total", "", f"{len(net.ops)} layers", net.macs(), net.flops(), net.min_bytes()])
     print(format_table(["layer", "kind", "shape", "MACs", "FLOPs", "compulsory bytes"], rows,
                        right=[False, False, False, True, True, True]))
-    if args.json:
-        write_json(args.json, net.to_dict())
-        print(f"wrote {args.json}")
-    if args.csv:
-        write_csv(args.csv, [op.to_dict() for op in net.ops])
-        print(f"wrote {args.csv}")
+    _write_outputs(args, [op.to_dict() for op in net.ops], net.to_dict, None)
     if args.scalesim_csv:
         from hwmodels.registry import atomic_write
         from workloads.scalesim import to_topology_csv
@@ -239,7 +234,7 @@ def cmd_roofline_compare(args):
     hws = [hwmodels.get(n) for n in names]
     rows = []
     for hw in hws:
-        prec = max(hw.peak_rates().supported(), key=hw.peak_flop_per_s)
+        prec = hw.fastest_precision()
         peak = hw.peak_flop_per_s(prec)
         bw = hw.memory_levels()[0].bandwidth_bytes_per_s
         rows.append([hw.name, prec, peak / 1e12, bw / 1e9, peak / bw, peak / bw / 2])
@@ -324,7 +319,7 @@ def cmd_simulate_systolic(args):
                          r.dram_bytes, r.seconds * 1e6])
     t = rep.totals()
     rows_out.append(["total", sum(r.folds for r in rep.layers), t["compute_cycles"], t["stall_cycles"],
-                     t["total_cycles"], t["utilization"], t["macs"] / (r0.rows * r0.cols * t["compute_cycles"]),
+                     t["total_cycles"], t["utilization"], t["compute_utilization"],
                      t["mapping_efficiency"],
                      t["sram_ifmap_reads"], t["sram_filter_reads"], t["sram_ofmap_writes"],
                      sum(t[f"dram_{o}_{d}_bytes"] for o in ("ifmap", "filter", "ofmap")

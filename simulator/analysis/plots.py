@@ -100,7 +100,7 @@ def tpu_paper_chart(path, hardware=None):
     fig, ax = plt.subplots(figsize=(8, 5.5))
     colors = ["tab:red", "tab:green", "tab:blue", "tab:purple", "tab:orange"]
     for hw, color in zip(hws, colors):
-        prec = max(hw.peak_rates().supported(), key=hw.peak_flop_per_s)
+        prec = hw.fastest_precision()
         peak = hw.peak_flop_per_s(prec)
         dram = hw.memory_levels()[0]
         ax.plot(x, np.minimum(peak, dram.bandwidth_bytes_per_s * x), color=color, lw=2,

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from .lowering import Lowered, a_valid_counts
+from .lowering import Lowered, a_valid_total
 
 OPERANDS = ("ifmap", "filter", "ofmap")
 
@@ -165,8 +165,7 @@ def sram_counts(L: Lowered) -> tuple[dict, dict]:
     """SRAM reads and writes per operand (words) of the default schedule."""
     M, N, K = L.mnk
     Fr, Fc = L.row_folds, L.col_folds
-    valid_rows, _ = a_valid_counts(L.op)
-    a_valid = int(valid_rows.sum())
+    a_valid = a_valid_total(L.op)
     reads = dict.fromkeys(OPERANDS, 0)
     writes = dict.fromkeys(OPERANDS, 0)
     if L.dataflow == "os":
@@ -230,9 +229,9 @@ def dram_plan(L: Lowered, hw) -> dict:
             "resident": resident, "a_once": a_once, "b_words": b_words, "o_words": o_words}
 
 
-def dram_traffic(L: Lowered, hw) -> tuple[dict, dict]:
-    """DRAM bytes read and written per operand."""
-    plan = dram_plan(L, hw)
+def dram_traffic(L: Lowered, hw, plan: dict | None = None) -> tuple[dict, dict]:
+    """DRAM bytes read and written per operand (``plan``: :func:`dram_plan`'s, if at hand)."""
+    plan = plan or dram_plan(L, hw)
     Fr = L.row_folds
     reads = dict.fromkeys(OPERANDS, 0)
     writes = dict.fromkeys(OPERANDS, 0)

@@ -49,6 +49,7 @@ class SystolicReport:
              "compute_cycles": sum(r.compute_cycles for r in L),
              "stall_cycles": sum(r.stall_cycles for r in L), "total_cycles": cyc,
              "utilization": sum(r.macs for r in L) / (R * C * cyc),
+             "compute_utilization": sum(r.macs for r in L) / (R * C * sum(r.compute_cycles for r in L)),
              "mapping_efficiency": sum(r.mapping_efficiency * r.compute_cycles for r in L)
              / max(1, sum(r.compute_cycles for r in L)),
              "seconds": sum(r.seconds for r in L)}

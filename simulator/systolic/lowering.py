@@ -120,17 +120,14 @@ def conv_valid_factors(op: Conv2d):
     return ((p >= 0) & (p < op.H)).astype(np.int64), ((q >= 0) & (q < op.W)).astype(np.int64)
 
 
-def a_valid_counts(op: TensorOp):
-    """Valid (non-padding) entries of A per row (length M) and per column (length K)."""
+def a_valid_total(op: TensorOp) -> int:
+    """Valid (non-padding) entries of A: every (pixel, tap) pair whose input position is
+    inside the input, for each image and channel."""
     M, N, K = gemm_view(op)
     if isinstance(op, Gemm):
-        return np.full(M, K, dtype=np.int64), np.full(K, M, dtype=np.int64)
+        return M * K
     vh, vw = conv_valid_factors(op)
-    per_pixel = op.C * np.outer(vh.sum(1), vw.sum(1)).reshape(-1)            # (P*Q,)
-    per_tap = op.N * np.outer(vh.sum(0), vw.sum(0)).reshape(-1)              # (R*S,)
-    rows = np.tile(per_pixel, op.N)
-    cols = np.tile(per_tap, op.C)   # k = (c, r, s) with s fastest
-    return rows, cols
+    return int(op.N * op.C * vh.sum() * vw.sum())
 
 
 def a_valid_block(op: TensorOp, m0: int, m1: int, k0: int, k1: int) -> int:

@@ -50,8 +50,8 @@ class PipelineResult:
 def per_fold_bytes(L: Lowered, hw):
     """DRAM bytes each fold must read before it starts and write after it ends; they
     add up to the closed form's :func:`dram_traffic`."""
-    reads, writes = dram_traffic(L, hw)
     plan = dram_plan(L, hw)
+    reads, writes = dram_traffic(L, hw, plan)
     folds = L.folds
     F = len(folds)
     Sr, Sc, _ = L.spatial
