@@ -34,6 +34,7 @@ FERMI_SM = SM(
     shared_bank_bytes=4,                 # [WP]
     shared_latency_cycles=52,            # [GS] 26 at 700 MHz, doubled
     warp_schedulers=2,                   # [WP] dual warp scheduler
+    issue_interval_cycles=2,             # [WP, GS] a scheduler issues once per 700 MHz core cycle
     fp32_lanes=32,                       # [WP] two groups of 16 CUDA cores
     fp64_lanes=4,                        # GeForce caps FP64 at 1/8 of FP32 (168 GFLOP/s) [WP, retail spec]
     sfu_units=4,                         # [WP]

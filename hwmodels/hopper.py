@@ -35,7 +35,10 @@ HOPPER_SM = SM(
     block_launch_cycles=200,                                  # guess; issue 5 measures launch rate
     l1=Cache(size_bytes=28 * KiB, line_bytes=128, sector_bytes=32, ways=4,  # 256 KiB array - 228 [WP]
              latency_cycles=33,                               # guess; to measure
-             bandwidth_bytes_per_cycle=128.0),                # [WP] 128 B/clk per SM
+             bandwidth_bytes_per_cycle=128.0,                 # [WP] 128 B/clk per SM
+             mshrs=256),  # guess (32 B sectors in flight per SM), sized by Little's law so
+                          # that 132 SMs x 256 x 32 B / 800 cycles ~ 2.7 TB/s, the measured
+                          # copy ceiling [MEAS]; to calibrate (issue 5)
     tensor=PeakRates(
         fp64_flop_per_cycle=256.0,    # [DS] 67 TFLOP/s FP64 tensor at 1980 MHz
         tf32_flop_per_cycle=2048.0,   # [WP] dense; [DS] 495 at 1830 MHz

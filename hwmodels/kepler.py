@@ -34,7 +34,8 @@ K80 = SIMTGPU(
         sfu_latency_cycles=18,                               # guess
         block_launch_cycles=200,                             # guess
         l1=Cache(size_bytes=16 * KiB, line_bytes=128, sector_bytes=32, ways=4,
-                 latency_cycles=30, bandwidth_bytes_per_cycle=128.0),  # guess except size
+                 latency_cycles=30, bandwidth_bytes_per_cycle=128.0,  # guess except size
+                 mshrs=128),  # guess: Little's law, 13 x 128 x 32 B / 300 cycles ~ 100 GB/s
     ),
     l2=Cache(size_bytes=int(1.5 * MiB), line_bytes=128, sector_bytes=32, ways=16, banks=12,
              latency_cycles=200, bandwidth_bytes_per_cycle=512.0),  # size [K80]; rest guess

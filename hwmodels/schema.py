@@ -193,6 +193,7 @@ class SM:
     shared_bank_bytes: int = p(4, doc="bytes per bank per cycle")
     shared_latency_cycles: int = p(doc="shared memory load latency, cycles")
     warp_schedulers: int = p(doc="warp schedulers per SM")
+    issue_interval_cycles: int = p(1, doc="cycles between two issues of one scheduler")
     fp32_lanes: int = p(doc="FP32 lanes (CUDA cores) per SM")
     fp64_lanes: int = p(doc="FP64 FMA lanes per SM")
     sfu_units: int = p(doc="special function units per SM")
@@ -209,6 +210,7 @@ class SM:
                 "max_registers_per_block", "shared_bytes",
                 "max_shared_per_block_bytes", "shared_alloc_unit_bytes", "shared_banks",
                 "shared_bank_bytes", "shared_latency_cycles", "warp_schedulers", "fp32_lanes",
+                "issue_interval_cycles",
                 "fp64_lanes", "sfu_units", "ldst_units", "fp32_latency_cycles",
                 "sfu_latency_cycles", "block_launch_cycles", "shared_reserved_per_block_bytes")
         _integer(self, *ints)

@@ -32,7 +32,8 @@ V100_SXM2 = SIMTGPU(
         block_launch_cycles=200,                               # guess
         l1=Cache(size_bytes=32 * KiB, line_bytes=128, sector_bytes=32, ways=4,  # [WP] 128-96 KiB
                  latency_cycles=28,                            # [JIA]
-                 bandwidth_bytes_per_cycle=128.0),             # [WP] 128 B/clk per SM
+                 bandwidth_bytes_per_cycle=128.0,              # [WP] 128 B/clk per SM
+                 mshrs=128),  # guess: Little's law, 80 x 128 x 32 B / 400 cycles ~ 900 GB/s
         tensor=PeakRates(fp16_flop_per_cycle=1024.0,           # [WP] 8 tensor cores x 64 FMA x 2
                          int8_flop_per_cycle=512.0),           # DP4A: 64 lanes x 4 MAC x 2 [CUDA]
     ),

@@ -8,12 +8,16 @@ padding are skipped (no load). Any block size; grid = ceil(outputs / block).
 """
 from __future__ import annotations
 
-from numba import cuda, float32  # importing needs no GPU; kernels compile on first launch
+import numpy as np
+from numba import cuda, float32, njit  # importing needs no GPU; kernels compile on first launch
 
+from .. import isa
 from .launch import Launch
 
 NAME = "conv-direct"
 LAYOUTS = ("nchw", "nhwc")
+KIND = 3
+REGS_ESTIMATE = 32  # stated estimate until read from the compiled kernel
 
 
 @cuda.jit
@@ -102,3 +106,105 @@ def thread_accesses(lc: Launch, op) -> dict:
             acc.append(("st", "y", o))
         out[(b, t)] = acc
     return out
+
+
+# --- the program face -------------------------------------------------------------------
+# params: grid, block, then N C H W K R S P Q stride pad layout(0 nchw, 1 nhwc) at p[6:18],
+# base_x, base_w, base_y at p[18:21]. One body iteration per (c, r, s) in reduction order.
+
+@njit(cache=True)
+def setup(p, bx, by, bz, w, tv, g):
+    """tv[:, 1:7] = o < total, n, k, p stride - pad, q stride - pad, o; returns C R S if
+    some thread of the warp has an output, else 0."""
+    N, K, P, Q, st, pad, nhwc = p[6], p[10], p[13], p[14], p[15], p[16], p[17]
+    total = N * K * P * Q
+    any_ = False
+    for lane in range(32):
+        tx, ty, tz, ok = isa.thread_of(p, w, lane)
+        o = bx * p[3] + tx
+        tv[g, lane, 0] = ok
+        tv[g, lane, 1] = ok and o < total
+        if nhwc:
+            k, q, pp, n = o % K, (o // K) % Q, (o // (K * Q)) % P, o // (K * Q * P)
+        else:
+            q, pp, k, n = o % Q, (o // Q) % P, (o // (Q * P)) % K, o // (Q * P * K)
+        tv[g, lane, 2] = n
+        tv[g, lane, 3] = k
+        tv[g, lane, 4] = pp * st - pad
+        tv[g, lane, 5] = q * st - pad
+        tv[g, lane, 6] = o
+        any_ = any_ or tv[g, lane, 1] != 0
+    return p[7] * p[11] * p[12] if any_ else 0
+
+
+@njit(cache=True)
+def lanes(p, tv, g, it, stream, out):
+    """0: load x at the window tap; 1: load the weight (both skipped in the padding);
+    2: store y[o]."""
+    C, H, W, K, R, S, nhwc = p[7], p[8], p[9], p[10], p[11], p[12], p[17]
+    if nhwc:
+        c, s, r = it % C, (it // C) % S, it // (C * S)
+    else:
+        s, r, c = it % S, (it // S) % R, it // (S * R)
+    n_ = 0
+    for lane in range(32):
+        out[g, lane] = -1
+        if not tv[g, lane, 1]:
+            continue
+        if stream == 2:
+            out[g, lane] = p[20] + 4 * tv[g, lane, 6]
+            n_ += 1
+            continue
+        n, k = tv[g, lane, 2], tv[g, lane, 3]
+        h, ww = tv[g, lane, 4] + r, tv[g, lane, 5] + s
+        if h < 0 or h >= H or ww < 0 or ww >= W:
+            continue
+        if stream == 0:
+            idx = ((n * H + h) * W + ww) * C + c if nhwc else ((n * C + c) * H + h) * W + ww
+            out[g, lane] = p[18] + 4 * idx
+        else:
+            idx = ((r * S + s) * C + c) * K + k if nhwc else ((k * C + c) * R + r) * S + s
+            out[g, lane] = p[19] + 4 * idx
+        n_ += 1
+    return n_
+
+
+def _template():
+    a = isa.Asm()
+    a.alu("o", n=2)                  # o = global thread index
+    a.alu("p", "o")                  # o < total
+    a.bra("p")
+    a.alu("n", "o", n=24)            # four divisions/remainders by runtime sizes
+    a.alu("px", "n", n=4)            # base pointers
+    a.body()
+    a.alu("h", "px", n=2)            # h = p*stride + r - pad, w likewise
+    a.alu("q", "h", n=2)             # bounds tests
+    a.bra("q")
+    a.ldg("xv", 0, "px")
+    a.ldg("wv", 1, "px")
+    a.ffma("acc", "xv", "wv", "acc", stream=0)
+    a.alu("px", "px", n=2)           # loop counters and pointers
+    a.bra("px")
+    a.epilogue()
+    a.stg(2, "acc", "o")
+    return a.template()
+
+
+TEMPLATE = _template()
+
+
+def program(op, block: int = 256) -> isa.Program:
+    if op.groups != 1:
+        raise ValueError(f"conv-direct needs groups = 1, got {op.groups}")
+    lc = launch(op, block)
+    xs, wsz, ys = (o.elements for o in op.operands())
+    bases = isa.layout_arrays([("x", xs), ("w", wsz), ("y", ys)])
+    t, pro, body, nregs = TEMPLATE
+    return isa.Program(
+        NAME, KIND, lc, np.array([*lc.grid, *lc.block, *args(op), LAYOUTS.index(op.layout),
+                                  bases["x"], bases["w"], bases["y"]], np.int64),
+        t, pro, body, nregs,
+        (isa.Stream("x", "global", "x"), isa.Stream("w", "global", "w"), isa.Stream("y", "global", "y")),
+        tuple((n, bases[n], e) for n, e in (("x", xs), ("w", wsz), ("y", ys))),
+        REGS_ESTIMATE, 0, "estimate", op.flops(), op.min_bytes(),
+        label=op.name or op.describe())

@@ -11,12 +11,16 @@ host) into ``y[M, K]``: the output in (n, p, q, k) order (NHWC).
 """
 from __future__ import annotations
 
-from numba import cuda  # importing needs no GPU; kernels compile on first launch
+import numpy as np
+from numba import cuda, njit  # importing needs no GPU; kernels compile on first launch
 
+from .. import isa
 from . import gemm_tiled
 from .launch import Launch
 
 NAME = "conv-im2col"
+KIND = 4            # the im2col launch; the GEMM launch is gemm-tiled's program
+REGS_ESTIMATE = 24  # stated estimate until read from the compiled kernel
 
 
 @cuda.jit(device=True)
@@ -111,3 +115,87 @@ def im2col_accesses(lc: Launch, op) -> dict:
             acc.append(("st", "col", e))
         out[(b, t)] = acc
     return out
+
+
+# --- the program face -------------------------------------------------------------------
+# im2col params: grid, block, then N C H W R S P Q stride pad layout at p[6:17],
+# base_x, base_col at p[17:19]. No loop: one element per thread.
+
+@njit(cache=True)
+def setup(p, bx, by, bz, w, tv, g):
+    """tv[:, 1] = the x byte address the thread reads (-1: padding or none), tv[:, 2] =
+    its col byte address (-1: no element). No loop: returns 0."""
+    N, C, H, W, R, S, P, Q, st, pad, nhwc = (p[6], p[7], p[8], p[9], p[10], p[11], p[12],
+                                             p[13], p[14], p[15], p[16])
+    Kc = C * R * S
+    total = N * P * Q * Kc
+    for lane in range(32):
+        tx, ty, tz, ok = isa.thread_of(p, w, lane)
+        e = bx * p[3] + tx
+        tv[g, lane, 0] = ok
+        tv[g, lane, 1] = -1
+        tv[g, lane, 2] = -1
+        if not ok or e >= total:
+            continue
+        tv[g, lane, 2] = p[18] + 4 * e
+        m, kk = e // Kc, e % Kc
+        q, pp, n = m % Q, (m // Q) % P, m // (Q * P)
+        if nhwc:
+            c, s, r = kk % C, (kk // C) % S, kk // (C * S)
+        else:
+            s, r, c = kk % S, (kk // S) % R, kk // (S * R)
+        h, ww = pp * st + r - pad, q * st + s - pad
+        if 0 <= h < H and 0 <= ww < W:
+            idx = ((n * H + h) * W + ww) * C + c if nhwc else ((n * C + c) * H + h) * W + ww
+            tv[g, lane, 1] = p[17] + 4 * idx
+    return 0
+
+
+@njit(cache=True)
+def lanes(p, tv, g, it, stream, out):
+    """0: load x at the element's window tap (skipped in the padding); 1: store col[e]."""
+    n_ = 0
+    for lane in range(32):
+        out[g, lane] = tv[g, lane, 1 + stream]
+        if out[g, lane] >= 0:
+            n_ += 1
+    return n_
+
+
+def _template():
+    a = isa.Asm()
+    a.alu("e", n=2)
+    a.alu("p", "e")
+    a.bra("p")
+    a.alu("m", "e", n=30)            # five divisions/remainders by runtime sizes
+    a.alu("h", "m", n=6)             # h, w and their bounds tests
+    a.bra("h")
+    a.ldg("v", 0, "h")
+    a.alu("v", "v")                  # select v or 0
+    a.stg(1, "v", "e")
+    return a.template()
+
+
+TEMPLATE = _template()
+
+
+def programs(op, block: int = 256, tile: int = 16) -> tuple:
+    """(im2col program, gemm-tiled program) sharing the column matrix's address."""
+    _check(op)
+    l1, _ = launches(op, block, tile)
+    M, N, Kc = gemm_dims(op)
+    x, wt, y = op.operands()
+    bases = isa.layout_arrays([("x", x.elements), ("col", M * Kc), ("wmat", Kc * N), ("y", M * N)])
+    t, pro, body, nregs = TEMPLATE
+    first = isa.Program(
+        NAME, KIND, l1, np.array([*l1.grid, *l1.block, *im2col_args(op), op.layout == "nhwc",
+                                  bases["x"], bases["col"]], np.int64),
+        t, pro, body, nregs,
+        (isa.Stream("x", "global", "x"), isa.Stream("col", "global", "col")),
+        (("x", bases["x"], x.elements), ("col", bases["col"], M * Kc)),
+        REGS_ESTIMATE, 0, "estimate", 0, x.touched_bytes + 4 * M * Kc,
+        label=f"im2col of {op.name or op.describe()}")
+    second = gemm_tiled.program(M, N, Kc, tile, label=f"GEMM of {op.name or op.describe()}",
+                                bases={"A": bases["col"], "B": bases["wmat"], "C": bases["y"]},
+                                min_bytes=4 * (Kc * N + M * N))  # col may be read from L2
+    return first, second

@@ -9,12 +9,17 @@ below are flat row-major element offsets.
 """
 from __future__ import annotations
 
-from numba import cuda, float32  # importing needs no GPU; kernels compile on first launch
+import numpy as np
+from numba import cuda, float32, njit  # importing needs no GPU; kernels compile on first launch
 
+from .. import isa
 from .launch import Launch
 
 NAME = "gemm-naive"
 THREAD_X = ("cols", "rows")
+KIND = 1
+UNROLL = 4          # ptxas unrolls the k loop by 4 (loads hoisted ahead of the FMAs); assumed
+REGS_ESTIMATE = 24  # stated estimate until read from the compiled kernel
 
 
 @cuda.jit(device=True)
@@ -77,3 +82,85 @@ def run(lc: Launch, A, B, thread_x: str = "cols"):
     C = np.zeros((M, N), dtype=np.float32)
     kernel(thread_x)[lc.grid[:2], lc.block[:2]](A, B, C, M, N, K)
     return C
+
+
+# --- the program face -------------------------------------------------------------------
+# params: grid, block, then M, N, K, thread_x (0 cols, 1 rows), base_A, base_B, base_C
+
+@njit(cache=True)
+def setup(p, bx, by, bz, w, tv, g):
+    """tv[:, 1:4] = r, c, inside C; returns the k-loop trips (0 if no thread is inside C)."""
+    any_ = False
+    for lane in range(32):
+        tx, ty, tz, ok = isa.thread_of(p, w, lane)
+        gx, gy = bx * p[3] + tx, by * p[4] + ty
+        r, c = (gy, gx) if p[9] == 0 else (gx, gy)
+        tv[g, lane, 0] = ok
+        tv[g, lane, 1] = r
+        tv[g, lane, 2] = c
+        tv[g, lane, 3] = ok and r < p[6] and c < p[7]
+        any_ = any_ or tv[g, lane, 3] != 0
+    return (p[8] + UNROLL - 1) // UNROLL if any_ else 0
+
+
+@njit(cache=True)
+def lanes(p, tv, g, it, stream, out):
+    """Streams 2u: load A[r, k]; 2u+1: load B[k, c] with k = UNROLL it + u;
+    2 UNROLL: store C[r, c]."""
+    N, K = p[7], p[8]
+    k = UNROLL * it + stream // 2
+    c_ = 0
+    for lane in range(32):
+        out[g, lane] = -1
+        if not tv[g, lane, 3]:
+            continue
+        r, c = tv[g, lane, 1], tv[g, lane, 2]
+        if stream == 2 * UNROLL:
+            out[g, lane] = p[12] + 4 * (r * N + c)
+        elif k >= K:
+            continue
+        elif stream % 2 == 0:
+            out[g, lane] = p[10] + 4 * (r * K + k)
+        else:
+            out[g, lane] = p[11] + 4 * (k * N + c)
+        c_ += 1
+    return c_
+
+
+def _template():
+    a = isa.Asm()
+    a.alu("r", n=4)                  # row, col from block and thread indices
+    a.alu("pa", "r", n=2)            # base pointers
+    a.alu("p", "r")                  # r < M and c < N
+    a.bra("p")
+    a.body()
+    for u in range(UNROLL):
+        a.ldg(f"a{u}", 2 * u, "pa")
+        a.ldg(f"b{u}", 2 * u + 1, "pa")
+    for u in range(UNROLL):
+        a.ffma("acc", f"a{u}", f"b{u}", "acc", stream=2 * u)
+    a.alu("pa", "pa", n=2)           # advance the A and B pointers
+    a.alu("p", "pa")                 # k < K
+    a.bra("p")
+    a.epilogue()
+    a.stg(2 * UNROLL, "acc", "pa")
+    return a.template()
+
+
+TEMPLATE = _template()
+
+
+def program(lc: Launch, M: int, N: int, K: int, thread_x: str = "cols") -> isa.Program:
+    if thread_x not in THREAD_X:
+        raise ValueError(f"thread_x = {thread_x!r}: allowed: {', '.join(THREAD_X)}")
+    bases = isa.layout_arrays([("A", M * K), ("B", K * N), ("C", M * N)])
+    t, pro, body, nregs = TEMPLATE
+    streams = tuple(s for u in range(UNROLL) for s in (isa.Stream(f"A+{u}", "global", "A"),
+                                                         isa.Stream(f"B+{u}", "global", "B")))
+    return isa.Program(
+        NAME, KIND, lc, np.array([*lc.grid, *lc.block, M, N, K, THREAD_X.index(thread_x),
+                                  bases["A"], bases["B"], bases["C"]], np.int64),
+        t, pro, body, nregs, streams + (isa.Stream("C", "global", "C"),),
+        tuple((n, bases[n], e) for n, e in (("A", M * K), ("B", K * N), ("C", M * N))),
+        REGS_ESTIMATE, 0, "estimate", 2 * M * N * K, 4 * (M * K + K * N + M * N),
+        label=f"{M}x{N}x{K} thread-x {thread_x}")

@@ -8,12 +8,16 @@ MACs from shared memory, synchronises again; finally threads inside C store it.
 """
 from __future__ import annotations
 
-from numba import cuda, float32  # importing needs no GPU; kernels compile on first launch
+import numpy as np
+from numba import cuda, float32, njit  # importing needs no GPU; kernels compile on first launch
 
+from .. import isa
 from .launch import Launch
 
 NAME = "gemm-tiled"
 TILES = (8, 16, 32)
+KIND = 2
+REGS_ESTIMATE = 32  # stated estimate until read from the compiled kernel
 
 
 def _make(T):
@@ -82,3 +86,103 @@ def thread_accesses(lc: Launch, M: int, N: int, K: int, tile: int) -> dict:
             acc.append(("st", "C", row * N + col))
         out[(b, t)] = acc
     return out
+
+
+# --- the program face -------------------------------------------------------------------
+# params: grid, block, then M, N, K, T, base_A, base_B, base_C; shared sA at 0, sB at 4T^2
+
+@njit(cache=True)
+def setup(p, bx, by, bz, w, tv, g):
+    """tv[:, 1:5] = tx, ty, row, col; returns the number of K tiles."""
+    T = p[9]
+    for lane in range(32):
+        tx, ty, tz, ok = isa.thread_of(p, w, lane)
+        tv[g, lane, 0] = ok
+        tv[g, lane, 1] = tx
+        tv[g, lane, 2] = ty
+        tv[g, lane, 3] = by * T + ty
+        tv[g, lane, 4] = bx * T + tx
+    return (p[8] + T - 1) // T
+
+
+@njit(cache=True)
+def lanes(p, tv, g, it, stream, out):
+    """0: load A[row, tT+tx]; 1: load B[tT+ty, col] (zero-padded edges: guarded);
+    2, 3: store sA[ty, tx], sB[ty, tx]; 4+2kk, 5+2kk: load sA[ty, kk], sB[kk, tx];
+    4+2T: store C[row, col]."""
+    M, N, K, T = p[6], p[7], p[8], p[9]
+    kk = (stream - 4) // 2
+    c_ = 0
+    for lane in range(32):
+        out[g, lane] = -1
+        if not tv[g, lane, 0]:
+            continue
+        tx, ty, row, col = tv[g, lane, 1], tv[g, lane, 2], tv[g, lane, 3], tv[g, lane, 4]
+        a = -1
+        if stream == 0:
+            if row < M and it * T + tx < K:
+                a = p[10] + 4 * (row * K + it * T + tx)
+        elif stream == 1:
+            if it * T + ty < K and col < N:
+                a = p[11] + 4 * ((it * T + ty) * N + col)
+        elif stream == 2:
+            a = 4 * (ty * T + tx)
+        elif stream == 3:
+            a = 4 * T * T + 4 * (ty * T + tx)
+        elif stream < 4 + 2 * T:
+            a = 4 * (ty * T + kk) if stream % 2 == 0 else 4 * T * T + 4 * (kk * T + tx)
+        elif row < M and col < N:
+            a = p[12] + 4 * (row * N + col)
+        if a >= 0:
+            out[g, lane] = a
+            c_ += 1
+    return c_
+
+
+def _template(T):
+    a = isa.Asm()
+    a.alu("row", n=4)                    # row, col, tile pointers
+    a.alu("pa", "row", n=2)
+    a.body()
+    a.ldg("ga", 0, "pa")                 # A tile element (guarded; else 0)
+    a.ldg("gb", 1, "pa")                 # B tile element
+    a.sts(2, "ga")                       # sA[ty, tx]
+    a.sts(3, "gb")                       # sB[ty, tx]
+    a.bar()
+    for g in range(0, T, 4):             # shared loads hoisted four at a time
+        for kk in range(g, g + 4):
+            a.lds(f"x{kk % 8}", 4 + 2 * kk)
+            a.lds(f"y{kk % 8}", 5 + 2 * kk)
+        for kk in range(g, g + 4):
+            a.ffma("acc", f"x{kk % 8}", f"y{kk % 8}", "acc")
+    a.bar()
+    a.alu("pa", "pa", n=2)               # next tile
+    a.alu("p", "pa")
+    a.bra("p")
+    a.epilogue()
+    a.stg(4 + 2 * T, "acc", "row")
+    return a.template()
+
+
+TEMPLATES = {T: _template(T) for T in TILES}
+
+
+def program(M: int, N: int, K: int, tile: int = 16, label: str = "", bases=None,
+            min_bytes=None) -> isa.Program:
+    """``bases`` (a dict A, B, C -> byte address) places the operands where an earlier
+    launch left them (conv-im2col's column matrix)."""
+    _check_tile(tile)
+    lc = launch(M, N, tile)
+    bases = bases or isa.layout_arrays([("A", M * K), ("B", K * N), ("C", M * N)])
+    t, pro, body, nregs = TEMPLATES[tile]
+    streams = (isa.Stream("A", "global", "A"), isa.Stream("B", "global", "B"),
+               isa.Stream("sA st", "shared"), isa.Stream("sB st", "shared"))
+    streams += tuple(isa.Stream(f"s{x} ld {kk}", "shared") for kk in range(tile) for x in "AB")
+    return isa.Program(
+        NAME, KIND, lc, np.array([*lc.grid, *lc.block, M, N, K, tile,
+                                  bases["A"], bases["B"], bases["C"]], np.int64),
+        t, pro, body, nregs, streams + (isa.Stream("C", "global", "C"),),
+        tuple((n, bases[n], e) for n, e in (("A", M * K), ("B", K * N), ("C", M * N))),
+        REGS_ESTIMATE, 2 * tile * tile * 4, "estimate (shared: two T x T float32 tiles)",
+        2 * M * N * K, 4 * (M * K + K * N + M * N) if min_bytes is None else min_bytes,
+        label=label or f"{M}x{N}x{K} T={tile}")

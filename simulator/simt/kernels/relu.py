@@ -6,11 +6,17 @@ iteration loads ``x[i]`` and stores ``y[i]``: 1 FLOP, 8 bytes per element.
 """
 from __future__ import annotations
 
-from numba import cuda  # importing needs no GPU; kernels compile on first launch
+import numpy as np
+from numba import cuda, njit  # importing needs no GPU; kernels compile on first launch
 
+from .. import isa
 from .launch import Launch
 
 NAME = "relu"
+KIND = 0
+# registers per thread: numba/ptxas on sm_90 gives a handful for this loop; stated
+# estimate until the measurement harness reads it from the compiled kernel.
+REGS_ESTIMATE = 8
 
 
 @cuda.jit
@@ -56,3 +62,69 @@ def run(lc: Launch, x):
     y = np.zeros_like(x)
     kernel()[lc.grid[0], lc.block[0]](x, y, x.shape[0])
     return y
+
+
+# --- the program face -------------------------------------------------------------------
+# params: grid, block, then n, base_x, base_y
+
+@njit(cache=True)
+def setup(p, bx, by, bz, w, tv, g):
+    """tv[:, 1] = the thread's first index i; returns the warp's loop trips."""
+    n, stride = p[6], p[0] * p[3]
+    for lane in range(32):
+        tx, ty, tz, ok = isa.thread_of(p, w, lane)
+        tv[g, lane, 0] = ok
+        tv[g, lane, 1] = bx * p[3] + tx
+    i0 = tv[g, 0, 1]
+    return (n - i0 + stride - 1) // stride if i0 < n else 0
+
+
+@njit(cache=True)
+def lanes(p, tv, g, it, stream, out):
+    """Streams 0: load x[i]; 1: store y[i] (both: lanes with i < n)."""
+    n, stride = p[6], p[0] * p[3]
+    base = p[7] if stream == 0 else p[8]
+    c = 0
+    for lane in range(32):
+        i = tv[g, lane, 1] + it * stride
+        if tv[g, lane, 0] and i < n:
+            out[g, lane] = base + 4 * i
+            c += 1
+        else:
+            out[g, lane] = -1
+    return c
+
+
+def _template():
+    a = isa.Asm()
+    a.alu("i", n=3)                 # i = blockIdx.x * blockDim.x + threadIdx.x; stride
+    a.alu("p", "i")                 # i < n
+    a.bra("p")
+    a.body()
+    a.ldg("v", 0, "i")              # v = x[i]
+    a.fmnmx("y", "v", stream=0)     # max(v, 0)
+    a.stg(1, "y", "i")              # y[i] = ...
+    a.alu("i", "i")                 # i += stride
+    a.alu("p", "i")                 # i < n
+    a.bra("p")
+    a.epilogue()
+    return a.template()
+
+
+TEMPLATE = _template()
+
+
+def program(lc: Launch, n: int) -> isa.Program:
+    """The engine's face of ``relu`` over ``n`` float32 elements with launch ``lc``."""
+    if lc.grid[1:] != (1, 1) or lc.block[1:] != (1, 1):
+        raise ValueError("relu takes a 1-D grid and block")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n = {n!r}: must be a positive integer")
+    bases = isa.layout_arrays([("x", n), ("y", n)])
+    t, pro, body, nregs = TEMPLATE
+    return isa.Program(
+        NAME, KIND, lc, np.array([*lc.grid, *lc.block, n, bases["x"], bases["y"]], np.int64),
+        t, pro, body, nregs,
+        (isa.Stream("x", "global", "x"), isa.Stream("y", "global", "y")),
+        (("x", bases["x"], n), ("y", bases["y"], n)),
+        REGS_ESTIMATE, 0, "estimate", n, 8 * n, label=f"n={n}")

@@ -1,0 +1,260 @@
+"""``simulate(hw, programs)``: run kernel launches through the SIMT core (``core.py``).
+
+Modes:
+
+* ``full`` -- every block of every launch;
+* ``sampled`` -- for a launch of more than ``SAMPLE_MIN_WAVES`` waves: the first
+  ``HEAD_WAVES`` waves (from which the steady per-wave time tau is read off the block
+  completion times of the last two) and, separately, the tail (the last partial wave
+  with the full wave before it); the launch then takes ``T_tail + (B - tail) / C * tau``
+  cycles, where C blocks make a wave. The result says it was sampled and estimates its
+  error from the spread of tau between the two waves it was read from. Launches too short
+  to sample run in full.
+
+Launches run back to back on one L2 (conv-im2col's GEMM reads the column matrix the
+im2col launch left there); the gap between them (the host's launch overhead) is not
+modelled -- ``simulator/measure`` measures it. Dirty L2 sectors left at the end are
+counted as DRAM writes (untimed).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import core
+from .occupancy import occupancy
+
+POLICIES = ("gto", "lrr")
+MODES = ("full", "sampled")
+HEAD_WAVES = 4
+SAMPLE_MIN_WAVES = 8
+
+
+def hw_vector(hw, occ, policy: str) -> np.ndarray:
+    """The preset and the launch's occupancy as the core's float vector."""
+    sm, l1, l2, d = hw.sm, hw.sm.l1, hw.l2, hw.dram
+    h = np.zeros(core.N_HW)
+    h[core.H_NSM] = hw.sm_count
+    h[core.H_NSCHED] = sm.warp_schedulers
+    h[core.H_MAXW] = sm.max_warps
+    h[core.H_BPS] = occ.blocks_per_sm
+    h[core.H_WPB] = occ.warps_per_sm // occ.blocks_per_sm
+    lanes_per_sched = sm.fp32_lanes / sm.warp_schedulers
+    h[core.H_SPII] = max(1, math.ceil(sm.warp_size / lanes_per_sched))
+    h[core.H_SFUII] = max(1, math.ceil(sm.warp_size / sm.sfu_units))
+    h[core.H_LDSTII] = max(1, math.ceil(sm.warp_size / sm.ldst_units))
+    h[core.H_FPLAT] = sm.fp32_latency_cycles
+    h[core.H_SFULAT] = sm.sfu_latency_cycles
+    h[core.H_SHLAT] = sm.shared_latency_cycles
+    h[core.H_BANKS] = sm.shared_banks
+    h[core.H_BANKB] = sm.shared_bank_bytes
+    h[core.H_SEG] = l1.sector_bytes
+    h[core.H_L1SETS] = l1.size_bytes // (l1.sector_bytes * l1.ways)
+    h[core.H_L1WAYS] = l1.ways
+    h[core.H_L1LAT] = l1.latency_cycles
+    h[core.H_L1BW] = l1.bandwidth_bytes_per_cycle
+    h[core.H_MSHR] = l1.mshrs
+    if l1.sector_bytes < l2.sector_bytes:
+        raise ValueError(f"{hw.name}: sm.l1.sector_bytes ({l1.sector_bytes}) below "
+                         f"l2.sector_bytes ({l2.sector_bytes}) is not modelled")
+    h[core.H_L2SEC] = l2.sector_bytes
+    h[core.H_L2SETS] = l2.size_bytes // (l2.sector_bytes * l2.ways)
+    h[core.H_L2WAYS] = l2.ways
+    h[core.H_L2LINE] = l2.line_bytes // l2.sector_bytes
+    h[core.H_L2LAT] = l2.latency_cycles
+    h[core.H_L2BANKS] = l2.banks
+    h[core.H_L2SVC] = l2.sector_bytes / (l2.bandwidth_bytes_per_cycle / l2.banks)
+    h[core.H_DLAT] = d.latency_cycles
+    h[core.H_DCH] = d.channels
+    h[core.H_DSVC] = l2.sector_bytes / (d.bandwidth_bytes_per_s / hw.clock_hz / d.channels)
+    h[core.H_LAUNCH] = sm.block_launch_cycles
+    h[core.H_GTO] = 1.0 if policy == "gto" else 0.0
+    h[core.H_ISSUE] = sm.issue_interval_cycles
+    return h
+
+
+@dataclass
+class LaunchResult:
+    """One kernel launch as simulated."""
+
+    program: object
+    cycles: float
+    warp_instructions: float
+    flops_executed: float
+    occupancy: object
+    waves: float
+    stalls: dict
+    stats: dict
+    bytes_by_level: dict
+    blocks: dict             # sm, start, end of each simulated block (for timelines)
+    issued_per_sm: np.ndarray
+    trace: np.ndarray        # (cycle, sm, scheduler, block, warp, opcode) rows
+    sampled: dict = field(default_factory=dict)
+
+
+@dataclass
+class SimtResult:
+    hw: object
+    policy: str
+    mode: str
+    launches: list
+    cycles: float
+    seconds: float
+    warp_instructions: float
+    sim_wall_seconds: float
+    bytes_by_level: dict
+    stalls_by_cause: dict
+    flops_executed: float
+    flops: int
+    min_bytes: int
+    dram_flush_bytes: float
+
+    @property
+    def ipc(self) -> float:
+        return self.warp_instructions / self.cycles if self.cycles else 0.0
+
+    @property
+    def sampled(self) -> bool:
+        return any(lr.sampled.get("extrapolated") for lr in self.launches)
+
+    def hit_rates(self) -> dict:
+        s = {k: sum(lr.stats[k] for lr in self.launches) for k in ("l1_hits", "l1_misses",
+                                                                    "l2_hits", "l2_misses")}
+        l1 = s["l1_hits"] + s["l1_misses"]
+        l2 = s["l2_hits"] + s["l2_misses"]
+        return {"l1": s["l1_hits"] / l1 if l1 else None, "l2": s["l2_hits"] / l2 if l2 else None}
+
+    def to_dict(self) -> dict:
+        lr0 = self.launches[-1]
+        return {
+            "kernel": self.launches[0].program.name,
+            "launches": [{"name": lr.program.name, "label": lr.program.label,
+                          "grid": list(lr.program.launch.grid), "block": list(lr.program.launch.block),
+                          "cycles": lr.cycles, "warp_instructions": lr.warp_instructions,
+                          "occupancy": lr.occupancy.to_dict(), "waves": lr.waves,
+                          "regs_per_thread": lr.program.regs_per_thread,
+                          "smem_per_block": lr.program.smem_per_block,
+                          "resources_source": lr.program.resources_source,
+                          "stalls_by_cause": lr.stalls, "bytes_by_level": lr.bytes_by_level,
+                          "sampled": lr.sampled} for lr in self.launches],
+            "hw": self.hw.name, "policy": self.policy, "mode": self.mode,
+            "cycles": self.cycles, "seconds": self.seconds,
+            "warp_instructions": self.warp_instructions, "ipc": self.ipc,
+            "sim_wall_seconds": self.sim_wall_seconds,
+            "occupancy": lr0.occupancy.occupancy, "blocks_per_sm": lr0.occupancy.blocks_per_sm,
+            "limited_by": lr0.occupancy.limited_by, "waves": lr0.waves,
+            "bytes_by_level": self.bytes_by_level, "stalls_by_cause": self.stalls_by_cause,
+            "hit_rates": self.hit_rates(), "flops": self.flops,
+            "flops_executed": self.flops_executed, "min_bytes": self.min_bytes,
+            "sampled": self.sampled,
+        }
+
+
+def _state(hw):
+    l2 = hw.l2
+    sets = l2.size_bytes // (l2.sector_bytes * l2.ways)
+    shape = (1, sets, l2.ways)
+    return (np.full(shape, -1, np.int64), np.zeros(shape, np.int64),
+            np.zeros(shape), np.zeros(shape, np.bool_),
+            np.zeros(l2.banks), np.zeros(hw.dram.channels))
+
+
+def _run(prog, h, lo, hi, t0, state, trace):
+    out = core.run(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end, prog.n_regs,
+                   h, lo, hi, t0, *state, trace)
+    st, issued, bsm, bstart, bend, stalls, tr = out
+    return st, issued, bsm, bstart, bend, stalls, tr
+
+
+def _stats(st):
+    return {"l1_hits": st[core.S_L1HIT], "l1_misses": st[core.S_L1MISS],
+            "l2_hits": st[core.S_L2HIT], "l2_misses": st[core.S_L2MISS],
+            "global_load_segments": st[core.S_GLD], "global_store_segments": st[core.S_GST],
+            "shared_conflict_passes": st[core.S_CONFLICT], "sp_instructions": st[core.S_SP],
+            "sfu_instructions": st[core.S_SFU], "ldst_instructions": st[core.S_LDST],
+            "cycles_visited": st[core.S_CYCLES_VISITED], "scheduler_looks": st[core.S_LOOKS]}
+
+
+def _bytes(st):
+    return {"l1": st[core.S_L1B], "shared": st[core.S_SHB], "l2": st[core.S_L2RB] + st[core.S_L2WB],
+            "dram": st[core.S_DRB] + st[core.S_DWB]}
+
+
+def _launch_occupancy(hw, prog):
+    prog.launch.check(hw)
+    return occupancy(hw, prog.launch.threads_per_block, prog.regs_per_thread, prog.smem_per_block)
+
+
+def _check(hw, policy, mode):
+    if getattr(hw, "family", None) != "simt":
+        raise ValueError(f"hardware {getattr(hw, 'name', hw)!r} is not a SIMT GPU")
+    if policy not in POLICIES:
+        raise ValueError(f"policy = {policy!r}: allowed: {', '.join(POLICIES)}")
+    if mode not in MODES:
+        raise ValueError(f"mode = {mode!r}: allowed: {', '.join(MODES)}")
+
+
+def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int = 0) -> SimtResult:
+    """Run ``programs`` (one Program or a sequence run back to back) on ``hw``.
+
+    ``trace`` keeps the first that many issued instructions (cycle, SM, scheduler, block,
+    warp, opcode) for timeline plots. Deterministic: the same inputs give the same cycles."""
+    _check(hw, policy, mode)
+    if not isinstance(programs, (list, tuple)):
+        programs = (programs,)
+    wall = time.perf_counter()
+    state = _state(hw)
+    t0 = 0.0
+    launches = []
+    for prog in programs:
+        occ = _launch_occupancy(hw, prog)
+        h = hw_vector(hw, occ, policy)
+        B = prog.launch.blocks
+        C = occ.blocks_per_sm * hw.sm_count
+        waves = B / C
+        sampled = {"extrapolated": False, "simulated_blocks": B, "total_blocks": B}
+        if mode == "sampled" and waves > SAMPLE_MIN_WAVES:
+            st, issued, bsm, bstart, bend, stalls, tr = _run(prog, h, 0, HEAD_WAVES * C, t0, state, trace)
+            ends = np.sort(bend)
+            d = ends[2 * C:4 * C] - ends[C:3 * C]
+            tau3, tau4 = d[:C].mean(), d[C:].mean()
+            tau = d.mean()
+            r = B % C
+            tail = r + C if r else C
+            st2, issued2, bsm2, bstart2, bend2, stalls2, _ = _run(prog, h, B - tail, B, t0,
+                                                                  _state(hw), 0)
+            body = (B - tail) / C
+            cycles = (st2[core.S_END] - t0) + body * tau
+            # everything countable scales with blocks: head and tail stand for the rest
+            scale = (B - tail) / (HEAD_WAVES * C)
+            st = st * scale + st2
+            stalls = stalls * scale + stalls2
+            issued = issued * scale + issued2
+            err = abs(tau3 - tau4) / 2 * body / cycles if cycles else 0.0
+            sampled = {"extrapolated": True, "simulated_blocks": HEAD_WAVES * C + tail,
+                       "total_blocks": B, "head_waves": HEAD_WAVES, "tail_blocks": tail,
+                       "tau_cycles": float(tau), "estimated_error": float(err)}
+            bsm, bstart, bend = (np.concatenate(x) for x in ((bsm, bsm2), (bstart, bstart2),
+                                                             (bend, bend2)))
+        else:
+            st, issued, bsm, bstart, bend, stalls, tr = _run(prog, h, 0, B, t0, state, trace)
+            cycles = st[core.S_END] - t0
+        launches.append(LaunchResult(
+            prog, float(cycles), float(st[core.S_INSTR]), float(st[core.S_FLOPS]), occ, waves,
+            {c: float(v) for c, v in zip(core.CAUSES, stalls)}, _stats(st), _bytes(st),
+            {"sm": bsm, "start": bstart, "end": bend}, issued, tr, sampled))
+        t0 += cycles
+    flush = float(state[3].sum() * hw.l2.sector_bytes)
+    total = {k: sum(lr.bytes_by_level[k] for lr in launches) for k in launches[0].bytes_by_level}
+    total["dram"] += flush
+    stalls = {c: sum(lr.stalls[c] for lr in launches) for c in core.CAUSES}
+    cycles = sum(lr.cycles for lr in launches)
+    return SimtResult(
+        hw, policy, mode, launches, cycles, cycles / hw.clock_hz,
+        sum(lr.warp_instructions for lr in launches), time.perf_counter() - wall, total, stalls,
+        sum(lr.flops_executed for lr in launches), sum(p.flops for p in programs),
+        sum(p.min_bytes for p in programs),
+        flush)

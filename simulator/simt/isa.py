@@ -1,0 +1,175 @@
+"""The program face of a SIMT kernel: a per-warp instruction stream the engine executes.
+
+A program is a *template* of warp instructions in three sections -- a prologue, a loop
+body executed ``trips`` times, an epilogue -- plus two numba functions of the kernel
+module that fill in what varies per warp without materialising tensor data:
+
+* ``setup(p, bx, by, bz, w, tv, g)``: when warp ``w`` of block ``(bx, by, bz)`` starts,
+  fill its thread-variable table ``tv[g, 32, TV]`` -- what the kernel's prologue computes into
+  registers (global indices, divisions by runtime sizes); ``tv[g, lane, 0]`` is 1 for a
+  thread that exists, 0 otherwise -- and return how many times the warp runs the body
+  (0 skips it);
+* ``lanes(p, tv, g, it, stream, out)``: for loop iteration ``it`` and address stream
+  ``stream``, each lane's byte address (``-1`` for an inactive lane) written into
+  ``out[g, 32]``; returns the number of active lanes.
+
+(``g`` indexes the engine's table of warp slots: rows are passed, never sliced, since a
+numba slice costs an atomic reference count.)
+
+``p`` is the program's int64 parameter vector: ``p[0:3]`` the grid, ``p[3:6]`` the block,
+then the kernel's own sizes and array base addresses. An instruction with a stream uses
+that stream's addresses (memory instructions) or just its active mask (guarded
+arithmetic); one whose mask is empty is branched around and never issues, which is how a
+warp-uniform ``if`` behaves. An instruction without a stream runs on every thread of the
+warp that exists. Branches (``BRA``) issue as instructions of their own.
+
+Global arrays are laid out as ``cudaMalloc`` would: each at a 256-byte aligned base,
+one after another from ``GLOBAL_BASE``. Shared-memory streams give byte offsets within
+the block's shared memory (for bank conflicts).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# opcodes
+ALU, FFMA, FMNMX, SFU, BRA, LDG, STG, LDS, STS, BAR = range(10)
+OP_NAMES = ("ALU", "FFMA", "FMNMX", "SFU", "BRA", "LDG", "STG", "LDS", "STS", "BAR")
+FLOPS_PER_LANE = {FFMA: 2, FMNMX: 1}
+NO_REG = -1
+TV = 8          # thread-variable columns per lane
+GLOBAL_BASE = 1 << 20
+ALIGN = 256
+
+
+@dataclass(frozen=True)
+class Stream:
+    name: str
+    space: str            # "global", "shared" or "mask"
+    array: str = ""       # the global array it addresses
+
+
+class Asm:
+    """Builds a template: ``a.alu("i", "i")``, ``a.ldg("x", "s_x", "i")``, ``a.body()``..."""
+
+    def __init__(self):
+        self.rows = []
+        self.regs = {}
+        self.marks = {}
+
+    def _r(self, name):
+        if name is None:
+            return NO_REG
+        return self.regs.setdefault(name, len(self.regs))
+
+    def _emit(self, op, dst=None, srcs=(), stream=-1):
+        if len(srcs) > 3:
+            raise ValueError("an instruction reads at most 3 registers")
+        s = [self._r(x) for x in srcs] + [NO_REG] * (3 - len(srcs))
+        self.rows.append((op, self._r(dst), *s, stream))
+
+    def alu(self, dst, *srcs, stream=-1, n=1):
+        for _ in range(n):
+            self._emit(ALU, dst, srcs, stream)
+
+    def ffma(self, dst, *srcs, stream=-1):
+        self._emit(FFMA, dst, srcs, stream)
+
+    def fmnmx(self, dst, *srcs, stream=-1):
+        self._emit(FMNMX, dst, srcs, stream)
+
+    def sfu(self, dst, *srcs, stream=-1):
+        self._emit(SFU, dst, srcs, stream)
+
+    def bra(self, *srcs, stream=-1):
+        self._emit(BRA, None, srcs, stream)
+
+    def ldg(self, dst, stream, *srcs):
+        self._emit(LDG, dst, srcs, stream)
+
+    def stg(self, stream, *srcs):
+        self._emit(STG, None, srcs, stream)
+
+    def lds(self, dst, stream, *srcs):
+        self._emit(LDS, dst, srcs, stream)
+
+    def sts(self, stream, *srcs):
+        self._emit(STS, None, srcs, stream)
+
+    def bar(self):
+        self._emit(BAR)
+
+    def body(self):
+        self.marks["pro_end"] = len(self.rows)
+
+    def epilogue(self):
+        self.marks["body_end"] = len(self.rows)
+
+    def template(self):
+        pro_end = self.marks.get("pro_end", len(self.rows))
+        body_end = self.marks.get("body_end", len(self.rows))
+        t = np.array(self.rows, dtype=np.int64).reshape(-1, 6)
+        return t, pro_end, body_end, max(1, len(self.regs))
+
+
+def layout_arrays(sizes):
+    """[(name, elements)] -> {name: base byte address}, each 256-byte aligned."""
+    bases, at = {}, GLOBAL_BASE
+    for name, elements in sizes:
+        bases[name] = at
+        at += -(-elements * 4 // ALIGN) * ALIGN
+    return bases
+
+
+@dataclass(frozen=True, eq=False)
+class Program:
+    """One kernel launch as the engine sees it."""
+
+    name: str                 # kernel algorithm, e.g. "gemm-tiled"
+    kind: int                 # index into ``dispatch``
+    launch: object            # Launch
+    params: np.ndarray        # int64 parameter vector (see the module doc)
+    template: np.ndarray      # (instructions, 6): op, dst, src0, src1, src2, stream
+    pro_end: int
+    body_end: int
+    n_regs: int               # template registers (for the scoreboard)
+    streams: tuple            # Stream per stream id
+    arrays: tuple             # (name, base bytes, elements) of the global arrays
+    regs_per_thread: int
+    smem_per_block: int
+    resources_source: str     # where regs_per_thread and smem_per_block came from
+    flops: int                # useful FLOPs of the operation this launch computes
+    min_bytes: int            # compulsory DRAM bytes of this launch
+    label: str = ""           # a short description for tables
+    notes: tuple = field(default=())
+
+    def __post_init__(self):
+        self.params.setflags(write=False)
+        self.template.setflags(write=False)
+
+    def describe(self) -> str:
+        g, b = self.launch.grid, self.launch.block
+        return f"{self.name} grid {g} block {b}" + (f" ({self.label})" if self.label else "")
+
+    def array_of(self, address: int):
+        """(array name, element index) of a global byte address."""
+        for name, base, elements in self.arrays:
+            if base <= address < base + 4 * elements:
+                return name, (address - base) // 4
+        raise ValueError(f"address {address} is in no array of {self.name}")
+
+
+# --- numba helpers shared by the kernels' address functions --------------------------
+
+from numba import njit  # noqa: E402
+
+
+@njit(cache=True)
+def thread_of(p, w, lane):
+    """(tx, ty, tz, exists) of lane ``lane`` of warp ``w`` in a block of p[3:6] threads."""
+    lin = w * 32 + lane
+    bx, by, bz = p[3], p[4], p[5]
+    if lin >= bx * by * bz:
+        return 0, 0, 0, False
+    return lin % bx, (lin // bx) % by, lin // (bx * by), True
