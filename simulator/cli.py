@@ -354,7 +354,227 @@ def cmd_occupancy(args):
         print(f"wrote {args.json}")
 
 
+# ---------------------------------------------------------------- simt
+
+def _int_list(text, name, dims=1):
+    """'1,2,4', '1-64', '8-1024:8' or (dims 2) '16x16,32x8' -> list of ints or tuples."""
+    out = []
+    for part in filter(None, (x.strip() for x in str(text).split(","))):
+        try:
+            if "x" in part.lower():
+                t = tuple(int(v) for v in part.lower().split("x"))
+                if len(t) > dims:
+                    raise ValueError
+                out.append(t)
+            elif "-" in part:
+                rng, _, step = part.partition(":")
+                lo, hi = (int(v) for v in rng.split("-"))
+                st = int(step) if step else 1
+                if lo < 1 or hi < lo or st < 1:
+                    raise ValueError
+                out += list(range(lo, hi + 1, st))
+            else:
+                out.append(int(part))
+        except ValueError:
+            raise ValueError(f"{name} {part!r}: expected N, A-B, A-B:STEP"
+                             + (" or AxB" if dims > 1 else "") + ", comma-separated") from None
+    bad = [v for v in out if min(v if isinstance(v, tuple) else (v,)) < 1]
+    if bad or not out:
+        raise ValueError(f"{name} {text!r}: give one or more positive sizes")
+    return out
+
+
+def _conv_from_args(args):
+    import workloads
+    from workloads.networks import parse_conv_shape
+    if args.shape and args.layer:
+        raise ValueError("give --shape or --layer, not both")
+    layout = args.layout or "nchw"
+    if args.shape:
+        if args.batch is not None:
+            raise ValueError("--batch applies to --layer; put n= in --shape")
+        from workloads.ir import Conv2d
+        return Conv2d(name="conv", layout=layout, **parse_conv_shape(args.shape))
+    if args.layer:
+        net = workloads.resolve("resnet50", batch=args.batch or 1, layout=layout)
+        for op in net.ops:
+            if op.name == args.layer and op.kind == "conv2d":
+                return op
+        names = [op.name for op in net.ops if op.kind == "conv2d"]
+        raise ValueError(f"--layer {args.layer!r} is not a ResNet-50 convolution; e.g. "
+                         f"{', '.join(names[:4])} ... {names[-1]}")
+    return None
+
+
+def _problem(args, hw, grid=None, block=None):
+    from simulator.simt import api
+    conv = _conv_from_args(args) if args.kernel in ("conv-direct", "conv-im2col") else None
+    if conv is None:
+        if args.kernel.startswith("conv"):
+            raise ValueError(f"{args.kernel} needs --shape or --layer")
+        for opt in ("shape", "layer", "layout"):
+            if getattr(args, opt, None):
+                raise ValueError(f"--{opt} applies to conv-direct and conv-im2col")
+    if args.batch is not None and conv is None:
+        raise ValueError("--batch applies to --layer")
+    return api.build(hw, args.kernel, n=args.n, m=args.m, k=args.k, conv=conv, tile=args.tile,
+                     thread_x=args.thread_x, grid=grid, block=block)
+
+
+def _one_dims(text, name):
+    if text is None:
+        return None
+    v = _int_list(text, name, dims=2)
+    if len(v) != 1:
+        raise ValueError(f"{name} {text!r}: give one size")
+    return v[0]
+
+
+def cmd_simulate_simt(args):
+    from simulator.simt import api
+    hw = _hw(args)
+    if getattr(hw, "family", None) != "simt":
+        raise ValueError(f"--hw {hw.name}: not a SIMT GPU (try gtx480, v100, h100-sxm)")
+    prob = _problem(args, hw, _one_dims(args.grid, "--grid"), _one_dims(args.block, "--block"))
+    r = api.predict(hw, prob, args.mode, args.policy)
+    launches = prob.programs
+    print(f"{prob.kernel} on {hw.name}: " + "; ".join(p.describe() for p in launches))
+    print(f"  occupancy {r['blocks_per_sm']} blocks/SM, {r['warps_per_sm']} warps/SM "
+          f"({r['occupancy']:.0%}, limited by {r['limited_by']}); {r['waves']:.2f} waves; "
+          f"{r['regs_per_thread']} regs/thread ({r['resources_source']})")
+    what = {"full": "engine (every block)", "sampled": "engine" + (
+        " (sampled: " + ", ".join(f"{s['simulated_blocks']} of {s['total_blocks']} blocks, est. "
+                                  f"error {s['estimated_error']:.1%}" for s in r.get("sampling", [])
+                                  if s.get("extrapolated")) + ")" if r.get("sampled") else " (every block)"),
+            "analytic": "analytic model"}[args.mode]
+    print(f"  {what}: {r['cycles']:.0f} cycles = {format_seconds(r['seconds'])}; "
+          f"{r['warp_instructions']:.0f} warp instructions"
+          + (f", IPC {r['ipc']:.2f}" if "ipc" in r else "")
+          + f"; simulated in {r['sim_wall_seconds']:.2f} s")
+    print(f"  analytic model: {format_seconds(r['analytic_seconds'])} (limited by "
+          f"{r['analytic_limiter']}); roofline bound: {format_seconds(r['roofline_seconds'])}")
+    b = r["bytes_by_level"]
+    print("  bytes: " + ", ".join(f"{k} {format_bytes(v)}" for k, v in b.items()))
+    if r["stalls_by_cause"]:
+        tot = sum(r["stalls_by_cause"].values()) or 1
+        print("  scheduler stall cycles: " + ", ".join(
+            f"{k} {v / tot:.0%}" for k, v in r["stalls_by_cause"].items() if v))
+    if args.json:
+        from simulator.table import write_json
+        write_json(args.json, {k: v for k, v in r.items() if k != "engine"})
+        print(f"wrote {args.json}")
+
+
+def _sweep_rows(args, hw, pairs):
+    from simulator.simt import api
+    rows = []
+    for g, b in pairs:
+        prob = _problem(args, hw, g, b)
+        r = api.predict(hw, prob, args.mode, args.policy, with_roofline=False)
+        rows.append({"grid": "x".join(map(str, prob.grid[:2] if prob.grid[1] > 1 else prob.grid[:1])),
+                     "block": "x".join(map(str, prob.block[:2] if prob.block[1] > 1 else prob.block[:1])),
+                     "blocks": prob.programs[-1].launch.blocks,
+                     "engine_seconds": r["seconds"] if args.mode != "analytic" else None,
+                     "analytic_seconds": r["analytic_seconds"],
+                     "occupancy": r["occupancy"], "blocks_per_sm": r["blocks_per_sm"],
+                     "waves": r["waves"], "sampled": bool(r.get("sampled")),
+                     "sim_wall_seconds": r["sim_wall_seconds"] if args.mode != "analytic" else None})
+    return rows
+
+
+def cmd_sweep_grid(args):
+    from simulator.analysis.plots import grid_sweep_chart
+    from simulator.table import format_table
+    hw = _hw(args)
+    if getattr(hw, "family", None) != "simt":
+        raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
+    blocks = _int_list(args.blocks, "--blocks", dims=2)
+    if args.grids is not None:
+        if args.kernel != "relu":
+            raise ValueError(f"--grids applies to relu; {args.kernel}'s grid follows from the "
+                             "block (sweep --blocks only)")
+        grids = _int_list(args.grids, "--grids")
+    else:
+        if args.kernel == "relu":
+            raise ValueError("relu needs --grids")
+        grids = [None]
+    if args.kernel == "gemm-tiled":
+        raise ValueError("gemm-tiled's block is its tile: compare tiles with simulate simt --tile")
+    pairs = [(g, b) for b in blocks for g in grids]
+    rows = _sweep_rows(args, hw, pairs)
+    eng = args.mode != "analytic"
+    print(f"{args.kernel} on {hw.name}: {len(rows)} launches, {args.mode} engine"
+          if eng else f"{args.kernel} on {hw.name}: {len(rows)} launches, analytic model only")
+    show = rows if len(rows) <= 60 else rows[:30] + rows[-30:]
+    print(format_table(["grid", "block", "blocks", "waves", "occupancy", "engine us", "analytic us"],
+                       [[r["grid"], r["block"], r["blocks"], r["waves"], r["occupancy"],
+                         r["engine_seconds"] * 1e6 if eng else "-", r["analytic_seconds"] * 1e6]
+                        for r in show], right=[False, False] + [True] * 5))
+    if len(rows) > 60:
+        print(f"(first and last 30 of {len(rows)} rows; --csv has them all)")
+    _write_outputs(args, rows, lambda: {"hw": hw.name, "kernel": args.kernel, "mode": args.mode,
+                                        "rows": rows},
+                   lambda path: grid_sweep_chart(rows, path, f"{args.kernel} on {hw.name}"))
+
+
+def cmd_sweep_layout(args):
+    import workloads
+    from simulator.simt import api
+    from simulator.table import format_table
+    hw = _hw(args)
+    if getattr(hw, "family", None) != "simt":
+        raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
+    rows = []
+    nets = {lay: workloads.resolve(args.workload, batch=args.batch, layout=lay)
+            for lay in ("nchw", "nhwc")}
+    for a, b in zip(nets["nchw"].ops, nets["nhwc"].ops):
+        if a.kind != "conv2d" or a.groups != 1:
+            continue
+        row = {"layer": a.name, "shape": a.describe()}
+        for lay, op in (("nchw", a), ("nhwc", b)):
+            prob = api.build(hw, args.kernel, conv=op, block=args.block)
+            r = api.predict(hw, prob, args.mode, args.policy, with_roofline=False)
+            row[f"{lay}_engine_seconds"] = r["seconds"] if args.mode != "analytic" else None
+            row[f"{lay}_analytic_seconds"] = r["analytic_seconds"]
+        key = "engine" if args.mode != "analytic" else "analytic"
+        row["nhwc_speedup"] = row[f"nchw_{key}_seconds"] / row[f"nhwc_{key}_seconds"]
+        rows.append(row)
+        if sys.stderr.isatty():
+            print(f"\r{len(rows)} layers", end="", file=sys.stderr, flush=True)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    key = "engine" if args.mode != "analytic" else "analytic"
+    print(f"{args.kernel} on {hw.name}, {args.workload} batch {args.batch or 1}: NCHW vs NHWC "
+          f"({key}{', ' + args.mode if key == 'engine' else ''})")
+    tot = {lay: sum(r[f"{lay}_{key}_seconds"] for r in rows) for lay in ("nchw", "nhwc")}
+    print(format_table(["layer", "shape", "NCHW us", "NHWC us", "NHWC speed-up"],
+                       [[r["layer"], r["shape"], r[f"nchw_{key}_seconds"] * 1e6,
+                         r[f"nhwc_{key}_seconds"] * 1e6, r["nhwc_speedup"]] for r in rows]
+                       + [["total", "", tot["nchw"] * 1e6, tot["nhwc"] * 1e6,
+                           tot["nchw"] / tot["nhwc"]]],
+                       right=[False, False, True, True, True]))
+    _write_outputs(args, rows, lambda: {"hw": hw.name, "kernel": args.kernel, "rows": rows},
+                   lambda path: None)
+
+
 # ---------------------------------------------------------------- parser
+
+def _add_simt_problem(p):
+    _add_hw(p)
+    p.add_argument("--kernel", required=True,
+                   choices=("relu", "gemm-naive", "gemm-tiled", "conv-direct", "conv-im2col"))
+    p.add_argument("--n", type=_positive_int("n"), help="relu: elements; GEMM: columns of C")
+    p.add_argument("--m", type=_positive_int("m"), help="GEMM: rows of C")
+    p.add_argument("--k", type=_positive_int("k"), help="GEMM: the reduction")
+    p.add_argument("--shape", metavar="n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..",
+                   help="a convolution")
+    p.add_argument("--layer", metavar="NAME", help="a ResNet-50 convolution, e.g. layer1.0.conv2")
+    p.add_argument("--batch", type=_positive_int("batch"), help="batch for --layer (default 1)")
+    p.add_argument("--layout", choices=("nchw", "nhwc"), help="convolution layout (default nchw)")
+    p.add_argument("--tile", type=int, help="gemm-tiled / conv-im2col tile: 8, 16 or 32 (default 16)")
+    p.add_argument("--thread-x", dest="thread_x", choices=("cols", "rows"),
+                   help="gemm-naive: threadIdx.x on C's columns (coalesced, default) or rows")
+
 
 def build_parser() -> Parser:
     ap = Parser(prog="roofsim", description="Roofline bounds, SIMT and systolic simulation, "
@@ -427,6 +647,50 @@ def build_parser() -> Parser:
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--plot", metavar="FILE", help="utilisation per layer and a fold-by-PE heatmap")
     p.set_defaults(func=cmd_simulate_systolic, dtype=None)
+
+    p = sim.add_parser("simt", help="Fermi-style SIMT GPU running one kernel launch (or two)",
+                       description="Simulate a kernel on a SIMT GPU preset. Default launches: relu "
+                       "blocks of 256 with a grid filling every SM once; gemm-naive 16x16 blocks "
+                       "(threadIdx.x on columns); gemm-tiled T=16; conv-direct and conv-im2col "
+                       "blocks of 256. Default mode: sampled (runs in full when the grid is "
+                       "shorter than 8 waves).")
+    _add_simt_problem(p)
+    p.add_argument("--grid", metavar="G[xG2]", help="relu's grid (any; default: fills the SMs once)")
+    p.add_argument("--block", metavar="B[xB2]", help="threads per block (gemm-naive: BxB2)")
+    p.add_argument("--mode", choices=("full", "sampled", "analytic"), default="sampled")
+    p.add_argument("--policy", choices=("gto", "lrr"), default="gto", help="warp scheduler")
+    p.add_argument("--json", metavar="FILE")
+    p.set_defaults(func=cmd_simulate_simt)
+
+    sw = sub.add_parser("sweep", help="what-if sweeps on the SIMT model").add_subparsers(
+        dest="sweep", metavar="WHAT", parser_class=Parser)
+    sw.required = True
+    p = sw.add_parser("grid", help="predicted time for every grid and block pair",
+                      description="Engine and analytic model side by side for every (grid, block) "
+                      "pair. --grids applies to relu (grid-stride); other kernels sweep --blocks.")
+    _add_simt_problem(p)
+    p.add_argument("--grids", metavar="LIST", help="e.g. 1-64 or 15,30,45,60 or 8-1024:8")
+    p.add_argument("--blocks", metavar="LIST", required=True, help="e.g. 64,128,256 or 16x16,32x8")
+    p.add_argument("--mode", choices=("full", "sampled", "analytic"), default="sampled",
+                   help="engine mode (analytic: the analytic model only, milliseconds per point)")
+    p.add_argument("--policy", choices=("gto", "lrr"), default="gto")
+    p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--json", metavar="FILE")
+    p.add_argument("--plot", metavar="FILE", help="time against grid size, one line per block")
+    p.set_defaults(func=cmd_sweep_grid)
+    p = sw.add_parser("layout", help="NCHW against NHWC for every convolution of a network",
+                      description="Default mode analytic (milliseconds per layer); --mode sampled "
+                      "runs the engine too (minutes for ResNet-50).")
+    _add_hw(p)
+    p.add_argument("--kernel", choices=("conv-direct", "conv-im2col"), default="conv-direct")
+    p.add_argument("--workload", default="resnet50", metavar="W")
+    p.add_argument("--batch", type=_positive_int("batch"))
+    p.add_argument("--block", type=_positive_int("block"), help="threads per block (default 256)")
+    p.add_argument("--mode", choices=("full", "sampled", "analytic"), default="analytic")
+    p.add_argument("--policy", choices=("gto", "lrr"), default="gto")
+    p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--json", metavar="FILE")
+    p.set_defaults(func=cmd_sweep_layout)
 
     p = sub.add_parser("occupancy", help="resident blocks and warps per SM (CUDA's rules)")
     _add_hw(p)

@@ -165,3 +165,57 @@ def systolic_chart(report, path):
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
+
+
+def grid_sweep_chart(rows, path, title=""):
+    """Predicted time against grid size, one line per block size: engine solid, analytic
+    dashed (the wave staircase). ``rows`` are ``sweep grid`` rows."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(9, 5))
+    blocks = list(dict.fromkeys(r["block"] for r in rows))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, b in enumerate(blocks):
+        rs = [r for r in rows if r["block"] == b]
+        x = [r["blocks"] for r in rs]
+        c = colors[i % len(colors)]
+        if rs[0]["engine_seconds"] is not None:
+            ax.plot(x, [r["engine_seconds"] * 1e6 for r in rs], "-o", ms=3, color=c,
+                    label=f"block {b} engine")
+        ax.plot(x, [r["analytic_seconds"] * 1e6 for r in rs], "--", color=c,
+                label=f"block {b} analytic")
+    ax.set_xlabel("blocks in the grid")
+    ax.set_ylabel("predicted time (us)")
+    ax.set_title(title or "grid-size sweep")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    _save(fig, path)
+
+
+def simt_timeline_chart(result, path, launch=0, warps=False):
+    """Per-SM timeline of one simulated launch: a bar per block (SM on the y axis); with
+    ``warps=True`` and a trace, one row per (SM, warp) with a tick per issued instruction."""
+    plt = _plt()
+    lr = result.launches[launch]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    if warps:
+        tr = lr.trace
+        if not len(tr):
+            raise ValueError("no trace: simulate with trace=N to draw warps")
+        keys = sorted({(int(r[1]), int(r[3]), int(r[4])) for r in tr})
+        row = {k: i for i, k in enumerate(keys)}
+        for r in tr:
+            k = (int(r[1]), int(r[3]), int(r[4]))
+            ax.plot([r[0], r[0] + 1], [row[k], row[k]], lw=6, color=colors[k[1] % len(colors)],
+                    solid_capstyle="butt")
+        ax.set_yticks(range(len(keys)))
+        ax.set_yticklabels([f"SM{s} b{b} w{w}" for s, b, w in keys], fontsize=7)
+        ax.set_ylabel("warp")
+    else:
+        b = lr.blocks
+        for i, (s, t0, t1) in enumerate(zip(b["sm"], b["start"], b["end"])):
+            ax.barh(int(s), t1 - t0, left=t0, color=colors[i % len(colors)], edgecolor="k", lw=0.3)
+        ax.set_ylabel("SM")
+    ax.set_xlabel("cycle")
+    ax.set_title(f"{lr.program.describe()} on {result.hw.name} ({result.policy})", fontsize=9)
+    _save(fig, path)

@@ -289,10 +289,12 @@ def _prepare(g, pc, tmpl, rready, rmem, wdep, wdepm, addr, seg_bytes, wseg, wnse
 
 @njit(cache=True)
 def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
-        tags2, lru2, fill2, dirty2, bank_free, chan_free, trace_cap):
+        tags2, lru2, fill2, dirty2, bank_free, chan_free, trace_cap, skip_at, skip_to):
     """Simulate blocks [blk_lo, blk_hi) of a launch starting at cycle t0 with the given
-    (shared, carried-over) L2 and DRAM state. Returns (stats, per-SM issue counts,
-    block sm/start/end, per-cause stall cycles, trace rows)."""
+    (shared, carried-over) L2 and DRAM state; when block ``skip_at`` is next to dispatch,
+    continue with block ``skip_to`` instead (sampled mode: the machine stays warm across
+    the skipped middle). Returns (stats, per-SM issue counts, block sm/start/end (-1 sm
+    for skipped blocks), per-cause stall cycles, trace rows)."""
     n_sm, n_sched = int(hp[H_NSM]), int(hp[H_NSCHED])
     maxw, bps, wpb = int(hp[H_MAXW]), int(hp[H_BPS]), int(hp[H_WPB])
     gx, gy = p[0], p[1]
@@ -377,6 +379,9 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                     for k in range(bps):
                         b = sm * bps + k
                         if bid[b] < 0 and bfree[b] <= t:
+                            if next_blk == skip_at:
+                                done_blocks += skip_to - skip_at
+                                next_blk = skip_to
                             bl = next_blk
                             next_blk += 1
                             bid[b] = bl

@@ -3,13 +3,14 @@
 Modes:
 
 * ``full`` -- every block of every launch;
-* ``sampled`` -- for a launch of more than ``SAMPLE_MIN_WAVES`` waves: the first
-  ``HEAD_WAVES`` waves (from which the steady per-wave time tau is read off the block
-  completion times of the last two) and, separately, the tail (the last partial wave
-  with the full wave before it); the launch then takes ``T_tail + (B - tail) / C * tau``
-  cycles, where C blocks make a wave. The result says it was sampled and estimates its
-  error from the spread of tau between the two waves it was read from. Launches too short
-  to sample run in full.
+* ``sampled`` -- for a launch of more than ``SAMPLE_MIN_WAVES`` waves (C blocks make a
+  wave): the first ``HEAD_WAVES`` waves, then -- the machine kept warm, its caches and
+  queues as they are -- the last ``TAIL_WAVES`` waves' blocks (the tail and the partial
+  last wave run as they would). The skipped middle adds ``skipped / C x tau`` cycles,
+  tau the steady per-wave time read off the block completions (completion j against
+  j - C, without the first wave's ramp and the final drain). The result says so, and
+  estimates its error from the spread of tau across the simulated waves. Launches too
+  short to sample run in full.
 
 Launches run back to back on one L2 (conv-im2col's GEMM reads the column matrix the
 im2col launch left there); the gap between them (the host's launch overhead) is not
@@ -30,7 +31,8 @@ from .occupancy import occupancy
 POLICIES = ("gto", "lrr")
 MODES = ("full", "sampled")
 HEAD_WAVES = 4
-SAMPLE_MIN_WAVES = 8
+TAIL_WAVES = 2
+SAMPLE_MIN_WAVES = 10
 
 
 def hw_vector(hw, occ, policy: str) -> np.ndarray:
@@ -162,9 +164,9 @@ def _state(hw):
             np.zeros(l2.banks), np.zeros(hw.dram.channels))
 
 
-def _run(prog, h, lo, hi, t0, state, trace):
+def _run(prog, h, lo, hi, t0, state, trace, skip_at=-1, skip_to=-1):
     out = core.run(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end, prog.n_regs,
-                   h, lo, hi, t0, *state, trace)
+                   h, lo, hi, t0, *state, trace, skip_at, skip_to)
     st, issued, bsm, bstart, bend, stalls, tr = out
     return st, issued, bsm, bstart, bend, stalls, tr
 
@@ -217,28 +219,24 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
         waves = B / C
         sampled = {"extrapolated": False, "simulated_blocks": B, "total_blocks": B}
         if mode == "sampled" and waves > SAMPLE_MIN_WAVES:
-            st, issued, bsm, bstart, bend, stalls, tr = _run(prog, h, 0, HEAD_WAVES * C, t0, state, trace)
-            ends = np.sort(bend)
-            d = ends[2 * C:4 * C] - ends[C:3 * C]
-            tau3, tau4 = d[:C].mean(), d[C:].mean()
-            tau = d.mean()
-            r = B % C
-            tail = r + C if r else C
-            st2, issued2, bsm2, bstart2, bend2, stalls2, _ = _run(prog, h, B - tail, B, t0,
-                                                                  _state(hw), 0)
-            body = (B - tail) / C
-            cycles = (st2[core.S_END] - t0) + body * tau
-            # everything countable scales with blocks: head and tail stand for the rest
-            scale = (B - tail) / (HEAD_WAVES * C)
-            st = st * scale + st2
-            stalls = stalls * scale + stalls2
-            issued = issued * scale + issued2
-            err = abs(tau3 - tau4) / 2 * body / cycles if cycles else 0.0
-            sampled = {"extrapolated": True, "simulated_blocks": HEAD_WAVES * C + tail,
-                       "total_blocks": B, "head_waves": HEAD_WAVES, "tail_blocks": tail,
-                       "tau_cycles": float(tau), "estimated_error": float(err)}
-            bsm, bstart, bend = (np.concatenate(x) for x in ((bsm, bsm2), (bstart, bstart2),
-                                                             (bend, bend2)))
+            skip_at, skip_to = HEAD_WAVES * C, B - TAIL_WAVES * C
+            st, issued, bsm, bstart, bend, stalls, tr = _run(prog, h, 0, B, t0, state, trace,
+                                                             skip_at, skip_to)
+            done = bsm >= 0
+            ends = np.sort(bend[done])
+            d = ends[C:] - ends[:-C]          # completion j against j - C: a wave apart
+            steady = d[C:len(d) - C]          # without the first wave's ramp and the drain
+            tau = float(steady.mean())
+            per_wave = [w.mean() for w in np.array_split(steady, max(1, len(steady) // C))]
+            skipped = (skip_to - skip_at) / C
+            cycles = (st[core.S_END] - t0) + skipped * tau
+            # what was counted stands for the skipped blocks too, in proportion
+            scale = B / (B - (skip_to - skip_at))
+            st, stalls, issued = st * scale, stalls * scale, issued * scale
+            err = float(np.ptp(per_wave)) / 2 * skipped / cycles if cycles else 0.0
+            sampled = {"extrapolated": True, "simulated_blocks": B - (skip_to - skip_at),
+                       "total_blocks": B, "head_waves": HEAD_WAVES, "tail_waves": TAIL_WAVES,
+                       "tau_cycles": tau, "estimated_error": err}
         else:
             st, issued, bsm, bstart, bend, stalls, tr = _run(prog, h, 0, B, t0, state, trace)
             cycles = st[core.S_END] - t0

@@ -1,0 +1,160 @@
+"""The analytic fast path: occupancy x waves x per-wave time, in milliseconds.
+
+From a few sampled warps (``walk.profile``: the first warp of the first block, the first
+warp of a middle block, the last warp of the last block; at most ``MAX_ITERS`` loop
+iterations each, scaled to the warp's trips) the model takes per block: instructions by
+unit, global-memory segments, shared-memory passes, and T1, one warp's time alone on an
+SM with every load taking the average memory latency. A wave (``blocks_per_sm`` blocks on
+every SM) then lasts the longest of:
+
+* **latency**: T1 -- the warps of a wave run side by side;
+* **issue**: the wave's instructions over the schedulers (and SP, SFU, LD/ST pipes);
+* **bandwidth**: the wave's share of DRAM and L2 bytes at peak bandwidth;
+* **concurrency** (Little's law): the wave's missing bytes at the bandwidth that the
+  outstanding requests allow, ``min(MSHRs, warps x loads per round) x segment / latency``.
+
+The average latency mixes L1, L2 and DRAM latency by hit rates estimated from the
+samples: an L1 hit is a segment the sampled block touches again; DRAM reads are the
+launch's compulsory bytes (the rest of the L1 misses hit in L2). The last, partial wave
+is priced the same way with its blocks; each wave adds ``block_launch_cycles``. Every
+assumption here is the engine's simplification simplified again: the engine is the
+reference, and ``simulate simt`` reports both.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import walk
+from .core import (H_BANKB, H_BANKS, H_FPLAT, H_ISSUE, H_LDSTII, H_SEG, H_SFUII, H_SFULAT,
+                   H_SHLAT, H_SPII)
+from .engine import _launch_occupancy, hw_vector
+
+MAX_ITERS = 64
+SEGBUF = 1 << 16
+
+
+@dataclass
+class AnalyticLaunch:
+    program: object
+    cycles: float
+    occupancy: object
+    waves: float
+    terms: dict            # per full wave: latency, issue, dram, l2, concurrency (cycles)
+    limiter: str
+    hit_rates: dict
+    warp_instructions: float
+    bytes_by_level: dict
+
+
+@dataclass
+class AnalyticResult:
+    hw: object
+    launches: list
+    cycles: float
+    seconds: float
+    wall_seconds: float
+
+    def to_dict(self) -> dict:
+        return {"cycles": self.cycles, "seconds": self.seconds, "wall_seconds": self.wall_seconds,
+                "launches": [{"name": a.program.name, "cycles": a.cycles, "waves": a.waves,
+                              "limiter": a.limiter, "terms": a.terms, "hit_rates": a.hit_rates,
+                              "warp_instructions": a.warp_instructions,
+                              "bytes_by_level": a.bytes_by_level} for a in self.launches]}
+
+
+def _profile(prog, h, b, w, lat_mem, segbuf):
+    bx, by, bz = b % prog.launch.grid[0], (b // prog.launch.grid[0]) % prog.launch.grid[1], \
+        b // (prog.launch.grid[0] * prog.launch.grid[1])
+    return walk.profile(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end,
+                        prog.n_regs, bx, by, bz, w, int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
+                        float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]), float(h[H_SHLAT]),
+                        float(lat_mem),
+                        MAX_ITERS, segbuf)
+
+
+def predict_launch(hw, prog, policy: str = "gto") -> AnalyticLaunch:
+    occ = _launch_occupancy(hw, prog)
+    h = hw_vector(hw, occ, policy)
+    sm, l1, l2 = hw.sm, hw.sm.l1, hw.l2
+    B = prog.launch.blocks
+    wpb = occ.warps_per_sm // occ.blocks_per_sm
+    seg = l1.sector_bytes
+    # hit rates from a middle block's warps (segments reused within a block hit the L1;
+    # a middle block, since edge blocks of a padded convolution skip their first taps)
+    segbuf = np.zeros(SEGBUF, np.int64)
+    for w in range(wpb):
+        _profile(prog, h, B // 2, w, l2.latency_cycles, segbuf)
+    touched = segbuf[1:segbuf[0] + 1]
+    h1 = 1.0 - np.unique(touched).size / touched.size if touched.size else 0.0
+    # samples: first and middle blocks stand for the body of the grid, the last for itself
+    samples = [(0, 0), (B // 2, 0), (B - 1, wpb - 1)]
+    scratch = np.zeros(2, np.int64)
+    prof0 = [_profile(prog, h, b, w, l2.latency_cycles, scratch) for b, w in samples]
+    per_warp = (prof0[0] + prof0[1]) / 2
+    last = prof0[2]
+    P = walk
+    gld_seg_total = per_warp[P.P_GLD_SEG] * wpb * max(B - 1, 0) + last[P.P_GLD_SEG] * wpb
+    l1_miss_bytes = (1 - h1) * gld_seg_total * seg
+    dram_read = min(l1_miss_bytes, float(prog.min_bytes))
+    h2 = 1.0 - dram_read / l1_miss_bytes if l1_miss_bytes else 1.0
+    lat = h1 * l1.latency_cycles + (1 - h1) * (h2 * l2.latency_cycles + (1 - h2) * hw.dram.latency_cycles)
+    # the same samples again at the mixed latency
+    prof = [_profile(prog, h, b, w, lat, scratch) for b, w in samples]
+    per_warp = (prof[0] + prof[1]) / 2
+    last = prof[2]
+    R = occ.blocks_per_sm
+    ns = sm.warp_schedulers
+    store_bytes = (per_warp[P.P_GST_SEG] * wpb * max(B - 1, 0) + last[P.P_GST_SEG] * wpb) * seg
+    dram_total = dram_read + min(store_bytes, float(prog.min_bytes))
+    l2_total = l1_miss_bytes + store_bytes
+    dram_bpc = hw.dram.bandwidth_bytes_per_s / hw.clock_hz
+    l2_bpc = l2.bandwidth_bytes_per_cycle
+
+    def wave(blocks_per_sm, prof_w, blocks_in_wave):
+        warps = blocks_per_sm * wpb
+        frac = blocks_in_wave / B
+        issue = max(warps * prof_w[P.P_INSTR] * h[H_ISSUE] / ns,
+                    warps * prof_w[P.P_SP] * h[H_SPII] / ns,
+                    warps * prof_w[P.P_SFU] * h[H_SFUII],
+                    warps * (prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]
+                    + warps * (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg / l1.bandwidth_bytes_per_cycle
+                    + warps * prof_w[P.P_SH_PASS] * h[H_LDSTII])
+        miss_bytes = (l1_miss_bytes + store_bytes) * frac
+        per_round = prof_w[P.P_GLD_SEG] / max(prof_w[P.P_ROUNDS], 1.0)
+        inflight = min(float(l1.mshrs), warps * max(per_round, 1.0)) * hw.sm_count
+        conc = miss_bytes / (inflight * seg / lat) if miss_bytes else 0.0
+        terms = {"latency": float(prof_w[P.P_T1]), "issue": float(issue),
+                 "dram": float(dram_total * frac / dram_bpc), "l2": float(l2_total * frac / l2_bpc),
+                 "concurrency": float(conc)}
+        return max(terms.values()), terms
+
+    C = R * hw.sm_count
+    full, rest = divmod(B, C)
+    t_full, terms = wave(R, per_warp, C) if full else (0.0, None)
+    cycles = full * t_full
+    if rest:
+        t_tail, tail_terms = wave(math.ceil(rest / hw.sm_count), last if full == 0 and B == 1 else
+                                  (per_warp + last) / 2, rest)
+        cycles += t_tail
+        terms = terms or tail_terms
+    waves_started = full + (1 if rest else 0)
+    cycles += waves_started * sm.block_launch_cycles
+    instr = per_warp[P.P_INSTR] * wpb * max(B - 1, 0) + last[P.P_INSTR] * wpb
+    return AnalyticLaunch(prog, float(cycles), occ, B / C, terms, max(terms, key=terms.get),
+                          {"l1": float(h1), "l2": float(h2)}, float(instr),
+                          {"l1": float(gld_seg_total * seg), "l2": float(l2_total),
+                           "dram": float(dram_total)})
+
+
+def predict(hw, programs, policy: str = "gto") -> AnalyticResult:
+    """Analytic cycles of one launch or of launches run back to back."""
+    wall = time.perf_counter()
+    if not isinstance(programs, (list, tuple)):
+        programs = (programs,)
+    launches = [predict_launch(hw, p, policy) for p in programs]
+    cycles = sum(a.cycles for a in launches)
+    return AnalyticResult(hw, launches, cycles, cycles / hw.clock_hz, time.perf_counter() - wall)

@@ -1,0 +1,158 @@
+"""Walking one warp's instruction stream without the timing model.
+
+``warp_stream`` lists what a warp executes (for tests and teaching); ``thread_accesses``
+turns a program's global loads and stores back into per-thread (op, array, index) lists,
+the form of each kernel module's pure-Python reference, so the two faces can be
+compared; ``profile`` (numba) counts what the analytic model needs.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import core, dispatch, isa
+
+
+def _block_xyz(prog, b):
+    gx, gy, _ = prog.launch.grid
+    return b % gx, (b // gx) % gy, b // (gx * gy)
+
+
+def warp_stream(prog, block: int, warp: int):
+    """[(pc, opcode, iteration, lane addresses)] for warp ``warp`` of linear block ``block``."""
+    tv = np.zeros((1, 32, isa.TV), np.int64)
+    addr = np.full((1, 32), -1, np.int64)
+    bx, by, bz = _block_xyz(prog, block)
+    trips = dispatch.setup(prog.kind, prog.params, bx, by, bz, warp, tv, 0)
+    live = int(tv[0, :, 0].sum())
+    pc, it, ph = 0, 0, 0
+    out = []
+    n = prog.template.shape[0]
+    while True:
+        pc, it, ph, act = core.settle(prog.kind, prog.params, prog.template, prog.pro_end,
+                                      prog.body_end, tv, 0, live, pc, it, trips, ph, addr)
+        if pc >= n:
+            return out
+        out.append((pc, int(prog.template[pc, 0]), it, addr[0].copy()))
+        pc += 1
+
+
+def thread_accesses(prog) -> dict:
+    """{(blockIdx, threadIdx): [(op, array, element index), ...]} of every thread that
+    touches global memory, in program order -- from the program face."""
+    bx_, by_, bz_ = prog.launch.block
+    wpb = -(-(bx_ * by_ * bz_) // 32)
+    out = {}
+    for b in range(prog.launch.blocks):
+        bxyz = _block_xyz(prog, b)
+        for w in range(wpb):
+            for pc, op, it, addr in warp_stream(prog, b, w):
+                if op not in (isa.LDG, isa.STG):
+                    continue
+                for lane in np.flatnonzero(addr >= 0):
+                    lin = w * 32 + int(lane)
+                    t = (lin % bx_, (lin // bx_) % by_, lin // (bx_ * by_))
+                    name, idx = prog.array_of(int(addr[lane]))
+                    out.setdefault((bxyz, t), []).append(("ld" if op == isa.LDG else "st", name, idx))
+    return out
+
+
+# profile fields
+(P_INSTR, P_SP, P_SFU, P_GLD, P_GST, P_SHR, P_GLD_SEG, P_GST_SEG, P_SH_PASS, P_FLOPS, P_T1,
+ P_ROUNDS, P_BODY_ITERS) = range(13)
+N_PROFILE = 13
+
+
+@njit(cache=True)
+def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, banks, bank_bytes,
+            issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, max_iters, segbuf):
+    """Counts for one warp, walking at most ``max_iters`` body iterations and scaling the
+    body's counts to the warp's trips. ``P_T1`` is the warp's time alone on an SM (in-order
+    issue, register dependencies, every load taking ``lat_mem``); ``P_ROUNDS`` counts
+    how often it waits on a load. Global load segments go into ``segbuf`` (row 0 holds
+    the count), for reuse estimates."""
+    tv = np.zeros((1, 32, isa.TV), np.int64)
+    addr = np.full((1, 32), -1, np.int64)
+    seg = np.zeros((1, 33), np.int64)
+    scratch = np.zeros((banks + 1, 33), np.int64)
+    ready = np.zeros(nregs)
+    ismem = np.zeros(nregs, np.bool_)
+    tot = np.zeros(N_PROFILE)
+    body = np.zeros(N_PROFILE)
+    trips = dispatch.setup(kind, p, bx, by, bz, w, tv, 0)
+    live = 0
+    for lane in range(32):
+        live += tv[0, lane, 0]
+    pc, it, ph = 0, 0, 0
+    t = 0.0
+    walked = 0
+    n = tmpl.shape[0]
+    while True:
+        if ph == 1 and it >= max_iters:
+            # skip the remaining iterations: jump to the epilogue
+            walked = it
+            it = trips
+            pc = body_end
+        pc, it, ph, act = core.settle(kind, p, tmpl, pro_end, body_end, tv, 0, live, pc, it, trips,
+                                      ph, addr)
+        if pc >= n:
+            break
+        acc = body if ph == 1 else tot
+        op = tmpl[pc, 0]
+        dst = tmpl[pc, 1]
+        start = t + issue_iv
+        waited_mem = False
+        for q in range(2, 5):
+            r = tmpl[pc, q]
+            if r >= 0 and ready[r] > start:
+                start = ready[r]
+                waited_mem = ismem[r]
+        if waited_mem:
+            acc[P_ROUNDS] += 1
+        acc[P_T1] += start - t
+        t = start
+        acc[P_INSTR] += 1
+        lat = lat_alu
+        mem = False
+        if op == isa.SFU:
+            acc[P_SFU] += 1
+            lat = lat_sfu
+        elif op == isa.LDG or op == isa.STG:
+            m = core._segments(addr, 0, seg_bytes, seg)
+            if op == isa.LDG:
+                acc[P_GLD] += 1
+                acc[P_GLD_SEG] += m
+                lat = lat_mem
+                mem = True
+                for k in range(m):
+                    if segbuf[0] + 1 < segbuf.shape[0]:
+                        segbuf[segbuf[0] + 1] = seg[0, k]
+                        segbuf[0] += 1
+            else:
+                acc[P_GST] += 1
+                acc[P_GST_SEG] += m
+        elif op == isa.LDS or op == isa.STS:
+            acc[P_SHR] += 1
+            passes = core._bank_passes(addr, 0, banks, bank_bytes, scratch)
+            acc[P_SH_PASS] += passes
+            lat = lat_shared + (passes - 1)
+        elif op == isa.BAR:
+            lat = 0
+        else:
+            acc[P_SP] += 1
+            if op == isa.FFMA:
+                acc[P_FLOPS] += 2 * act
+            elif op == isa.FMNMX:
+                acc[P_FLOPS] += act
+        if dst >= 0:
+            ready[dst] = t + lat
+            ismem[dst] = mem
+        pc += 1
+    if walked == 0:
+        walked = trips
+    scale = (trips - walked) / walked if walked > 0 else 0.0
+    for k in range(N_PROFILE):
+        tot[k] += body[k] * (1.0 + scale)
+    tot[P_T1] = t + body[P_T1] * scale
+    tot[P_BODY_ITERS] = trips
+    return tot
