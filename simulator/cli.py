@@ -562,9 +562,9 @@ def cmd_sweep_layout(args):
 def _add_simt_problem(p):
     _add_hw(p)
     p.add_argument("--kernel", required=True,
-                   choices=("relu", "gemm-naive", "gemm-tiled", "conv-direct", "conv-im2col"))
-    p.add_argument("--n", type=_positive_int("n"), help="relu: elements; GEMM: columns of C")
-    p.add_argument("--m", type=_positive_int("m"), help="GEMM: rows of C")
+                   choices=("relu", "matadd", "gemm-naive", "gemm-tiled", "conv-direct", "conv-im2col"))
+    p.add_argument("--n", type=_positive_int("n"), help="relu: elements; matadd, GEMM: columns")
+    p.add_argument("--m", type=_positive_int("m"), help="matadd, GEMM: rows")
     p.add_argument("--k", type=_positive_int("k"), help="GEMM: the reduction")
     p.add_argument("--shape", metavar="n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..",
                    help="a convolution")

@@ -7,7 +7,8 @@ unit, global-memory segments, shared-memory passes, and T1, one warp's time alon
 SM with every load taking the average memory latency. A wave (``blocks_per_sm`` blocks on
 every SM) then lasts the longest of:
 
-* **latency**: T1 -- the warps of a wave run side by side;
+* **latency**: T1 -- the warps of a wave run side by side (with barriers, plus the
+  block's own issue time, which cannot hide behind its own warps' waits);
 * **issue**: the wave's instructions over the schedulers (and SP, SFU, LD/ST pipes);
 * **bandwidth**: the wave's share of DRAM and L2 bytes at peak bandwidth;
 * **concurrency** (Little's law): the wave's missing bytes at the bandwidth that the
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import walk
+from . import isa, walk
 from .core import (H_BANKB, H_BANKS, H_FPLAT, H_ISSUE, H_LDSTII, H_SEG, H_SFUII, H_SFULAT,
                    H_SHLAT, H_SPII)
 from .engine import _launch_occupancy, hw_vector
@@ -114,20 +115,28 @@ def predict_launch(hw, prog, policy: str = "gto") -> AnalyticLaunch:
     dram_bpc = hw.dram.bandwidth_bytes_per_s / hw.clock_hz
     l2_bpc = l2.bandwidth_bytes_per_cycle
 
+    has_barrier = bool((prog.template[:, 0] == isa.BAR).any())
+
+    def issue_time(warps, prof_w):
+        return max(warps * prof_w[P.P_INSTR] * h[H_ISSUE] / ns,
+                   warps * prof_w[P.P_SP] * h[H_SPII] / ns,
+                   warps * prof_w[P.P_SFU] * h[H_SFUII],
+                   warps * (prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]
+                   + warps * (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg / l1.bandwidth_bytes_per_cycle
+                   + warps * prof_w[P.P_SH_PASS] * h[H_LDSTII])
+
     def wave(blocks_per_sm, prof_w, blocks_in_wave):
         warps = blocks_per_sm * wpb
         frac = blocks_in_wave / B
-        issue = max(warps * prof_w[P.P_INSTR] * h[H_ISSUE] / ns,
-                    warps * prof_w[P.P_SP] * h[H_SPII] / ns,
-                    warps * prof_w[P.P_SFU] * h[H_SFUII],
-                    warps * (prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]
-                    + warps * (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg / l1.bandwidth_bytes_per_cycle
-                    + warps * prof_w[P.P_SH_PASS] * h[H_LDSTII])
+        issue = issue_time(warps, prof_w)
+        # a block's warps wait for each other at every barrier, so its own issue time
+        # adds to the warp's latency instead of hiding behind it
+        latency = prof_w[P.P_T1] + (issue_time(wpb, prof_w) if has_barrier else 0.0)
         miss_bytes = (l1_miss_bytes + store_bytes) * frac
         per_round = prof_w[P.P_GLD_SEG] / max(prof_w[P.P_ROUNDS], 1.0)
         inflight = min(float(l1.mshrs), warps * max(per_round, 1.0)) * hw.sm_count
         conc = miss_bytes / (inflight * seg / lat) if miss_bytes else 0.0
-        terms = {"latency": float(prof_w[P.P_T1]), "issue": float(issue),
+        terms = {"latency": float(latency), "issue": float(issue),
                  "dram": float(dram_total * frac / dram_bpc), "l2": float(l2_total * frac / l2_bpc),
                  "concurrency": float(conc)}
         return max(terms.values()), terms

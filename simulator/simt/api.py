@@ -5,6 +5,7 @@ runs, with the launch a practitioner would pick by default:
 
 * ``relu``: blocks of 256 and a grid that fills every SM once
   (``sm_count x max_threads_per_SM / 256`` blocks), the usual grid-stride sizing;
+* ``matadd``: 16x16 blocks, the grid covering the matrix;
 * ``gemm-naive``: 16x16 blocks, threadIdx.x on C's columns, the grid covering C;
 * ``gemm-tiled``: T = 16 (16x16 blocks), the grid covering C;
 * ``conv-direct``: blocks of 256 over the output tensor;
@@ -18,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import analytic, engine
-from .kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, relu
+from .kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, matadd, relu
 
-KERNELS = ("relu", "gemm-naive", "gemm-tiled", "conv-direct", "conv-im2col")
+KERNELS = ("relu", "matadd", "gemm-naive", "gemm-tiled", "conv-direct", "conv-im2col")
 MODES = ("full", "sampled", "analytic")
 DEFAULT_BLOCK = 256
 
@@ -66,7 +67,7 @@ def build(hw, kernel: str, *, n=None, m=None, k=None, conv=None, tile=None, thre
     if grid is not None and kernel != "relu":
         raise ValueError(f"--grid applies to relu (its grid-stride loop takes any grid); "
                          f"{kernel}'s grid follows from the problem and the block")
-    needs = {"relu": ("n",), "gemm-naive": ("m", "n", "k"), "gemm-tiled": ("m", "n", "k"),
+    needs = {"relu": ("n",), "matadd": ("m", "n"), "gemm-naive": ("m", "n", "k"), "gemm-tiled": ("m", "n", "k"),
              "conv-direct": ("conv",), "conv-im2col": ("conv",)}[kernel]
     given = {"n": n, "m": m, "k": k, "conv": conv}
     for name in needs:
@@ -88,6 +89,13 @@ def build(hw, kernel: str, *, n=None, m=None, k=None, conv=None, tile=None, thre
         lc = relu.launch(g, b)
         lc.check(hw)
         return Problem(kernel, Elementwise(name="relu", n=n), (relu.program(lc, n),))
+    if kernel == "matadd":
+        b = _dims(block, "block", 2) or (16, 16)
+        b = b + (1,) * (2 - len(b))
+        lc = matadd.launch(m, n, b)
+        lc.check(hw)
+        return Problem(kernel, Elementwise(name="matadd", n=m * n, op="add"),
+                       (matadd.program(lc, m, n),))
     if kernel == "gemm-naive":
         b = _dims(block, "block", 2) or (16, 16)
         b = b + (1,) * (2 - len(b))

@@ -552,12 +552,12 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                     trace[ntr, 4] = wwib[g]
                     trace[ntr, 5] = op
                     ntr += 1
-                if op == isa.FFMA or op == isa.FMNMX or op == isa.ALU or op == isa.BRA:
+                if op == isa.FFMA or op == isa.FMNMX or op == isa.FADD or op == isa.ALU or op == isa.BRA:
                     sp_free[sm, sc] = t + hp[H_SPII]
                     st[S_SP] += 1
                     if op == isa.FFMA:
                         st[S_FLOPS] += 2 * act
-                    elif op == isa.FMNMX:
+                    elif op == isa.FMNMX or op == isa.FADD:
                         st[S_FLOPS] += act
                     if dst >= 0:
                         rready[g, dst] = t + hp[H_FPLAT]

@@ -5,9 +5,9 @@ an argument would be recompiled in every process.)
 """
 from numba import njit
 
-from .kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, relu
+from .kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, matadd, relu
 
-KINDS = {m.KIND: m for m in (relu, gemm_naive, gemm_tiled, conv_direct, conv_im2col)}
+KINDS = {m.KIND: m for m in (relu, gemm_naive, gemm_tiled, conv_direct, conv_im2col, matadd)}
 
 
 @njit(cache=True)
@@ -20,7 +20,9 @@ def setup(kind, p, bx, by, bz, w, tv, g):
         return gemm_tiled.setup(p, bx, by, bz, w, tv, g)
     if kind == 3:
         return conv_direct.setup(p, bx, by, bz, w, tv, g)
-    return conv_im2col.setup(p, bx, by, bz, w, tv, g)
+    if kind == 4:
+        return conv_im2col.setup(p, bx, by, bz, w, tv, g)
+    return matadd.setup(p, bx, by, bz, w, tv, g)
 
 
 @njit(cache=True)
@@ -33,4 +35,6 @@ def lanes(kind, p, tv, g, it, stream, out):
         return gemm_tiled.lanes(p, tv, g, it, stream, out)
     if kind == 3:
         return conv_direct.lanes(p, tv, g, it, stream, out)
-    return conv_im2col.lanes(p, tv, g, it, stream, out)
+    if kind == 4:
+        return conv_im2col.lanes(p, tv, g, it, stream, out)
+    return matadd.lanes(p, tv, g, it, stream, out)

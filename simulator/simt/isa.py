@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 # opcodes
-ALU, FFMA, FMNMX, SFU, BRA, LDG, STG, LDS, STS, BAR = range(10)
-OP_NAMES = ("ALU", "FFMA", "FMNMX", "SFU", "BRA", "LDG", "STG", "LDS", "STS", "BAR")
-FLOPS_PER_LANE = {FFMA: 2, FMNMX: 1}
+ALU, FFMA, FMNMX, SFU, BRA, LDG, STG, LDS, STS, BAR, FADD = range(11)
+OP_NAMES = ("ALU", "FFMA", "FMNMX", "SFU", "BRA", "LDG", "STG", "LDS", "STS", "BAR", "FADD")
+FLOPS_PER_LANE = {FFMA: 2, FMNMX: 1, FADD: 1}
 NO_REG = -1
 TV = 8          # thread-variable columns per lane
 GLOBAL_BASE = 1 << 20
@@ -75,6 +75,9 @@ class Asm:
 
     def ffma(self, dst, *srcs, stream=-1):
         self._emit(FFMA, dst, srcs, stream)
+
+    def fadd(self, dst, *srcs, stream=-1):
+        self._emit(FADD, dst, srcs, stream)
 
     def fmnmx(self, dst, *srcs, stream=-1):
         self._emit(FMNMX, dst, srcs, stream)

@@ -8,8 +8,8 @@
 
 Launch semantics are fixed here, since measurements refer to them.
 """
-from . import conv_direct, conv_im2col, gemm_naive, gemm_tiled, relu
+from . import conv_direct, conv_im2col, gemm_naive, gemm_tiled, matadd, relu
 
-KERNELS = {m.NAME: m for m in (relu, gemm_naive, gemm_tiled, conv_direct, conv_im2col)}
+KERNELS = {m.NAME: m for m in (relu, matadd, gemm_naive, gemm_tiled, conv_direct, conv_im2col)}
 
-__all__ = ["KERNELS", "relu", "gemm_naive", "gemm_tiled", "conv_direct", "conv_im2col"]
+__all__ = ["KERNELS", "relu", "matadd", "gemm_naive", "gemm_tiled", "conv_direct", "conv_im2col"]

@@ -1,0 +1,245 @@
+"""The SIMT program face and engine: the program's per-thread global accesses against each
+kernel's pure-Python reference; engine invariants (cycles >= the roofline bound, DRAM
+bytes >= compulsory bytes, executed FLOPs equal the op's); determinism; sampled against
+full runs; bank conflicts by hand; bad launches."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import hwmodels
+from simulator.simt import analytic, api, core, engine, walk
+from simulator.simt.kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, matadd, relu
+from simulator.simt.kernels.launch import Launch
+from workloads.ir import Conv2d
+
+FERMI = hwmodels.get("gtx480")
+H100 = hwmodels.get("h100-sxm")
+
+
+def _nonempty(d):
+    return {k: v for k, v in d.items() if v}
+
+
+# ---------------------------------------------------------------- program face == reference
+
+@pytest.mark.parametrize("grid,block,n", [(2, 64, 300), (3, 32, 1000), (1, 96, 50), (5, 40, 7)])
+def test_relu_program_accesses(grid, block, n):
+    lc = relu.launch(grid, block)
+    assert walk.thread_accesses(relu.program(lc, n)) == _nonempty(relu.thread_accesses(lc, n))
+
+
+@pytest.mark.parametrize("M,N,block", [(32, 48, (16, 16)), (5, 7, (4, 3)), (9, 33, (32, 2))])
+def test_matadd_program_accesses(M, N, block):
+    lc = matadd.launch(M, N, block)
+    assert walk.thread_accesses(matadd.program(lc, M, N)) == _nonempty(matadd.thread_accesses(lc, M, N))
+
+
+@pytest.mark.parametrize("thread_x", ["cols", "rows"])
+@pytest.mark.parametrize("M,N,K,block", [(5, 7, 3, (4, 2)), (8, 8, 9, (4, 4)), (20, 9, 6, (16, 3))])
+def test_gemm_naive_program_accesses(thread_x, M, N, K, block):
+    lc = gemm_naive.launch(M, N, block, thread_x)
+    prog = gemm_naive.program(lc, M, N, K, thread_x)
+    assert walk.thread_accesses(prog) == _nonempty(gemm_naive.thread_accesses(lc, M, N, K, thread_x))
+
+
+@pytest.mark.parametrize("M,N,K,tile", [(10, 12, 9, 8), (20, 9, 3, 16), (33, 32, 40, 32)])
+def test_gemm_tiled_program_accesses(M, N, K, tile):
+    prog = gemm_tiled.program(M, N, K, tile)
+    ref = gemm_tiled.thread_accesses(prog.launch, M, N, K, tile)
+    assert walk.thread_accesses(prog) == _nonempty(ref)
+
+
+CONVS = [dict(N=1, C=2, H=5, W=4, K=3, R=3, S=3, stride=1, padding=1),
+         dict(N=2, C=3, H=6, W=5, K=2, R=3, S=2, stride=2, padding=1),
+         dict(N=1, C=2, H=4, W=4, K=4, R=1, S=1, stride=2, padding=0)]
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("shape", CONVS)
+@pytest.mark.parametrize("block", [32, 7, 100])
+def test_conv_direct_program_accesses(layout, shape, block):
+    op = Conv2d(layout=layout, **shape)
+    prog = conv_direct.program(op, block)
+    assert walk.thread_accesses(prog) == _nonempty(conv_direct.thread_accesses(prog.launch, op))
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("shape", CONVS[:2])
+def test_conv_im2col_program_accesses(layout, shape):
+    op = Conv2d(layout=layout, **shape)
+    first, second = conv_im2col.programs(op, 64, 8)
+    assert walk.thread_accesses(first) == _nonempty(conv_im2col.im2col_accesses(first.launch, op))
+    M, N, K = conv_im2col.gemm_dims(op)
+    ref = gemm_tiled.thread_accesses(second.launch, M, N, K, 8)
+    got = walk.thread_accesses(second)
+    rename = {"A": "col", "B": "wmat", "C": "y"}
+    assert {k: [(o, rename[a], i) for o, a, i in v] for k, v in _nonempty(ref).items()} == \
+        {k: [(o, a if a not in ("A", "B", "C") else rename[a], i) for o, a, i in v]
+         for k, v in got.items()}
+
+
+def test_program_has_arithmetic_barriers_and_branches():
+    ops = {op for _, op, _, _ in walk.warp_stream(gemm_tiled.program(16, 16, 32, 8), 0, 0)}
+    from simulator.simt import isa
+    assert {isa.LDG, isa.STS, isa.BAR, isa.LDS, isa.FFMA, isa.BRA, isa.STG} <= ops
+    # a warp entirely in the padding of a convolution branches around its loads
+    op = Conv2d(N=1, C=1, H=4, W=4, K=1, R=3, S=3, padding=1)
+    stream = walk.warp_stream(conv_direct.program(op, 32), 0, 0)
+    loads = [a for _, o, _, a in stream if o == isa.LDG]
+    assert len(loads) == 2 * 9 and min((a >= 0).sum() for a in loads) < 16
+
+
+# ---------------------------------------------------------------- engine invariants
+
+CASES = [("relu", dict(n=50_000, grid=30, block=128)), ("matadd", dict(m=64, n=96)),
+         ("gemm-naive", dict(m=64, n=64, k=32)), ("gemm-naive", dict(m=64, n=64, k=32, thread_x="rows")),
+         ("gemm-tiled", dict(m=64, n=48, k=40, tile=16)),
+         ("conv-direct", dict(conv=Conv2d(N=1, C=8, H=12, W=12, K=16, R=3, S=3, padding=1))),
+         ("conv-direct", dict(conv=Conv2d(N=1, C=8, H=12, W=12, K=16, R=3, S=3, padding=1, layout="nhwc"))),
+         ("conv-im2col", dict(conv=Conv2d(N=1, C=8, H=12, W=12, K=16, R=3, S=3, stride=2, padding=1)))]
+
+
+def _valid_taps(op):
+    taps = 0
+    for p in range(op.P):
+        for q in range(op.Q):
+            for r in range(op.R):
+                for s in range(op.S):
+                    h, w = p * op.stride + r - op.padding, q * op.stride + s - op.padding
+                    taps += 0 <= h < op.H and 0 <= w < op.W
+    return taps * op.N * op.K * op.C
+
+
+@pytest.mark.parametrize("hw", [FERMI, H100], ids=["gtx480", "h100"])
+@pytest.mark.parametrize("kernel,kw", CASES, ids=[f"{k}{i}" for i, (k, _) in enumerate(CASES)])
+def test_engine_invariants(hw, kernel, kw):
+    prob = api.build(hw, kernel, **kw)
+    r = engine.simulate(hw, prob.programs, mode="full")
+    bound = api.roofline_seconds(hw, prob.op)
+    assert r.seconds >= bound
+    assert r.bytes_by_level["dram"] >= prob.op.min_bytes()
+    op = prob.op
+    if kernel == "gemm-tiled":      # zero-padded tiles: every lane multiplies T per tile
+        T = kw["tile"]
+        expected = 2 * (-(-op.M // T) * T) * (-(-op.N // T) * T) * (-(-op.K // T) * T)
+    elif kernel.startswith("conv"):
+        expected = 2 * _valid_taps(op) if kernel == "conv-direct" else None
+    else:
+        expected = op.flops()
+    if kernel == "conv-im2col":     # the GEMM multiplies padded tiles of the column matrix
+        M, N, K = conv_im2col.gemm_dims(op)
+        expected = 2 * (-(-M // 16) * 16) * (-(-N // 16) * 16) * (-(-K // 16) * 16)
+    assert r.flops_executed == expected
+    assert r.warp_instructions > 0 and 0 < r.ipc <= hw.sm_count * hw.sm.warp_schedulers
+    stall_total = sum(r.stalls_by_cause.values())
+    assert stall_total >= 0
+
+
+def test_deterministic():
+    prob = api.build(FERMI, "gemm-tiled", m=96, n=96, k=64, tile=16)
+    a = engine.simulate(FERMI, prob.programs, trace=500)
+    b = engine.simulate(FERMI, prob.programs, trace=500)
+    assert a.cycles == b.cycles and a.stalls_by_cause == b.stalls_by_cause
+    assert a.bytes_by_level == b.bytes_by_level
+    assert np.array_equal(a.launches[0].trace, b.launches[0].trace)
+    assert np.array_equal(a.launches[0].blocks["end"], b.launches[0].blocks["end"])
+
+
+def test_policies_and_barriers():
+    prob = api.build(FERMI, "gemm-tiled", m=128, n=128, k=64, tile=16)
+    g = engine.simulate(FERMI, prob.programs, policy="gto")
+    lr = engine.simulate(FERMI, prob.programs, policy="lrr")
+    assert g.cycles != lr.cycles
+    assert g.stalls_by_cause["barrier"] > 0
+    assert g.flops_executed == lr.flops_executed
+
+
+def test_coalescing_moves_more_bytes():
+    cols = engine.simulate(FERMI, api.build(FERMI, "gemm-naive", m=64, n=64, k=32).programs)
+    rows = engine.simulate(FERMI, api.build(FERMI, "gemm-naive", m=64, n=64, k=32, thread_x="rows").programs)
+    assert rows.bytes_by_level["l1"] >= 4 * cols.bytes_by_level["l1"]
+    assert rows.cycles > cols.cycles
+
+
+def test_more_dram_bandwidth_is_faster_for_a_streaming_kernel():
+    prob = api.build(FERMI, "relu", n=1 << 19, grid=240, block=256)
+    slow = engine.simulate(FERMI, prob.programs)
+    # DRAM-bound: within 15% of bytes / bandwidth
+    t_bw = slow.bytes_by_level["dram"] / FERMI.dram.bandwidth_bytes_per_s
+    assert t_bw <= slow.seconds <= 1.15 * t_bw
+    # twice the bandwidth helps little while the MSHRs (Little's law) cap the requests in
+    # flight; with twice the MSHRs too it runs much faster
+    more_bw = hwmodels.with_overrides(FERMI, ["dram.bandwidth_bytes_per_s=354.8GB/s"])
+    both = hwmodels.with_overrides(more_bw, ["sm.l1.mshrs=64"])
+    r_bw = engine.simulate(more_bw, prob.programs)
+    r_both = engine.simulate(both, prob.programs)
+    assert r_both.cycles < 0.7 * slow.cycles and r_both.cycles < 0.85 * r_bw.cycles
+    assert r_bw.stalls_by_cause["mshr"] > r_bw.stalls_by_cause["memory"]
+
+
+@pytest.mark.parametrize("kernel,kw", [("relu", dict(n=1 << 21, grid=2048, block=256)),
+                                       ("relu", dict(n=1 << 22, grid=4096, block=128)),
+                                       ("conv-direct", dict(conv=Conv2d(N=1, C=8, H=56, W=56, K=64,
+                                                                        R=3, S=3, padding=1)))])
+def test_sampled_within_two_percent_of_full(kernel, kw):
+    prob = api.build(FERMI, kernel, **kw)
+    full = engine.simulate(FERMI, prob.programs, mode="full")
+    samp = engine.simulate(FERMI, prob.programs, mode="sampled")
+    s = samp.launches[0].sampled
+    assert s["extrapolated"] and s["simulated_blocks"] < 0.6 * s["total_blocks"]
+    assert abs(samp.cycles / full.cycles - 1) < 0.02
+    assert not full.sampled and samp.sampled
+
+
+def test_short_launches_are_not_sampled():
+    prob = api.build(FERMI, "matadd", m=64, n=64)
+    r = engine.simulate(FERMI, prob.programs, mode="sampled")
+    assert not r.sampled and r.launches[0].sampled["simulated_blocks"] == 16
+
+
+@pytest.mark.parametrize("kernel,kw", CASES[:6])
+def test_analytic_tracks_engine(kernel, kw):
+    prob = api.build(FERMI, kernel, **kw)
+    e = engine.simulate(FERMI, prob.programs)
+    a = analytic.predict(FERMI, prob.programs)
+    assert 0.5 < a.cycles / e.cycles < 2.0
+
+
+# ---------------------------------------------------------------- pieces by hand
+
+@pytest.mark.parametrize("words,passes", [([0] * 32, 1), (list(range(32)), 1),
+                                          ([2 * i for i in range(32)], 2),
+                                          ([32 * i for i in range(32)], 32),
+                                          ([32 * (i % 4) for i in range(32)], 4),
+                                          ([0, 32] + [-1] * 30, 2)])
+def test_bank_passes(words, passes):
+    addr = np.array([[4 * w if w >= 0 else -1 for w in words]], np.int64)
+    assert core._bank_passes(addr, 0, 32, 4, np.zeros((33, 33), np.int64)) == passes
+
+
+def test_segments_sorted_distinct():
+    addr = np.array([[4 * i for i in range(32)]], np.int64)
+    out = np.zeros((1, 33), np.int64)
+    assert core._segments(addr, 0, 32, out) == 4 and list(out[0, :4]) == [0, 1, 2, 3]
+    addr = np.array([[4 * 32 * i if i % 2 else -1 for i in range(32)]], np.int64)
+    assert core._segments(addr, 0, 128, out) == 16
+
+
+# ---------------------------------------------------------------- bad launches
+
+def test_bad_launches():
+    with pytest.raises(ValueError, match="2048 threads exceed gtx480's 1024 per block"):
+        api.build(FERMI, "relu", n=100, grid=1, block=2048)
+    with pytest.raises(ValueError, match="grid = 0"):
+        Launch(0, 32)
+    prog = api.build(FERMI, "gemm-tiled", m=32, n=32, k=32, tile=16).programs[0]
+    big = dataclasses.replace(prog, smem_per_block=64 * 1024)
+    with pytest.raises(ValueError, match="smem = 65536: exceeds gtx480's shared memory per block"):
+        engine.simulate(FERMI, big)
+    with pytest.raises(ValueError, match="--grid applies to relu"):
+        api.build(FERMI, "gemm-naive", m=8, n=8, k=8, grid=4)
+    with pytest.raises(ValueError, match="not a SIMT GPU"):
+        engine.simulate(hwmodels.get("tpu-v1"), prog)
+    with pytest.raises(ValueError, match="policy = 'fifo'"):
+        engine.simulate(FERMI, prog, policy="fifo")
