@@ -1,0 +1,86 @@
+"""Speed and memory of the SIMT models. Prints figures; not a pass/fail test.
+
+Targets (issue 4): at least 1 million simulated warp-instructions per second on one core
+in full mode; a 1000-point grid sweep with the analytic model in under 10 s; memory use
+stated. numba runs the engine on one thread, so one process uses one core.
+
+    python3 benchmarks/bench_simt.py
+"""
+from __future__ import annotations
+
+import resource
+import statistics
+import time
+
+
+def _rss_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main():
+    import hwmodels
+    from workloads.ir import Conv2d
+    from simulator.simt import analytic, api, engine
+
+    fermi, h100 = hwmodels.get("gtx480"), hwmodels.get("h100-sxm")
+    cases = [
+        (fermi, "relu", dict(n=1 << 22, grid=480, block=256)),
+        (fermi, "gemm-naive", dict(m=256, n=256, k=256)),
+        (fermi, "gemm-naive", dict(m=256, n=256, k=256, thread_x="rows")),
+        (fermi, "gemm-tiled", dict(m=256, n=256, k=256, tile=16)),
+        (fermi, "conv-direct", dict(conv=Conv2d(N=1, C=64, H=28, W=28, K=64, R=3, S=3, padding=1))),
+        (h100, "gemm-tiled", dict(m=512, n=512, k=256, tile=32)),
+        (h100, "conv-direct", dict(conv=Conv2d(N=1, C=64, H=28, W=28, K=64, R=3, S=3, padding=1,
+                                               layout="nhwc"))),
+    ]
+    engine.simulate(fermi, api.build(fermi, "matadd", m=32, n=48).programs)  # JIT / cache warm-up
+    print("full mode, one core (median of 3 runs)")
+    rates = []
+    for hw, kernel, kw in cases:
+        prob = api.build(hw, kernel, **kw)
+        walls, r = [], None
+        for _ in range(3):
+            r = engine.simulate(hw, prob.programs, mode="full")
+            walls.append(r.sim_wall_seconds)
+        w = statistics.median(walls)
+        rates.append(r.warp_instructions / w)
+        print(f"  {hw.name:8s} {prob.kernel + " " + prob.programs[-1].label:42s} {r.warp_instructions / 1e6:6.2f} M "
+              f"instr in {w:5.2f} s = {r.warp_instructions / w / 1e6:5.2f} M warp-instr/s")
+    print(f"  range {min(rates) / 1e6:.2f} to {max(rates) / 1e6:.2f} M warp-instructions/s")
+
+    print("sampled against full on a 13-wave GEMM")
+    prob = api.build(fermi, "gemm-naive", m=512, n=512, k=256)
+    f = engine.simulate(fermi, prob.programs, mode="full")
+    s = engine.simulate(fermi, prob.programs, mode="sampled")
+    print(f"  full {f.cycles:.0f} cycles in {f.sim_wall_seconds:.2f} s; sampled {s.cycles:.0f} "
+          f"({s.cycles / f.cycles - 1:+.2%}, estimated {s.launches[0].sampled['estimated_error']:.1%}) "
+          f"in {s.sim_wall_seconds:.2f} s")
+
+    print("1000-point grid sweep, analytic model (relu n=2^24 on gtx480, grids 1..250 x 4 blocks)")
+    analytic.predict(fermi, api.build(fermi, "relu", n=1 << 24, grid=1, block=256).programs)
+    t0 = time.perf_counter()
+    n = 0
+    for block in (64, 128, 256, 512):
+        for grid in range(1, 251):
+            prob = api.build(fermi, "relu", n=1 << 24, grid=grid, block=block)
+            analytic.predict(fermi, prob.programs)
+            n += 1
+    dt = time.perf_counter() - t0
+    print(f"  {n} points in {dt:.2f} s ({dt / n * 1e3:.1f} ms per point)")
+
+    print("memory")
+    print(f"  peak resident set of this process: {_rss_mib():.0f} MiB (numpy, numba, LLVM included)")
+    import numpy as np
+    for hw in (fermi, h100):
+        occ_warps = hw.sm_count * hw.sm.max_warps
+        state = occ_warps * (32 * 8 * 8 + 32 * 8 + 33 * 8 + 64 * 9 + 15 * 8)
+        l2 = hw.l2.size_bytes // hw.l2.sector_bytes * (8 + 8 + 8 + 1)
+        l1 = hw.sm_count * hw.sm.l1.size_bytes // hw.sm.l1.sector_bytes * 24
+        print(f"  {hw.name}: engine state ~{(state + l1 + l2) / 2**20:.1f} MiB "
+              f"(warp slots {state / 2**20:.1f}, L1 tags {l1 / 2**20:.1f}, L2 tags {l2 / 2**20:.1f}); "
+              f"independent of the grid size (blocks are generated as they launch)")
+    del np
+
+
+if __name__ == "__main__":
+    main()
