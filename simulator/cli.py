@@ -449,8 +449,7 @@ def cmd_simulate_simt(args):
             "analytic": "analytic model"}[args.mode]
     print(f"  {what}: {r['cycles']:.0f} cycles = {format_seconds(r['seconds'])}; "
           f"{r['warp_instructions']:.0f} warp instructions"
-          + (f", IPC {r['ipc']:.2f}" if "ipc" in r else "")
-          + f"; simulated in {r['sim_wall_seconds']:.2f} s")
+          + (f", IPC {r['ipc']:.2f}" if "ipc" in r else ""))
     print(f"  analytic model: {format_seconds(r['analytic_seconds'])} (limited by "
           f"{r['analytic_limiter']}); roofline bound: {format_seconds(r['roofline_seconds'])}")
     b = r["bytes_by_level"]
@@ -459,6 +458,7 @@ def cmd_simulate_simt(args):
         tot = sum(r["stalls_by_cause"].values()) or 1
         print("  scheduler stall cycles: " + ", ".join(
             f"{k} {v / tot:.0%}" for k, v in r["stalls_by_cause"].items() if v))
+    print(f"  wall time: model {r['sim_wall_seconds']:.3f} s, analytic {r['analytic_wall_seconds'] * 1e3:.1f} ms")
     if args.json:
         from simulator.table import write_json
         write_json(args.json, {k: v for k, v in r.items() if k != "engine"})
@@ -530,7 +530,7 @@ def cmd_sweep_layout(args):
     for a, b in zip(nets["nchw"].ops, nets["nhwc"].ops):
         if a.kind != "conv2d" or a.groups != 1:
             continue
-        row = {"layer": a.name, "shape": a.describe()}
+        row = {"layer": a.name, "shape": a.describe().rsplit(" ", 1)[0]}
         for lay, op in (("nchw", a), ("nhwc", b)):
             prob = api.build(hw, args.kernel, conv=op, block=args.block)
             r = api.predict(hw, prob, args.mode, args.policy, with_roofline=False)
