@@ -44,7 +44,8 @@ def main():
             walls.append(r.sim_wall_seconds)
         w = statistics.median(walls)
         rates.append(r.warp_instructions / w)
-        print(f"  {hw.name:8s} {prob.kernel + " " + prob.programs[-1].label:42s} {r.warp_instructions / 1e6:6.2f} M "
+        what = f"{prob.kernel} {prob.programs[-1].label}"
+        print(f"  {hw.name:8s} {what:42s} {r.warp_instructions / 1e6:6.2f} M "
               f"instr in {w:5.2f} s = {r.warp_instructions / w / 1e6:5.2f} M warp-instr/s")
     print(f"  range {min(rates) / 1e6:.2f} to {max(rates) / 1e6:.2f} M warp-instructions/s")
 
