@@ -557,6 +557,35 @@ def cmd_sweep_layout(args):
                    lambda path: None)
 
 
+# ---------------------------------------------------------------- measure
+
+def cmd_measure(args):
+    from pathlib import Path
+
+    from simulator.measure import NoGPU, SUITES, run
+    from simulator.table import format_table, write_json
+    names = list(SUITES) if args.suite == "all" else [args.suite]
+    out = Path(args.out)
+    if not out.is_dir():
+        raise ValueError(f"--out {args.out!r}: no such folder (create it first)")
+    for name in names:
+        try:
+            data = run(name, command="roofsim " + " ".join(sys.argv[1:]), deadline_s=args.deadline)
+        except NoGPU as e:
+            raise ValueError(str(e)) from None
+        path = out / f"{name}.json"
+        write_json(path, data)
+        recs = data["records"]
+        bad = [r for r in recs if not r.get("ok", True)]
+        print(f"{name}: {len(recs)} records in {data['wall_seconds']:.1f} s on "
+              f"{data['provenance']['device']}; {len(bad)} failed their check; wrote {path}")
+        if name == "micro":
+            rows = [[r["name"], r.get("median_s"), r.get("bandwidth_bytes_per_s") or r.get("flop_per_s")
+                     or r.get("blocks_per_s") or r.get("latency_s"), r["ok"]] for r in recs]
+            print(format_table(["what", "median s", "rate / latency", "ok"], rows,
+                               right=[False, True, True, False]))
+
+
 # ---------------------------------------------------------------- parser
 
 def _add_simt_problem(p):
@@ -700,6 +729,15 @@ def build_parser() -> Parser:
                    help="shared memory per block: bytes, or with a unit (48KiB)")
     p.add_argument("--json", metavar="FILE")
     p.set_defaults(func=cmd_occupancy)
+
+    p = sub.add_parser("measure", help="time the kernels on this machine's NVIDIA GPU (numba.cuda)",
+                       description="Run a measurement suite on a real GPU and write SUITE.json "
+                       "(records with provenance) into --out.")
+    p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "all"))
+    p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
+    p.add_argument("--deadline", type=float, metavar="SECONDS",
+                   help="gemm, conv: start no new shape after this long; keep what finished")
+    p.set_defaults(func=cmd_measure)
 
     p = sub.add_parser("datamove", help="compulsory bytes, pebble lower bound, host-to-device time")
     _add_hw(p)

@@ -61,6 +61,10 @@ def write_csv(path, rows: list[dict]) -> None:
 
 
 def _jsonable(o):
+    if hasattr(o, "item") and getattr(o, "shape", None) == ():   # numpy scalars
+        o = o.item()
+    elif hasattr(o, "tolist"):                                    # numpy arrays
+        return _jsonable(o.tolist())
     if isinstance(o, float) and (math.isinf(o) or math.isnan(o)):
         return None
     if isinstance(o, dict):

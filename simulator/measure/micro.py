@@ -1,0 +1,103 @@
+"""Microbenchmark kernels (numba.cuda) for the ``micro`` suite: the ceilings and latencies
+the presets are calibrated from."""
+from __future__ import annotations
+
+from numba import cuda, float32, int32  # importing needs no GPU; kernels compile on first launch
+
+CHASE_STEPS = 1 << 16
+FMA_ITERS = 4096
+SHARED_ITERS = 4096
+SHARED_WORDS = 1024
+
+
+@cuda.jit
+def copy_kernel(src, dst, n):
+    """Grid-stride float32 copy."""
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    while i < n:
+        dst[i] = src[i]
+        i += stride
+
+
+@cuda.jit
+def read_kernel(src, out, n, passes):
+    """Each thread sums its grid-stride share of ``src``, ``passes`` times (L2 reads when
+    ``src`` fits in the L2), and writes one float."""
+    i0 = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    acc = float32(0.0)
+    for _ in range(passes):
+        i = i0
+        while i < n:
+            acc += src[i]
+            i += stride
+    out[i0] = acc
+
+
+@cuda.jit
+def chase_kernel(nxt, steps, out):
+    """One thread follows ``j = nxt[j]`` ``steps`` times: each load waits for the last."""
+    j = int32(0)
+    for _ in range(steps):
+        j = nxt[j]
+    out[0] = j
+
+
+@cuda.jit
+def fma_kernel(out, iters):
+    """Eight independent FMA chains per thread (issue-bound, not latency-bound)."""
+    i = cuda.grid(1)
+    a0 = float32(i) * float32(1e-7)
+    a1 = a0 + float32(1.0)
+    a2 = a0 + float32(2.0)
+    a3 = a0 + float32(3.0)
+    a4 = a0 + float32(4.0)
+    a5 = a0 + float32(5.0)
+    a6 = a0 + float32(6.0)
+    a7 = a0 + float32(7.0)
+    m = float32(0.999999)
+    c = float32(1e-6)
+    for _ in range(iters):
+        a0 = a0 * m + c
+        a1 = a1 * m + c
+        a2 = a2 * m + c
+        a3 = a3 * m + c
+        a4 = a4 * m + c
+        a5 = a5 * m + c
+        a6 = a6 * m + c
+        a7 = a7 * m + c
+    out[i] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
+
+
+@cuda.jit
+def shared_kernel(out, iters):
+    """Conflict-free shared-memory reads: lane l of a warp reads word (l + k) mod 1024."""
+    sh = cuda.shared.array(SHARED_WORDS, float32)
+    t = cuda.threadIdx.x
+    j = t
+    while j < SHARED_WORDS:
+        sh[j] = float32(j)
+        j += cuda.blockDim.x
+    cuda.syncthreads()
+    acc = float32(0.0)
+    k = t
+    for _ in range(iters):
+        acc += sh[k & (SHARED_WORDS - 1)]
+        k += 32
+    out[cuda.grid(1)] = acc
+
+
+@cuda.jit
+def spin_kernel(microseconds):
+    """Keeps the GPU busy for about ``microseconds`` (the harness queues launches behind
+    it, so the host's launch latency is hidden from the events that follow)."""
+    for _ in range(microseconds):
+        cuda.nanosleep(1000)
+
+
+@cuda.jit
+def empty_kernel(out):
+    """Does nothing useful: measures launch cost and block launch rate."""
+    if cuda.grid(1) == -1:
+        out[0] = 1.0

@@ -1,0 +1,353 @@
+"""The measurement suites: ``micro``, ``grid``, ``gemm``, ``conv`` and ``h2d``.
+
+Each suite returns ``{"suite", "provenance", "records": [...]}``. A record names the
+kernel and its launch exactly as ``simulator.simt.api.build`` takes them (so the engine
+can predict the same launch), with the timing (median, min, max seconds per launch over
+back-to-back launches; ``includes_host_launch_latency`` false) and the check against
+numpy (``rel_error``; ``ok``).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from . import harness, micro
+
+SUITES = ("micro", "grid", "gemm", "conv", "h2d")
+RELU_BLOCKS = (64, 128, 256, 512, 1024)
+RELU_N = {"beyond_l2": 1 << 26, "in_l2": 1 << 21}     # 2 x 256 MiB; 2 x 8 MiB
+GEMM_SQUARE = (256, 512, 1024, 2048, 4096)
+GEMM_OTHER = ((1000, 3000, 500), (4096, 256, 1024), (128, 8192, 512))
+CONV_BATCHES = (1, 8, 32)
+MiB = 1 << 20
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def _relu_grids(sms):
+    g = {1, 2, 4, 8, 16, sms // 4, sms // 2}
+    for k in (1, 2, 4, 8, 16, 32, 64, 128, 256):
+        g.update({k * sms, k * sms + 1})        # multiples of the SM count and one past
+    return sorted(x for x in g if x >= 1)
+
+
+# ------------------------------------------------------------------ micro
+
+def run_micro(c, seed=0):
+    dev = c.get_current_device()
+    sms = dev.MULTIPROCESSOR_COUNT
+    l2 = dev.L2_CACHE_SIZE
+    rng = _rng(seed)
+    recs = []
+    # DRAM copy bandwidth: 1 GiB read + 1 GiB written
+    n = 1 << 28
+    src = c.to_device(rng.standard_normal(n, dtype=np.float32))
+    dst = c.device_array(n, np.float32)
+    for blocks_per_sm in (4, 8, 16):
+        grid = sms * blocks_per_sm
+        t = harness.time_launch(lambda st: micro.copy_kernel[grid, 256, st](src, dst, n), reps=7)
+        ok = bool(np.array_equal(dst.copy_to_host()[:: 1 << 16], src.copy_to_host()[:: 1 << 16]))
+        recs.append({"name": "dram_copy", "bytes": 8 * n, "grid": grid, "block": 256, **t,
+                     "bandwidth_bytes_per_s": 8 * n / t["median_s"], "ok": ok})
+    # L2 read bandwidth: a buffer of a quarter of the L2, read 64 times
+    n = l2 // 4 // 4
+    src = c.to_device(rng.standard_normal(n, dtype=np.float32))
+    grid = sms * 8
+    out = c.device_array(grid * 256, np.float32)
+    passes = 64
+    t = harness.time_launch(lambda st: micro.read_kernel[grid, 256, st](src, out, n, passes), reps=7)
+    host = src.copy_to_host()
+    got = out.copy_to_host()
+    ref0 = float(host[0::grid * 256].astype(np.float64).sum()) * passes
+    recs.append({"name": "l2_read", "bytes": 4 * n * passes, "buffer_bytes": 4 * n, "grid": grid,
+                 "block": 256, **t, "bandwidth_bytes_per_s": 4 * n * passes / t["median_s"],
+                 "ok": abs(got[0] - ref0) <= 1e-3 * max(1.0, abs(ref0))})
+    # pointer chase: one thread, a random cycle over lines of 128 B
+    out = c.device_array(1, np.int32)
+    for label, size in (("l1", 16 * 1024), ("l2", 8 * MiB), ("dram", 1 << 30)):
+        stride = 32                                   # int32 words: 128 B apart
+        lines = size // 4 // stride
+        order = rng.permutation(lines)
+        nxt = np.zeros(lines * stride, np.int32)
+        nxt[order * stride] = np.roll(order, -1) * stride
+        d = c.to_device(nxt)
+        steps = harness_steps = micro.CHASE_STEPS
+        t = harness.single_launch(lambda: micro.chase_kernel[1, 1](d, steps, out), reps=5)
+        # the launch's own cost: the same kernel chasing 1 step
+        t0 = harness.single_launch(lambda: micro.chase_kernel[1, 1](d, 1, out), reps=5)
+        lat = (t["median_s"] - t0["median_s"]) / (harness_steps - 1)
+        j = 0
+        for _ in range(steps):
+            j = int(nxt[j])
+        micro.chase_kernel[1, 1](d, steps, out)
+        recs.append({"name": f"latency_{label}", "footprint_bytes": size, "steps": steps,
+                     **t, "one_step_s": t0["median_s"], "latency_s": lat,
+                     "ok": int(out.copy_to_host()[0]) == j})
+    # FP32 FMA throughput
+    grid = sms * 8
+    out = c.device_array(grid * 256, np.float32)
+    iters = micro.FMA_ITERS
+    t = harness.time_launch(lambda st: micro.fma_kernel[grid, 256, st](out, iters), reps=7)
+    flops = 2 * 8 * iters * grid * 256
+    recs.append({"name": "fp32_fma", "flops": flops, "grid": grid, "block": 256, **t,
+                 "flop_per_s": flops / t["median_s"], "ok": bool(np.isfinite(out.copy_to_host()).all())})
+    # shared-memory bandwidth
+    for block in (256, 1024):
+        grid = sms * (2048 // block)
+        out = c.device_array(grid * block, np.float32)
+        iters = micro.SHARED_ITERS
+        t = harness.time_launch(lambda st: micro.shared_kernel[grid, block, st](out, iters), reps=7)
+        b = 4 * iters * grid * block
+        recs.append({"name": "shared_read", "block": block, "grid": grid, "bytes": b, **t,
+                     "bandwidth_bytes_per_s": b / t["median_s"],
+                     "ok": bool(np.isfinite(out.copy_to_host()).all())})
+    # launch cost and block launch rate
+    out = c.device_array(1, np.float32)
+    one = harness.per_launch(lambda: micro.empty_kernel[1, 32](out), reps=7)
+    host = harness.single_launch(lambda: micro.empty_kernel[1, 32](out), reps=15)
+    recs.append({"name": "launch_back_to_back", **one, "ok": True,
+                 "note": "numba launches from Python, back to back: host-bound"})
+    recs.append({"name": "launch_single_between_events", **host, "ok": True})
+    gpu = harness.hidden_per_launch(lambda: micro.empty_kernel[1, 32](out), reps=7)
+    recs.append({"name": "launch_gpu_side", **gpu, "ok": True,
+                 "note": "GPU-side cost of one launch: queued behind a spin kernel"})
+    for blocks, threads in ((sms * 1024, 32), (sms * 1024, 256), (1 << 20, 32)):
+        t = harness.time_launch(lambda st: micro.empty_kernel[blocks, threads, st](out), reps=7)
+        recs.append({"name": "block_launch_rate", "grid": blocks, "block": threads, **t,
+                     "blocks_per_s": blocks / t["median_s"], "ok": True})
+    return recs
+
+
+# ------------------------------------------------------------------ grid (relu)
+
+def run_grid(c, seed=0):
+    from simulator.simt.kernels import relu
+    sms = c.get_current_device().MULTIPROCESSOR_COUNT
+    rng = _rng(seed)
+    recs = []
+    for label, n in RELU_N.items():
+        x = c.to_device(rng.standard_normal(n, dtype=np.float32))
+        y = c.device_array(n, np.float32)
+        ref = np.maximum(x.copy_to_host(), 0)
+        k = relu.kernel()
+        for block in RELU_BLOCKS:
+            for grid in _relu_grids(sms):
+                y.copy_to_device(np.full(n, np.nan, np.float32))
+                k[grid, block](x, y, n)
+                ok = bool(np.array_equal(y.copy_to_host(), ref))
+                t = harness.time_launch(lambda st: k[grid, block, st](x, y, n), reps=5)
+                recs.append({"kernel": "relu", "n": n, "size": label, "grid": grid, "block": block,
+                             **t, "ok": ok, "rel_error": 0.0 if ok else float("inf"),
+                             "includes_host_launch_latency": False})
+    return recs
+
+
+# ------------------------------------------------------------------ gemm
+
+def _rotating(c, make, ws_bytes, l2_bytes, cap=64):
+    """Enough copies of the inputs that cycling through them misses the L2."""
+    k = 1 if ws_bytes >= 2 * l2_bytes else min(cap, math.ceil(3 * l2_bytes / ws_bytes))
+    return [make() for _ in range(k)]
+
+
+def run_gemm(c, seed=0, sizes=None, deadline_s=None):
+    from simulator.simt.kernels import gemm_naive, gemm_tiled
+    l2 = c.get_current_device().L2_CACHE_SIZE
+    rng = _rng(seed)
+    shapes = [(s, s, s) for s in GEMM_SQUARE] + list(GEMM_OTHER) if sizes is None else sizes
+    recs = []
+    start = time.time()
+    for M, N, K in shapes:
+        if deadline_s and time.time() - start > deadline_s:
+            break
+        A = rng.standard_normal((M, K), dtype=np.float32)
+        B = rng.standard_normal((K, N), dtype=np.float32)
+        ref = A.astype(np.float64) @ B.astype(np.float64)
+        ws = 4 * (M * K + K * N + M * N)
+        sets = _rotating(c, lambda: (c.to_device(A), c.to_device(B), c.device_array((M, N), np.float32)),
+                         ws, l2)
+        variants = [("gemm-naive", {"thread_x": tx}) for tx in ("cols", "rows")] + \
+                   [("gemm-tiled", {"tile": T}) for T in gemm_tiled.TILES]
+        for kernel, kw in variants:
+            if kernel == "gemm-naive":
+                lc = gemm_naive.launch(M, N, (16, 16), kw["thread_x"])
+                kern = gemm_naive.kernel(kw["thread_x"])
+            else:
+                lc = gemm_tiled.launch(M, N, kw["tile"])
+                kern = gemm_tiled.kernel(kw["tile"])
+            g, b = lc.grid[:2], lc.block[:2]
+            dA, dB, dC = sets[0]
+            dC.copy_to_device(np.full((M, N), np.nan, np.float32))
+            kern[g, b](dA, dB, dC, M, N, K)
+            err = harness.rel_error(dC.copy_to_host(), ref)
+            state = {"i": 0}
+
+            def launch(st):
+                a, bb, cc = sets[state["i"] % len(sets)]
+                state["i"] += 1
+                kern[g, b, st](a, bb, cc, M, N, K)
+            t = harness.time_launch(launch, reps=5 if M * N * K < 2 ** 33 else 3)
+            recs.append({"kernel": kernel, "m": M, "n": N, "k": K, **kw, "grid": list(g),
+                         "block": list(b), **t, "rel_error": err, "ok": err < 1e-4,
+                         "buffer_sets": len(sets), "flops": 2 * M * N * K,
+                         "includes_host_launch_latency": False})
+    return recs
+
+
+# ------------------------------------------------------------------ conv
+
+def _conv_ref_at(x, w, op, idx):
+    """Reference outputs at flat output indices ``idx`` (in the op's output layout)."""
+    out = np.empty(len(idx))
+    for j, o in enumerate(idx):
+        if op.layout == "nchw":
+            q, p, k, n = o % op.Q, (o // op.Q) % op.P, (o // (op.Q * op.P)) % op.K, o // (op.Q * op.P * op.K)
+        else:
+            k, q, p, n = o % op.K, (o // op.K) % op.Q, (o // (op.K * op.Q)) % op.P, o // (op.K * op.Q * op.P)
+        acc = 0.0
+        for r in range(op.R):
+            h = p * op.stride + r - op.padding
+            if not 0 <= h < op.H:
+                continue
+            for s in range(op.S):
+                ww = q * op.stride + s - op.padding
+                if not 0 <= ww < op.W:
+                    continue
+                if op.layout == "nchw":
+                    acc += float(np.dot(x[n, :, h, ww].astype(np.float64), w[k, :, r, s]))
+                else:
+                    acc += float(np.dot(x[n, h, ww, :].astype(np.float64), w[r, s, :, k]))
+        out[j] = acc
+    return out
+
+
+def _unique_convs(batch, layout):
+    import workloads
+    seen, ops = set(), []
+    for op in workloads.resolve("resnet50", batch=batch, layout=layout).ops:
+        if op.kind != "conv2d":
+            continue
+        key = (op.C, op.H, op.W, op.K, op.R, op.S, op.stride, op.padding)
+        if key not in seen:
+            seen.add(key)
+            ops.append(op)
+    return ops
+
+
+def run_conv(c, seed=0, batches=CONV_BATCHES, deadline_s=None):
+    from simulator.simt.kernels import conv_direct, conv_im2col, gemm_tiled
+    rng = _rng(seed)
+    recs = []
+    start = time.time()
+    for batch in batches:
+        for layout in ("nchw", "nhwc"):
+            for op in _unique_convs(batch, layout):
+                if deadline_s and time.time() - start > deadline_s:
+                    return recs
+                xs, wsz, ys = (o.shape for o in op.operands())
+                x = rng.standard_normal(xs, dtype=np.float32)
+                w = rng.standard_normal(wsz, dtype=np.float32)
+                dx, dw = c.to_device(x), c.to_device(w)
+                outputs = op.N * op.K * op.P * op.Q
+                idx = rng.integers(0, outputs, 64)
+                ref = _conv_ref_at(x, w, op, idx)
+                # direct
+                dy = c.device_array(ys, np.float32)
+                dy.copy_to_device(np.full(ys, np.nan, np.float32))
+                lc = conv_direct.launch(op, 256)
+                k = conv_direct.kernel(layout)
+                a = conv_direct.args(op)
+                k[lc.grid[0], 256](dx, dw, dy, *a)
+                got = dy.copy_to_host()
+                err = harness.rel_error(got.reshape(-1)[idx], ref)
+                full = bool(np.isfinite(got).all())
+                t = harness.time_launch(lambda st: k[lc.grid[0], 256, st](dx, dw, dy, *a), reps=3)
+                base = {"layer": op.name, "batch": batch, "layout": layout,
+                        "conv": {"n": op.N, "c": op.C, "h": op.H, "w": op.W, "k": op.K, "r": op.R,
+                                 "s": op.S, "stride": op.stride, "pad": op.padding},
+                        "flops": op.flops(), "includes_host_launch_latency": False}
+                recs.append({"kernel": "conv-direct", **base, "grid": lc.grid[0], "block": 256, **t,
+                             "rel_error": err, "ok": err < 1e-4 and full})
+                # im2col then gemm-tiled (T = 16); output (n, p, q, k)
+                l1, l2 = conv_im2col.launches(op, 256, 16)
+                M, N, Kc = conv_im2col.gemm_dims(op)
+                col = c.device_array((M, Kc), np.float32)
+                wm = w.reshape(N, Kc).T.copy() if layout == "nchw" else w.reshape(Kc, N)
+                dwm = c.to_device(np.ascontiguousarray(wm))
+                dyy = c.device_array((M, N), np.float32)
+                dyy.copy_to_device(np.full((M, N), np.nan, np.float32))
+                ik = conv_im2col.im2col_kernel(layout)
+                ia = conv_im2col.im2col_args(op)
+                gk = gemm_tiled.kernel(16)
+
+                def both(st=0):
+                    ik[l1.grid[0], 256, st](dx, col, *ia)
+                    gk[l2.grid[:2], l2.block[:2], st](col, dwm, dyy, M, N, Kc)
+                both()
+                got = dyy.copy_to_host()      # (n p q, k)
+                if layout == "nchw":
+                    o = idx
+                    q_, p_, k_, n_ = o % op.Q, (o // op.Q) % op.P, (o // (op.Q * op.P)) % op.K, \
+                        o // (op.Q * op.P * op.K)
+                    vals = got[(n_ * op.P + p_) * op.Q + q_, k_]
+                else:
+                    vals = got.reshape(-1)[idx]
+                err = harness.rel_error(vals, ref)
+                full = bool(np.isfinite(got).all())
+                t = harness.time_launch(both, reps=3)
+                recs.append({"kernel": "conv-im2col", **base, "grid": [l1.grid[0], list(l2.grid[:2])],
+                             "block": [256, [16, 16]], **t, "rel_error": err,
+                             "ok": err < 1e-4 and full})
+    return recs
+
+
+# ------------------------------------------------------------------ h2d
+
+def run_h2d(c, seed=0):
+    rng = _rng(seed)
+    recs = []
+    for mb in (1, 4, 16, 64, 256, 1024):
+        n = mb * MiB // 4
+        pageable = rng.standard_normal(n, dtype=np.float32)
+        pinned = c.pinned_array(n, np.float32)
+        pinned[:] = pageable
+        d = c.device_array(n, np.float32)
+        for kind, host in (("pageable", pageable), ("pinned", pinned)):
+            d.copy_to_device(host)
+            c.synchronize()
+            samples = []
+            for _ in range(7):
+                s, e = c.event(), c.event()
+                s.record()
+                d.copy_to_device(host)
+                e.record()
+                e.synchronize()
+                samples.append(c.event_elapsed_time(s, e) / 1e3)
+            ok = bool(np.array_equal(d.copy_to_host()[:: 4096], pageable[:: 4096]))
+            med = float(np.median(samples))
+            recs.append({"kind": kind, "bytes": 4 * n, "median_s": med, "min_s": min(samples),
+                         "max_s": max(samples), "reps": 7, "bandwidth_bytes_per_s": 4 * n / med,
+                         "ok": ok})
+    return recs
+
+
+RUNNERS = {"micro": run_micro, "grid": run_grid, "gemm": run_gemm, "conv": run_conv, "h2d": run_h2d}
+
+
+def run(suite: str, command=None, deadline_s=None, **kw) -> dict:
+    """Run one suite on the GPU; raises NoGPU (one line) without one. ``deadline_s``
+    (gemm, conv) stops starting new shapes after that many seconds, keeping what finished."""
+    if suite not in RUNNERS:
+        raise ValueError(f"suite = {suite!r}: allowed: {', '.join(SUITES)}")
+    c = harness.require_gpu()
+    prov = harness.provenance(command)
+    t0 = time.time()
+    if deadline_s and suite in ("gemm", "conv"):
+        kw["deadline_s"] = deadline_s
+    recs = RUNNERS[suite](c, **kw)
+    return {"suite": suite, "schema_version": 1, "provenance": prov,
+            "wall_seconds": time.time() - t0, "deadline_s": deadline_s, "records": recs}
