@@ -5,8 +5,11 @@ Sources:
   [WP]   NVIDIA H100 Tensor Core GPU Architecture whitepaper, 2022.
   [DS]   NVIDIA H100 / H200 datasheets (dense peaks: FP32 67, FP64 34, TF32 495,
          BF16 989 TFLOP/s).
-  [MEAS] measured on an H100 SXM 2026-11-22 (REFERENCE.md): pinned host-to-device
-         48-53 GB/s, pageable 7-11 GB/s.
+  [CAL]  calibrated from roofsim's own micro and h2d suites on an H100 SXM,
+         data/measurements/h100-sxm/{micro,h2d}.json, 2026-11-22, by
+         `roofsim calibrate --hw h100-sxm --measurements data/measurements/h100-sxm`
+         (simulator/measure/calibrate.py says which record gives which field). A test
+         checks that calibrating this preset again changes nothing.
 
 Peaks are computed from per-SM rates at the device's maximum clock, 1980 MHz [DEV].
 The datasheet's FP32 and FP64 figures match that clock; its tensor figures (989 BF16)
@@ -32,13 +35,13 @@ HOPPER_SM = SM(
     fp32_lanes=128, fp64_lanes=64, sfu_units=16, ldst_units=32,  # [WP]
     fp32_latency_cycles=4,                                    # guess (as Volta); to measure
     sfu_latency_cycles=20,                                    # guess
-    block_launch_cycles=200,                                  # guess; issue 5 measures launch rate
+    block_launch_cycles=158,                                  # [CAL] block_launch_rate
     l1=Cache(size_bytes=28 * KiB, line_bytes=128, sector_bytes=32, ways=4,  # 256 KiB array - 228 [WP]
-             latency_cycles=33,                               # guess; to measure
+             latency_cycles=60,                               # [CAL] latency_l1 (load-to-use, chase)
              bandwidth_bytes_per_cycle=128.0,                 # [WP] 128 B/clk per SM
              mshrs=256),  # guess (32 B sectors in flight per SM), sized by Little's law so
-                          # that 132 SMs x 256 x 32 B / 800 cycles ~ 2.7 TB/s, the measured
-                          # copy ceiling [MEAS]; to calibrate (issue 5)
+                          # that 132 SMs x 256 x 32 B per DRAM latency exceed the copy
+                          # bandwidth [CAL]; not measurable with the micro suite
     tensor=PeakRates(
         fp64_flop_per_cycle=256.0,    # [DS] 67 TFLOP/s FP64 tensor at 1980 MHz
         tf32_flop_per_cycle=2048.0,   # [WP] dense; [DS] 495 at 1830 MHz
@@ -56,18 +59,24 @@ H100_SXM = SIMTGPU(
     clock_hz=1980 * MHz,                                      # [DEV] max SM clock
     sm=HOPPER_SM,
     l2=Cache(size_bytes=50 * MiB, line_bytes=128, sector_bytes=32, ways=16, banks=80,  # size [DEV]
-             latency_cycles=260,                              # guess; to measure
-             bandwidth_bytes_per_cycle=5.5e12 / 1980e6),       # guess ~5.5 TB/s; to measure
+             latency_cycles=304,                              # [CAL] latency_l2 (8 MiB chase)
+             bandwidth_bytes_per_cycle=2940.9070416581053),   # [CAL] l2_read: 5.82 TB/s
     dram=DRAM(kind="HBM3 5120-bit", size_bytes=80 * GiB,
-              bandwidth_bytes_per_s=3.35 * TB,                # [DS]; [MEAS] copy 2.98 TB/s
-              latency_cycles=800,                             # guess; to measure
+              bandwidth_bytes_per_s=3.35 * TB,                # [DS]
+              sustained_fraction=0.7242668251238484,          # [CAL] dram_copy 2.43 TB/s
+              latency_cycles=313,                             # [CAL] latency_dram (1 GiB chase; as the
+                                                              # L2's: doubtful, see docs/measure.md)
               channels=10),                                   # 5 stacks x 2 (guess)
     host_link=HostLink(kind="PCIe Gen5 x16",
-                       pinned_bandwidth_bytes_per_s=53 * GB,   # [MEAS] best of 48-53 GB/s
-                       pageable_bandwidth_bytes_per_s=11 * GB,  # [MEAS] best of 7-11 GB/s
+                       pinned_bandwidth_bytes_per_s=49247272365,   # [CAL] 1 GiB pinned copy
+                       pageable_bandwidth_bytes_per_s=4906822346,  # [CAL] 1 GiB pageable copy
                        latency_s=10e-6),                       # guess
+    kernel_launch_s=1.8333090977235272e-06,                   # [CAL] launch_gpu_side
 )
 
+# The H200 is the calibrated H100 changed only by the H200's datasheet differences --
+# DRAM peak bandwidth and L2 size -- so that predicting it before measuring it is the
+# what-if of a hardware change (issue 5); its own micro suite is not applied here.
 H200 = replace(
     H100_SXM,
     name="h200",

@@ -141,11 +141,15 @@ class DRAM:
     bandwidth_bytes_per_s: float = p(doc="peak bandwidth in bytes per second")
     latency_cycles: int = p(doc="unloaded access latency in core cycles")
     channels: int = p(1, doc="independent channels (memory partitions)")
+    # the SIMT engine serves DRAM at peak x sustained_fraction; bounds use the peak
+    sustained_fraction: float = p(1.0, doc="share of the peak that streaming kernels reach")
 
     def __post_init__(self):
         _integer(self, "size_bytes", "latency_cycles", "channels")
-        _positive(self, "size_bytes", "bandwidth_bytes_per_s", "channels")
+        _positive(self, "size_bytes", "bandwidth_bytes_per_s", "channels", "sustained_fraction")
         _positive(self, "latency_cycles", allow_zero=True)
+        if self.sustained_fraction > 1:
+            raise ValueError(f"DRAM.sustained_fraction = {self.sustained_fraction}: must be <= 1")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -258,12 +262,14 @@ class SIMTGPU(_Device):
     l2: Cache = p(doc="the shared L2 cache")
     dram: DRAM = p(doc="device memory")
     host_link: Optional[HostLink] = p(None, doc="host-to-device link")
+    kernel_launch_s: float = p(0.0, doc="GPU-side cost of one kernel launch, seconds")
 
     family = "simt"
 
     def __post_init__(self):
         _integer(self, "sm_count")
         _positive(self, "sm_count", "clock_hz")
+        _positive(self, "kernel_launch_s", allow_zero=True)
         major, _, minor = self.compute_capability.partition(".")
         if not (major.isdigit() and minor.isdigit()):
             raise ValueError(f"SIMTGPU.compute_capability = {self.compute_capability!r}: "

@@ -586,6 +586,21 @@ def cmd_measure(args):
                                right=[False, True, True, False]))
 
 
+def cmd_calibrate(args):
+    import hwmodels
+    from simulator.measure.calibrate import calibrate
+    from simulator.table import format_table
+    hw = _hw(args)
+    new, changes = calibrate(hw, args.measurements)
+    print(f"{hw.name} from {args.measurements}:")
+    print(format_table(["field", "preset", "measured", "source"],
+                       [[f, old, val, src] for f, old, val, src in changes],
+                       right=[False, True, True, False]))
+    if args.toml:
+        hwmodels.registry.save_toml(new, args.toml)
+        print(f"wrote {args.toml}")
+
+
 # ---------------------------------------------------------------- parser
 
 def _add_simt_problem(p):
@@ -738,6 +753,13 @@ def build_parser() -> Parser:
     p.add_argument("--deadline", type=float, metavar="SECONDS",
                    help="gemm, conv: start no new shape after this long; keep what finished")
     p.set_defaults(func=cmd_measure)
+
+    p = sub.add_parser("calibrate", help="latency and bandwidth parameters from a micro suite")
+    _add_hw(p)
+    p.add_argument("--measurements", required=True, metavar="DIR",
+                   help="folder with micro.json (and h2d.json), e.g. data/measurements/h100-sxm")
+    p.add_argument("--toml", metavar="FILE", help="save the calibrated preset")
+    p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("datamove", help="compulsory bytes, pebble lower bound, host-to-device time")
     _add_hw(p)

@@ -112,7 +112,7 @@ def predict_launch(hw, prog, policy: str = "gto") -> AnalyticLaunch:
     store_bytes = (per_warp[P.P_GST_SEG] * wpb * max(B - 1, 0) + last[P.P_GST_SEG] * wpb) * seg
     dram_total = dram_read + min(store_bytes, float(prog.min_bytes))
     l2_total = l1_miss_bytes + store_bytes
-    dram_bpc = hw.dram.bandwidth_bytes_per_s / hw.clock_hz
+    dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
     l2_bpc = l2.bandwidth_bytes_per_cycle
 
     has_barrier = bool((prog.template[:, 0] == isa.BAR).any())

@@ -71,7 +71,8 @@ def hw_vector(hw, occ, policy: str) -> np.ndarray:
     h[core.H_L2SVC] = l2.sector_bytes / (l2.bandwidth_bytes_per_cycle / l2.banks)
     h[core.H_DLAT] = d.latency_cycles
     h[core.H_DCH] = d.channels
-    h[core.H_DSVC] = l2.sector_bytes / (d.bandwidth_bytes_per_s / hw.clock_hz / d.channels)
+    h[core.H_DSVC] = l2.sector_bytes / (d.bandwidth_bytes_per_s * d.sustained_fraction
+                                         / hw.clock_hz / d.channels)
     h[core.H_LAUNCH] = sm.block_launch_cycles
     h[core.H_GTO] = 1.0 if policy == "gto" else 0.0
     h[core.H_ISSUE] = sm.issue_interval_cycles

@@ -1,0 +1,106 @@
+"""Turn a ``micro`` suite into the latency and bandwidth parameters of a SIMT preset.
+
+One set of parameters per device, read from microbenchmarks only -- never fitted to the
+kernels that are validated against it:
+
+| parameter | from |
+|---|---|
+| ``dram.sustained_fraction`` | best ``dram_copy`` (bytes read + written per second) over the peak |
+| ``l2.bandwidth_bytes_per_cycle`` | ``l2_read`` |
+| ``sm.l1.latency_cycles`` | ``latency_l1`` (pointer chase, 16 KiB) |
+| ``l2.latency_cycles`` | ``latency_l2`` (pointer chase, 8 MiB) |
+| ``dram.latency_cycles`` | ``latency_dram`` (pointer chase, 1 GiB) |
+| ``sm.block_launch_cycles`` | ``block_launch_rate`` (SMs / blocks per second) |
+| ``kernel_launch_s`` | ``launch_gpu_side`` (one empty launch, back to back on the GPU) |
+| ``host_link`` bandwidths | the largest ``h2d`` copies, when the h2d suite is there |
+
+Cycles are at the clock the measurement recorded (``nvidia_smi.clock_sm_mhz``), which
+must equal the preset's clock.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+
+def load_suite(folder, suite):
+    path = Path(folder) / f"{suite}.json"
+    if not path.is_file():
+        raise ValueError(f"--measurements {folder}: no {suite}.json there")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a measurement JSON ({e})") from None
+
+
+def parameters(hw, folder) -> dict:
+    """{field path: (value, source)} from the folder's micro (and h2d) suite."""
+    micro = load_suite(folder, "micro")
+    prov = micro["provenance"]
+    clock_mhz = float((prov.get("nvidia_smi") or {}).get("clock_sm_mhz") or 0)
+    if abs(clock_mhz * 1e6 - hw.clock_hz) > 0.01 * hw.clock_hz:
+        raise ValueError(f"{hw.name}: measured SM clock {clock_mhz} MHz differs from the preset's "
+                         f"{hw.clock_hz / 1e6:g} MHz")
+    rec = {}
+    for r in micro["records"]:
+        if r.get("ok"):
+            rec.setdefault(r["name"], []).append(r)
+    src = f"micro suite, {prov['device']}, {prov['date'][:10]}"
+    cyc = hw.clock_hz
+    out = {}
+    if "dram_copy" in rec:
+        best = max(r["bandwidth_bytes_per_s"] for r in rec["dram_copy"])
+        out["dram.sustained_fraction"] = (min(1.0, best / hw.dram.bandwidth_bytes_per_s),
+                                          f"best dram_copy {best / 1e12:.3g} TB/s over the peak, {src}")
+    if "l2_read" in rec:
+        out["l2.bandwidth_bytes_per_cycle"] = (rec["l2_read"][0]["bandwidth_bytes_per_s"] / cyc,
+                                               f"l2_read, {src}")
+    for name, field in (("latency_l1", "sm.l1.latency_cycles"), ("latency_l2", "l2.latency_cycles"),
+                        ("latency_dram", "dram.latency_cycles")):
+        if name in rec:
+            out[field] = (int(round(rec[name][0]["latency_s"] * cyc)), f"{name} pointer chase, {src}")
+    if "block_launch_rate" in rec:
+        rate = max(r["blocks_per_s"] for r in rec["block_launch_rate"])
+        out["sm.block_launch_cycles"] = (int(round(hw.sm_count / rate * cyc)),
+                                         f"block_launch_rate (SMs / best blocks per s), {src}")
+    if "launch_gpu_side" in rec:
+        out["kernel_launch_s"] = (rec["launch_gpu_side"][0]["median_s"], f"launch_gpu_side, {src}")
+    try:
+        h2d = load_suite(folder, "h2d")
+    except ValueError:
+        h2d = None
+    if h2d and hw.host_link is not None:
+        hs = f"h2d suite, {h2d['provenance']['device']}, {h2d['provenance']['date'][:10]}"
+        for kind in ("pinned", "pageable"):
+            rs = [r for r in h2d["records"] if r["kind"] == kind and r.get("ok")]
+            if rs:
+                big = max(rs, key=lambda r: r["bytes"])
+                out[f"host_link.{kind}_bandwidth_bytes_per_s"] = (
+                    big["bandwidth_bytes_per_s"], f"largest {kind} copy ({big['bytes'] >> 20} MiB), {hs}")
+    return out
+
+
+def _set(obj, path, value):
+    head, _, rest = path.partition(".")
+    if not rest:
+        return dataclasses.replace(obj, **{head: value})
+    return dataclasses.replace(obj, **{head: _set(getattr(obj, head), rest, value)})
+
+
+def _get(obj, path):
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def calibrate(hw, folder):
+    """(calibrated preset, [(field, old, new, source)])."""
+    if getattr(hw, "family", None) != "simt":
+        raise ValueError(f"hardware {hw.name!r} is not a SIMT GPU")
+    changes = []
+    for field, (value, source) in parameters(hw, folder).items():
+        old = _get(hw, field)
+        hw = _set(hw, field, type(old)(value) if isinstance(old, int) else float(value))
+        changes.append((field, old, _get(hw, field), source))
+    return hw, changes
