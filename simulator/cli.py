@@ -601,6 +601,51 @@ def cmd_calibrate(args):
         print(f"wrote {args.toml}")
 
 
+def cmd_validate(args):
+    from simulator.analysis.plots import validation_chart
+    from simulator.measure.calibrate import load_suite
+    from simulator.measure.validate import KERNEL_SUITES, PREDICTORS, predict_records, score
+    from simulator.table import format_table
+    hw = _hw(args)
+    if getattr(hw, "family", None) != "simt":
+        raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
+    suites = [x.strip() for x in args.suites.split(",") if x.strip()]
+    bad = [x for x in suites if x not in KERNEL_SUITES]
+    if bad or not suites:
+        raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)}")
+    rows, report = [], {"hw": hw.name, "measurements": args.measurements, "suites": {}}
+
+    def progress(suite, i, n):
+        if sys.stderr.isatty():
+            print(f"\r{suite}: {i}/{n}", end="", file=sys.stderr, flush=True)
+    for suite in suites:
+        data = load_suite(args.measurements, suite)
+        rs = predict_records(hw, suite, data["records"], args.engine_budget, progress)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+        rows += rs
+        report["suites"][suite] = score(rs)
+        report["suites"][suite]["device"] = data["provenance"]["device"]
+    table = []
+    for suite, sc in report["suites"].items():
+        for p in PREDICTORS:
+            x = sc[p]
+            table.append([suite, p, f"{x['n']}/{sc['records']}",
+                          f"{x['mape']:.1%}" if x["mape"] is not None else "-",
+                          f"{x['pearson']:.3f}" if x["pearson"] is not None else "-",
+                          f"{x['spearman']:.3f}" if x["spearman"] is not None else "-",
+                          f"{x['pairs_in_order']:.1%}" if x["pairs_in_order"] is not None else "-",
+                          sc["faster_than_bound"] if p == "roofline" else ""])
+    print(f"{hw.name} against {args.measurements} (engine within {args.engine_budget:.3g} "
+          "warp-instructions, sampled; predictions include the GPU-side launch cost, the "
+          "roofline bound does not)")
+    print(format_table(["suite", "predictor", "records", "MAPE", "Pearson (log)", "Spearman",
+                        "pairs in order", "faster than bound"], table,
+                       right=[False, False, True, True, True, True, True, True]))
+    _write_outputs(args, rows, lambda: {**report, "rows": rows},
+                   lambda path: validation_chart(rows, path, f"{hw.name} validation"))
+
+
 # ---------------------------------------------------------------- parser
 
 def _add_simt_problem(p):
@@ -760,6 +805,19 @@ def build_parser() -> Parser:
                    help="folder with micro.json (and h2d.json), e.g. data/measurements/h100-sxm")
     p.add_argument("--toml", metavar="FILE", help="save the calibrated preset")
     p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("validate", help="predictions against committed measurements, per suite")
+    _add_hw(p)
+    p.add_argument("--measurements", required=True, metavar="DIR",
+                   help="folder with the suites' JSON, e.g. data/measurements/h100-sxm")
+    p.add_argument("--suites", default="grid,gemm,conv", metavar="LIST")
+    p.add_argument("--engine-budget", type=float, default=2e7, metavar="N",
+                   help="run the engine (sampled) on records of at most N warp-instructions "
+                        "(default 2e7); 0: analytic and roofline only")
+    p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--json", metavar="FILE")
+    p.add_argument("--plot", metavar="FILE", help="predicted vs measured; the relu grid sweep")
+    p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("datamove", help="compulsory bytes, pebble lower bound, host-to-device time")
     _add_hw(p)

@@ -219,3 +219,49 @@ def simt_timeline_chart(result, path, launch=0, warps=False):
     ax.set_xlabel("cycle")
     ax.set_title(f"{lr.program.describe()} on {result.hw.name} ({result.policy})", fontsize=9)
     _save(fig, path)
+
+
+def validation_chart(rows, path, title=""):
+    """Predicted against measured seconds (log axes, one colour per predictor) and, for
+    the grid suite, measured and predicted time against grid size at 256 threads."""
+    plt = _plt()
+    grid_rows = [r for r in rows if r["suite"] == "grid" and r["label"].find("(256, 1, 1)") >= 0]
+    fig, axes = plt.subplots(1, 2 if grid_rows else 1, figsize=(13 if grid_rows else 6.5, 5.5),
+                             squeeze=False)
+    ax = axes[0, 0]
+    marks = {"grid": "o", "gemm": "s", "conv": "^"}
+    for pred, color in (("roofline", "0.6"), ("analytic", "tab:orange"), ("engine", "tab:blue")):
+        for suite, m in marks.items():
+            rs = [r for r in rows if r["suite"] == suite and r[f"{pred}_s"] is not None]
+            if rs:
+                ax.scatter([r["measured_s"] for r in rs], [r[f"{pred}_s"] for r in rs], s=10,
+                           marker=m, color=color, alpha=0.6, label=f"{pred} ({suite})")
+    lo = min(min(r["measured_s"], r["roofline_s"]) for r in rows) / 2
+    hi = max(r["measured_s"] for r in rows) * 2
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured seconds")
+    ax.set_ylabel("predicted seconds")
+    ax.set_title(title or "predicted vs measured")
+    ax.legend(fontsize=7, ncol=2)
+    if grid_rows:
+        ax = axes[0, 1]
+        import re
+        for size, style in (("67108864", "-"), ("2097152", "--")):
+            rs = [r for r in grid_rows if r["group"].endswith("/" + size)]
+            rs.sort(key=lambda r: int(re.search(r"grid \((\d+)", r["label"]).group(1)))
+            g = [int(re.search(r"grid \((\d+)", r["label"]).group(1)) for r in rs]
+            ax.plot(g, [r["measured_s"] for r in rs], "k" + style, marker="o", ms=3,
+                    label=f"measured n={size}")
+            for pred, color in (("engine", "tab:blue"), ("analytic", "tab:orange")):
+                pts = [(x, r[f"{pred}_s"]) for x, r in zip(g, rs) if r[f"{pred}_s"] is not None]
+                if pts:
+                    ax.plot(*zip(*pts), style, color=color, label=f"{pred} n={size}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("grid (blocks of 256)")
+        ax.set_ylabel("seconds per launch")
+        ax.set_title("relu grid sweep")
+        ax.legend(fontsize=7)
+    _save(fig, path)

@@ -36,9 +36,10 @@ def read_kernel(src, out, n, passes):
 
 
 @cuda.jit
-def chase_kernel(nxt, steps, out):
-    """One thread follows ``j = nxt[j]`` ``steps`` times: each load waits for the last."""
-    j = int32(0)
+def chase_kernel(nxt, start, steps, out):
+    """One thread follows ``j = nxt[j]`` ``steps`` times from ``start``: each load waits
+    for the last."""
+    j = int32(start)
     for _ in range(steps):
         j = nxt[j]
     out[0] = j

@@ -66,7 +66,9 @@ def run_micro(c, seed=0):
     recs.append({"name": "l2_read", "bytes": 4 * n * passes, "buffer_bytes": 4 * n, "grid": grid,
                  "block": 256, **t, "bandwidth_bytes_per_s": 4 * n * passes / t["median_s"],
                  "ok": abs(got[0] - ref0) <= 1e-3 * max(1.0, abs(ref0))})
-    # pointer chase: one thread, a random cycle over lines of 128 B
+    # pointer chase: one thread, a random cycle over lines of 128 B. Every timed run starts
+    # at a fresh point of the cycle, so a footprint beyond the L2 is not brought into
+    # the L2 by the runs before it (a repeated chase over one stretch would measure L2).
     out = c.device_array(1, np.int32)
     for label, size in (("l1", 16 * 1024), ("l2", 8 * MiB), ("dram", 1 << 30)):
         stride = 32                                   # int32 words: 128 B apart
@@ -75,18 +77,23 @@ def run_micro(c, seed=0):
         nxt = np.zeros(lines * stride, np.int32)
         nxt[order * stride] = np.roll(order, -1) * stride
         d = c.to_device(nxt)
-        steps = harness_steps = micro.CHASE_STEPS
-        t = harness.single_launch(lambda: micro.chase_kernel[1, 1](d, steps, out), reps=5)
+        steps = micro.CHASE_STEPS
+        fresh = lines >= 16 * steps                   # room for separate stretches
+        starts = iter(int(order[(k * steps) % lines]) * stride for k in range(64))
+
+        def chase(n, starts=starts, d=d):
+            return lambda: micro.chase_kernel[1, 1](d, next(starts) if fresh else 0, n, out)
+        t = harness.single_launch(chase(steps), reps=5)
         # the launch's own cost: the same kernel chasing 1 step
-        t0 = harness.single_launch(lambda: micro.chase_kernel[1, 1](d, 1, out), reps=5)
-        lat = (t["median_s"] - t0["median_s"]) / (harness_steps - 1)
+        t0 = harness.single_launch(chase(1), reps=5)
+        lat = (t["median_s"] - t0["median_s"]) / (steps - 1)
         j = 0
         for _ in range(steps):
             j = int(nxt[j])
-        micro.chase_kernel[1, 1](d, steps, out)
+        micro.chase_kernel[1, 1](d, 0, steps, out)
         recs.append({"name": f"latency_{label}", "footprint_bytes": size, "steps": steps,
-                     **t, "one_step_s": t0["median_s"], "latency_s": lat,
-                     "ok": int(out.copy_to_host()[0]) == j})
+                     "fresh_start_each_run": fresh, **t, "one_step_s": t0["median_s"],
+                     "latency_s": lat, "ok": int(out.copy_to_host()[0]) == j})
     # FP32 FMA throughput
     grid = sms * 8
     out = c.device_array(grid * 256, np.float32)

@@ -77,7 +77,7 @@ def _profile(prog, h, b, w, lat_mem, segbuf):
                         MAX_ITERS, segbuf)
 
 
-def predict_launch(hw, prog, policy: str = "gto") -> AnalyticLaunch:
+def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> AnalyticLaunch:
     occ = _launch_occupancy(hw, prog)
     h = hw_vector(hw, occ, policy)
     sm, l1, l2 = hw.sm, hw.sm.l1, hw.l2
@@ -100,7 +100,7 @@ def predict_launch(hw, prog, policy: str = "gto") -> AnalyticLaunch:
     P = walk
     gld_seg_total = per_warp[P.P_GLD_SEG] * wpb * max(B - 1, 0) + last[P.P_GLD_SEG] * wpb
     l1_miss_bytes = (1 - h1) * gld_seg_total * seg
-    dram_read = min(l1_miss_bytes, float(prog.min_bytes))
+    dram_read = 0.0 if l2_warm else min(l1_miss_bytes, float(prog.min_bytes))
     h2 = 1.0 - dram_read / l1_miss_bytes if l1_miss_bytes else 1.0
     lat = h1 * l1.latency_cycles + (1 - h1) * (h2 * l2.latency_cycles + (1 - h2) * hw.dram.latency_cycles)
     # the same samples again at the mixed latency
@@ -110,7 +110,7 @@ def predict_launch(hw, prog, policy: str = "gto") -> AnalyticLaunch:
     R = occ.blocks_per_sm
     ns = sm.warp_schedulers
     store_bytes = (per_warp[P.P_GST_SEG] * wpb * max(B - 1, 0) + last[P.P_GST_SEG] * wpb) * seg
-    dram_total = dram_read + min(store_bytes, float(prog.min_bytes))
+    dram_total = dram_read + (0.0 if l2_warm else min(store_bytes, float(prog.min_bytes)))
     l2_total = l1_miss_bytes + store_bytes
     dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
     l2_bpc = l2.bandwidth_bytes_per_cycle
@@ -159,11 +159,14 @@ def predict_launch(hw, prog, policy: str = "gto") -> AnalyticLaunch:
                            "dram": float(dram_total)})
 
 
-def predict(hw, programs, policy: str = "gto") -> AnalyticResult:
-    """Analytic cycles of one launch or of launches run back to back."""
+def predict(hw, programs, policy: str = "gto", l2_warm: bool = False) -> AnalyticResult:
+    """Analytic cycles of one launch or of launches run back to back. ``l2_warm``: the
+    launches' arrays start in the L2 when they fit (no DRAM traffic), as in the engine."""
+    from .engine import footprint_bytes
     wall = time.perf_counter()
     if not isinstance(programs, (list, tuple)):
         programs = (programs,)
-    launches = [predict_launch(hw, p, policy) for p in programs]
+    warm = l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes
+    launches = [predict_launch(hw, p, policy, warm) for p in programs]
     cycles = sum(a.cycles for a in launches)
     return AnalyticResult(hw, launches, cycles, cycles / hw.clock_hz, time.perf_counter() - wall)
