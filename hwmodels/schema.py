@@ -204,7 +204,7 @@ class SM:
     ldst_units: int = p(doc="load/store units per SM")
     fp32_latency_cycles: int = p(doc="dependent FP32 add/mul/FMA latency, cycles")
     sfu_latency_cycles: int = p(doc="special function latency, cycles")
-    block_launch_cycles: int = p(doc="cost to launch one block on an SM, cycles")
+    block_launch_cycles: int = p(doc="cycles between two block launches on one SM")
     l1: Cache = p(doc="L1 data cache")
     tensor: PeakRates = p(PeakRates(), doc="matrix-unit throughput per SM per cycle")
 

@@ -17,7 +17,8 @@ every SM) then lasts the longest of:
 The average latency mixes L1, L2 and DRAM latency by hit rates estimated from the
 samples: an L1 hit is a segment the sampled block touches again; DRAM reads are the
 launch's compulsory bytes (the rest of the L1 misses hit in L2). The last, partial wave
-is priced the same way with its blocks; each wave adds ``block_launch_cycles``. Every
+is priced the same way with its blocks. Each SM starts a block at most every
+``block_launch_cycles``, which bounds a wave from below too. Every
 assumption here is the engine's simplification simplified again: the engine is the
 reference, and ``simulate simt`` reports both.
 """
@@ -137,6 +138,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
         inflight = min(float(l1.mshrs), warps * max(per_round, 1.0)) * hw.sm_count
         conc = miss_bytes / (inflight * seg / lat) if miss_bytes else 0.0
         terms = {"latency": float(latency), "issue": float(issue),
+                 "launch": float(blocks_per_sm * sm.block_launch_cycles),
                  "dram": float(dram_total * frac / dram_bpc), "l2": float(l2_total * frac / l2_bpc),
                  "concurrency": float(conc)}
         return max(terms.values()), terms
@@ -150,8 +152,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
                                   (per_warp + last) / 2, rest)
         cycles += t_tail
         terms = terms or tail_terms
-    waves_started = full + (1 if rest else 0)
-    cycles += waves_started * sm.block_launch_cycles
+    cycles += sm.block_launch_cycles              # the first block's dispatch
     instr = per_warp[P.P_INSTR] * wpb * max(B - 1, 0) + last[P.P_INSTR] * wpb
     return AnalyticLaunch(prog, float(cycles), occ, B / C, terms, max(terms, key=terms.get),
                           {"l1": float(h1), "l2": float(h2)}, float(instr),

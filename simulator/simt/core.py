@@ -3,8 +3,9 @@
 Everything here is a plain ``@njit`` function over arrays; ``engine.py`` wraps it. The
 model, per SM:
 
-* warp slots filled block by block under the occupancy limit; a block slot freed at
-  cycle t takes the next block at t + ``block_launch_cycles``;
+* warp slots filled block by block under the occupancy limit; each SM's dispatcher
+  starts at most one block every ``block_launch_cycles`` (the measured block launch
+  rate), into any free slot;
 * ``n_sched`` schedulers own the warps whose slot is congruent to them; each issues at
   most one instruction every ``issue_interval`` cycles, choosing GTO (keep the last
   warp while it can issue, else the oldest ready one) or LRR (the next ready warp after
@@ -336,6 +337,7 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
     blive = np.zeros(nb, np.int64)
     bbar = np.zeros(nb, np.int64)
     bfree = np.full(nb, float(t0))
+    sm_launch = np.full(n_sm, float(t0))          # an SM's dispatcher: one block per H_LAUNCH
     bxyz = np.zeros((nb, 3), np.int64)
     # schedulers and units
     sp_free = np.zeros((n_sm, n_sched))
@@ -378,7 +380,8 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                         break
                     for k in range(bps):
                         b = sm * bps + k
-                        if bid[b] < 0 and bfree[b] <= t:
+                        if bid[b] < 0 and bfree[b] <= t and sm_launch[sm] <= t:
+                            sm_launch[sm] = t + hp[H_LAUNCH]
                             if next_blk == skip_at:
                                 done_blocks += skip_to - skip_at
                                 next_blk = skip_to
@@ -428,15 +431,17 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                                     next_check[sm, sc] = t
                             if live == 0:
                                 bid[b] = -1
-                                bfree[b] = t + hp[H_LAUNCH]
+                                bfree[b] = t
                                 bend[bl - blk_lo] = t
                                 done_blocks += 1
                             progress = True
                             break
             next_dispatch = INF
             for b in range(nb):
-                if bid[b] < 0 and bfree[b] < next_dispatch:
-                    next_dispatch = bfree[b]
+                if bid[b] < 0:
+                    ready = max(bfree[b], sm_launch[b // bps])
+                    if ready < next_dispatch:
+                        next_dispatch = ready
         # ---- issue ------------------------------------------------------------------
         st[S_CYCLES_VISITED] += 1
         for sm in range(n_sm):
@@ -664,9 +669,10 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                 if blive[b] == 0 and bid[b] >= 0:
                     bend[bid[b] - blk_lo] = t + 1
                     bid[b] = -1
-                    bfree[b] = t + 1 + hp[H_LAUNCH]
-                    if bfree[b] < next_dispatch:
-                        next_dispatch = bfree[b]
+                    bfree[b] = t + 1
+                    ready = max(bfree[b], sm_launch[sm])
+                    if ready < next_dispatch:
+                        next_dispatch = ready
                     done_blocks += 1
         # ---- next cycle: skip ahead when no scheduler can issue sooner -------------
         tn = INF
