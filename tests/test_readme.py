@@ -55,9 +55,10 @@ def test_readme_has_examples():
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     """One folder for all examples, in README order (later ones may read earlier files),
-    holding a copy of examples/."""
+    holding a copy of examples/ and data/."""
     d = tmp_path_factory.mktemp("readme")
     shutil.copytree(README.parent / "examples", d / "examples")
+    shutil.copytree(README.parent / "data", d / "data")
     return d
 
 
