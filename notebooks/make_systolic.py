@@ -18,8 +18,7 @@ This notebook uses roofsim's public API only. It walks through
 """)
 code("""
 import numpy as np
-import matplotlib
-matplotlib.use("Agg")
+%matplotlib inline
 import matplotlib.pyplot as plt
 
 import hwmodels, workloads

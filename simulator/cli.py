@@ -643,7 +643,7 @@ def cmd_validate(args):
                         "pairs in order", "faster than bound"], table,
                        right=[False, False, True, True, True, True, True, True]))
     _write_outputs(args, rows, lambda: {**report, "rows": rows},
-                   lambda path: validation_chart(rows, path, f"{hw.name} validation"))
+                   lambda path: validation_chart(rows, path, f"{hw.name} validation", hw))
 
 
 # ---------------------------------------------------------------- parser

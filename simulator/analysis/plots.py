@@ -221,13 +221,15 @@ def simt_timeline_chart(result, path, launch=0, warps=False):
     _save(fig, path)
 
 
-def validation_chart(rows, path, title=""):
-    """Predicted against measured seconds (log axes, one colour per predictor) and, for
-    the grid suite, measured and predicted time against grid size at 256 threads."""
+def validation_chart(rows, path, title="", hw=None):
+    """Predicted against measured seconds (log axes, one colour per predictor); for the
+    grid suite, measured and predicted time against grid size at 256 threads; with
+    ``hw``, measured and predicted points on one roofline chart (FLOP/s against FLOP per
+    compulsory byte)."""
     plt = _plt()
     grid_rows = [r for r in rows if r["suite"] == "grid" and r["label"].find("(256, 1, 1)") >= 0]
-    fig, axes = plt.subplots(1, 2 if grid_rows else 1, figsize=(13 if grid_rows else 6.5, 5.5),
-                             squeeze=False)
+    ncols = 1 + bool(grid_rows) + (hw is not None)
+    fig, axes = plt.subplots(1, ncols, figsize=(6.5 * ncols, 5.5), squeeze=False)
     ax = axes[0, 0]
     marks = {"grid": "o", "gemm": "s", "conv": "^"}
     for pred, color in (("roofline", "0.6"), ("analytic", "tab:orange"), ("engine", "tab:blue")):
@@ -263,5 +265,24 @@ def validation_chart(rows, path, title=""):
         ax.set_xlabel("grid (blocks of 256)")
         ax.set_ylabel("seconds per launch")
         ax.set_title("relu grid sweep")
+        ax.legend(fontsize=7)
+    if hw is not None:
+        ax = axes[0, -1]
+        peak = hw.peak_flop_per_s("fp32")
+        bw = hw.dram.bandwidth_bytes_per_s
+        rs = [r for r in rows if r.get("flops") and r.get("min_bytes")]
+        x = np.array([r["flops"] / r["min_bytes"] for r in rs])
+        xs = np.logspace(np.log10(x.min() / 2), np.log10(x.max() * 2), 100)
+        ax.plot(xs, np.minimum(peak, bw * xs), "k-", lw=1, label="roofline (fp32 peak, DRAM)")
+        ax.scatter(x, [r["flops"] / r["measured_s"] for r in rs], s=9, color="k", label="measured")
+        for pred, color in (("engine", "tab:blue"), ("analytic", "tab:orange")):
+            pts = [(xi, r["flops"] / r[f"{pred}_s"]) for xi, r in zip(x, rs) if r[f"{pred}_s"]]
+            if pts:
+                ax.scatter(*zip(*pts), s=9, color=color, alpha=0.5, label=pred)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("FLOP per compulsory DRAM byte")
+        ax.set_ylabel("FLOP/s")
+        ax.set_title(f"{hw.name}: measured and predicted on the roofline")
         ax.legend(fontsize=7)
     _save(fig, path)

@@ -62,7 +62,7 @@ def predict_records(hw, suite, records, engine_budget=2e7, progress=None):
                "measured_min_s": r["min_s"], "measured_max_s": r["max_s"],
                "analytic_s": a.seconds + launch, "roofline_s": api.roofline_seconds(hw, prob.op),
                "engine_s": None, "engine_wall_s": None, "warp_instructions": instr,
-               "l2_warm": warm,
+               "l2_warm": warm, "flops": prob.op.flops(), "min_bytes": prob.op.min_bytes(),
                "includes_launch_overhead": {"engine": True, "analytic": True, "roofline": False}}
         if instr <= engine_budget:
             t0 = time.perf_counter()
@@ -76,8 +76,8 @@ def predict_records(hw, suite, records, engine_budget=2e7, progress=None):
 
 
 def _pearson(x, y):
-    if len(x) < 3:
-        return None
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None, None
     from scipy.stats import pearsonr, spearmanr
     return float(pearsonr(x, y)[0]), float(spearmanr(x, y)[0])
 
