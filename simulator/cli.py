@@ -793,7 +793,7 @@ def build_parser() -> Parser:
     p = sub.add_parser("measure", help="time the kernels on this machine's NVIDIA GPU (numba.cuda)",
                        description="Run a measurement suite on a real GPU and write SUITE.json "
                        "(records with provenance) into --out.")
-    p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "all"))
+    p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "resources", "all"))
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
     p.add_argument("--deadline", type=float, metavar="SECONDS",
                    help="gemm, conv: start no new shape after this long; keep what finished")

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import harness, micro
 
-SUITES = ("micro", "grid", "gemm", "conv", "h2d")
+SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources")
 RELU_BLOCKS = (64, 128, 256, 512, 1024)
 RELU_N = {"beyond_l2": 1 << 26, "in_l2": 1 << 21}     # 2 x 256 MiB; 2 x 8 MiB
 GEMM_SQUARE = (256, 512, 1024, 2048, 4096)
@@ -342,7 +342,75 @@ def run_h2d(c, seed=0):
     return recs
 
 
-RUNNERS = {"micro": run_micro, "grid": run_grid, "gemm": run_gemm, "conv": run_conv, "h2d": run_h2d}
+# ------------------------------------------------------------------ resources
+
+def run_resources(c, seed=0):
+    """What the compiler made of each kernel: registers per thread, shared and local
+    memory, and the SASS (opcode counts and text), for the program templates' estimates."""
+    from workloads.ir import Conv2d
+
+    from simulator.simt.kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, matadd, relu
+    rng = _rng(seed)
+    x = c.to_device(rng.standard_normal(64, dtype=np.float32))
+    y = c.device_array(64, np.float32)
+    A = c.to_device(rng.standard_normal((8, 8), dtype=np.float32))
+    B = c.to_device(rng.standard_normal((8, 8), dtype=np.float32))
+    C = c.device_array((8, 8), np.float32)
+    op = Conv2d(N=1, C=2, H=4, W=4, K=2, R=3, S=3, padding=1)
+    xs = c.to_device(rng.standard_normal((1, 2, 4, 4), dtype=np.float32))
+    ws = c.to_device(rng.standard_normal((2, 2, 3, 3), dtype=np.float32))
+    ys = c.device_array((1, 2, 4, 4), np.float32)
+    col = c.device_array((16, 18), np.float32)
+    launches = [("relu", relu.kernel(), lambda k: k[1, 32](x, y, 64))]
+    launches.append(("matadd", matadd.kernel(), lambda k: k[(1, 1), (8, 8)](A, B, C, 8, 8)))
+    for tx in gemm_naive.THREAD_X:
+        launches.append((f"gemm-naive {tx}", gemm_naive.kernel(tx),
+                         lambda k: k[(1, 1), (8, 8)](A, B, C, 8, 8, 8)))
+    for T in gemm_tiled.TILES:
+        launches.append((f"gemm-tiled {T}", gemm_tiled.kernel(T),
+                         lambda k: k[(1, 1), (8, 8)](A, B, C, 8, 8, 8)))
+    for lay in conv_direct.LAYOUTS:
+        launches.append((f"conv-direct {lay}", conv_direct.kernel(lay),
+                         lambda k: k[1, 64](xs, ws, ys, *conv_direct.args(op))))
+        launches.append((f"im2col {lay}", conv_im2col.im2col_kernel(lay),
+                         lambda k: k[1, 64](xs, col, *conv_im2col.im2col_args(op))))
+    recs = []
+    for name, k, go in launches:
+        go(k)
+        c.synchronize()
+        for sig in list(k.overloads):
+            rec = {"kernel": name, "signature": str(sig), "ok": True}
+            for attr, fn in (("regs_per_thread", "get_regs_per_thread"),
+                             ("shared_mem_per_block", "get_shared_mem_per_block"),
+                             ("local_mem_per_thread", "get_local_mem_per_thread"),
+                             ("max_threads_per_block", "get_max_threads_per_block")):
+                try:
+                    v = getattr(k, fn)()          # one compiled signature: a value, else a dict
+                    rec[attr] = int(v[sig] if isinstance(v, dict) else v)
+                except Exception as e:  # noqa: BLE001 -- record what this numba-cuda lacks
+                    rec[attr] = None
+                    rec[f"{attr}_error"] = f"{type(e).__name__}: {e}"[:160]
+            try:
+                sass = k.inspect_sass(sig)
+                ops = {}
+                for line in sass.splitlines():
+                    parts = line.split("*/")
+                    if len(parts) >= 2 and parts[0].strip().startswith("/*") and parts[1].strip():
+                        word = parts[1].strip().split()[0]
+                        if word.startswith("@"):
+                            word = parts[1].strip().split()[1]
+                        word = word.rstrip(";").split(".")[0]
+                        ops[word] = ops.get(word, 0) + 1
+                rec["sass_opcodes"] = ops
+                rec["sass"] = sass
+            except Exception as e:  # noqa: BLE001
+                rec["sass_error"] = f"{type(e).__name__}: {e}"[:200]
+            recs.append(rec)
+    return recs
+
+
+RUNNERS = {"micro": run_micro, "grid": run_grid, "gemm": run_gemm, "conv": run_conv, "h2d": run_h2d,
+           "resources": run_resources}
 
 
 def run(suite: str, command=None, deadline_s=None, **kw) -> dict:
