@@ -53,8 +53,14 @@ def _dims(value, name, n):
     return t
 
 
-def build(hw, kernel: str, *, n=None, m=None, k=None, conv=None, tile=None, thread_x=None,
-          grid=None, block=None) -> Problem:
+def build(hw, kernel: str, **kw) -> Problem:
+    """Launches for ``kernel`` (see ``_build``), with compiled register counts where known."""
+    p = _build(hw, kernel, **kw)
+    return Problem(p.kernel, p.op, tuple(with_compiled_resources(hw, x) for x in p.programs))
+
+
+def _build(hw, kernel: str, *, n=None, m=None, k=None, conv=None, tile=None, thread_x=None,
+           grid=None, block=None) -> Problem:
     """Launches for ``kernel``: relu over ``n`` elements; a GEMM of m x n by n x k... (C is
     m x n, the reduction k); a convolution ``conv`` (a ``workloads.ir.Conv2d``)."""
     from workloads.ir import Elementwise, Gemm
@@ -117,6 +123,21 @@ def build(hw, kernel: str, *, n=None, m=None, k=None, conv=None, tile=None, thre
     if kernel == "conv-direct":
         return Problem(kernel, conv, (conv_direct.program(conv, b),))
     return Problem(kernel, conv, conv_im2col.programs(conv, b, tile or 16))
+
+
+def with_compiled_resources(hw, prog):
+    """The program with the registers numba-cuda gave its kernel for ``hw``'s compute
+    capability, where the resources suite read them (data/measurements/*/resources.json,
+    copied into each kernel module's REGS_COMPILED); else unchanged (a stated estimate)."""
+    import dataclasses
+
+    from .dispatch import KINDS
+    table = getattr(KINDS[prog.kind], "REGS_COMPILED", {}).get(hw.cc)
+    if table is None:
+        return prog
+    regs = table[("nchw", "nhwc")[int(prog.params[17])]] if isinstance(table, dict) else table
+    return dataclasses.replace(prog, regs_per_thread=regs,
+                               resources_source=f"compiled for sm_{hw.cc[0]}{hw.cc[1]} (resources suite)")
 
 
 def roofline_seconds(hw, op) -> float:

@@ -18,8 +18,10 @@ from .launch import Launch
 NAME = "gemm-naive"
 THREAD_X = ("cols", "rows")
 KIND = 1
-UNROLL = 4          # ptxas unrolls the k loop by 4 (loads hoisted ahead of the FMAs); assumed
-REGS_ESTIMATE = 24  # stated estimate until read from the compiled kernel
+UNROLL = 4          # the k loop unrolled by 4, each k's loads then its FMA: as the SASS
+                    # numba-cuda 0.30.4 compiles for sm_90 (data/measurements/h100-sxm/resources.json)
+REGS_ESTIMATE = 24  # stated estimate for targets whose compilation was not read
+REGS_COMPILED = {(9, 0): 30}  # registers per thread, resources suite on the H100
 
 
 @cuda.jit(device=True)
@@ -128,6 +130,8 @@ def lanes(p, tv, g, it, stream, out):
 
 
 def _template():
+    # per k, as in the sm_90 SASS: 28 instructions (64-bit index arithmetic, the two loads,
+    # the FMA); four k per trip of the loop, then its test and branch
     a = isa.Asm()
     a.alu("r", n=4)                  # row, col from block and thread indices
     a.alu("pa", "r", n=2)            # base pointers
@@ -135,11 +139,11 @@ def _template():
     a.bra("p")
     a.body()
     for u in range(UNROLL):
-        a.ldg(f"a{u}", 2 * u, "pa")
-        a.ldg(f"b{u}", 2 * u + 1, "pa")
-    for u in range(UNROLL):
+        a.alu(f"ia{u}", "pa", n=11)  # addresses of A[r, k] and B[k, c]
+        a.ldg(f"a{u}", 2 * u, f"ia{u}")
+        a.ldg(f"b{u}", 2 * u + 1, f"ia{u}")
+        a.alu("pa", "pa", n=13)      # the next k's indices
         a.ffma("acc", f"a{u}", f"b{u}", "acc", stream=2 * u)
-    a.alu("pa", "pa", n=2)           # advance the A and B pointers
     a.alu("p", "pa")                 # k < K
     a.bra("p")
     a.epilogue()
