@@ -110,6 +110,22 @@ def _events():
     return c.event(), c.event()
 
 
+def _one_launch_s(launch):
+    """Seconds between two events around one launch (host latency included)."""
+    c = cuda()
+    s, e = _events()
+    s.record()
+    launch()
+    e.record()
+    e.synchronize()
+    return c.event_elapsed_time(s, e) / 1e3
+
+
+def _summary(samples, **extra):
+    return {"median_s": statistics.median(samples), "min_s": min(samples), "max_s": max(samples),
+            "reps": len(samples), **extra}
+
+
 def per_launch(launch, reps=7, inner=None, window_s=MIN_WINDOW_S):
     """Seconds per launch of ``launch()`` (a callable that enqueues one launch, and may
     rotate buffers itself): ``inner`` launches back to back between one pair of events,
@@ -119,12 +135,7 @@ def per_launch(launch, reps=7, inner=None, window_s=MIN_WINDOW_S):
     launch()
     c.synchronize()
     if inner is None:
-        s, e = _events()
-        s.record()
-        launch()
-        e.record()
-        e.synchronize()
-        one = c.event_elapsed_time(s, e) / 1e3
+        one = _one_launch_s(launch)
         inner = max(1, min(100_000, int(window_s / max(one, 1e-7)) + 1))
     samples = []
     for _ in range(reps):
@@ -135,8 +146,7 @@ def per_launch(launch, reps=7, inner=None, window_s=MIN_WINDOW_S):
         e.record()
         e.synchronize()
         samples.append(c.event_elapsed_time(s, e) / 1e3 / inner)
-    return {"median_s": statistics.median(samples), "min_s": min(samples), "max_s": max(samples),
-            "inner": inner, "reps": reps, "samples_s": samples}
+    return _summary(samples, inner=inner, samples_s=samples)
 
 
 def hidden_per_launch(launch, reps=7, window_s=MIN_WINDOW_S, max_inner=200):
@@ -150,12 +160,7 @@ def hidden_per_launch(launch, reps=7, window_s=MIN_WINDOW_S, max_inner=200):
     c = cuda()
     launch()
     c.synchronize()
-    s, e = _events()
-    s.record()
-    launch()
-    e.record()
-    e.synchronize()
-    one = c.event_elapsed_time(s, e) / 1e3
+    one = _one_launch_s(launch)
     inner = max(1, min(max_inner, int(window_s / max(one, 1e-7)) + 1))
     # the host queues a launch in about 25-45 us from Python; give it 100 us each
     spin_us = int(inner * 100 + 1000)
@@ -172,9 +177,8 @@ def hidden_per_launch(launch, reps=7, window_s=MIN_WINDOW_S, max_inner=200):
         e.synchronize()
         host_bound |= queued * 1e6 > spin_us
         samples.append(c.event_elapsed_time(s, e) / 1e3 / inner)
-    return {"median_s": statistics.median(samples), "min_s": min(samples), "max_s": max(samples),
-            "inner": inner, "reps": reps, "samples_s": samples, "method": "queued_behind_spin",
-            "host_bound": bool(host_bound)}
+    return _summary(samples, inner=inner, samples_s=samples, method="queued_behind_spin",
+                    host_bound=bool(host_bound))
 
 
 def time_launch(launch_on, reps=7, window_s=MIN_WINDOW_S):
@@ -185,19 +189,9 @@ def time_launch(launch_on, reps=7, window_s=MIN_WINDOW_S):
 
 def single_launch(launch, reps=7):
     """One launch between two events, as a naive timer would (includes host latency)."""
-    c = cuda()
     launch()
-    c.synchronize()
-    samples = []
-    for _ in range(reps):
-        s, e = _events()
-        s.record()
-        launch()
-        e.record()
-        e.synchronize()
-        samples.append(c.event_elapsed_time(s, e) / 1e3)
-    return {"median_s": statistics.median(samples), "min_s": min(samples), "max_s": max(samples),
-            "reps": reps}
+    cuda().synchronize()
+    return _summary([_one_launch_s(launch) for _ in range(reps)])
 
 
 def rel_error(out, ref) -> float:

@@ -166,10 +166,8 @@ def _state(hw):
 
 
 def _run(prog, h, lo, hi, t0, state, trace, skip_at=-1, skip_to=-1):
-    out = core.run(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end, prog.n_regs,
-                   h, lo, hi, t0, *state, trace, skip_at, skip_to)
-    st, issued, bsm, bstart, bend, stalls, tr = out
-    return st, issued, bsm, bstart, bend, stalls, tr
+    return core.run(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end, prog.n_regs,
+                    h, lo, hi, t0, *state, trace, skip_at, skip_to)
 
 
 def _stats(st):

@@ -36,7 +36,6 @@ import numpy as np
 # opcodes
 ALU, FFMA, FMNMX, SFU, BRA, LDG, STG, LDS, STS, BAR, FADD = range(11)
 OP_NAMES = ("ALU", "FFMA", "FMNMX", "SFU", "BRA", "LDG", "STG", "LDS", "STS", "BAR", "FADD")
-FLOPS_PER_LANE = {FFMA: 2, FMNMX: 1, FADD: 1}
 NO_REG = -1
 TV = 8          # thread-variable columns per lane
 GLOBAL_BASE = 1 << 20
