@@ -199,12 +199,16 @@ class SM:
     warp_schedulers: int = p(doc="warp schedulers per SM")
     issue_interval_cycles: int = p(1, doc="cycles between two issues of one scheduler")
     fp32_lanes: int = p(doc="FP32 lanes (CUDA cores) per SM")
+    int32_lanes: int = p(0, doc="INT32 lanes per SM (integer and address arithmetic); "
+                         "0: the FP32 lanes do it")
     fp64_lanes: int = p(doc="FP64 FMA lanes per SM")
     sfu_units: int = p(doc="special function units per SM")
     ldst_units: int = p(doc="load/store units per SM")
     fp32_latency_cycles: int = p(doc="dependent FP32 add/mul/FMA latency, cycles")
     sfu_latency_cycles: int = p(doc="special function latency, cycles")
     block_launch_cycles: int = p(doc="cycles between two block launches on one SM")
+    block_start_cycles: int = p(0, doc="cycles from a block's launch to its warps' first "
+                                "issue (the block holds its slot meanwhile)")
     l1: Cache = p(doc="L1 data cache")
     tensor: PeakRates = p(PeakRates(), doc="matrix-unit throughput per SM per cycle")
 
@@ -216,12 +220,15 @@ class SM:
                 "shared_bank_bytes", "shared_latency_cycles", "warp_schedulers", "fp32_lanes",
                 "issue_interval_cycles",
                 "fp64_lanes", "sfu_units", "ldst_units", "fp32_latency_cycles",
-                "sfu_latency_cycles", "block_launch_cycles", "shared_reserved_per_block_bytes")
+                "sfu_latency_cycles", "block_launch_cycles", "block_start_cycles",
+                "shared_reserved_per_block_bytes")
         _integer(self, *ints)
         _positive(self, *(n for n in ints if n not in (
-            "shared_reserved_per_block_bytes", "fp64_lanes", "block_launch_cycles")))
+            "shared_reserved_per_block_bytes", "fp64_lanes", "block_launch_cycles",
+            "block_start_cycles")))
+        _integer(self, "int32_lanes")
         _positive(self, "shared_reserved_per_block_bytes", "fp64_lanes", "block_launch_cycles",
-                  allow_zero=True)
+                  "block_start_cycles", "int32_lanes", allow_zero=True)
         if self.max_warps * self.warp_size < self.max_threads:
             raise ValueError(f"SM.max_warps = {self.max_warps}: max_warps x warp_size must be "
                              f">= max_threads ({self.max_threads})")

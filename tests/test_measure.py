@@ -46,6 +46,15 @@ def test_micro_kernels_under_the_simulator():
     micro.shared_kernel[2, 32](out, 4)
     # lane t of each block reads words t, t+32, t+64, t+96 (value = index)
     assert out[3] == sum(3 + 32 * k for k in range(4))
+    x = np.arange(16, dtype=np.float32)
+    y = np.full(16, -5, np.float32)
+    micro.load_store_kernel[2, 32](x, y, 15)     # 64 threads, indices masked into 16 words
+    assert np.array_equal(y, x)
+    flag = np.zeros(1, np.float32)
+    micro.load_kernel[2, 32](x, flag, 15)        # loads only: nothing written
+    assert flag[0] == 0
+    micro.load_kernel[1, 32](-np.ones(16, np.float32), flag, 15)
+    assert flag[0] == -1
 
 
 # ------------------------------------------------------------------ committed data

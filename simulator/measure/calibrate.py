@@ -11,7 +11,9 @@ kernels that are validated against it:
 | ``l2.latency_cycles`` | ``latency_l2`` (pointer chase, 8 MiB) |
 | ``dram.latency_cycles`` | ``latency_dram`` (pointer chase, 1 GiB) |
 | ``sm.block_launch_cycles`` | ``block_launch_rate`` (SMs / blocks per second) |
-| ``kernel_launch_s`` | ``launch_gpu_side`` (one empty launch, back to back on the GPU) |
+| ``sm.block_start_cycles`` | ``block_residency`` of empty 1024-thread blocks (2 per SM): a block's life |
+| ``kernel_launch_s`` | ``launch_gpu_side`` (one empty launch, back to back on the GPU) less the |
+| | engine's time for that launch (one empty block: ``block_start_cycles``) |
 | ``host_link`` bandwidths | the largest ``h2d`` copies, when the h2d suite is there |
 
 Cycles are at the clock the measurement recorded (``nvidia_smi.clock_sm_mhz``), which
@@ -64,8 +66,18 @@ def parameters(hw, folder) -> dict:
         rate = max(r["blocks_per_s"] for r in rec["block_launch_rate"])
         out["sm.block_launch_cycles"] = (int(round(hw.sm_count / rate * cyc)),
                                          f"block_launch_rate (SMs / best blocks per s), {src}")
+    start = 0
+    empty = [r for r in rec.get("block_residency", []) if r["work"] == "empty"]
+    if empty:
+        # the largest blocks: fewest per SM, so their life and not dispatch sets the rate
+        big = max(empty, key=lambda r: r["block"])
+        start = int(round(big["block_life_s"] * cyc))
+        out["sm.block_start_cycles"] = (start, f"block_residency, empty {big['block']}-thread "
+                                               f"blocks ({big['blocks_per_sm_resident']} per SM), {src}")
     if "launch_gpu_side" in rec:
-        out["kernel_launch_s"] = (rec["launch_gpu_side"][0]["median_s"], f"launch_gpu_side, {src}")
+        # the engine already spends block_start_cycles on the launch's one empty block
+        out["kernel_launch_s"] = (rec["launch_gpu_side"][0]["median_s"] - start / cyc,
+                                  f"launch_gpu_side less one block start, {src}")
     try:
         h2d = load_suite(folder, "h2d")
     except ValueError:

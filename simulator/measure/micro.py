@@ -98,6 +98,24 @@ def spin_kernel(microseconds):
 
 
 @cuda.jit
+def load_kernel(x, out, mask):
+    """Each thread loads one float of ``x`` (index masked into a small, L2-resident
+    array) and stores nothing unless it reads -1 (never): a block's life with one load."""
+    i = cuda.grid(1) & mask
+    v = x[i]
+    if v == float32(-1.0):
+        out[0] = v
+
+
+@cuda.jit
+def load_store_kernel(x, y, mask):
+    """Each thread loads one float and stores it (indices masked into small, L2-resident
+    arrays): a block's life with one load and one store."""
+    i = cuda.grid(1) & mask
+    y[i] = x[i]
+
+
+@cuda.jit
 def empty_kernel(out):
     """Does nothing useful: measures launch cost and block launch rate."""
     if cuda.grid(1) == -1:

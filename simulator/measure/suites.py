@@ -126,6 +126,24 @@ def run_micro(c, seed=0):
         t = harness.time_launch(lambda st: micro.empty_kernel[blocks, threads, st](out), reps=7)
         recs.append({"name": "block_launch_rate", "grid": blocks, "block": threads, **t,
                      "blocks_per_s": blocks / t["median_s"], "ok": True})
+    # block residency: how long a block holds its slot. Blocks of 512 and 1024 threads (4
+    # and 2 per SM by the thread limit) that do nothing, one load, or one load and one
+    # store (in the L2); cycles per block per SM x blocks per SM = a block's life
+    words = 1 << 20
+    x = c.to_device(np.ones(words, np.float32))
+    y = c.device_array(words, np.float32)
+    for threads in (512, 1024):
+        blocks = sms * 256
+        per_sm = 2048 // threads
+        for work, launch in (("empty", lambda st: micro.empty_kernel[blocks, threads, st](out)),
+                             ("load", lambda st: micro.load_kernel[blocks, threads, st](x, out, words - 1)),
+                             ("load_store", lambda st: micro.load_store_kernel[blocks, threads, st](
+                                 x, y, words - 1))):
+            t = harness.time_launch(launch, reps=7)
+            recs.append({"name": "block_residency", "work": work, "grid": blocks, "block": threads,
+                         "blocks_per_sm_resident": per_sm, **t,
+                         "block_life_s": per_sm * sms * t["median_s"] / blocks,
+                         "ok": work != "load_store" or bool((y.copy_to_host() == 1).all())})
     return recs
 
 
