@@ -812,8 +812,8 @@ def build_parser() -> Parser:
                    help="folder with the suites' JSON, e.g. data/measurements/h100-sxm")
     p.add_argument("--suites", default="grid,gemm,conv", metavar="LIST")
     p.add_argument("--engine-budget", type=float, default=2e7, metavar="N",
-                   help="run the engine (sampled) on records of at most N warp-instructions "
-                        "(default 2e7); 0: analytic and roofline only")
+                   help="run the engine (sampled) on records whose sampled run simulates at "
+                        "most N warp-instructions (default 2e7); 0: analytic and roofline only")
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--plot", metavar="FILE", help="predicted vs measured; the relu grid sweep")

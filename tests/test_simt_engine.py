@@ -163,14 +163,18 @@ def test_coalescing_moves_more_bytes():
 
 
 def test_more_dram_bandwidth_is_faster_for_a_streaming_kernel():
-    prob = api.build(FERMI, "relu", n=1 << 19, grid=240, block=256)
-    slow = engine.simulate(FERMI, prob.programs)
+    # a Fermi that issues four warps a cycle, so that memory and not issue (relu's
+    # compiled loop spends some 20 instructions per element) sets the time
+    fast = hwmodels.with_overrides(FERMI, ["sm.issue_interval_cycles=1", "sm.fp32_lanes=64",
+                                           "sm.warp_schedulers=4"])
+    prob = api.build(fast, "relu", n=1 << 19, grid=240, block=256)
+    slow = engine.simulate(fast, prob.programs)
     # DRAM-bound: within 15% of bytes / bandwidth
-    t_bw = slow.bytes_by_level["dram"] / FERMI.dram.bandwidth_bytes_per_s
+    t_bw = slow.bytes_by_level["dram"] / fast.dram.bandwidth_bytes_per_s
     assert t_bw <= slow.seconds <= 1.15 * t_bw
     # twice the bandwidth helps little while the MSHRs (Little's law) cap the requests in
     # flight; with twice the MSHRs too it runs much faster
-    more_bw = hwmodels.with_overrides(FERMI, ["dram.bandwidth_bytes_per_s=354.8GB/s"])
+    more_bw = hwmodels.with_overrides(fast, ["dram.bandwidth_bytes_per_s=354.8GB/s"])
     both = hwmodels.with_overrides(more_bw, ["sm.l1.mshrs=64"])
     r_bw = engine.simulate(more_bw, prob.programs)
     r_both = engine.simulate(both, prob.programs)
@@ -180,7 +184,7 @@ def test_more_dram_bandwidth_is_faster_for_a_streaming_kernel():
 
 @pytest.mark.parametrize("kernel,kw", [("relu", dict(n=1 << 21, grid=2048, block=256)),
                                        ("relu", dict(n=1 << 22, grid=4096, block=128)),
-                                       ("conv-direct", dict(conv=Conv2d(N=1, C=8, H=56, W=56, K=64,
+                                       ("conv-direct", dict(conv=Conv2d(N=2, C=8, H=56, W=56, K=64,
                                                                         R=3, S=3, padding=1)))])
 def test_sampled_within_two_percent_of_full(kernel, kw):
     prob = api.build(FERMI, kernel, **kw)
@@ -243,3 +247,50 @@ def test_bad_launches():
         engine.simulate(hwmodels.get("tpu-v1"), prog)
     with pytest.raises(ValueError, match="policy = 'fifo'"):
         engine.simulate(FERMI, prog, policy="fifo")
+
+
+@pytest.mark.parametrize("n,grid", [(1 << 24, 8448),     # 128 MiB: past the L2; 2 trips or 1
+                                    (1 << 21, 33792)])   # 16 MiB: 2,048 working blocks, the rest empty
+def test_sampled_follows_uneven_work_and_a_full_l2(n, grid):
+    """Sampling on the H100 where blocks differ in work (a grid-stride loop's last blocks
+    run a trip fewer; blocks past n do nothing) and the L2 is full of the previous
+    launch's dirty lines: the skipped middle is priced from its own run's head."""
+    hw = hwmodels.get("h100-sxm")
+    prob = api.build(hw, "relu", n=n, grid=grid, block=1024)
+    full = engine.simulate(hw, prob.programs, mode="full", l2_warm=True)
+    samp = engine.simulate(hw, prob.programs, mode="sampled", l2_warm=True)
+    s = samp.launches[0].sampled
+    assert s["extrapolated"] and s["simulated_blocks"] < 0.6 * s["total_blocks"]
+    assert abs(samp.cycles / full.cycles - 1) < 0.03
+    assert abs(samp.bytes_by_level["dram"] / full.bytes_by_level["dram"] - 1) < 0.1
+
+
+def test_a_repeated_launch_past_the_l2_writes_back_from_the_start():
+    """l2_warm on a footprint larger than the L2: the L2 starts full of the previous
+    launch's lines, dirty in the share the launch writes (relu: half), so the first
+    blocks already pay write-backs: DRAM bytes ~ read + write, not read alone."""
+    hw = hwmodels.get("h100-sxm")
+    n = 1 << 24
+    prob = api.build(hw, "relu", n=n, grid=264, block=1024)
+    assert engine.written_fraction(prob.programs) == pytest.approx(0.5)
+    cold = engine.simulate(hw, prob.programs, l2_warm=False)
+    warm = engine.simulate(hw, prob.programs, l2_warm=True)
+    written_back = warm.bytes_by_level["dram"] - warm.dram_flush_bytes
+    assert written_back == pytest.approx(8 * n, rel=0.02)       # x read, y written back
+    assert warm.cycles > cold.cycles
+
+
+@pytest.mark.parametrize("kernel,kw", [("gemm-tiled", dict(m=128, n=128, k=4096, tile=16)),
+                                       ("conv-direct", dict(conv=Conv2d(N=1, C=64, H=14, W=14, K=64,
+                                                                        R=3, S=3, padding=1)))])
+def test_trip_extrapolation_within_five_percent_of_full(kernel, kw):
+    """Long loops (256 and 576 trips): sampled mode runs the loop cut at 32 and 64 trips
+    and extends the line through them; the instruction count is exact."""
+    prob = api.build(FERMI, kernel, **kw)
+    full = engine.simulate(FERMI, prob.programs, mode="full")
+    samp = engine.simulate(FERMI, prob.programs, mode="sampled")
+    s = samp.launches[0].sampled
+    assert s["extrapolated"] and s["trips"] > engine.TRIP_SAMPLE_MIN
+    assert s["trip_caps"] == list(engine.TRIP_CAPS)
+    assert abs(samp.cycles / full.cycles - 1) < 0.05
+    assert samp.warp_instructions == pytest.approx(full.warp_instructions, rel=1e-3)

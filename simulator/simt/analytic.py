@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import isa, walk
-from .core import (H_BANKB, H_BANKS, H_FPLAT, H_ISSUE, H_LDSTII, H_SEG, H_SFUII, H_SFULAT,
-                   H_SHLAT, H_SPII)
+from .core import (H_BANKB, H_BANKS, H_FPLAT, H_INTII, H_ISSUE, H_LDSTII, H_SEG, H_SFUII,
+                   H_SFULAT, H_SHLAT, H_SPII)
 from .engine import _launch_occupancy, hw_vector
 
 MAX_ITERS = 64
@@ -120,7 +120,9 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
 
     def issue_time(warps, prof_w):
         return max(warps * prof_w[P.P_INSTR] * h[H_ISSUE] / ns,
-                   warps * prof_w[P.P_SP] * h[H_SPII] / ns,
+                   warps * prof_w[P.P_SP] * h[H_SPII] / ns if not h[H_INTII] else
+                   max(warps * (prof_w[P.P_SP] - prof_w[P.P_ALU]) * h[H_SPII] / ns,
+                       warps * prof_w[P.P_ALU] * h[H_INTII] / ns),
                    warps * prof_w[P.P_SFU] * h[H_SFUII],
                    warps * (prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]
                    + warps * (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg / l1.bandwidth_bytes_per_cycle

@@ -41,8 +41,8 @@ CAUSES = ("idle", "memory", "dependency", "pipe", "barrier", "mshr")
 (H_NSM, H_NSCHED, H_MAXW, H_BPS, H_WPB, H_SPII, H_SFUII, H_LDSTII, H_FPLAT, H_SFULAT, H_SHLAT,
  H_BANKS, H_BANKB, H_L1SETS, H_L1WAYS, H_SEG, H_L1LAT, H_L1BW, H_MSHR, H_L2SETS, H_L2WAYS,
  H_L2SEC, H_L2LAT, H_L2BANKS, H_L2SVC, H_DLAT, H_DCH, H_DSVC, H_LAUNCH, H_GTO, H_ISSUE,
- H_L2LINE) = range(32)
-N_HW = 32
+ H_L2LINE, H_BSTART, H_INTII) = range(34)
+N_HW = 34
 # statistics vector fields (float64)
 (S_INSTR, S_FLOPS, S_L1HIT, S_L1MISS, S_L2HIT, S_L2MISS, S_L1B, S_L2RB, S_L2WB, S_DRB, S_DWB,
  S_SHB, S_CONFLICT, S_GLD, S_GST, S_END, S_DONE_BLOCKS, S_SP, S_SFU, S_LDST, S_CYCLES_VISITED,
@@ -289,12 +289,29 @@ def _prepare(g, pc, tmpl, rready, rmem, wdep, wdepm, addr, seg_bytes, wseg, wnse
 
 
 @njit(cache=True)
+def block_trips(kind, p, n_blocks, wpb, most):
+    """Loop trips summed over each block's warps (the sampler's measure of block work),
+    or (``most``) the most trips of any one of its warps."""
+    gx, gy = p[0], p[1]
+    tv = np.zeros((1, 32, isa.TV), np.int64)
+    out = np.zeros(n_blocks, np.int64)
+    for bl in range(n_blocks):
+        s = 0
+        for w in range(wpb):
+            t = dispatch.setup(kind, p, bl % gx, (bl // gx) % gy, bl // (gx * gy), w, tv, 0)
+            s = max(s, t) if most else s + t
+        out[bl] = s
+    return out
+
+
+@njit(cache=True)
 def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
-        tags2, lru2, fill2, dirty2, bank_free, chan_free, trace_cap, skip_at, skip_to):
+        tags2, lru2, fill2, dirty2, bank_free, chan_free, trace_cap, skips, trip_cap):
     """Simulate blocks [blk_lo, blk_hi) of a launch starting at cycle t0 with the given
-    (shared, carried-over) L2 and DRAM state; when block ``skip_at`` is next to dispatch,
-    continue with block ``skip_to`` instead (sampled mode: the machine stays warm across
-    the skipped middle). Returns (stats, per-SM issue counts, block sm/start/end (-1 sm
+    (shared, carried-over) L2 and DRAM state; for each row (at, to) of ``skips`` (in
+    order), when block ``at`` is next to dispatch continue with block ``to`` instead
+    (sampled mode: the machine stays warm across the skipped blocks). ``trip_cap`` > 0
+    cuts every warp's loop at that many trips (sampled mode's trip extrapolation). Returns (stats, per-SM issue counts, block sm/start/end (-1 sm
     for skipped blocks), per-cause stall cycles, trace rows)."""
     n_sm, n_sched = int(hp[H_NSM]), int(hp[H_NSCHED])
     maxw, bps, wpb = int(hp[H_MAXW]), int(hp[H_BPS]), int(hp[H_WPB])
@@ -337,10 +354,12 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
     blive = np.zeros(nb, np.int64)
     bbar = np.zeros(nb, np.int64)
     bfree = np.full(nb, float(t0))
+    back = np.zeros(nb)                           # the block's last store acknowledged
     sm_launch = np.full(n_sm, float(t0))          # an SM's dispatcher: one block per H_LAUNCH
     bxyz = np.zeros((nb, 3), np.int64)
     # schedulers and units
     sp_free = np.zeros((n_sm, n_sched))
+    int_free = np.zeros((n_sm, n_sched))
     sched_free = np.zeros((n_sm, n_sched))
     last = np.full((n_sm, n_sched), -1, np.int64)
     next_check = np.full((n_sm, n_sched), float(t0))
@@ -366,6 +385,7 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
     stamp = 0
     age = 0
     next_blk = blk_lo
+    nsk = 0
     done_blocks = 0
     t = float(t0)
     end_t = float(t0)
@@ -382,9 +402,10 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                         b = sm * bps + k
                         if bid[b] < 0 and bfree[b] <= t and sm_launch[sm] <= t:
                             sm_launch[sm] = t + hp[H_LAUNCH]
-                            if next_blk == skip_at:
-                                done_blocks += skip_to - skip_at
-                                next_blk = skip_to
+                            while nsk < skips.shape[0] and next_blk == skips[nsk, 0]:
+                                done_blocks += skips[nsk, 1] - skips[nsk, 0]
+                                next_blk = skips[nsk, 1]
+                                nsk += 1
                             bl = next_blk
                             next_blk += 1
                             bid[b] = bl
@@ -393,11 +414,14 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                             bxyz[b, 2] = bl // (gx * gy)
                             bsm[bl - blk_lo] = sm
                             bstart[bl - blk_lo] = t
+                            back[b] = t + hp[H_BSTART]
                             live = 0
                             for w in range(wpb):
                                 g = sm * maxw + k * wpb + w
                                 trips = dispatch.setup(kind, p, bxyz[b, 0], bxyz[b, 1], bxyz[b, 2], w,
                                                        wtv, g)
+                                if trip_cap > 0 and trips > trip_cap:
+                                    trips = trip_cap
                                 live_ = 0
                                 for lane in range(32):
                                     live_ += wtv[g, lane, 0]
@@ -412,6 +436,9 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                                 if pc >= tmpl.shape[0]:
                                     wstate[g] = 0
                                     continue
+                                if wdep[g] < t + hp[H_BSTART]:
+                                    wdep[g] = t + hp[H_BSTART]
+                                    wdepm[g] = 0
                                 wstate[g] = 1
                                 wpc[g], wit[g], wph[g], wact[g] = pc, it, ph, act
                                 wtrips[g] = trips
@@ -431,8 +458,10 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                                     next_check[sm, sc] = t
                             if live == 0:
                                 bid[b] = -1
-                                bfree[b] = t
-                                bend[bl - blk_lo] = t
+                                bfree[b] = back[b]
+                                bend[bl - blk_lo] = back[b]
+                                if back[b] > end_t:
+                                    end_t = back[b]
                                 done_blocks += 1
                             progress = True
                             break
@@ -497,6 +526,8 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                         unit = ldst_free[sm]
                     elif op == isa.BAR:
                         unit = t
+                    elif op == isa.ALU and hp[H_INTII] > 0:
+                        unit = int_free[sm, sc]
                     else:
                         unit = sp_free[sm, sc]
                     if unit > t:
@@ -558,7 +589,10 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                     trace[ntr, 5] = op
                     ntr += 1
                 if op == isa.FFMA or op == isa.FMNMX or op == isa.FADD or op == isa.ALU or op == isa.BRA:
-                    sp_free[sm, sc] = t + hp[H_SPII]
+                    if op == isa.ALU and hp[H_INTII] > 0:
+                        int_free[sm, sc] = t + hp[H_INTII]
+                    else:
+                        sp_free[sm, sc] = t + hp[H_SPII]
                     st[S_SP] += 1
                     if op == isa.FFMA:
                         st[S_FLOPS] += 2 * act
@@ -600,8 +634,13 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                                 acc = max(acc, _l2_access(s * l2_per_seg + u, t, True, hp, tags2, lru2,
                                                           fill2, dirty2, bank_free, chan_free,
                                                           stamp, st))
-                            # the write occupies an MSHR until the L2 accepts it
+                            # the write occupies an MSHR until the L2 accepts it; the
+                            # block retires no sooner (the micro suite's block_residency:
+                            # a store adds some 50 cycles to a block's life, not an L2
+                            # round trip)
                             nout[sm] = _alloc(mshr, sm, nout[sm], nm, t, acc)
+                            if acc > back[wblk[g]]:
+                                back[wblk[g]] = acc
                             if acc > end_t:
                                 end_t = acc
                             continue
@@ -667,9 +706,12 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                         if next_check[sm, s2] > t + 1:
                             next_check[sm, s2] = t + 1
                 if blive[b] == 0 and bid[b] >= 0:
-                    bend[bid[b] - blk_lo] = t + 1
+                    fin = max(t + 1, back[b])
+                    bend[bid[b] - blk_lo] = fin
                     bid[b] = -1
-                    bfree[b] = t + 1
+                    bfree[b] = fin
+                    if fin > end_t:
+                        end_t = fin
                     ready = max(bfree[b], sm_launch[sm])
                     if ready < next_dispatch:
                         next_dispatch = ready

@@ -3,14 +3,14 @@
 Modes:
 
 * ``full`` -- every block of every launch;
-* ``sampled`` -- for a launch of more than ``SAMPLE_MIN_WAVES`` waves (C blocks make a
-  wave): the first ``HEAD_WAVES`` waves, then -- the machine kept warm, its caches and
-  queues as they are -- the last ``TAIL_WAVES`` waves' blocks (the tail and the partial
-  last wave run as they would). The skipped middle adds ``skipped / C x tau`` cycles,
-  tau the steady per-wave time read off the block completions (completion j against
-  j - C, without the first wave's ramp and the final drain). The result says so, and
-  estimates its error from the spread of tau across the simulated waves. Launches too
-  short to sample run in full.
+* ``sampled`` -- blocks are cut into waves of C (the blocks resident at once); runs of
+  waves alike in work (their blocks' loop trips, see ``_plan``) that are longer than
+  ``SAMPLE_MIN_WAVES`` keep their first ``HEAD_WAVES`` and last ``TAIL_WAVES`` waves and
+  skip the middle, the machine kept warm (caches and queues as they are). Each skipped
+  middle adds ``skipped / C x tau`` cycles, tau the steady per-wave time read off its
+  own run's head (completion j against j - C, without the first ``RAMP_WAVES`` waves
+  while queues fill). The result says so, and estimates its error from the spread of
+  tau across the head's waves. Launches too short to sample run in full.
 
 Launches run back to back on one L2 (conv-im2col's GEMM reads the column matrix the
 im2col launch left there); the gap between them (the host's launch overhead) is not
@@ -25,14 +25,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import core
+from . import core, isa
 from .occupancy import occupancy
 
 POLICIES = ("gto", "lrr")
 MODES = ("full", "sampled")
-HEAD_WAVES = 4
+HEAD_WAVES = 6
+RAMP_WAVES = 2
 TAIL_WAVES = 2
-SAMPLE_MIN_WAVES = 10
+SAMPLE_MIN_WAVES = 12
+RUN_TOLERANCE = 0.02
+TRIP_CAPS = (32, 64)
+TRIP_SAMPLE_MIN = 192
 
 
 def hw_vector(hw, occ, policy: str) -> np.ndarray:
@@ -46,6 +50,9 @@ def hw_vector(hw, occ, policy: str) -> np.ndarray:
     h[core.H_WPB] = occ.warps_per_sm // occ.blocks_per_sm
     lanes_per_sched = sm.fp32_lanes / sm.warp_schedulers
     h[core.H_SPII] = max(1, math.ceil(sm.warp_size / lanes_per_sched))
+    # integer lanes of their own (Volta on): a pipe of their own; else (0) the FP32 pipe's
+    if sm.int32_lanes:
+        h[core.H_INTII] = max(1, math.ceil(sm.warp_size / (sm.int32_lanes / sm.warp_schedulers)))
     h[core.H_SFUII] = max(1, math.ceil(sm.warp_size / sm.sfu_units))
     h[core.H_LDSTII] = max(1, math.ceil(sm.warp_size / sm.ldst_units))
     h[core.H_FPLAT] = sm.fp32_latency_cycles
@@ -74,6 +81,7 @@ def hw_vector(hw, occ, policy: str) -> np.ndarray:
     h[core.H_DSVC] = l2.sector_bytes / (d.bandwidth_bytes_per_s * d.sustained_fraction
                                          / hw.clock_hz / d.channels)
     h[core.H_LAUNCH] = sm.block_launch_cycles
+    h[core.H_BSTART] = sm.block_start_cycles
     h[core.H_GTO] = 1.0 if policy == "gto" else 0.0
     h[core.H_ISSUE] = sm.issue_interval_cycles
     return h
@@ -165,9 +173,55 @@ def _state(hw):
             np.zeros(l2.banks), np.zeros(hw.dram.channels))
 
 
-def _run(prog, h, lo, hi, t0, state, trace, skip_at=-1, skip_to=-1):
+def _run(prog, h, lo, hi, t0, state, trace, skips=None, cap=0):
+    if skips is None:
+        skips = np.zeros((0, 2), np.int64)
     return core.run(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end, prog.n_regs,
-                    h, lo, hi, t0, *state, trace, skip_at, skip_to)
+                    h, lo, hi, t0, *state, trace, skips, cap)
+
+
+def _sampling(prog, h, C):
+    """(each block's loop trips, rows of blocks to skip) for sampled mode."""
+    B = prog.launch.blocks
+    if B / C <= SAMPLE_MIN_WAVES:
+        return None, np.zeros((0, 2), np.int64)
+    work = core.block_trips(prog.kind, prog.params, B, int(h[core.H_WPB]), False)
+    return work, _plan(work, C)
+
+
+def simulated_fraction(hw, prog) -> float:
+    """Share of ``prog``'s blocks that sampled mode simulates (1.0: it runs in full)."""
+    occ = _launch_occupancy(hw, prog)
+    h = hw_vector(hw, occ, "gto")
+    _, skips = _sampling(prog, h, occ.blocks_per_sm * hw.sm_count)
+    blocks = 1.0 - float((skips[:, 1] - skips[:, 0]).sum()) / prog.launch.blocks
+    trips = int(core.block_trips(prog.kind, prog.params, prog.launch.blocks, int(h[core.H_WPB]),
+                                 True).max())
+    return blocks * (min(1.0, sum(TRIP_CAPS) / trips) if trips > TRIP_SAMPLE_MIN else 1.0)
+
+
+def _plan(work, C):
+    """Rows (at, to) of blocks to skip. The launch is cut into waves of C blocks; runs
+    of waves whose mean work (loop trips per block) stays within ``RUN_TOLERANCE`` of
+    the run's first wave are alike; a run longer than ``SAMPLE_MIN_WAVES`` waves keeps
+    its first ``HEAD_WAVES`` and last ``TAIL_WAVES`` waves and skips the rest."""
+    B = len(work)
+    n_waves = -(-B // C)
+    mean = np.array([work[i * C:(i + 1) * C].mean() for i in range(n_waves)])
+    runs, a = [], 0
+    for i in range(1, n_waves + 1):
+        if i == n_waves or abs(mean[i] - mean[a]) > RUN_TOLERANCE * max(mean[a], 1.0):
+            runs.append((a, i))
+            a = i
+    skips = []
+    for a, b in runs:
+        if b - a > SAMPLE_MIN_WAVES:
+            at, to = (a + HEAD_WAVES) * C, min(b * C, B) - TAIL_WAVES * C
+            if b == n_waves:        # the last run's tail: the last TAIL_WAVES x C blocks
+                to = B - TAIL_WAVES * C
+            if to - at >= C:
+                skips.append((at, to))
+    return np.array(skips, np.int64).reshape(-1, 2)
 
 
 def _stats(st):
@@ -226,22 +280,98 @@ def _warm(hw, state, programs):
     lru[0, st[keep], way[keep]] = 0
 
 
+def written_fraction(programs) -> float:
+    """Share of the launches' footprint in the arrays they store to."""
+    arrays, written = {}, set()
+    for p in programs:
+        for name, base, elements in p.arrays:
+            arrays[(name, base)] = 4 * elements
+        stores = {p.streams[int(s)].array for s in p.template[p.template[:, 0] == isa.STG, 5]}
+        written |= {(name, base) for name, base, _ in p.arrays if name in stores}
+    total = sum(arrays.values())
+    return sum(arrays[a] for a in written) / total if total else 0.0
+
+
+def _fill_previous(hw, state, programs):
+    """Fill the L2 as the previous launch of a footprint larger than it leaves it: every
+    way holds a line of that launch (addresses apart from the arrays', which it has since
+    moved past), a ``written_fraction`` of them dirty, spread evenly over the order in
+    which they will be evicted. Without it the first L2-full of traffic would evict
+    nothing, and a sampled launch would read its steady rate off waves that write
+    nothing back."""
+    tags, lru, dirty = state[0], state[1], state[3]
+    sets, ways = tags.shape[1], tags.shape[2]
+    sec = hw.l2.sector_bytes
+    top = max(-(-(base + 4 * n) // sec) for p in programs for _, base, n in p.arrays)
+    base = (top // sets + 1) * sets
+    i = np.arange(ways)[None, :] * sets + np.arange(sets)[:, None]      # eviction order
+    tags[0] = base + i
+    lru[0] = 0
+    f = written_fraction(programs)
+    dirty[0] = np.floor((i + 1) * f) > np.floor(i * f)
+
+
+def _copy(state):
+    return tuple(a.copy() for a in state)
+
+
+def _launch(prog, h, C, t0, state, trace, mode, cap):
+    """One launch, its loop cut at ``cap`` trips (0: not cut), blocks sampled in sampled
+    mode: (cycles, stats, issued per SM, stalls, block sm, start, end, trace, sampled)."""
+    B = prog.launch.blocks
+    sampled = {"extrapolated": False, "simulated_blocks": B, "total_blocks": B}
+    work, skips = _sampling(prog, h, C) if mode == "sampled" else (None, np.zeros((0, 2), np.int64))
+    st, issued, bsm, bstart, bend, stalls, tr = _run(prog, h, 0, B, t0, state, trace, skips, cap)
+    cycles = st[core.S_END] - t0
+    if not len(skips):
+        return cycles, st, issued, stalls, bsm, bstart, bend, tr, sampled
+    taus, err = [], 0.0
+    for at, to in skips:
+        # the run's own head (its first HEAD_WAVES waves, just before ``at``): the blocks
+        # after a skip may do other work (a grid-stride loop's last blocks run a trip
+        # fewer, or none) and stand for nothing skipped
+        ends = np.sort(bend[at - HEAD_WAVES * C:at])
+        d = ends[C:] - ends[:-C]          # completion j against j - C: a wave apart
+        steady = d[RAMP_WAVES * C:]       # without the ramp (queues filling)
+        tau = float(steady.mean())
+        per_wave = [w.mean() for w in np.array_split(steady, max(1, len(steady) // C))]
+        cycles += (to - at) / C * tau
+        err += float(np.ptp(per_wave)) / 2 * (to - at) / C
+        taus.append(tau)
+    err = err / cycles if cycles else 0.0
+    # what was counted stands for the skipped blocks too, in proportion to work (loop
+    # trips, plus one per warp for the prologue and launch)
+    weight = work + h[core.H_WPB]
+    kept = np.ones(B, np.bool_)
+    for at, to in skips:
+        kept[at:to] = False
+    scale = weight.sum() / weight[kept].sum()
+    st, stalls, issued = st * scale, stalls * scale, issued * scale
+    sampled = {"extrapolated": True, "simulated_blocks": int(kept.sum()),
+               "total_blocks": B, "head_waves": HEAD_WAVES, "tail_waves": TAIL_WAVES,
+               "skips": skips.tolist(), "tau_cycles": taus[0] if len(taus) == 1 else taus,
+               "estimated_error": err}
+    return cycles, st, issued, stalls, bsm, bstart, bend, tr, sampled
+
+
 def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int = 0,
              l2_warm: bool = False) -> SimtResult:
     """Run ``programs`` (one Program or a sequence run back to back) on ``hw``.
 
     ``trace`` keeps the first that many issued instructions (cycle, SM, scheduler, block,
-    warp, opcode) for timeline plots. ``l2_warm`` starts with the launches' arrays in the
-    L2 when they fit (a launch repeated on the same buffers); otherwise the caches start
-    cold. Deterministic: the same inputs give the same cycles."""
+    warp, opcode) for timeline plots. ``l2_warm`` (a launch repeated back to back on the
+    same buffers) starts with the launches' arrays in the L2 when they fit, and otherwise
+    with the L2 full as the previous launch left it (see ``_fill_previous``); without it
+    the caches start empty. Deterministic: the same inputs give the same cycles."""
     _check(hw, policy, mode)
     if not isinstance(programs, (list, tuple)):
         programs = (programs,)
     wall = time.perf_counter()
     state = _state(hw)
-    warm = l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes
-    if warm:
+    if l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes:
         _warm(hw, state, programs)
+    elif l2_warm:
+        _fill_previous(hw, state, programs)
     t0 = 0.0
     launches = []
     for prog in programs:
@@ -249,32 +379,24 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
         h = hw_vector(hw, occ, policy)
         B = prog.launch.blocks
         C = occ.blocks_per_sm * hw.sm_count
-        waves = B / C
-        sampled = {"extrapolated": False, "simulated_blocks": B, "total_blocks": B}
-        if mode == "sampled" and waves > SAMPLE_MIN_WAVES:
-            skip_at, skip_to = HEAD_WAVES * C, B - TAIL_WAVES * C
-            st, issued, bsm, bstart, bend, stalls, tr = _run(prog, h, 0, B, t0, state, trace,
-                                                             skip_at, skip_to)
-            done = bsm >= 0
-            ends = np.sort(bend[done])
-            d = ends[C:] - ends[:-C]          # completion j against j - C: a wave apart
-            steady = d[C:len(d) - C]          # without the first wave's ramp and the drain
-            tau = float(steady.mean())
-            per_wave = [w.mean() for w in np.array_split(steady, max(1, len(steady) // C))]
-            skipped = (skip_to - skip_at) / C
-            cycles = (st[core.S_END] - t0) + skipped * tau
-            # what was counted stands for the skipped blocks too, in proportion
-            scale = B / (B - (skip_to - skip_at))
-            st, stalls, issued = st * scale, stalls * scale, issued * scale
-            err = float(np.ptp(per_wave)) / 2 * skipped / cycles if cycles else 0.0
-            sampled = {"extrapolated": True, "simulated_blocks": B - (skip_to - skip_at),
-                       "total_blocks": B, "head_waves": HEAD_WAVES, "tail_waves": TAIL_WAVES,
-                       "tau_cycles": tau, "estimated_error": err}
+        trips = int(core.block_trips(prog.kind, prog.params, B, int(h[core.H_WPB]), True).max()) \
+            if mode == "sampled" else 0
+        if trips > TRIP_SAMPLE_MIN:
+            # two runs with the loop cut at TRIP_CAPS trips, then the line through them
+            # out to the warps' trips (each trip past the first few costs the same)
+            lo, hi = TRIP_CAPS
+            first = _launch(prog, h, C, t0, _copy(state), trace, mode, lo)
+            r = _launch(prog, h, C, t0, state, trace, mode, hi)
+            f = (trips - lo) / (hi - lo)
+            cycles = first[0] + (r[0] - first[0]) * f
+            st, issued, stalls = (a + (b - a) * f for a, b in zip(first[1:4], r[1:4]))
+            bsm, bstart, bend, tr, sampled = r[4:]
+            sampled = {**sampled, "extrapolated": True, "trips": trips, "trip_caps": list(TRIP_CAPS)}
         else:
-            st, issued, bsm, bstart, bend, stalls, tr = _run(prog, h, 0, B, t0, state, trace)
-            cycles = st[core.S_END] - t0
+            cycles, st, issued, stalls, bsm, bstart, bend, tr, sampled = _launch(
+                prog, h, C, t0, state, trace, mode, 0)
         launches.append(LaunchResult(
-            prog, float(cycles), float(st[core.S_INSTR]), float(st[core.S_FLOPS]), occ, waves,
+            prog, float(cycles), float(st[core.S_INSTR]), float(st[core.S_FLOPS]), occ, B / C,
             {c: float(v) for c, v in zip(core.CAUSES, stalls)}, _stats(st), _bytes(st),
             {"sm": bsm, "start": bstart, "end": bend}, issued, tr, sampled))
         t0 += cycles

@@ -59,8 +59,8 @@ def thread_accesses(prog) -> dict:
 
 # profile fields
 (P_INSTR, P_SP, P_SFU, P_GLD, P_GST, P_SHR, P_GLD_SEG, P_GST_SEG, P_SH_PASS, P_FLOPS, P_T1,
- P_ROUNDS, P_BODY_ITERS) = range(13)
-N_PROFILE = 13
+ P_ROUNDS, P_BODY_ITERS, P_ALU) = range(14)
+N_PROFILE = 14
 
 
 @njit(cache=True)
@@ -140,6 +140,8 @@ def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, b
             lat = 0
         else:
             acc[P_SP] += 1
+            if op == isa.ALU:
+                acc[P_ALU] += 1
             if op == isa.FFMA:
                 acc[P_FLOPS] += 2 * act
             elif op == isa.FMNMX or op == isa.FADD:

@@ -97,18 +97,34 @@ def lanes(p, tv, g, it, stream, out):
 
 
 def _template():
+    # as numba-cuda compiles it for sm_90 (resources suite, SASS): the index and its exit
+    # test; the loop's trip count by a 32-bit unsigned division (I2F, MUFU.RCP, F2I and
+    # an IMAD chain); then the loop, unrolled by four, at about 20 instructions per
+    # element: each load waits for the last store (the compiler cannot tell x and y apart)
     a = isa.Asm()
-    a.alu("i", n=3)                 # i = blockIdx.x * blockDim.x + threadIdx.x; stride
-    a.alu("p", "i")                 # i < n
-    a.bra("p")
+    a.alu("i", n=3)                 # S2R tid, ctaid, blockDim (LDC)
+    a.alu("i", "i", n=6)            # i = blockIdx.x * blockDim.x + threadIdx.x; i < n
+    a.bra("i")                      # @P0 EXIT
+    # past the exit only warps with a lane below n (stream 0's lanes at i) go on
+    a.alu("s", "i", n=18, stream=0)  # stride and the trip count's 64-bit operands
+    a.bra("s", stream=0)
+    a.sfu("d", "s", stream=0)       # I2F.U32.RP
+    a.sfu("d", "d", stream=0)       # MUFU.RCP
+    a.alu("d", "d", stream=0)       # VIADD
+    a.sfu("d", "d", stream=0)       # F2I
+    a.alu("d", "d", n=12, stream=0)  # IMAD.HI quotient and its corrections
+    a.alu("t", "d", n=14, stream=0)  # trips mod 4, constants, loop set-up
+    a.bra("t", stream=0)
     a.body()
-    a.ldg("v", 0, "i")              # v = x[i]
+    a.alu("ia", "i", n=9)           # 64-bit address of x[i]
+    a.ldg("v", 0, "ia")             # v = x[i]
+    a.alu("ib", "i", n=6)           # address of y[i]
+    a.alu("i", "i", n=2)            # i += stride
     a.fmnmx("y", "v", stream=0)     # max(v, 0)
-    a.stg(1, "y", "i")              # y[i] = ...
-    a.alu("i", "i")                 # i += stride
-    a.alu("p", "i")                 # i < n
-    a.bra("p")
+    a.stg(1, "y", "ib")             # y[i] = ...
+    a.bra("i")                      # i < n (the test, amortised over four elements)
     a.epilogue()
+    a.alu("e")                      # BSYNC; EXIT
     return a.template()
 
 
