@@ -37,13 +37,15 @@ HOPPER_SM = SM(
     fp32_latency_cycles=4,                                    # guess (as Volta); to measure
     sfu_latency_cycles=20,                                    # guess
     block_launch_cycles=158,                                  # [CAL] block_launch_rate
-    block_start_cycles=527,                                   # [CAL] block_residency (empty 1024-thread blocks)
+    block_start_cycles=526,                                   # [CAL] block_residency (empty 1024-thread blocks)
     l1=Cache(size_bytes=28 * KiB, line_bytes=128, sector_bytes=32, ways=4,  # 256 KiB array - 228 [WP]
-             latency_cycles=70,                               # [CAL] latency_l1 (load-to-use, chase)
+             latency_cycles=72,                               # [CAL] latency_l1 (load-to-use, chase)
              bandwidth_bytes_per_cycle=128.0,                 # [WP] 128 B/clk per SM
              mshrs=512),  # guess (32 B sectors in flight per SM), sized by Little's law:
-                          # 132 SMs x 512 x 32 B / 714 cycles = 6 KB/cycle covers the
+                          # 132 SMs x 512 x 32 B / 717 cycles = 6 KB/cycle covers the
                           # measured copy bandwidth [CAL]; not measured by the micro suite
+    l1_shared_bytes=256 * KiB,                                # [WP] combined L1 / shared per SM
+    shared_carveouts="0,8,16,32,64,100,132,164,196,228",      # Hopper tuning guide, cc 9.0
     tensor=PeakRates(
         fp64_flop_per_cycle=256.0,    # [DS] 67 TFLOP/s FP64 tensor at 1980 MHz
         tf32_flop_per_cycle=2048.0,   # [WP] dense; [DS] 495 at 1830 MHz
@@ -61,18 +63,18 @@ H100_SXM = SIMTGPU(
     clock_hz=1980 * MHz,                                      # [DEV] max SM clock
     sm=HOPPER_SM,
     l2=Cache(size_bytes=50 * MiB, line_bytes=128, sector_bytes=32, ways=16, banks=80,  # size [DEV]
-             latency_cycles=302,                              # [CAL] latency_l2 (8 MiB chase)
-             bandwidth_bytes_per_cycle=2941.696515128286),   # [CAL] l2_read: 5.82 TB/s
+             latency_cycles=311,                              # [CAL] latency_l2 (8 MiB chase)
+             bandwidth_bytes_per_cycle=2939.43788565864),   # [CAL] l2_read: 5.82 TB/s
     dram=DRAM(kind="HBM3 5120-bit", size_bytes=80 * GiB,
               bandwidth_bytes_per_s=3.35 * TB,                # [DS]
-              sustained_fraction=0.7242755883697111,          # [CAL] dram_copy 2.43 TB/s
-              latency_cycles=714,                             # [CAL] latency_dram (1 GiB chase)
+              sustained_fraction=0.7251932759418567,          # [CAL] dram_copy 2.43 TB/s
+              latency_cycles=717,                             # [CAL] latency_dram_stream (2 KiB steps, 1 GiB)
               channels=10),                                   # 5 stacks x 2 (guess)
     host_link=HostLink(kind="PCIe Gen5 x16",
                        pinned_bandwidth_bytes_per_s=49247272365,   # [CAL] 1 GiB pinned copy
                        pageable_bandwidth_bytes_per_s=4906822346,  # [CAL] 1 GiB pageable copy
                        latency_s=10e-6),                       # guess
-    kernel_launch_s=1.5959922245911322e-06,                   # [CAL] launch_gpu_side less one block start
+    kernel_launch_s=1.588311732021761e-06,                   # [CAL] launch_gpu_side less one block start
 )
 
 # The H200 is the calibrated H100 changed only by the H200's datasheet differences --

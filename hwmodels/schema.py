@@ -210,7 +210,30 @@ class SM:
     block_start_cycles: int = p(0, doc="cycles from a block's launch to its warps' first "
                                 "issue (the block holds its slot meanwhile)")
     l1: Cache = p(doc="L1 data cache")
+    l1_shared_bytes: int = p(0, doc="bytes of a unified L1 + shared-memory array per SM; 0: "
+                             "the L1 is l1.size_bytes whatever the kernel's shared memory")
+    shared_carveouts: str = p("", doc="shared-memory capacities (KiB, comma-separated) the "
+                              "unified array can be split at; a launch gets the smallest "
+                              "that holds its resident blocks' shared memory, the L1 the rest")
     tensor: PeakRates = p(PeakRates(), doc="matrix-unit throughput per SM per cycle")
+
+    def carveouts_bytes(self) -> tuple:
+        """``shared_carveouts`` in bytes (ValueError names the field if it is not numbers)."""
+        if not self.shared_carveouts.strip():
+            return ()
+        try:
+            return tuple(int(x) * 1024 for x in self.shared_carveouts.split(","))
+        except ValueError:
+            raise ValueError(f"SM.shared_carveouts = {self.shared_carveouts!r}: must be "
+                             f"comma-separated whole KiB, e.g. '0,8,16,32'") from None
+
+    def l1_bytes(self, shared_needed: int) -> int:
+        """The L1's capacity when the resident blocks need ``shared_needed`` bytes of
+        shared memory."""
+        if not self.l1_shared_bytes:
+            return self.l1.size_bytes
+        carve = next(c for c in self.carveouts_bytes() if c >= shared_needed)
+        return self.l1_shared_bytes - carve
 
     def __post_init__(self):
         ints = ("warp_size", "max_threads", "max_warps", "max_blocks", "max_threads_per_block",
@@ -229,6 +252,16 @@ class SM:
         _integer(self, "int32_lanes")
         _positive(self, "shared_reserved_per_block_bytes", "fp64_lanes", "block_launch_cycles",
                   "block_start_cycles", "int32_lanes", allow_zero=True)
+        _integer(self, "l1_shared_bytes")
+        _positive(self, "l1_shared_bytes", allow_zero=True)
+        if self.l1_shared_bytes:
+            c = self.carveouts_bytes()
+            if not c or list(c) != sorted(set(c)) or c[-1] > self.l1_shared_bytes \
+                    or c[-1] < self.shared_bytes:
+                raise ValueError(f"SM.shared_carveouts = {self.shared_carveouts!r}: must be "
+                                 f"ascending KiB, the largest at least shared_bytes "
+                                 f"({self.shared_bytes >> 10} KiB) and at most l1_shared_bytes "
+                                 f"({self.l1_shared_bytes >> 10} KiB)")
         if self.max_warps * self.warp_size < self.max_threads:
             raise ValueError(f"SM.max_warps = {self.max_warps}: max_warps x warp_size must be "
                              f">= max_threads ({self.max_threads})")

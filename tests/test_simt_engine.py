@@ -294,3 +294,28 @@ def test_trip_extrapolation_within_five_percent_of_full(kernel, kw):
     assert s["trip_caps"] == list(engine.TRIP_CAPS)
     assert abs(samp.cycles / full.cycles - 1) < 0.05
     assert samp.warp_instructions == pytest.approx(full.warp_instructions, rel=1e-3)
+
+
+def test_l1_is_what_the_shared_memory_carveout_leaves():
+    """Hopper's 256 KiB L1 + shared array: a kernel without shared memory gets all of it
+    as L1; a tiled GEMM's resident blocks take the smallest carveout that holds them."""
+    hw = hwmodels.get("h100-sxm")
+    naive = api.build(hw, "gemm-naive", m=256, n=256, k=64).programs[0]
+    occ = engine._launch_occupancy(hw, naive)
+    assert engine.l1_capacity(hw, occ, naive.smem_per_block) == 256 * 1024
+    tiled = api.build(hw, "gemm-tiled", m=256, n=256, k=64, tile=32).programs[0]
+    occ = engine._launch_occupancy(hw, tiled)
+    need = occ.blocks_per_sm * occ.shared_bytes_per_block          # 2 x (8 KiB + 1 KiB)
+    carve = min(c for c in (0, 8, 16, 32, 64, 100, 132, 164, 196, 228) if c * 1024 >= need)
+    assert engine.l1_capacity(hw, occ, tiled.smem_per_block) == (256 - carve) * 1024
+    # a fixed L1 (Fermi's) stays as the preset says
+    occ = engine._launch_occupancy(FERMI, api.build(FERMI, "relu", n=4096).programs[0])
+    assert engine.l1_capacity(FERMI, occ) == FERMI.sm.l1.size_bytes
+
+
+def test_bad_carveouts_name_the_field():
+    hw = hwmodels.get("h100-sxm")
+    with pytest.raises(ValueError, match="shared_carveouts"):
+        hwmodels.with_overrides(hw, ["sm.shared_carveouts=0,8,x"])
+    with pytest.raises(ValueError, match="shared_carveouts"):
+        hwmodels.with_overrides(hw, ["sm.shared_carveouts=0,8,16"])      # below shared_bytes

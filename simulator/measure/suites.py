@@ -94,6 +94,28 @@ def run_micro(c, seed=0):
         recs.append({"name": f"latency_{label}", "footprint_bytes": size, "steps": steps,
                      "fresh_start_each_run": fresh, **t, "one_step_s": t0["median_s"],
                      "latency_s": lat, "ok": int(out.copy_to_host()[0]) == j})
+    # DRAM latency without TLB misses: the chase steps 2 KiB at a time through 1 GiB
+    # (1,024 steps per 2 MiB page), each timed run from a fresh 128 MiB stretch, so every
+    # step misses the L2 but not the TLB -- what a kernel streaming through its arrays sees
+    stride = 512                                      # int32 words: 2 KiB apart
+    words = (1 << 30) // 4
+    nxt = ((np.arange(0, words, stride, dtype=np.int64) + stride) % words).astype(np.int32)
+    full = np.zeros(words, np.int32)
+    full[::stride] = nxt
+    d = c.to_device(full)
+    steps = micro.CHASE_STEPS
+    starts = iter((k * steps * stride) % words for k in range(64))
+
+    def stream_chase(n):
+        return lambda: micro.chase_kernel[1, 1](d, next(starts), n, out)
+    t = harness.single_launch(stream_chase(steps), reps=5)
+    t0 = harness.single_launch(stream_chase(1), reps=5)
+    micro.chase_kernel[1, 1](d, 0, steps, out)
+    recs.append({"name": "latency_dram_stream", "footprint_bytes": 1 << 30, "stride_bytes": 4 * stride,
+                 "steps": steps, "fresh_start_each_run": True, **t, "one_step_s": t0["median_s"],
+                 "latency_s": (t["median_s"] - t0["median_s"]) / (steps - 1),
+                 "ok": int(out.copy_to_host()[0]) == (steps * stride) % words})
+    del d, full
     # FP32 FMA throughput
     grid = sms * 8
     out = c.device_array(grid * 256, np.float32)

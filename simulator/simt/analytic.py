@@ -80,7 +80,7 @@ def _profile(prog, h, b, w, lat_mem, segbuf):
 
 def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> AnalyticLaunch:
     occ = _launch_occupancy(hw, prog)
-    h = hw_vector(hw, occ, policy)
+    h = hw_vector(hw, occ, policy, prog.smem_per_block)
     sm, l1, l2 = hw.sm, hw.sm.l1, hw.l2
     B = prog.launch.blocks
     wpb = occ.warps_per_sm // occ.blocks_per_sm

@@ -39,7 +39,16 @@ TRIP_CAPS = (32, 64)
 TRIP_SAMPLE_MIN = 192
 
 
-def hw_vector(hw, occ, policy: str) -> np.ndarray:
+def l1_capacity(hw, occ, smem_per_block: int = 0) -> int:
+    """The L1's bytes for a launch: on a unified L1 + shared array, what the smallest
+    carveout holding the resident blocks' shared memory leaves (the driver's choice when
+    the kernel states no preference)."""
+    sm = hw.sm
+    need = occ.blocks_per_sm * occ.shared_bytes_per_block if smem_per_block else 0
+    return sm.l1_bytes(need)
+
+
+def hw_vector(hw, occ, policy: str, smem_per_block: int = 0) -> np.ndarray:
     """The preset and the launch's occupancy as the core's float vector."""
     sm, l1, l2, d = hw.sm, hw.sm.l1, hw.l2, hw.dram
     h = np.zeros(core.N_HW)
@@ -61,7 +70,8 @@ def hw_vector(hw, occ, policy: str) -> np.ndarray:
     h[core.H_BANKS] = sm.shared_banks
     h[core.H_BANKB] = sm.shared_bank_bytes
     h[core.H_SEG] = l1.sector_bytes
-    h[core.H_L1SETS] = l1.size_bytes // (l1.sector_bytes * l1.ways)
+    l1_bytes = l1_capacity(hw, occ, smem_per_block)
+    h[core.H_L1SETS] = l1_bytes // (l1.sector_bytes * l1.ways)
     h[core.H_L1WAYS] = l1.ways
     h[core.H_L1LAT] = l1.latency_cycles
     h[core.H_L1BW] = l1.bandwidth_bytes_per_cycle
@@ -192,7 +202,7 @@ def _sampling(prog, h, C):
 def simulated_fraction(hw, prog) -> float:
     """Share of ``prog``'s blocks that sampled mode simulates (1.0: it runs in full)."""
     occ = _launch_occupancy(hw, prog)
-    h = hw_vector(hw, occ, "gto")
+    h = hw_vector(hw, occ, "gto", prog.smem_per_block)
     _, skips = _sampling(prog, h, occ.blocks_per_sm * hw.sm_count)
     blocks = 1.0 - float((skips[:, 1] - skips[:, 0]).sum()) / prog.launch.blocks
     trips = int(core.block_trips(prog.kind, prog.params, prog.launch.blocks, int(h[core.H_WPB]),
@@ -376,7 +386,7 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     launches = []
     for prog in programs:
         occ = _launch_occupancy(hw, prog)
-        h = hw_vector(hw, occ, policy)
+        h = hw_vector(hw, occ, policy, prog.smem_per_block)
         B = prog.launch.blocks
         C = occ.blocks_per_sm * hw.sm_count
         trips = int(core.block_trips(prog.kind, prog.params, B, int(h[core.H_WPB]), True).max()) \
