@@ -106,7 +106,7 @@ def run_micro(c, seed=0):
     steps = micro.CHASE_STEPS
     starts = iter((k * steps * stride) % words for k in range(64))
 
-    def stream_chase(n):
+    def stream_chase(n, d=d):
         return lambda: micro.chase_kernel[1, 1](d, next(starts), n, out)
     t = harness.single_launch(stream_chase(steps), reps=5)
     t0 = harness.single_launch(stream_chase(1), reps=5)
