@@ -49,13 +49,20 @@ def main():
               f"instr in {w:5.2f} s = {r.warp_instructions / w / 1e6:5.2f} M warp-instr/s")
     print(f"  range {min(rates) / 1e6:.2f} to {max(rates) / 1e6:.2f} M warp-instructions/s")
 
-    print("sampled against full on a 13-wave GEMM")
-    prob = api.build(fermi, "gemm-naive", m=512, n=512, k=256)
-    f = engine.simulate(fermi, prob.programs, mode="full")
-    s = engine.simulate(fermi, prob.programs, mode="sampled")
-    print(f"  full {f.cycles:.0f} cycles in {f.sim_wall_seconds:.2f} s; sampled {s.cycles:.0f} "
-          f"({s.cycles / f.cycles - 1:+.2%}, estimated {s.launches[0].sampled['estimated_error']:.1%}) "
-          f"in {s.sim_wall_seconds:.2f} s")
+    for what, hw, kernel, kw in (
+            ("sampled (blocks) against full on a 26-wave GEMM", fermi, "gemm-naive",
+             dict(m=1024, n=512, k=256)),
+            ("sampled (loop trips) against full on a 512-trip GEMM", fermi, "gemm-naive",
+             dict(m=128, n=128, k=2048)),
+            ("sampled against full on an H100 relu past the L2, blocks of 2 and 1 trips", h100,
+             "relu", dict(n=1 << 24, grid=8448, block=1024))):
+        print(what)
+        prob = api.build(hw, kernel, **kw)
+        f = engine.simulate(hw, prob.programs, mode="full", l2_warm=True)
+        s = engine.simulate(hw, prob.programs, mode="sampled", l2_warm=True)
+        print(f"  full {f.cycles:.0f} cycles in {f.sim_wall_seconds:.2f} s; sampled {s.cycles:.0f} "
+              f"({s.cycles / f.cycles - 1:+.2%}, estimated {s.launches[0].sampled.get('estimated_error', 0):.1%}) "
+              f"in {s.sim_wall_seconds:.2f} s")
 
     print("1000-point grid sweep, analytic model (relu n=2^24 on gtx480, grids 1..250 x 4 blocks)")
     analytic.predict(fermi, api.build(fermi, "relu", n=1 << 24, grid=1, block=256).programs)

@@ -199,22 +199,19 @@ class SM:
     warp_schedulers: int = p(doc="warp schedulers per SM")
     issue_interval_cycles: int = p(1, doc="cycles between two issues of one scheduler")
     fp32_lanes: int = p(doc="FP32 lanes (CUDA cores) per SM")
-    int32_lanes: int = p(0, doc="INT32 lanes per SM (integer and address arithmetic); "
-                         "0: the FP32 lanes do it")
+    int32_lanes: int = p(0, doc="INT32 lanes per SM; 0: the FP32 lanes do integers")
     fp64_lanes: int = p(doc="FP64 FMA lanes per SM")
     sfu_units: int = p(doc="special function units per SM")
     ldst_units: int = p(doc="load/store units per SM")
     fp32_latency_cycles: int = p(doc="dependent FP32 add/mul/FMA latency, cycles")
     sfu_latency_cycles: int = p(doc="special function latency, cycles")
     block_launch_cycles: int = p(doc="cycles between two block launches on one SM")
-    block_start_cycles: int = p(0, doc="cycles from a block's launch to its warps' first "
-                                "issue (the block holds its slot meanwhile)")
+    block_start_cycles: int = p(0, doc="cycles from a block's launch to its first issue")
     l1: Cache = p(doc="L1 data cache")
-    l1_shared_bytes: int = p(0, doc="bytes of a unified L1 + shared-memory array per SM; 0: "
-                             "the L1 is l1.size_bytes whatever the kernel's shared memory")
-    shared_carveouts: str = p("", doc="shared-memory capacities (KiB, comma-separated) the "
-                              "unified array can be split at; a launch gets the smallest "
-                              "that holds its resident blocks' shared memory, the L1 the rest")
+    # a launch gets the smallest carveout that holds its resident blocks' shared memory
+    # and the L1 the rest of the unified array (engine.l1_capacity)
+    l1_shared_bytes: int = p(0, doc="unified L1 + shared array per SM; 0: a fixed L1")
+    shared_carveouts: str = p("", doc="shared carveouts of that array, KiB, comma-separated")
     tensor: PeakRates = p(PeakRates(), doc="matrix-unit throughput per SM per cycle")
 
     def carveouts_bytes(self) -> tuple:
