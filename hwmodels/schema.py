@@ -241,16 +241,12 @@ class SM:
                 "issue_interval_cycles",
                 "fp64_lanes", "sfu_units", "ldst_units", "fp32_latency_cycles",
                 "sfu_latency_cycles", "block_launch_cycles", "block_start_cycles",
-                "shared_reserved_per_block_bytes")
+                "shared_reserved_per_block_bytes", "int32_lanes", "l1_shared_bytes")
+        optional = ("shared_reserved_per_block_bytes", "fp64_lanes", "block_launch_cycles",
+                    "block_start_cycles", "int32_lanes", "l1_shared_bytes")
         _integer(self, *ints)
-        _positive(self, *(n for n in ints if n not in (
-            "shared_reserved_per_block_bytes", "fp64_lanes", "block_launch_cycles",
-            "block_start_cycles")))
-        _integer(self, "int32_lanes")
-        _positive(self, "shared_reserved_per_block_bytes", "fp64_lanes", "block_launch_cycles",
-                  "block_start_cycles", "int32_lanes", allow_zero=True)
-        _integer(self, "l1_shared_bytes")
-        _positive(self, "l1_shared_bytes", allow_zero=True)
+        _positive(self, *(n for n in ints if n not in optional))
+        _positive(self, *optional, allow_zero=True)
         if self.l1_shared_bytes:
             c = self.carveouts_bytes()
             if not c or list(c) != sorted(set(c)) or c[-1] > self.l1_shared_bytes \

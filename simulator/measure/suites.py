@@ -8,6 +8,7 @@ numpy (``rel_error``; ``ok``).
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
@@ -79,14 +80,9 @@ def run_micro(c, seed=0):
         d = c.to_device(nxt)
         steps = micro.CHASE_STEPS
         fresh = lines >= 16 * steps                   # room for separate stretches
-        starts = iter(int(order[(k * steps) % lines]) * stride for k in range(64))
-
-        def chase(n, starts=starts, d=d):
-            return lambda: micro.chase_kernel[1, 1](d, next(starts) if fresh else 0, n, out)
-        t = harness.single_launch(chase(steps), reps=5)
-        # the launch's own cost: the same kernel chasing 1 step
-        t0 = harness.single_launch(chase(1), reps=5)
-        lat = (t["median_s"] - t0["median_s"]) / (steps - 1)
+        starts = (int(order[(k * steps) % lines]) * stride for k in range(64)) if fresh \
+            else itertools.repeat(0)
+        t, t0, lat = _time_chase(d, starts, steps, out)
         j = 0
         for _ in range(steps):
             j = int(nxt[j])
@@ -104,17 +100,11 @@ def run_micro(c, seed=0):
     full[::stride] = nxt
     d = c.to_device(full)
     steps = micro.CHASE_STEPS
-    starts = iter((k * steps * stride) % words for k in range(64))
-
-    def stream_chase(n, d=d):
-        return lambda: micro.chase_kernel[1, 1](d, next(starts), n, out)
-    t = harness.single_launch(stream_chase(steps), reps=5)
-    t0 = harness.single_launch(stream_chase(1), reps=5)
+    t, t0, lat = _time_chase(d, ((k * steps * stride) % words for k in range(64)), steps, out)
     micro.chase_kernel[1, 1](d, 0, steps, out)
     recs.append({"name": "latency_dram_stream", "footprint_bytes": 1 << 30, "stride_bytes": 4 * stride,
                  "steps": steps, "fresh_start_each_run": True, **t, "one_step_s": t0["median_s"],
-                 "latency_s": (t["median_s"] - t0["median_s"]) / (steps - 1),
-                 "ok": int(out.copy_to_host()[0]) == (steps * stride) % words})
+                 "latency_s": lat, "ok": int(out.copy_to_host()[0]) == (steps * stride) % words})
     del d, full
     # FP32 FMA throughput
     grid = sms * 8
@@ -167,6 +157,17 @@ def run_micro(c, seed=0):
                          "block_life_s": per_sm * sms * t["median_s"] / blocks,
                          "ok": work != "load_store" or bool((y.copy_to_host() == 1).all())})
     return recs
+
+
+def _time_chase(d, starts, steps, out):
+    """A one-thread pointer chase over device array ``d``: timed over ``steps`` steps and
+    over 1 (the launch's own cost), each launch from the next of ``starts``; returns
+    (timing, one-step timing, seconds per step)."""
+    def chase(n):
+        return lambda: micro.chase_kernel[1, 1](d, next(starts), n, out)
+    t = harness.single_launch(chase(steps), reps=5)
+    t0 = harness.single_launch(chase(1), reps=5)
+    return t, t0, (t["median_s"] - t0["median_s"]) / (steps - 1)
 
 
 # ------------------------------------------------------------------ grid (relu)

@@ -289,19 +289,19 @@ def _prepare(g, pc, tmpl, rready, rmem, wdep, wdepm, addr, seg_bytes, wseg, wnse
 
 
 @njit(cache=True)
-def block_trips(kind, p, n_blocks, wpb, most):
-    """Loop trips summed over each block's warps (the sampler's measure of block work),
-    or (``most``) the most trips of any one of its warps."""
+def block_trips(kind, p, n_blocks, wpb):
+    """Per block: loop trips summed over its warps (the sampler's measure of block work)
+    and the most trips of any one of its warps."""
     gx, gy = p[0], p[1]
     tv = np.zeros((1, 32, isa.TV), np.int64)
-    out = np.zeros(n_blocks, np.int64)
+    total = np.zeros(n_blocks, np.int64)
+    most = np.zeros(n_blocks, np.int64)
     for bl in range(n_blocks):
-        s = 0
         for w in range(wpb):
             t = dispatch.setup(kind, p, bl % gx, (bl // gx) % gy, bl // (gx * gy), w, tv, 0)
-            s = max(s, t) if most else s + t
-        out[bl] = s
-    return out
+            total[bl] += t
+            most[bl] = max(most[bl], t)
+    return total, most
 
 
 @njit(cache=True)
@@ -594,10 +594,7 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                     else:
                         sp_free[sm, sc] = t + hp[H_SPII]
                     st[S_SP] += 1
-                    if op == isa.FFMA:
-                        st[S_FLOPS] += 2 * act
-                    elif op == isa.FMNMX or op == isa.FADD:
-                        st[S_FLOPS] += act
+                    st[S_FLOPS] += isa.flops(op, act)
                     if dst >= 0:
                         rready[g, dst] = t + hp[H_FPLAT]
                         rmem[g, dst] = False

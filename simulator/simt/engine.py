@@ -183,30 +183,31 @@ def _state(hw):
             np.zeros(l2.banks), np.zeros(hw.dram.channels))
 
 
-def _run(prog, h, lo, hi, t0, state, trace, skips=None, cap=0):
-    if skips is None:
-        skips = np.zeros((0, 2), np.int64)
+def _run(prog, h, lo, hi, t0, state, trace, skips, cap):
     return core.run(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end, prog.n_regs,
                     h, lo, hi, t0, *state, trace, skips, cap)
 
 
-def _sampling(prog, h, C):
-    """(each block's loop trips, rows of blocks to skip) for sampled mode."""
-    B = prog.launch.blocks
-    if B / C <= SAMPLE_MIN_WAVES:
-        return None, np.zeros((0, 2), np.int64)
-    work = core.block_trips(prog.kind, prog.params, B, int(h[core.H_WPB]), False)
-    return work, _plan(work, C)
+def _work(prog, h):
+    """(each block's loop trips over its warps, the most trips of any warp)."""
+    total, most = core.block_trips(prog.kind, prog.params, prog.launch.blocks, int(h[core.H_WPB]))
+    return total, int(most.max())
+
+
+def _skips(work, C):
+    """Rows of blocks sampled mode skips (none for a launch too short to sample)."""
+    if len(work) / C <= SAMPLE_MIN_WAVES:
+        return np.zeros((0, 2), np.int64)
+    return _plan(work, C)
 
 
 def simulated_fraction(hw, prog) -> float:
-    """Share of ``prog``'s blocks that sampled mode simulates (1.0: it runs in full)."""
+    """Share of ``prog``'s work that sampled mode simulates (1.0: it runs in full)."""
     occ = _launch_occupancy(hw, prog)
     h = hw_vector(hw, occ, "gto", prog.smem_per_block)
-    _, skips = _sampling(prog, h, occ.blocks_per_sm * hw.sm_count)
+    work, trips = _work(prog, h)
+    skips = _skips(work, occ.blocks_per_sm * hw.sm_count)
     blocks = 1.0 - float((skips[:, 1] - skips[:, 0]).sum()) / prog.launch.blocks
-    trips = int(core.block_trips(prog.kind, prog.params, prog.launch.blocks, int(h[core.H_WPB]),
-                                 True).max())
     return blocks * (min(1.0, sum(TRIP_CAPS) / trips) if trips > TRIP_SAMPLE_MIN else 1.0)
 
 
@@ -325,12 +326,13 @@ def _copy(state):
     return tuple(a.copy() for a in state)
 
 
-def _launch(prog, h, C, t0, state, trace, mode, cap):
-    """One launch, its loop cut at ``cap`` trips (0: not cut), blocks sampled in sampled
-    mode: (cycles, stats, issued per SM, stalls, block sm, start, end, trace, sampled)."""
+def _launch(prog, h, C, t0, state, trace, work, cap):
+    """One launch, its loop cut at ``cap`` trips (0: not cut), its blocks sampled by their
+    ``work`` (None: all run): (cycles, stats, issued per SM, stalls, block sm, start, end,
+    trace, sampled)."""
     B = prog.launch.blocks
     sampled = {"extrapolated": False, "simulated_blocks": B, "total_blocks": B}
-    work, skips = _sampling(prog, h, C) if mode == "sampled" else (None, np.zeros((0, 2), np.int64))
+    skips = _skips(work, C) if work is not None else np.zeros((0, 2), np.int64)
     st, issued, bsm, bstart, bend, stalls, tr = _run(prog, h, 0, B, t0, state, trace, skips, cap)
     cycles = st[core.S_END] - t0
     if not len(skips):
@@ -389,14 +391,13 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
         h = hw_vector(hw, occ, policy, prog.smem_per_block)
         B = prog.launch.blocks
         C = occ.blocks_per_sm * hw.sm_count
-        trips = int(core.block_trips(prog.kind, prog.params, B, int(h[core.H_WPB]), True).max()) \
-            if mode == "sampled" else 0
+        work, trips = _work(prog, h) if mode == "sampled" else (None, 0)
         if trips > TRIP_SAMPLE_MIN:
             # two runs with the loop cut at TRIP_CAPS trips, then the line through them
             # out to the warps' trips (each trip past the first few costs the same)
             lo, hi = TRIP_CAPS
-            first = _launch(prog, h, C, t0, _copy(state), trace, mode, lo)
-            r = _launch(prog, h, C, t0, state, trace, mode, hi)
+            first = _launch(prog, h, C, t0, _copy(state), trace, work, lo)
+            r = _launch(prog, h, C, t0, state, trace, work, hi)
             f = (trips - lo) / (hi - lo)
             cycles = first[0] + (r[0] - first[0]) * f
             st, issued, stalls = (a + (b - a) * f for a, b in zip(first[1:4], r[1:4]))
@@ -404,7 +405,7 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
             sampled = {**sampled, "extrapolated": True, "trips": trips, "trip_caps": list(TRIP_CAPS)}
         else:
             cycles, st, issued, stalls, bsm, bstart, bend, tr, sampled = _launch(
-                prog, h, C, t0, state, trace, mode, 0)
+                prog, h, C, t0, state, trace, work, 0)
         launches.append(LaunchResult(
             prog, float(cycles), float(st[core.S_INSTR]), float(st[core.S_FLOPS]), occ, B / C,
             {c: float(v) for c, v in zip(core.CAUSES, stalls)}, _stats(st), _bytes(st),

@@ -175,3 +175,13 @@ def thread_of(p, w, lane):
     if lin >= bx * by * bz:
         return 0, 0, 0, False
     return lin % bx, (lin // bx) % by, lin // (bx * by), True
+
+
+@njit(cache=True)
+def flops(op, active):
+    """Useful FLOPs of one warp instruction with ``active`` lanes (FFMA 2 per lane)."""
+    if op == FFMA:
+        return 2 * active
+    if op == FMNMX or op == FADD:
+        return active
+    return 0

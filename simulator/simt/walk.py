@@ -142,10 +142,7 @@ def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, b
             acc[P_SP] += 1
             if op == isa.ALU:
                 acc[P_ALU] += 1
-            if op == isa.FFMA:
-                acc[P_FLOPS] += 2 * act
-            elif op == isa.FMNMX or op == isa.FADD:
-                acc[P_FLOPS] += act
+            acc[P_FLOPS] += isa.flops(op, act)
         if dst >= 0:
             ready[dst] = t + lat
             ismem[dst] = mem
