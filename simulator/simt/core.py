@@ -60,6 +60,9 @@ def settle(kind, p, tmpl, pro_end, body_end, tv, g, live, pc, it, trips, ph, add
     ``ph`` is 0 in the prologue, 1 in the body, 2 in the epilogue."""
     n = tmpl.shape[0]
     while True:
+        # the row before pc was evaluated for this same trip (it issued or was skipped just
+        # now) unless pc starts the prologue, the body or the epilogue
+        same = pc > 0 and pc != pro_end and pc != body_end
         if ph == 0 and pc == pro_end:
             if trips > 0 and body_end > pro_end:
                 ph = 1
@@ -76,7 +79,13 @@ def settle(kind, p, tmpl, pro_end, body_end, tv, g, live, pc, it, trips, ph, add
         if pc >= n:
             return n, it, ph, 0
         s = tmpl[pc, 5]
-        if s >= 0:
+        if s >= 0 and same and tmpl[pc - 1, 5] == s:
+            # a run of rows on one stream (a guarded group): its lanes are still in addr[g]
+            act = 0
+            for lane in range(32):
+                if addr[g, lane] >= 0:
+                    act += 1
+        elif s >= 0:
             act = dispatch.lanes(kind, p, tv, g, it, s, addr)
         else:
             act = live
@@ -524,7 +533,7 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                         unit = sfu_free[sm]
                     elif op >= isa.LDG and op <= isa.STS:
                         unit = ldst_free[sm]
-                    elif op == isa.BAR:
+                    elif op == isa.BAR or op == isa.UNI:
                         unit = t
                     elif op == isa.ALU and hp[H_INTII] > 0:
                         unit = int_free[sm, sc]
@@ -588,9 +597,16 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                     trace[ntr, 4] = wwib[g]
                     trace[ntr, 5] = op
                     ntr += 1
-                if op == isa.FFMA or op == isa.FMNMX or op == isa.FADD or op == isa.ALU or op == isa.BRA:
+                if op == isa.UNI:
+                    if dst >= 0:
+                        rready[g, dst] = t + hp[H_FPLAT]
+                        rmem[g, dst] = False
+                elif op == isa.FFMA or op == isa.FMNMX or op == isa.FADD or op == isa.ALU or op == isa.BRA \
+                        or op == isa.IMAD:
                     if op == isa.ALU and hp[H_INTII] > 0:
                         int_free[sm, sc] = t + hp[H_INTII]
+                    elif op == isa.IMAD and hp[H_INTII] > 0:
+                        sp_free[sm, sc] = t + hp[H_INTII]
                     else:
                         sp_free[sm, sc] = t + hp[H_SPII]
                     st[S_SP] += 1

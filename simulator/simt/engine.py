@@ -201,6 +201,16 @@ def _skips(work, C):
     return _plan(work, C)
 
 
+def trip_caps(prog, trips):
+    """The two loop cuts of trip extrapolation for a warp of ``trips`` trips: multiples of
+    the program's trip period near TRIP_CAPS, so that each run ends where the loop nest's
+    work repeats; None when the loop is too short to gain from it."""
+    per = max(1, int(prog.trip_period))
+    lo = per * -(-TRIP_CAPS[0] // per)
+    hi = lo * TRIP_CAPS[1] // TRIP_CAPS[0]
+    return (lo, hi) if trips > max(TRIP_SAMPLE_MIN, 3 * lo) else None
+
+
 def simulated_fraction(hw, prog) -> float:
     """Share of ``prog``'s work that sampled mode simulates (1.0: it runs in full)."""
     occ = _launch_occupancy(hw, prog)
@@ -208,7 +218,8 @@ def simulated_fraction(hw, prog) -> float:
     work, trips = _work(prog, h)
     skips = _skips(work, occ.blocks_per_sm * hw.sm_count)
     blocks = 1.0 - float((skips[:, 1] - skips[:, 0]).sum()) / prog.launch.blocks
-    return blocks * (min(1.0, sum(TRIP_CAPS) / trips) if trips > TRIP_SAMPLE_MIN else 1.0)
+    caps = trip_caps(prog, trips)
+    return blocks * (min(1.0, sum(caps) / trips) if caps else 1.0)
 
 
 def _plan(work, C):
@@ -392,17 +403,18 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
         B = prog.launch.blocks
         C = occ.blocks_per_sm * hw.sm_count
         work, trips = _work(prog, h) if mode == "sampled" else (None, 0)
-        if trips > TRIP_SAMPLE_MIN:
-            # two runs with the loop cut at TRIP_CAPS trips, then the line through them
-            # out to the warps' trips (each trip past the first few costs the same)
-            lo, hi = TRIP_CAPS
+        caps = trip_caps(prog, trips) if mode == "sampled" else None
+        if caps:
+            # two runs with the loop cut at two multiples of its period, then the line
+            # through them out to the warps' trips (each period past the first costs the same)
+            lo, hi = caps
             first = _launch(prog, h, C, t0, _copy(state), trace, work, lo)
             r = _launch(prog, h, C, t0, state, trace, work, hi)
             f = (trips - lo) / (hi - lo)
             cycles = first[0] + (r[0] - first[0]) * f
             st, issued, stalls = (a + (b - a) * f for a, b in zip(first[1:4], r[1:4]))
             bsm, bstart, bend, tr, sampled = r[4:]
-            sampled = {**sampled, "extrapolated": True, "trips": trips, "trip_caps": list(TRIP_CAPS)}
+            sampled = {**sampled, "extrapolated": True, "trips": trips, "trip_caps": [lo, hi]}
         else:
             cycles, st, issued, stalls, bsm, bstart, bend, tr, sampled = _launch(
                 prog, h, C, t0, state, trace, work, 0)

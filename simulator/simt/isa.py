@@ -34,8 +34,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 # opcodes
-ALU, FFMA, FMNMX, SFU, BRA, LDG, STG, LDS, STS, BAR, FADD = range(11)
-OP_NAMES = ("ALU", "FFMA", "FMNMX", "SFU", "BRA", "LDG", "STG", "LDS", "STS", "BAR", "FADD")
+ALU, FFMA, FMNMX, SFU, BRA, LDG, STG, LDS, STS, BAR, FADD, IMAD, UNI = range(13)
+OP_NAMES = ("ALU", "FFMA", "FMNMX", "SFU", "BRA", "LDG", "STG", "LDS", "STS", "BAR", "FADD", "IMAD",
+            "UNI")
+# ALU: integer work on the INT32 pipe (IADD3, LOP3, SHF, ISETP, LEA, SEL, MOV...) where the
+# target has one, else on the FP32 pipe; IMAD: integer multiply-adds (and the IMAD.MOV
+# moves the compiler puts there) on the FP32 pipe at the INT32 rate; UNI: the uniform
+# datapath (U* opcodes, one value per warp): an issue slot and no lane pipe
 NO_REG = -1
 TV = 8          # thread-variable columns per lane
 GLOBAL_BASE = 1 << 20
@@ -72,6 +77,14 @@ class Asm:
         for _ in range(n):
             self._emit(ALU, dst, srcs, stream)
 
+    def imad(self, dst, *srcs, stream=-1, n=1):
+        for _ in range(n):
+            self._emit(IMAD, dst, srcs, stream)
+
+    def uni(self, dst, *srcs, stream=-1, n=1):
+        for _ in range(n):
+            self._emit(UNI, dst, srcs, stream)
+
     def ffma(self, dst, *srcs, stream=-1):
         self._emit(FFMA, dst, srcs, stream)
 
@@ -98,6 +111,26 @@ class Asm:
 
     def sts(self, stream, *srcs):
         self._emit(STS, None, srcs, stream)
+
+    def div64(self, dst, src, stream=-1):
+        """A 64-bit integer ``//`` or ``%`` by a runtime value (Python's floor semantics) as
+        numba-cuda compiles it for sm_90 when both operands fit 32 bits (SASS fast path, the
+        mean of im2col's ten): operand tests and two branches, the unsigned 32-bit division
+        (I2F, MUFU.RCP, F2I and an IMAD.HI chain with its corrections) and the floor
+        correction. 44 instructions: 24 ALU, 14 IMAD, 3 SFU, 2 BRA, 1 uniform."""
+        self.alu(dst, src, n=10, stream=stream)   # divisor 0, -1 and 64-bit operand tests
+        self.bra(dst, stream=stream)
+        self.bra(dst, stream=stream)
+        self.sfu(dst, src, stream=stream)         # I2F.U32.RP
+        self.alu(dst, src, stream=stream)
+        self.sfu(dst, dst, stream=stream)         # MUFU.RCP
+        self.alu(dst, dst, stream=stream)         # VIADD
+        self.sfu(dst, dst, stream=stream)         # F2I
+        self.imad(dst, dst, n=10, stream=stream)  # quotient, remainder
+        self.alu(dst, dst, n=6, stream=stream)    # corrections
+        self.imad(dst, dst, n=4, stream=stream)
+        self.alu(dst, dst, n=6, stream=stream)    # BSYNCs and the floor correction
+        self.uni(dst, stream=stream)
 
     def bar(self):
         self._emit(BAR)
@@ -145,6 +178,7 @@ class Program:
     min_bytes: int            # compulsory DRAM bytes of this launch
     label: str = ""           # a short description for tables
     notes: tuple = field(default=())
+    trip_period: int = 1      # trips after which the body's per-trip work repeats (loop nests)
 
     def __post_init__(self):
         self.params.setflags(write=False)

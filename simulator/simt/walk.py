@@ -59,8 +59,8 @@ def thread_accesses(prog) -> dict:
 
 # profile fields
 (P_INSTR, P_SP, P_SFU, P_GLD, P_GST, P_SHR, P_GLD_SEG, P_GST_SEG, P_SH_PASS, P_FLOPS, P_T1,
- P_ROUNDS, P_BODY_ITERS, P_ALU) = range(14)
-N_PROFILE = 14
+ P_ROUNDS, P_BODY_ITERS, P_ALU, P_IMAD) = range(15)
+N_PROFILE = 15
 
 
 @njit(cache=True)
@@ -138,10 +138,14 @@ def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, b
             lat = lat_shared + (passes - 1)
         elif op == isa.BAR:
             lat = 0
+        elif op == isa.UNI:
+            pass
         else:
             acc[P_SP] += 1
             if op == isa.ALU:
                 acc[P_ALU] += 1
+            elif op == isa.IMAD:
+                acc[P_IMAD] += 1
             acc[P_FLOPS] += isa.flops(op, act)
         if dst >= 0:
             ready[dst] = t + lat

@@ -142,9 +142,64 @@ def setup(p, bx, by, bz, w, tv, g):
 
 
 @njit(cache=True)
+def _mask(p, tv, g, it, stream, out):
+    """The loop-overhead streams (5 and up), active on the trips where that overhead runs.
+    NCHW (a trip is one tap c, r, s; s loop unrolled by four, remainder taps after):
+    5 a new c; 6 a new r; 7 a new r, h inside; 8 the same when S >= 4 (the unrolled loop's
+    set-up); 9 a tap of the unrolled part, h inside; 10, 11, 12 the remainder's first,
+    second, third tap, h inside. NHWC (a trip is two c taps): 5 a new r; 6 a new (r, s);
+    7 a new (r, s) inside the input."""
+    C, H, W, R, S, nhwc = p[7], p[8], p[9], p[11], p[12], p[17]
+    t = it * p[21]
+    chk = 0
+    if nhwc:
+        c, s, r = t % C, (t // C) % S, t // (C * S)
+        if stream == 5:
+            ok = c == 0 and s == 0
+        elif stream == 6:
+            ok = c == 0
+        else:
+            ok = c == 0
+            chk = 2
+    else:
+        s, r = t % S, (t // S) % R
+        u = 4 * (S // 4)
+        chk = 1
+        if stream == 5:
+            ok = r == 0 and s == 0
+            chk = 0
+        elif stream == 6:
+            ok = s == 0
+            chk = 0
+        elif stream == 7:
+            ok = s == 0
+        elif stream == 8:
+            ok = s == 0 and S >= 4
+        elif stream == 9:
+            ok = s < u
+        else:
+            ok = s == u + stream - 10
+    n_ = 0
+    for lane in range(32):
+        out[g, lane] = -1
+        if not ok or not tv[g, lane, 1]:
+            continue
+        h, ww = tv[g, lane, 4] + r, tv[g, lane, 5] + s
+        if chk >= 1 and (h < 0 or h >= H):
+            continue
+        if chk == 2 and (ww < 0 or ww >= W):
+            continue
+        out[g, lane] = 0
+        n_ += 1
+    return n_
+
+
+@njit(cache=True)
 def lanes(p, tv, g, it, stream, out):
     """0, 3: load x at the trip's first, second tap; 1, 4: load the weight (all skipped in
     the padding); 2: store y[o]."""
+    if stream >= 5:
+        return _mask(p, tv, g, it, stream, out)
     C, H, W, K, R, S, nhwc = p[7], p[8], p[9], p[10], p[11], p[12], p[17]
     t = it * p[21] + (1 if stream >= 3 else 0)
     if stream != 2 and t >= C * R * S:
@@ -180,41 +235,62 @@ def lanes(p, tv, g, it, stream, out):
     return n_
 
 
-def _template(taps):
-    # as the sm_90 SASS: NCHW about 38 instructions per tap, its two loads then its FMA;
-    # NHWC about 29 per tap with two taps' loads issued together
+def _group(a, dst, src, alu=0, imad=0, uni=0, bra=0, stream=-1):
+    a.alu(dst, src, n=alu, stream=stream)
+    a.imad(dst, dst, n=imad, stream=stream)
+    a.uni("u", n=uni, stream=stream)
+    for _ in range(bra):
+        a.bra(dst, stream=stream)
+
+
+def _template(layout):
+    # as numba-cuda compiles it for sm_90 (resources suite, SASS): the prologue's six 64-bit
+    # divisions for n, k, p, q; then the loop nest with its per-loop overheads as streams
+    # 5 and up (see _mask) and the taps' loads skipped in the padding
+    # (stream 2, the lanes with an output, guards everything past the exit test)
     a = isa.Asm()
-    a.alu("o", n=2)                  # o = global thread index
-    a.alu("p", "o")                  # o < total
-    a.bra("p")
-    a.alu("n", "o", n=24)            # four divisions/remainders by runtime sizes
-    a.alu("px", "n", n=4)            # base pointers
+    _group(a, "o", None, alu=16, imad=6, uni=4, bra=1)    # o and its exit test
+    for _ in range(6):
+        a.div64("o", "o", stream=2)
+    if layout == "nchw":
+        _group(a, "px", "o", imad=36, uni=52, bra=5, stream=2)  # pointers, the c loop's set-up
+    else:
+        _group(a, "px", "o", alu=27, imad=30, uni=31, bra=3, stream=2)
     a.body()
-    if taps == 1:
-        a.alu("h", "px", n=16)       # h, w, bounds
-        a.bra("h")
-        a.alu("ix", "h", n=17)       # 64-bit offsets of x and w
+    if layout == "nchw":
+        _group(a, "pc", "px", alu=18, imad=10, uni=34, bra=2, stream=5)  # c loop head, tail
+        _group(a, "pr", "pc", alu=8, imad=3, uni=18, bra=2, stream=6)    # r head, h test, tail
+        _group(a, "ps", "pr", alu=2, imad=13, uni=12, bra=1, stream=7)   # s loop set-up
+        _group(a, "ps", "ps", alu=1, imad=6, uni=9, stream=8)            # unrolled part's set-up
+        _group(a, "h", "ps", alu=15, imad=3, bra=1, stream=9)            # w test (unrolled tap)
+        _group(a, "h", "ps", alu=20, imad=1, uni=6, bra=3, stream=10)    # remainder taps' tests
+        _group(a, "h", "ps", alu=9, imad=3, uni=6, bra=2, stream=11)
+        _group(a, "h", "ps", alu=5, imad=1, uni=4, bra=1, stream=12)
+        _group(a, "ix", "h", alu=10, imad=7, stream=0)                  # 64-bit offsets of x, w
         a.ldg("xv", 0, "ix")
         a.ldg("wv", 1, "ix")
         a.ffma("acc", "xv", "wv", "acc", stream=0)
-        a.bra("px")
     else:
-        a.alu("ix", "px", n=24)      # both taps' offsets
+        _group(a, "pr", "px", alu=12, imad=7, uni=15, bra=2, stream=5)   # r loop head, tail
+        _group(a, "ps", "pr", alu=14, imad=5, uni=1, bra=2, stream=6)    # s head, w test, tail
+        _group(a, "ps", "ps", alu=30, imad=11, uni=28, bra=2, stream=7)  # c loop set-up
+        # two taps of the c loop (unrolled by four): 80 instructions, half of them uniform
+        _group(a, "ix", "ps", alu=15, imad=22, uni=37, stream=0)
         a.ldg("x0", 0, "ix")
         a.ldg("w0", 1, "ix")
         a.ldg("x1", 3, "ix")
         a.ldg("w1", 4, "ix")
-        a.alu("px", "px", n=28)
         a.ffma("acc", "x0", "w0", "acc", stream=0)
         a.ffma("acc", "x1", "w1", "acc", stream=3)
-        a.alu("p", "px")
-        a.bra("p")
+        a.bra("ix")
     a.epilogue()
-    a.stg(2, "acc", "o")
+    _group(a, "iy", "o", alu=22, imad=16, uni=5, stream=2)
+    a.stg(2, "acc", "iy")
+    a.bra("iy", stream=2)            # EXIT
     return a.template()
 
 
-TEMPLATES = {lay: _template(TAPS_PER_TRIP[lay]) for lay in LAYOUTS}
+TEMPLATES = {lay: _template(lay) for lay in LAYOUTS}
 
 
 def program(op, block: int = 256) -> isa.Program:
@@ -230,7 +306,11 @@ def program(op, block: int = 256) -> isa.Program:
                                  np.int64),
         t, pro, body, nregs,
         (isa.Stream("x", "global", "x"), isa.Stream("w", "global", "w"), isa.Stream("y", "global", "y"),
-         isa.Stream("x+1", "global", "x"), isa.Stream("w+1", "global", "w")),
+         isa.Stream("x+1", "global", "x"), isa.Stream("w+1", "global", "w"),
+         *(isa.Stream(f"loop{k}", "mask") for k in range(5, 13))),
         tuple((n, bases[n], e) for n, e in (("x", xs), ("w", wsz), ("y", ys))),
         REGS_ESTIMATE, 0, "estimate", op.flops(), op.min_bytes(),
-        label=op.name or op.describe())
+        label=op.name or op.describe(),
+        # the overheads repeat with each c (NCHW) or each (r, s) (NHWC, two taps a trip)
+        trip_period=op.R * op.S if op.layout == "nchw" else
+        (max(1, op.C // 2) if op.R * op.S > 1 else 1))

@@ -164,16 +164,33 @@ def lanes(p, tv, g, it, stream, out):
 
 
 def _template():
+    # as numba-cuda compiles it for sm_90 (resources suite, SASS fast path: 590 and 591
+    # instructions for NCHW and NHWC input): the index and its exit test, then ten 64-bit
+    # divisions and remainders by runtime sizes (m, kk and the window position), the
+    # bounds test, the load's address and the load (skipped in the padding), the store
     a = isa.Asm()
-    a.alu("e", n=2)
-    a.alu("p", "e")
-    a.bra("p")
-    a.alu("m", "e", n=30)            # five divisions/remainders by runtime sizes
-    a.alu("h", "m", n=6)             # h, w and their bounds tests
+    a.alu("e", n=7)                  # S2R tid, ctaid, compare
+    a.uni("u", n=14)                 # the element count N P Q Kc
+    a.imad("e", "u", n=13)           # e = blockIdx.x * blockDim.x + threadIdx.x, 64-bit
+    a.bra("e")                       # @!P0 EXIT
+    a.alu("m", "e", n=15)            # operands of the first division
+    for _ in range(3):
+        a.bra("m")
+    for _ in range(10):
+        a.div64("m", "m")
+    a.alu("h", "m", n=14)            # h, w and their bounds
+    a.uni("u", n=6)
+    a.imad("h", "h", n=7)
     a.bra("h")
-    a.ldg("v", 0, "h")
-    a.alu("v", "v")                  # select v or 0
-    a.stg(1, "v", "e")
+    a.alu("ix", "h", n=24, stream=0)  # the input element's 64-bit address
+    a.uni("u", n=5, stream=0)
+    a.imad("ix", "ix", n=13, stream=0)
+    a.ldg("v", 0, "ix")
+    a.alu("ic", "e", n=11)           # the column element's address
+    a.uni("u", n=3)
+    a.imad("ic", "ic", n=6)
+    a.stg(1, "v", "ic")
+    a.bra("ic")                      # EXIT
     return a.template()
 
 

@@ -130,24 +130,33 @@ def lanes(p, tv, g, it, stream, out):
 
 
 def _template():
-    # per k, as in the sm_90 SASS: 28 instructions (64-bit index arithmetic, the two loads,
-    # the FMA); four k per trip of the loop, then its test and branch
+    # as numba-cuda compiles it for sm_90 (resources suite, SASS): a 77-instruction prologue,
+    # then per k 34 instructions (64-bit index arithmetic, 22 of it on the INT32 pipe and 9
+    # IMADs, the two loads, the FMA); four k per trip of the loop, then its test and branch
     a = isa.Asm()
-    a.alu("r", n=4)                  # row, col from block and thread indices
-    a.alu("pa", "r", n=2)            # base pointers
-    a.alu("p", "r")                  # r < M and c < N
-    a.bra("p")
+    a.alu("r", n=20)                 # row, col from block and thread indices
+    a.uni("u", n=11)
+    a.imad("r", "r", n=12)
+    a.alu("pa", "r", n=31)           # base pointers, r < M and c < N, the trip count
+    for _ in range(3):
+        a.bra("pa")
     a.body()
     for u in range(UNROLL):
-        a.alu(f"ia{u}", "pa", n=11)  # addresses of A[r, k] and B[k, c]
+        a.alu(f"ia{u}", "pa", n=6)   # addresses of A[r, k] and B[k, c]
+        a.imad(f"ia{u}", f"ia{u}", n=5)
         a.ldg(f"a{u}", 2 * u, f"ia{u}")
         a.ldg(f"b{u}", 2 * u + 1, f"ia{u}")
-        a.alu("pa", "pa", n=13)      # the next k's indices
+        a.alu("pa", "pa", n=16)      # the next k's indices
+        a.imad("pa", "pa", n=4)
         a.ffma("acc", f"a{u}", f"b{u}", "acc", stream=2 * u)
-    a.alu("p", "pa")                 # k < K
-    a.bra("p")
+    a.bra("pa")                      # k < K
     a.epilogue()
-    a.stg(2 * UNROLL, "acc", "pa")
+    a.alu("ic", "pa", n=20)          # the remainder test, C[r, c]'s address
+    a.uni("u", n=5)
+    a.imad("ic", "ic", n=8)
+    a.stg(2 * UNROLL, "acc", "ic")
+    for _ in range(2):
+        a.bra("ic")
     return a.template()
 
 

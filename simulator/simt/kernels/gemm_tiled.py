@@ -141,27 +141,41 @@ def lanes(p, tv, g, it, stream, out):
 
 
 def _template(T):
+    # as numba-cuda compiles it for sm_90 (resources suite, SASS, T = 8, 16, 32): a
+    # 70-instruction prologue; per tile trip the guarded 64-bit addresses of the two
+    # elements (about 43 instructions, the guards' predicated-off ones issue too), the
+    # loads, the loop counter on the uniform datapath, the two shared stores, the barrier,
+    # then per four k one LDS.128 of sA[ty, k:k+4] and four LDS of sB[k, tx] with their
+    # FMAs, the barrier and the branch; a 30-instruction epilogue
     a = isa.Asm()
-    a.alu("row", n=4)                    # row, col, tile pointers
-    a.alu("pa", "row", n=2)
+    a.alu("row", n=24)                   # row, col, tile pointers
+    a.uni("u", n=37)
+    a.imad("pa", "row", n=8)
+    a.bra("pa")
     a.body()
+    a.alu("pa", "pa", n=33 if T > 8 else 34)  # the tile elements' guards and addresses
+    a.imad("pa", "pa", n=10 if T > 8 else 8)
     a.ldg("ga", 0, "pa")                 # A tile element (guarded; else 0)
     a.ldg("gb", 1, "pa")                 # B tile element
+    a.uni("u", n=12)                     # the loop counter
     a.sts(2, "ga")                       # sA[ty, tx]
     a.sts(3, "gb")                       # sB[ty, tx]
     a.bar()
-    for g in range(0, T, 4):             # shared loads hoisted four at a time
+    for g in range(0, T, 4):
+        a.lds(f"x{g % 8}", 4 + 2 * g)    # LDS.128: sA[ty, g:g+4] (one request, broadcast)
         for kk in range(g, g + 4):
-            a.lds(f"x{kk % 8}", 4 + 2 * kk)
             a.lds(f"y{kk % 8}", 5 + 2 * kk)
         for kk in range(g, g + 4):
-            a.ffma("acc", f"x{kk % 8}", f"y{kk % 8}", "acc")
+            a.ffma("acc", f"x{g % 8}", f"y{kk % 8}", "acc")
     a.bar()
-    a.alu("pa", "pa", n=2)               # next tile
-    a.alu("p", "pa")
-    a.bra("p")
+    a.bra("pa")
     a.epilogue()
-    a.stg(4 + 2 * T, "acc", "row")
+    a.alu("ic", "row", n=16)             # row < M and col < N, C[row, col]'s address
+    a.uni("u", n=5)
+    a.imad("ic", "ic", n=6)
+    a.stg(4 + 2 * T, "acc", "ic")
+    a.bra("ic")
+    a.bra("ic")
     return a.template()
 
 

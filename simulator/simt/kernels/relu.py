@@ -116,9 +116,11 @@ def _template():
     a.alu("t", "d", n=14, stream=0)  # trips mod 4, constants, loop set-up
     a.bra("t", stream=0)
     a.body()
-    a.alu("ia", "i", n=9)           # 64-bit address of x[i]
+    a.alu("ia", "i", n=7)           # 64-bit address of x[i]
+    a.imad("ia", "ia", n=2)
     a.ldg("v", 0, "ia")             # v = x[i]
-    a.alu("ib", "i", n=6)           # address of y[i]
+    a.alu("ib", "i", n=5)           # address of y[i]
+    a.imad("ib", "ib")
     a.alu("i", "i", n=2)            # i += stride
     a.fmnmx("y", "v", stream=0)     # max(v, 0)
     a.stg(1, "y", "ib")             # y[i] = ...
