@@ -85,6 +85,29 @@ class Asm:
         for _ in range(n):
             self._emit(UNI, dst, srcs, stream)
 
+    def block(self, dst, src, alu=0, imad=0, uni=0, bra=0, depth=6, stream=-1):
+        """Integer work that computes ``dst`` from ``src`` (addresses, bounds tests, loop
+        counters) with a critical path of ``depth`` instructions, as compiled code has: the
+        ALU and IMAD rows, interleaved, are spread over ``depth`` levels, each level reading
+        the one before; the uniform-datapath rows read nothing (loop counters); the
+        branches test ``dst`` at the end."""
+        kinds = []
+        for j in range(alu + imad):          # interleave so each level mixes the two pipes
+            kinds.append(IMAD if (j + 1) * imad // (alu + imad) > j * imad // (alu + imad) else ALU)
+        n = len(kinds)
+        depth = max(1, min(depth, n))
+        prev = src
+        for j, k in enumerate(kinds):
+            level = j * depth // n
+            out = dst if level == depth - 1 else f"{dst}~{level}"
+            if j and (j - 1) * depth // n != level:
+                prev = f"{dst}~{level - 1}"
+            self._emit(k, out, (prev,) if prev is not None else (), stream)
+        for _ in range(uni):
+            self._emit(UNI, "u", (), stream)
+        for _ in range(bra):
+            self._emit(BRA, None, (dst,) if n else (), stream)
+
     def ffma(self, dst, *srcs, stream=-1):
         self._emit(FFMA, dst, srcs, stream)
 

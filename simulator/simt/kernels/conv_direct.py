@@ -236,11 +236,7 @@ def lanes(p, tv, g, it, stream, out):
 
 
 def _group(a, dst, src, alu=0, imad=0, uni=0, bra=0, stream=-1):
-    a.alu(dst, src, n=alu, stream=stream)
-    a.imad(dst, dst, n=imad, stream=stream)
-    a.uni("u", n=uni, stream=stream)
-    for _ in range(bra):
-        a.bra(dst, stream=stream)
+    a.block(dst, src, alu=alu, imad=imad, uni=uni, bra=bra, depth=6, stream=stream)
 
 
 def _template(layout):

@@ -178,17 +178,10 @@ def _template():
         a.bra("m")
     for _ in range(10):
         a.div64("m", "m")
-    a.alu("h", "m", n=14)            # h, w and their bounds
-    a.uni("u", n=6)
-    a.imad("h", "h", n=7)
-    a.bra("h")
-    a.alu("ix", "h", n=24, stream=0)  # the input element's 64-bit address
-    a.uni("u", n=5, stream=0)
-    a.imad("ix", "ix", n=13, stream=0)
+    a.block("h", "m", alu=14, imad=7, uni=6, bra=1)             # h, w and their bounds
+    a.block("ix", "h", alu=24, imad=13, uni=5, stream=0)        # the input element's address
     a.ldg("v", 0, "ix")
-    a.alu("ic", "e", n=11)           # the column element's address
-    a.uni("u", n=3)
-    a.imad("ic", "ic", n=6)
+    a.block("ic", "e", alu=11, imad=6, uni=3)                   # the column element's address
     a.stg(1, "v", "ic")
     a.bra("ic")                      # EXIT
     return a.template()

@@ -142,12 +142,10 @@ def _template():
         a.bra("pa")
     a.body()
     for u in range(UNROLL):
-        a.alu(f"ia{u}", "pa", n=6)   # addresses of A[r, k] and B[k, c]
-        a.imad(f"ia{u}", f"ia{u}", n=5)
+        a.block(f"ia{u}", "pa", alu=6, imad=5, depth=5)  # addresses of A[r, k] and B[k, c]
         a.ldg(f"a{u}", 2 * u, f"ia{u}")
         a.ldg(f"b{u}", 2 * u + 1, f"ia{u}")
-        a.alu("pa", "pa", n=16)      # the next k's indices
-        a.imad("pa", "pa", n=4)
+        a.block("pa", "pa", alu=16, imad=4, depth=4)      # the next k's indices
         a.ffma("acc", f"a{u}", f"b{u}", "acc", stream=2 * u)
     a.bra("pa")                      # k < K
     a.epilogue()

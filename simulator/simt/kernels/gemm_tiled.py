@@ -153,8 +153,8 @@ def _template(T):
     a.imad("pa", "row", n=8)
     a.bra("pa")
     a.body()
-    a.alu("pa", "pa", n=33 if T > 8 else 34)  # the tile elements' guards and addresses
-    a.imad("pa", "pa", n=10 if T > 8 else 8)
+    # the tile elements' guards and addresses: two chains of about eight
+    a.block("pa", "pa", alu=33 if T > 8 else 34, imad=10 if T > 8 else 8, depth=8)
     a.ldg("ga", 0, "pa")                 # A tile element (guarded; else 0)
     a.ldg("gb", 1, "pa")                 # B tile element
     a.uni("u", n=12)                     # the loop counter

@@ -1,0 +1,127 @@
+"""The program templates against the SASS the H100 compiled (resources suite)."""
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from simulator.measure import sass
+from simulator.simt import isa
+from simulator.simt.kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled
+
+RESOURCES = Path(__file__).resolve().parents[1] / "data" / "measurements" / "h100-sxm" / "resources.json"
+
+TOY = """
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   ISETP.NE.U32.AND P0, PT, R0, RZ, PT ;
+        /*0020*/              @!P0 BRA `(.L_x_0) ;
+        /*0030*/                   LOP3.LUT R2, R0, R1, RZ, 0xfc, !PT ;
+        /*0040*/                   ISETP.NE.U32.AND P1, PT, R2, RZ, PT ;
+        /*0050*/              @!P1 BRA `(.L_x_1) ;
+        /*0060*/                   MOV R10, 0x90 ;
+        /*0070*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm20_div_s64) ;
+        /*0080*/                   BRA `(.L_x_2) ;
+.L_x_1:
+        /*0090*/                   I2F.U32.RP R6, R0 ;
+        /*00a0*/                   MUFU.RCP R6, R6 ;
+        /*00b0*/                   F2I.FTZ.U32.TRUNC.NTZ R3, R6 ;
+.L_x_2:
+        /*00c0*/                   IMAD R4, R3, R0, RZ ;
+.L_x_0:
+        /*00d0*/                   UIADD3 UR4, UR4, 0x1, URZ ;
+        /*00e0*/                   LDG.E R5, desc[UR6][R4.64] ;
+        /*00f0*/                   FFMA R7, R5, R5, R7 ;
+        /*0100*/              @P0 BRA `(.L_x_0) ;
+        /*0110*/                   STG.E desc[UR6][R4.64], R7 ;
+        /*0120*/                   EXIT ;
+"""
+
+
+def test_fast_path_skips_the_slow_division_and_runs_loops_once():
+    path = [i.split()[0] if not i.startswith("@") else i.split()[1] for _, i in sass.fast_path(TOY)]
+    # the zero-divisor test falls through, the slow-path CALL is jumped over, the loop's
+    # back edge falls through, the path ends at EXIT
+    assert path == ["S2R", "ISETP.NE.U32.AND", "BRA", "LOP3.LUT", "ISETP.NE.U32.AND", "BRA",
+                    "I2F.U32.RP", "MUFU.RCP", "F2I.FTZ.U32.TRUNC.NTZ", "IMAD", "UIADD3", "LDG.E",
+                    "FFMA", "BRA", "STG.E", "EXIT"]
+    assert sass.loops(TOY) == [(13, 16)]          # .L_x_0 (instruction 13) to its back edge
+    c = sass.classes(i for _, i in sass.fast_path(TOY))
+    assert c == Counter({"ALU": 4, "BRA": 4, "SFU": 3, "IMAD": 1, "UNI": 1, "LDG": 1, "FFMA": 1,
+                         "STG": 1})
+
+
+def test_bad_text_is_refused():
+    with pytest.raises(ValueError, match="no SASS"):
+        sass.fast_path("hello")
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    recs = json.loads(RESOURCES.read_text())["records"]
+    return {r["kernel"]: r["sass"] for r in recs if r.get("sass")}
+
+
+def _template_classes(rows):
+    return Counter(isa.OP_NAMES[int(o)] for o in rows[:, 0])
+
+
+def _close(template, compiled_counts, rel):
+    for k in ("LDG", "STG", "LDS", "STS", "BAR", "FFMA", "SFU"):
+        assert template.get(k, 0) == compiled_counts.get(k, 0), k
+    t, c = sum(template.values()), sum(compiled_counts.values())
+    assert abs(t / c - 1) <= rel, (t, c)
+    for k in ("ALU", "IMAD", "UNI"):   # each pipe's share within 20% of the SASS's
+        assert abs(template.get(k, 0) - compiled_counts.get(k, 0)) <= 0.2 * compiled_counts[k] + 2, k
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_im2col_template_is_its_sass_fast_path(compiled, layout):
+    path = [i for _, i in sass.fast_path(compiled[f"im2col {layout}"])]
+    _close(_template_classes(conv_im2col.TEMPLATE[0]), sass.classes(path), 0.02)
+
+
+@pytest.mark.parametrize("tile", [8, 16, 32])
+def test_gemm_tiled_trip_is_its_sass_loop(compiled, tile):
+    text = compiled[f"gemm-tiled {tile}"]
+    ins, _ = sass.parse(text)
+    (a, b), = [lp for lp in sass.loops(text) if lp[1] - lp[0] > 3]
+    t, pro, body, _ = gemm_tiled.TEMPLATES[tile]
+    _close(_template_classes(t[pro:body]), sass.classes(ins[a:b + 1]), 0.02)
+    path = [i for q, i in sass.fast_path(text) if q < a]
+    assert abs(pro / len(path) - 1) <= 0.02
+
+
+def test_gemm_naive_trip_is_its_unrolled_sass_loop(compiled):
+    text = compiled["gemm-naive cols"]
+    ins, _ = sass.parse(text)
+    a, b = max(sass.loops(text), key=lambda lp: lp[1] - lp[0])
+    t, pro, body, _ = gemm_naive.TEMPLATE
+    _close(_template_classes(t[pro:body]), sass.classes(ins[a:b + 1]), 0.02)
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_conv_direct_prologue_is_its_sass_up_to_the_loop_nest(compiled, layout):
+    text = compiled[f"conv-direct {layout}"]
+    first = min(a for a, _ in sass.loops(text))
+    path = [i for q, i in sass.fast_path(text) if q < first]
+    t, pro, body, _ = conv_direct.TEMPLATES[layout]
+    _close(_template_classes(t[:pro]), sass.classes(path), 0.02)
+
+
+def test_conv_direct_nchw_loop_nest_costs_its_sass(compiled):
+    """One c of a 3x3 filter, all taps inside: the template's rows active on those 9 trips
+    against the SASS's c loop (head, 3 x (r head, s set-up, three remainder taps, r tail),
+    c tail)."""
+    text = compiled["conv-direct nchw"]
+    unrolled, r_loop, c_loop = sorted(sass.loops(text), key=lambda lp: lp[1] - lp[0])[-3:]
+    size = lambda lp: lp[1] - lp[0] + 1  # noqa: E731
+    # S = 3 never enters the unrolled part nor its set-up (the 16 instructions between the
+    # s set-up's branch and the unrolled loop); the r loop runs three times
+    sass_count = size(c_loop) + 2 * size(r_loop) - 3 * (size(unrolled) + 16)
+    t, pro, body, _ = conv_direct.TEMPLATES["nchw"]
+    rows = t[pro:body]
+    per_stream = Counter(int(s) for s in rows[:, 5])
+    taps = 9
+    active = {5: 1, 6: 3, 7: 3, 8: 0, 9: 0, 10: 3, 11: 3, 12: 3, 0: taps, 1: taps}
+    ours = sum(per_stream[s] * n for s, n in active.items())
+    assert abs(ours / sass_count - 1) <= 0.05, (ours, sass_count)
