@@ -2,8 +2,8 @@
 
 From a few sampled warps (``walk.profile``: the first warp of the first block, the first
 warp of a middle block, the last warp of the last block; at most ``MAX_ITERS`` loop
-iterations each, scaled to the warp's trips) the model takes per block: instructions by
-unit, global-memory segments, shared-memory passes, and T1, one warp's time alone on an
+iterations each, scaled to the warp's trips: every trip of the suites' loops) the model
+takes per block: instructions by unit, global-memory segments, shared-memory passes, and T1, one warp's time alone on an
 SM with every load taking the average memory latency. A wave (``blocks_per_sm`` blocks on
 every SM) then lasts the longest of:
 
@@ -35,8 +35,8 @@ from .core import (H_BANKB, H_BANKS, H_FPLAT, H_INTII, H_ISSUE, H_LDSTII, H_SEG,
                    H_SFULAT, H_SHLAT, H_SPII)
 from .engine import _launch_occupancy, hw_vector
 
-MAX_ITERS = 64
-SEGBUF = 1 << 16
+MAX_ITERS = 4096     # whole loops: a padded convolution's first taps are not its average
+SEGBUF = 1 << 20
 
 
 @dataclass
