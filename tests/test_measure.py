@@ -15,8 +15,11 @@ from simulator.measure.calibrate import load_suite
 DATA = Path(__file__).resolve().parents[1] / "data" / "measurements" / "h100-sxm"
 H100 = hwmodels.get("h100-sxm")
 
-# stated bounds (docs/measure.md): what the analytic model keeps on the committed data
-ANALYTIC_MAPE_BOUND = {"grid": 0.16, "gemm": 0.22, "conv": 0.30}
+# stated bounds (docs/measure.md): what the analytic model keeps on the committed data.
+# gemm was 0.22 until the templates followed the SASS: with their true instruction mix the
+# tiled GEMM's issue and LD/ST pipe both near saturation, and a bound that takes the larger
+# of the two (not their interference) lands 0.6-0.85x; see docs/measure.md
+ANALYTIC_MAPE_BOUND = {"grid": 0.16, "gemm": 0.31, "conv": 0.28}
 
 
 def test_no_gpu_is_one_clear_line(capsys, tmp_path):
@@ -154,6 +157,22 @@ def test_engine_on_small_grid_records():
     assert max(err) < 0.25
     sc = validate.score(rows)
     assert sc["engine"]["pairs_in_order"] >= 0.8
+
+
+@pytest.mark.parametrize("suite,kernel,match", [
+    ("conv", "conv-im2col", dict(layer="layer1.0.conv1", batch=1, layout="nchw")),
+    ("conv", "conv-direct", dict(layer="layer1.0.conv1", batch=1, layout="nhwc")),
+    ("gemm", "gemm-tiled", dict(m=256, tile=32))])
+def test_engine_on_cheap_gemm_and_conv_records(suite, kernel, match):
+    """The engine on cheap launches of the committed gemm and conv suites, within 15%
+    (each lands within 6% today; the im2col one ran 0.67x before its template followed
+    the SASS)."""
+    recs = [r for r in load_suite(DATA, suite)["records"]
+            if r["kernel"] == kernel and all(r.get(k) == v for k, v in match.items())]
+    assert recs
+    rows = validate.predict_records(H100, suite, recs[:1], engine_budget=3e7)
+    assert rows[0]["engine_s"] is not None
+    assert abs(rows[0]["engine_s"] / rows[0]["measured_s"] - 1) < 0.15
 
 
 def test_compiled_register_counts_match_the_resources_suite():

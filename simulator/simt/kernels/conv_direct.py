@@ -19,7 +19,7 @@ LAYOUTS = ("nchw", "nhwc")
 KIND = 3
 REGS_ESTIMATE = 32  # stated estimate for targets whose compilation was not read
 REGS_COMPILED = {(9, 0): {"nchw": 46, "nhwc": 48}}  # resources suite on the H100
-TAPS_PER_TRIP = {"nchw": 1, "nhwc": 2}  # loads of two c taps hoisted together in NHWC (sm_90 SASS)
+TAPS_PER_TRIP = {"nchw": 1, "nhwc": 4}  # NHWC: the c loop unrolled by four (sm_90 SASS)
 
 
 @cuda.jit
@@ -147,7 +147,7 @@ def _mask(p, tv, g, it, stream, out):
     NCHW (a trip is one tap c, r, s; s loop unrolled by four, remainder taps after):
     5 a new c; 6 a new r; 7 a new r, h inside; 8 the same when S >= 4 (the unrolled loop's
     set-up); 9 a tap of the unrolled part, h inside; 10, 11, 12 the remainder's first,
-    second, third tap, h inside. NHWC (a trip is two c taps): 5 a new r; 6 a new (r, s);
+    second, third tap, h inside. NHWC (a trip is four c taps): 5 a new r; 6 a new (r, s);
     7 a new (r, s) inside the input."""
     C, H, W, R, S, nhwc = p[7], p[8], p[9], p[11], p[12], p[17]
     t = it * p[21]
@@ -196,18 +196,25 @@ def _mask(p, tv, g, it, stream, out):
 
 @njit(cache=True)
 def lanes(p, tv, g, it, stream, out):
-    """0, 3: load x at the trip's first, second tap; 1, 4: load the weight (all skipped in
-    the padding); 2: store y[o]."""
-    if stream >= 5:
+    """0, 3, 13, 15: load x at the trip's first, second, third, fourth tap; 1, 4, 14, 16:
+    load the weight (all skipped in the padding); 2: store y[o]."""
+    if stream >= 5 and stream <= 12:
         return _mask(p, tv, g, it, stream, out)
     C, H, W, K, R, S, nhwc = p[7], p[8], p[9], p[10], p[11], p[12], p[17]
-    t = it * p[21] + (1 if stream >= 3 else 0)
+    tap = 0
+    if stream == 3 or stream == 4:
+        tap = 1
+    elif stream == 13 or stream == 14:
+        tap = 2
+    elif stream >= 15:
+        tap = 3
+    t = it * p[21] + tap
     if stream != 2 and t >= C * R * S:
         for lane in range(32):
             out[g, lane] = -1
         return 0
-    if stream >= 3:
-        stream -= 3
+    if stream != 2:
+        stream = 0 if stream in (0, 3, 13, 15) else 1
     if nhwc:
         c, s, r = t % C, (t // C) % S, t // (C * S)
     else:
@@ -270,15 +277,26 @@ def _template(layout):
         _group(a, "pr", "px", alu=12, imad=7, uni=15, bra=2, stream=5)   # r loop head, tail
         _group(a, "ps", "pr", alu=14, imad=5, uni=1, bra=2, stream=6)    # s head, w test, tail
         _group(a, "ps", "ps", alu=30, imad=11, uni=28, bra=2, stream=7)  # c loop set-up
-        # two taps of the c loop (unrolled by four): 80 instructions, half of them uniform
-        _group(a, "ix", "ps", alu=15, imad=22, uni=37, stream=0)
-        a.ldg("x0", 0, "ix")
-        a.ldg("w0", 1, "ix")
-        a.ldg("x1", 3, "ix")
-        a.ldg("w1", 4, "ix")
+        # four taps of the c loop (unrolled by four): 161 instructions, half of them uniform.
+        # The first two taps' addresses, their loads, then the last two taps' addresses
+        # (while those loads are in flight), the first two FMAs, the last two taps' loads,
+        # the loop counters, their FMAs
+        _group(a, "ia", "ps", alu=10, imad=15, uni=20, stream=0)
+        a.ldg("x0", 0, "ia")
+        a.ldg("w0", 1, "ia")
+        a.ldg("x1", 3, "ia")
+        a.ldg("w1", 4, "ia")
+        _group(a, "ib", "ps", alu=12, imad=20, uni=22, stream=13)
         a.ffma("acc", "x0", "w0", "acc", stream=0)
         a.ffma("acc", "x1", "w1", "acc", stream=3)
-        a.bra("ix")
+        a.ldg("x2", 13, "ib")
+        a.ldg("w2", 14, "ib")
+        a.ldg("x3", 15, "ib")
+        a.ldg("w3", 16, "ib")
+        _group(a, "ic", "ps", alu=8, imad=9, uni=32)
+        a.ffma("acc", "x2", "w2", "acc", stream=13)
+        a.ffma("acc", "x3", "w3", "acc", stream=15)
+        a.bra("ic")
     a.epilogue()
     _group(a, "iy", "o", alu=22, imad=16, uni=5, stream=2)
     a.stg(2, "acc", "iy")
@@ -303,10 +321,12 @@ def program(op, block: int = 256) -> isa.Program:
         t, pro, body, nregs,
         (isa.Stream("x", "global", "x"), isa.Stream("w", "global", "w"), isa.Stream("y", "global", "y"),
          isa.Stream("x+1", "global", "x"), isa.Stream("w+1", "global", "w"),
-         *(isa.Stream(f"loop{k}", "mask") for k in range(5, 13))),
+         *(isa.Stream(f"loop{k}", "mask") for k in range(5, 13)),
+         isa.Stream("x+2", "global", "x"), isa.Stream("w+2", "global", "w"),
+         isa.Stream("x+3", "global", "x"), isa.Stream("w+3", "global", "w")),
         tuple((n, bases[n], e) for n, e in (("x", xs), ("w", wsz), ("y", ys))),
         REGS_ESTIMATE, 0, "estimate", op.flops(), op.min_bytes(),
         label=op.name or op.describe(),
-        # the overheads repeat with each c (NCHW) or each (r, s) (NHWC, two taps a trip)
+        # the overheads repeat with each c (NCHW) or each (r, s) (NHWC, four taps a trip)
         trip_period=op.R * op.S if op.layout == "nchw" else
-        (max(1, op.C // 2) if op.R * op.S > 1 else 1))
+        (max(1, op.C // 4) if op.R * op.S > 1 else 1))
