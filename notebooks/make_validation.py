@@ -286,14 +286,16 @@ for s in validate.KERNEL_SUITES:
         print(f"{s:5s} {g:30s} {len(q):4d} {np.mean(np.abs(q - 1)):7.1%}  {'':19s} {np.median(q):6.2f} {q.min():6.2f} {q.max():6.2f}")
 """)
 md("""
-* **Tiled GEMM, im2col and the relu sweep** are predicted within about 20% on average
-  (MAPE), though single launches miss by more (the min and max columns).
-* **The naive GEMM** and **conv-direct** (one thread per output, the reduction in a
-  loop, no shared memory) are predicted too fast, the small naive GEMMs most (see
-  their min column). Both kernels wait on a load at every step of their reduction and
-  read their operands many times through the L1 and L2 without staging them in shared
-  memory; the model prices them from a few sampled warps at the unloaded latencies,
-  and what it leaves out is not pinned down here.
+* **The relu sweep** is predicted within about 14% on average (MAPE), though single
+  launches miss by more (the min and max columns).
+* **The GEMMs and convolutions** are all predicted too fast, by about a quarter to a
+  third (median ratios 0.67-0.78). Their templates follow the compiled SASS, whose loops
+  spend most instructions on 64-bit index arithmetic: the issue slots, the integer
+  pipes and (for the tiled GEMM) the LD/ST pipe are all close to saturated at once, and
+  the analytic model takes the largest of these terms, not what their interference
+  costs. The engine, which simulates it, lands much closer (next section and the
+  README). The small naive GEMMs are missed most (their min column): they wait on a
+  load at every step of their reduction, priced here at unloaded latencies.
 
 In the relu sweep the misses have structure. The next figure shows the ratio for every
 block size against the grid; dotted lines mark multiples of the 132 SMs.
@@ -638,11 +640,14 @@ per input channel. Which of these the
 measured factor comes from is not separated here. The im2col kernel spends its time
 in the GEMM, which sees the same matrices in either layout.
 
-The analytic model gets the direction of the direct kernel's layout effect only
-partly, and the size of it not at all (compare the bracketed figures); with its
-direct-convolution times too fast (section 3), its layout what-ifs for this kernel
-should not be trusted yet. For im2col it predicts little
-difference, as measured.
+With the direct kernel's template following its compiled loop nest (a 1x1 filter pays
+the c and r loops' overhead on every tap in NCHW, while NHWC's innermost loop over c
+runs four taps per trip), the analytic model gets the direction of its layout effect
+right on nearly every layer and the size roughly: a geometric mean of about 3.2 against
+the measured 2.5, close on the 1x1 layers and overstated on the 3x3 ones (compare the
+bracketed figures). Its absolute times are still too fast (section 3), so its ratios
+are the more trustworthy output. For im2col it predicts little difference, as
+measured.
 
 ## 5. What if: the H200
 

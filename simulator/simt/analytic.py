@@ -2,9 +2,10 @@
 
 From a few sampled warps (``walk.profile``: the first warp of the first block, the first
 warp of a middle block, the last warp of the last block; at most ``MAX_ITERS`` loop
-iterations each, scaled to the warp's trips: every trip of the suites' loops) the model
-takes per block: instructions by unit, global-memory segments, shared-memory passes, and T1, one warp's time alone on an
-SM with every load taking the average memory latency. A wave (``blocks_per_sm`` blocks on
+iterations each, scaled to the warp's trips, or the whole loop where its trips differ)
+the model takes per block: instructions by unit, global-memory segments, shared-memory
+passes, and T1, one warp's time alone on an SM with every load taking the average memory
+latency. A wave (``blocks_per_sm`` blocks on
 every SM) then lasts the longest of:
 
 * **latency**: T1 -- the warps of a wave run side by side (with barriers, plus the
@@ -35,7 +36,9 @@ from .core import (H_BANKB, H_BANKS, H_FPLAT, H_INTII, H_ISSUE, H_LDSTII, H_SEG,
                    H_SFULAT, H_SHLAT, H_SPII)
 from .engine import _launch_occupancy, hw_vector
 
-MAX_ITERS = 4096     # whole loops: a padded convolution's first taps are not its average
+MAX_ITERS = 64           # loops whose trips all cost alike (trip_period 1)
+MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole: a padded convolution's
+#                           first taps are not its average
 SEGBUF = 1 << 20
 
 
@@ -75,7 +78,7 @@ def _profile(prog, h, b, w, lat_mem, segbuf):
                         prog.n_regs, bx, by, bz, w, int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
                         float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]), float(h[H_SHLAT]),
                         float(lat_mem),
-                        MAX_ITERS, segbuf)
+                        MAX_ITERS if prog.trip_period <= 1 else MAX_ITERS_NEST, segbuf)
 
 
 def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> AnalyticLaunch:
