@@ -102,7 +102,7 @@ def classes(instrs) -> Counter:
             c["SFU"] += 1
         elif op == "IMAD" or op == "HFMA2":
             c["IMAD"] += 1
-        elif (op.startswith("U") and op not in ("UNKNOWN",)) or op == "S2UR":
+        elif op.startswith("U") or op == "S2UR":
             c["UNI"] += 1
         else:
             c["ALU"] += 1

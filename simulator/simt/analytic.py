@@ -5,8 +5,7 @@ warp of a middle block, the last warp of the last block; at most ``MAX_ITERS`` l
 iterations each, scaled to the warp's trips, or the whole loop where its trips differ)
 the model takes per block: instructions by unit, global-memory segments, shared-memory
 passes, and T1, one warp's time alone on an SM with every load taking the average memory
-latency. A wave (``blocks_per_sm`` blocks on
-every SM) then lasts the longest of:
+latency. A wave (``blocks_per_sm`` blocks on every SM) then lasts the longest of:
 
 * **latency**: T1 -- the warps of a wave run side by side (with barriers, plus the
   block's own issue time, which cannot hide behind its own warps' waits);

@@ -73,17 +73,18 @@ class Asm:
         s = [self._r(x) for x in srcs] + [NO_REG] * (3 - len(srcs))
         self.rows.append((op, self._r(dst), *s, stream))
 
-    def alu(self, dst, *srcs, stream=-1, n=1):
+    def _repeat(self, op, dst, srcs, stream, n):
         for _ in range(n):
-            self._emit(ALU, dst, srcs, stream)
+            self._emit(op, dst, srcs, stream)
+
+    def alu(self, dst, *srcs, stream=-1, n=1):
+        self._repeat(ALU, dst, srcs, stream, n)
 
     def imad(self, dst, *srcs, stream=-1, n=1):
-        for _ in range(n):
-            self._emit(IMAD, dst, srcs, stream)
+        self._repeat(IMAD, dst, srcs, stream, n)
 
     def uni(self, dst, *srcs, stream=-1, n=1):
-        for _ in range(n):
-            self._emit(UNI, dst, srcs, stream)
+        self._repeat(UNI, dst, srcs, stream, n)
 
     def block(self, dst, src, alu=0, imad=0, uni=0, bra=0, depth=6, stream=-1):
         """Integer work that computes ``dst`` from ``src`` (addresses, bounds tests, loop
@@ -103,10 +104,8 @@ class Asm:
             if j and (j - 1) * depth // n != level:
                 prev = f"{dst}~{level - 1}"
             self._emit(k, out, (prev,) if prev is not None else (), stream)
-        for _ in range(uni):
-            self._emit(UNI, "u", (), stream)
-        for _ in range(bra):
-            self._emit(BRA, None, (dst,) if n else (), stream)
+        self._repeat(UNI, "u", (), stream, uni)
+        self._repeat(BRA, None, (dst,) if n else (), stream, bra)
 
     def ffma(self, dst, *srcs, stream=-1):
         self._emit(FFMA, dst, srcs, stream)
@@ -120,8 +119,8 @@ class Asm:
     def sfu(self, dst, *srcs, stream=-1):
         self._emit(SFU, dst, srcs, stream)
 
-    def bra(self, *srcs, stream=-1):
-        self._emit(BRA, None, srcs, stream)
+    def bra(self, *srcs, stream=-1, n=1):
+        self._repeat(BRA, None, srcs, stream, n)
 
     def ldg(self, dst, stream, *srcs):
         self._emit(LDG, dst, srcs, stream)
@@ -142,8 +141,7 @@ class Asm:
         (I2F, MUFU.RCP, F2I and an IMAD.HI chain with its corrections) and the floor
         correction. 44 instructions: 24 ALU, 14 IMAD, 3 SFU, 2 BRA, 1 uniform."""
         self.alu(dst, src, n=10, stream=stream)   # divisor 0, -1 and 64-bit operand tests
-        self.bra(dst, stream=stream)
-        self.bra(dst, stream=stream)
+        self.bra(dst, stream=stream, n=2)
         self.sfu(dst, src, stream=stream)         # I2F.U32.RP
         self.alu(dst, src, stream=stream)
         self.sfu(dst, dst, stream=stream)         # MUFU.RCP

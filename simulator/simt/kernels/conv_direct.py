@@ -242,63 +242,59 @@ def lanes(p, tv, g, it, stream, out):
     return n_
 
 
-def _group(a, dst, src, alu=0, imad=0, uni=0, bra=0, stream=-1):
-    a.block(dst, src, alu=alu, imad=imad, uni=uni, bra=bra, depth=6, stream=stream)
-
-
 def _template(layout):
     # as numba-cuda compiles it for sm_90 (resources suite, SASS): the prologue's six 64-bit
     # divisions for n, k, p, q; then the loop nest with its per-loop overheads as streams
     # 5 and up (see _mask) and the taps' loads skipped in the padding
     # (stream 2, the lanes with an output, guards everything past the exit test)
     a = isa.Asm()
-    _group(a, "o", None, alu=16, imad=6, uni=4, bra=1)    # o and its exit test
+    a.block("o", None, alu=16, imad=6, uni=4, bra=1)    # o and its exit test
     for _ in range(6):
         a.div64("o", "o", stream=2)
     if layout == "nchw":
-        _group(a, "px", "o", imad=36, uni=52, bra=5, stream=2)  # pointers, the c loop's set-up
+        a.block("px", "o", imad=36, uni=52, bra=5, stream=2)  # pointers, the c loop's set-up
     else:
-        _group(a, "px", "o", alu=27, imad=30, uni=31, bra=3, stream=2)
+        a.block("px", "o", alu=27, imad=30, uni=31, bra=3, stream=2)
     a.body()
     if layout == "nchw":
-        _group(a, "pc", "px", alu=18, imad=10, uni=34, bra=2, stream=5)  # c loop head, tail
-        _group(a, "pr", "pc", alu=8, imad=3, uni=18, bra=2, stream=6)    # r head, h test, tail
-        _group(a, "ps", "pr", alu=2, imad=13, uni=12, bra=1, stream=7)   # s loop set-up
-        _group(a, "ps", "ps", alu=1, imad=6, uni=9, stream=8)            # unrolled part's set-up
-        _group(a, "h", "ps", alu=15, imad=3, bra=1, stream=9)            # w test (unrolled tap)
-        _group(a, "h", "ps", alu=20, imad=1, uni=6, bra=3, stream=10)    # remainder taps' tests
-        _group(a, "h", "ps", alu=9, imad=3, uni=6, bra=2, stream=11)
-        _group(a, "h", "ps", alu=5, imad=1, uni=4, bra=1, stream=12)
-        _group(a, "ix", "h", alu=10, imad=7, stream=0)                  # 64-bit offsets of x, w
+        a.block("pc", "px", alu=18, imad=10, uni=34, bra=2, stream=5)  # c loop head, tail
+        a.block("pr", "pc", alu=8, imad=3, uni=18, bra=2, stream=6)    # r head, h test, tail
+        a.block("ps", "pr", alu=2, imad=13, uni=12, bra=1, stream=7)   # s loop set-up
+        a.block("ps", "ps", alu=1, imad=6, uni=9, stream=8)            # unrolled part's set-up
+        a.block("h", "ps", alu=15, imad=3, bra=1, stream=9)            # w test (unrolled tap)
+        a.block("h", "ps", alu=20, imad=1, uni=6, bra=3, stream=10)    # remainder taps' tests
+        a.block("h", "ps", alu=9, imad=3, uni=6, bra=2, stream=11)
+        a.block("h", "ps", alu=5, imad=1, uni=4, bra=1, stream=12)
+        a.block("ix", "h", alu=10, imad=7, stream=0)                  # 64-bit offsets of x, w
         a.ldg("xv", 0, "ix")
         a.ldg("wv", 1, "ix")
         a.ffma("acc", "xv", "wv", "acc", stream=0)
     else:
-        _group(a, "pr", "px", alu=12, imad=7, uni=15, bra=2, stream=5)   # r loop head, tail
-        _group(a, "ps", "pr", alu=14, imad=5, uni=1, bra=2, stream=6)    # s head, w test, tail
-        _group(a, "ps", "ps", alu=30, imad=11, uni=28, bra=2, stream=7)  # c loop set-up
+        a.block("pr", "px", alu=12, imad=7, uni=15, bra=2, stream=5)   # r loop head, tail
+        a.block("ps", "pr", alu=14, imad=5, uni=1, bra=2, stream=6)    # s head, w test, tail
+        a.block("ps", "ps", alu=30, imad=11, uni=28, bra=2, stream=7)  # c loop set-up
         # four taps of the c loop (unrolled by four): 161 instructions, half of them uniform.
         # The first two taps' addresses, their loads, then the last two taps' addresses
         # (while those loads are in flight), the first two FMAs, the last two taps' loads,
         # the loop counters, their FMAs
-        _group(a, "ia", "ps", alu=10, imad=15, uni=20, stream=0)
+        a.block("ia", "ps", alu=10, imad=15, uni=20, stream=0)
         a.ldg("x0", 0, "ia")
         a.ldg("w0", 1, "ia")
         a.ldg("x1", 3, "ia")
         a.ldg("w1", 4, "ia")
-        _group(a, "ib", "ps", alu=12, imad=20, uni=22, stream=13)
+        a.block("ib", "ps", alu=12, imad=20, uni=22, stream=13)
         a.ffma("acc", "x0", "w0", "acc", stream=0)
         a.ffma("acc", "x1", "w1", "acc", stream=3)
         a.ldg("x2", 13, "ib")
         a.ldg("w2", 14, "ib")
         a.ldg("x3", 15, "ib")
         a.ldg("w3", 16, "ib")
-        _group(a, "ic", "ps", alu=8, imad=9, uni=32)
+        a.block("ic", "ps", alu=8, imad=9, uni=32)
         a.ffma("acc", "x2", "w2", "acc", stream=13)
         a.ffma("acc", "x3", "w3", "acc", stream=15)
         a.bra("ic")
     a.epilogue()
-    _group(a, "iy", "o", alu=22, imad=16, uni=5, stream=2)
+    a.block("iy", "o", alu=22, imad=16, uni=5, stream=2)
     a.stg(2, "acc", "iy")
     a.bra("iy", stream=2)            # EXIT
     return a.template()

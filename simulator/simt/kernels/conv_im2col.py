@@ -174,8 +174,7 @@ def _template():
     a.imad("e", "u", n=13)           # e = blockIdx.x * blockDim.x + threadIdx.x, 64-bit
     a.bra("e")                       # @!P0 EXIT
     a.alu("m", "e", n=15)            # operands of the first division
-    for _ in range(3):
-        a.bra("m")
+    a.bra("m", n=3)
     for _ in range(10):
         a.div64("m", "m")
     a.block("h", "m", alu=14, imad=7, uni=6, bra=1)             # h, w and their bounds

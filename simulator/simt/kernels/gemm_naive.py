@@ -138,8 +138,7 @@ def _template():
     a.uni("u", n=11)
     a.imad("r", "r", n=12)
     a.alu("pa", "r", n=31)           # base pointers, r < M and c < N, the trip count
-    for _ in range(3):
-        a.bra("pa")
+    a.bra("pa", n=3)
     a.body()
     for u in range(UNROLL):
         a.block(f"ia{u}", "pa", alu=6, imad=5, depth=5)  # addresses of A[r, k] and B[k, c]
@@ -153,8 +152,7 @@ def _template():
     a.uni("u", n=5)
     a.imad("ic", "ic", n=8)
     a.stg(2 * UNROLL, "acc", "ic")
-    for _ in range(2):
-        a.bra("ic")
+    a.bra("ic", n=2)
     return a.template()
 
 

@@ -174,8 +174,7 @@ def _template(T):
     a.uni("u", n=5)
     a.imad("ic", "ic", n=6)
     a.stg(4 + 2 * T, "acc", "ic")
-    a.bra("ic")
-    a.bra("ic")
+    a.bra("ic", n=2)
     return a.template()
 
 
