@@ -108,6 +108,30 @@ def test_gemm_and_conv_suites_cover_the_issue():
     assert all(pinned[b] < pageable[b] for b in pinned if b >= 16 * 2**20)
 
 
+@pytest.mark.parametrize("preset", ["h100-sxm", "h200"])
+def test_gemm_rotation_evicts_the_l2(preset):
+    """A GEMM timed on rotating buffer sets must find its own set evicted: the sets
+    together span at least twice the device's L2 (the data measured before 2026-11-23
+    cycled 256^3 GEMMs through 48 MiB, which a 50 MiB L2 largely kept)."""
+    from simulator.measure.suites import rotation_sets
+    l2 = hwmodels.get(preset).l2.size_bytes
+    recs = load_suite(DATA.parent / preset, "gemm")["records"]
+    for r in recs:
+        ws = 4 * (r["m"] * r["k"] + r["k"] * r["n"] + r["m"] * r["n"])
+        assert r["rotation_bytes"] == r["buffer_sets"] * ws
+        assert r["buffer_sets"] == 1 and ws >= 2 * l2 or r["rotation_bytes"] >= 2 * l2, r
+    for ws in (1, 3 * 2**19, 2**20 + 7, l2 - 1, 2 * l2 - 1):
+        assert rotation_sets(ws, l2) * ws >= 3 * l2
+    assert rotation_sets(2 * l2, l2) == 1
+
+
+def test_validation_refuses_a_rotation_the_l2_keeps():
+    r = dict(load_suite(DATA, "gemm")["records"][0])
+    r["rotation_bytes"] = H100.l2.size_bytes
+    with pytest.raises(ValueError, match="rotation_bytes"):
+        validate.predict_records(H100, "gemm", [r], engine_budget=0)
+
+
 def test_preset_is_the_calibration_of_the_committed_data():
     again, changes = calibrate.calibrate(H100, DATA)
     assert again == H100, [c for c in changes if c[1] != c[2]]

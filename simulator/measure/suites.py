@@ -196,9 +196,21 @@ def run_grid(c, seed=0):
 
 # ------------------------------------------------------------------ gemm
 
-def _rotating(c, make, ws_bytes, l2_bytes, cap=64):
+def rotation_sets(ws_bytes, l2_bytes):
+    """How many copies of a launch's buffers cycling through them takes for each launch to
+    find its own evicted: one when the working set alone is twice the L2, else enough
+    copies to span three L2s. (Until 2026-11-23 the count was capped at 64: the 256^3
+    GEMMs then cycled through 48 MiB, which a 50 MiB L2 largely keeps.)"""
+    return 1 if ws_bytes >= 2 * l2_bytes else math.ceil(3 * l2_bytes / ws_bytes)
+
+
+def _rotating(c, make, ws_bytes, l2_bytes):
     """Enough copies of the inputs that cycling through them misses the L2."""
-    k = 1 if ws_bytes >= 2 * l2_bytes else min(cap, math.ceil(3 * l2_bytes / ws_bytes))
+    k = rotation_sets(ws_bytes, l2_bytes)
+    free, _ = c.current_context().get_memory_info()
+    if k * ws_bytes > free // 2:
+        raise RuntimeError(f"rotating {k} buffer sets of {ws_bytes} bytes needs more than half "
+                           f"of the GPU's {free} free bytes")
     return [make() for _ in range(k)]
 
 
@@ -241,7 +253,8 @@ def run_gemm(c, seed=0, sizes=None, deadline_s=None):
             t = harness.time_launch(launch, reps=5 if M * N * K < 2 ** 33 else 3)
             recs.append({"kernel": kernel, "m": M, "n": N, "k": K, **kw, "grid": list(g),
                          "block": list(b), **t, "rel_error": err, "ok": err < 1e-4,
-                         "buffer_sets": len(sets), "flops": 2 * M * N * K,
+                         "buffer_sets": len(sets), "rotation_bytes": len(sets) * ws,
+                         "flops": 2 * M * N * K,
                          "includes_host_launch_latency": False})
     return recs
 

@@ -2,7 +2,8 @@
 roofline's prediction, and score them per suite.
 
 The measurements repeat a launch on the same buffers (except the gemm suite, which
-rotates buffer sets), so predictions start with the arrays in the L2 where they fit.
+rotates buffer sets spanning at least twice the L2), so predictions start with the arrays
+in the L2 where they fit, and cold after a rotation.
 Predictions of time include the preset's GPU-side ``kernel_launch_s`` per launch (the
 measurements, launched back to back, include it); the roofline bound does not (it is a
 lower bound on the kernel's own work). The engine runs in sampled mode and only on
@@ -18,6 +19,7 @@ bound (a sign of an error somewhere).
 from __future__ import annotations
 
 import itertools
+import math
 import time
 
 import numpy as np
@@ -55,6 +57,10 @@ def predict_records(hw, suite, records, engine_budget=2e7, progress=None):
         # launches repeated on one set of buffers find them in the L2 when they fit there;
         # the gemm suite rotates buffer sets to avoid that
         warm = r.get("buffer_sets", 1) == 1
+        if not warm and r.get("rotation_bytes", math.inf) < 2 * hw.l2.size_bytes:
+            raise ValueError(f"record {i} of suite {suite!r}: rotation_bytes = {r['rotation_bytes']}: "
+                             f"rotating buffer sets must span at least twice the L2 "
+                             f"({2 * hw.l2.size_bytes} bytes) for the launch to start cold")
         a = analytic.predict(hw, prob.programs, l2_warm=warm)
         instr = sum(x.warp_instructions for x in a.launches)
         row = {"suite": suite, "group": "/".join(map(str, group)), "kernel": r["kernel"],
