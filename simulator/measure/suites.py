@@ -232,6 +232,14 @@ def run_gemm(c, seed=0, sizes=None, deadline_s=None):
                          ws, l2)
         variants = [("gemm-naive", {"thread_x": tx}) for tx in ("cols", "rows")] + \
                    [("gemm-tiled", {"tile": T}) for T in gemm_tiled.TILES]
+        # one rotation for all the shape's variants: each launch takes the set used least
+        # recently. (Until 2026-11-23 each variant started again at set 0 and could find
+        # the sets the previous variant had just left in the L2.)
+        state = {"i": 0}
+
+        def next_set():
+            state["i"] += 1
+            return sets[(state["i"] - 1) % len(sets)]
         for kernel, kw in variants:
             if kernel == "gemm-naive":
                 lc = gemm_naive.launch(M, N, (16, 16), kw["thread_x"])
@@ -240,15 +248,13 @@ def run_gemm(c, seed=0, sizes=None, deadline_s=None):
                 lc = gemm_tiled.launch(M, N, kw["tile"])
                 kern = gemm_tiled.kernel(kw["tile"])
             g, b = lc.grid[:2], lc.block[:2]
-            dA, dB, dC = sets[0]
+            dA, dB, dC = next_set()
             dC.copy_to_device(np.full((M, N), np.nan, np.float32))
             kern[g, b](dA, dB, dC, M, N, K)
             err = harness.rel_error(dC.copy_to_host(), ref)
-            state = {"i": 0}
 
             def launch(st):
-                a, bb, cc = sets[state["i"] % len(sets)]
-                state["i"] += 1
+                a, bb, cc = next_set()
                 kern[g, b, st](a, bb, cc, M, N, K)
             t = harness.time_launch(launch, reps=5 if M * N * K < 2 ** 33 else 3)
             recs.append({"kernel": kernel, "m": M, "n": N, "k": K, **kw, "grid": list(g),
