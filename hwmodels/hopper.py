@@ -64,7 +64,10 @@ H100_SXM = SIMTGPU(
     sm=HOPPER_SM,
     l2=Cache(size_bytes=50 * MiB, line_bytes=128, sector_bytes=32, ways=16, banks=80,  # size [DEV]
              latency_cycles=311,                              # [CAL] latency_l2 (8 MiB chase)
-             bandwidth_bytes_per_cycle=2939.43788565864),   # [CAL] l2_read: 5.82 TB/s
+             bandwidth_bytes_per_cycle=2939.43788565864,    # [CAL] l2_read: 5.82 TB/s
+             hashed_banks=True),                              # lines hashed over slices and channels
+                                                              # (NVIDIA L2s hash addresses; the
+                                                              # function is not public), see core._owner
     dram=DRAM(kind="HBM3 5120-bit", size_bytes=80 * GiB,
               bandwidth_bytes_per_s=3.35 * TB,                # [DS]
               sustained_fraction=0.7251932759418567,          # [CAL] dram_copy 2.43 TB/s

@@ -41,8 +41,8 @@ CAUSES = ("idle", "memory", "dependency", "pipe", "barrier", "mshr")
 (H_NSM, H_NSCHED, H_MAXW, H_BPS, H_WPB, H_SPII, H_SFUII, H_LDSTII, H_FPLAT, H_SFULAT, H_SHLAT,
  H_BANKS, H_BANKB, H_L1SETS, H_L1WAYS, H_SEG, H_L1LAT, H_L1BW, H_MSHR, H_L2SETS, H_L2WAYS,
  H_L2SEC, H_L2LAT, H_L2BANKS, H_L2SVC, H_DLAT, H_DCH, H_DSVC, H_LAUNCH, H_GTO, H_ISSUE,
- H_L2LINE, H_BSTART, H_INTII) = range(34)
-N_HW = 34
+ H_L2LINE, H_BSTART, H_INTII, H_L2HASH) = range(35)
+N_HW = 35
 # statistics vector fields (float64)
 (S_INSTR, S_FLOPS, S_L1HIT, S_L1MISS, S_L2HIT, S_L2MISS, S_L1B, S_L2RB, S_L2WB, S_DRB, S_DWB,
  S_SHB, S_CONFLICT, S_GLD, S_GST, S_END, S_DONE_BLOCKS, S_SP, S_SFU, S_LDST, S_CYCLES_VISITED,
@@ -167,11 +167,26 @@ def _victim(tags, lru, sm, st, ways):
 
 
 @njit(cache=True)
+def _owner(line, n, hashed):
+    """Which of ``n`` banks (or DRAM channels) owns ``line``: in turn, or, ``hashed``, in
+    turn within each run of ``n`` lines with the run rotated by a multiplicative hash of
+    its index. The hardware's address hash is not public; like it, this one keeps a
+    sequential stream on every bank and spreads power-of-two strides (a tile's column, a
+    row-major matrix walked down) that taking the line number modulo ``n`` would pile on
+    a few banks."""
+    if not hashed:
+        return line % n
+    g = line // n
+    return (line + ((g * 6364136223846793005) >> 33 & 0x3FFFFFFF)) % n
+
+
+@njit(cache=True)
 def _l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_free, stamp, st):
     """One L2 sector request arriving at cycle t; returns its completion cycle."""
     sets, ways = int(hp[H_L2SETS]), int(hp[H_L2WAYS])
     per_line = int(hp[H_L2LINE])
-    bank = (s2 // per_line) % int(hp[H_L2BANKS])
+    hashed = hp[H_L2HASH] > 0
+    bank = _owner(s2 // per_line, int(hp[H_L2BANKS]), hashed)
     start = max(t, bank_free[bank])
     bank_free[bank] = start + hp[H_L2SVC]
     sec = hp[H_L2SEC]
@@ -187,10 +202,10 @@ def _l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_fre
         st[S_L2RB] += sec
         return max(start + hp[H_L2SVC] + hp[H_L2LAT], fill2[0, set_, wy])
     v = _victim(tags2, lru2, 0, set_, ways)
-    ch = (s2 // per_line) % int(hp[H_DCH])
+    ch = _owner(s2 // per_line, int(hp[H_DCH]), hashed)
     if tags2[0, set_, v] >= 0 and dirty2[0, set_, v]:
         # write the victim back: it occupies its channel
-        vch = (tags2[0, set_, v] // per_line) % int(hp[H_DCH])
+        vch = _owner(tags2[0, set_, v] // per_line, int(hp[H_DCH]), hashed)
         chan_free[vch] = max(chan_free[vch], start) + hp[H_DSVC]
         st[S_DWB] += sec
     tags2[0, set_, v] = s2

@@ -85,6 +85,7 @@ def hw_vector(hw, occ, policy: str, smem_per_block: int = 0) -> np.ndarray:
     h[core.H_L2LINE] = l2.line_bytes // l2.sector_bytes
     h[core.H_L2LAT] = l2.latency_cycles
     h[core.H_L2BANKS] = l2.banks
+    h[core.H_L2HASH] = float(l2.hashed_banks)
     h[core.H_L2SVC] = l2.sector_bytes / (l2.bandwidth_bytes_per_cycle / l2.banks)
     h[core.H_DLAT] = d.latency_cycles
     h[core.H_DCH] = d.channels
