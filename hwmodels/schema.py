@@ -112,8 +112,7 @@ class Cache:
     latency_cycles: int = p(doc="hit latency in core cycles")
     bandwidth_bytes_per_cycle: float = p(doc="peak bytes per core cycle (per SM for L1, total for L2)")
     mshrs: int = p(32, doc="miss status holding registers (outstanding misses)")
-    hashed_banks: bool = p(False, doc="lines are spread over the banks (and, for the L2, the "
-                                      "DRAM channels) by an address hash, not in turn")
+    hashed_banks: bool = p(False, doc="lines go to banks (L2: DRAM channels) by address hash")
 
     def __post_init__(self):
         _integer(self, "size_bytes", "line_bytes", "sector_bytes", "ways", "banks",

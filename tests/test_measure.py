@@ -186,15 +186,18 @@ def test_engine_on_small_grid_records():
 @pytest.mark.parametrize("suite,kernel,match", [
     ("conv", "conv-im2col", dict(layer="layer1.0.conv1", batch=1, layout="nchw")),
     ("conv", "conv-direct", dict(layer="layer1.0.conv1", batch=1, layout="nhwc")),
-    ("gemm", "gemm-tiled", dict(m=256, tile=32))])
+    ("gemm", "gemm-tiled", dict(m=256, tile=32)),
+    ("gemm", "gemm-tiled", dict(m=512, n=512, tile=8)),
+    ("gemm", "gemm-naive", dict(m=256, n=256, thread_x="rows"))])
 def test_engine_on_cheap_gemm_and_conv_records(suite, kernel, match):
     """The engine on cheap launches of the committed gemm and conv suites, within 15%
-    (each lands within 6% today; the im2col one ran 0.67x before its template followed
-    the SASS)."""
+    (each lands within 10% today). Before: the im2col one ran 0.67x until its template
+    followed the SASS; the T=8 512^3 GEMM 1.42x until the L2's slices were hashed; the
+    naive 256^3 GEMM was measured partly warm and ran 1.5x."""
     recs = [r for r in load_suite(DATA, suite)["records"]
             if r["kernel"] == kernel and all(r.get(k) == v for k, v in match.items())]
     assert recs
-    rows = validate.predict_records(H100, suite, recs[:1], engine_budget=3e7)
+    rows = validate.predict_records(H100, suite, recs[:1], engine_budget=5e7)
     assert rows[0]["engine_s"] is not None
     assert abs(rows[0]["engine_s"] / rows[0]["measured_s"] - 1) < 0.15
 

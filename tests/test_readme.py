@@ -72,3 +72,31 @@ def test_readme_example(cmd, shown, workdir, monkeypatch, capsys):
     assert code == 0, err
     actual = out.rstrip("\n").splitlines()
     assert _matches(shown, actual), f"README output of `{cmd}` is stale:\n{out}"
+
+
+def _table_rows():
+    rows = {}
+    for line in README.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 8 and cells[0].startswith(("H100", "H200")):
+            rows[(cells[0].split()[0], cells[1], cells[2])] = cells[3:]
+    return rows
+
+
+def test_readme_validation_table_is_the_committed_scores():
+    """The README's validation table says what data/validation/*_scores.json hold."""
+    import json
+    root = README.parent / "data" / "validation"
+    shown = _table_rows()
+    expected = {}
+    for device, name in (("H100", "h100-sxm"), ("H200", "h200")):
+        sc = json.loads((root / f"{name}_scores.json").read_text())["suites"]
+        for suite, s in sc.items():
+            for p in ("engine", "analytic", "roofline"):
+                x = s[p]
+                if x["n"] == 0:
+                    continue
+                expected[(device, suite, p)] = [f"{x['n']}/{s['records']}", f"{x['mape']:.1%}",
+                                                f"{x['pearson']:.3f}", f"{x['spearman']:.3f}",
+                                                f"{x['pairs_in_order']:.1%}"]
+    assert shown == expected

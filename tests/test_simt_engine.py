@@ -321,3 +321,22 @@ def test_bad_carveouts_name_the_field():
         hwmodels.with_overrides(hw, ["sm.shared_carveouts=0,8,x"])
     with pytest.raises(ValueError, match="shared_carveouts"):
         hwmodels.with_overrides(hw, ["sm.shared_carveouts=0,8,16"])      # below shared_bytes
+
+
+def test_hashed_banks_spread_strides_and_keep_streams_balanced():
+    """``core._owner``: in turn, a walk down a 2 KiB-row matrix (16 lines apart) lands on
+    5 of 80 L2 slices; hashed, on most of them. A sequential stream stays perfectly
+    balanced either way (each run of 80 lines meets each slice once)."""
+    n = 80
+    col = [16 * r + 3 for r in range(512)]
+    assert len({core._owner(x, n, False) for x in col}) == 5
+    hashed = np.bincount([core._owner(x, n, True) for x in col], minlength=n)
+    assert (hashed > 0).sum() >= 70 and hashed.max() <= 4 * len(col) / n
+    for start in (0, 80 * 7, 80 * 123457):
+        assert sorted(core._owner(x, n, True) for x in range(start, start + n)) == list(range(n))
+    assert core._owner(12345, n, False) == 12345 % n
+
+
+def test_hashed_banks_only_where_the_preset_says():
+    assert hwmodels.get("h100-sxm").l2.hashed_banks and hwmodels.get("h200").l2.hashed_banks
+    assert not hwmodels.get("gtx480").l2.hashed_banks
