@@ -584,6 +584,11 @@ def cmd_measure(args):
                      or r.get("blocks_per_s") or r.get("latency_s"), r["ok"]] for r in recs]
             print(format_table(["what", "median s", "rate / latency", "ok"], rows,
                                right=[False, True, True, False]))
+        if name == "slices":
+            rows = [[r["stride_lines"], r["footprint_bytes"], r["median_s"], r["bandwidth_bytes_per_s"],
+                     r["ok"]] for r in recs]
+            print(format_table(["stride (lines)", "footprint B", "median s", "B/s", "ok"], rows,
+                               right=[True, True, True, True, False]))
 
 
 def cmd_calibrate(args):
@@ -793,7 +798,7 @@ def build_parser() -> Parser:
     p = sub.add_parser("measure", help="time the kernels on this machine's NVIDIA GPU (numba.cuda)",
                        description="Run a measurement suite on a real GPU and write SUITE.json "
                        "(records with provenance) into --out.")
-    p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "resources", "all"))
+    p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "all"))
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
     p.add_argument("--deadline", type=float, metavar="SECONDS",
                    help="gemm, conv: start no new shape after this long; keep what finished")

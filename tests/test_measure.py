@@ -60,13 +60,28 @@ def test_micro_kernels_under_the_simulator():
     assert flag[0] == -1
 
 
+def test_strided_read_kernel_under_the_simulator():
+    """The slices suite's kernel sums, per thread, what the numpy reference says: two
+    warps, 16 lines 3 lines apart, 5 passes (the shift wraps around)."""
+    from simulator.measure.suites import strided_read_reference
+    lines, sw, passes, shift = 16, 96, 5, 12
+    src = np.random.default_rng(1).standard_normal(lines * sw).astype(np.float32)
+    out = np.zeros(64, np.float32)
+    micro.strided_read_kernel[2, 32](src, out, lines, sw, passes, shift)
+    ref = strided_read_reference(src, lines, sw, passes, shift, 64)
+    assert np.allclose(out, ref, rtol=1e-5, atol=1e-5)
+    # lane 0 of warp 1 starts at line 4: the first pass reads lines 4..7
+    first = sum(src[(4 + j) * sw] for j in range(4))
+    assert strided_read_reference(src, lines, sw, 1, shift, 64)[32] == pytest.approx(first)
+
+
 # ------------------------------------------------------------------ committed data
 
 PROV_KEYS = {"device", "compute_capability", "nvidia_smi", "cuda_runtime", "cuda_driver_api",
              "numba", "numba_cuda", "numpy", "date", "command"}
 
 
-@pytest.mark.parametrize("suite", ["micro", "grid", "gemm", "conv", "h2d"])
+@pytest.mark.parametrize("suite", ["micro", "grid", "gemm", "conv", "h2d", "slices"])
 def test_committed_suite_has_provenance_and_passed_its_checks(suite):
     data = json.loads((DATA / f"{suite}.json").read_text())
     assert data["suite"] == suite and PROV_KEYS <= set(data["provenance"])
@@ -130,6 +145,25 @@ def test_validation_refuses_a_rotation_the_l2_keeps():
     r["rotation_bytes"] = H100.l2.size_bytes
     with pytest.raises(ValueError, match="rotation_bytes"):
         validate.predict_records(H100, "gemm", [r], engine_budget=0)
+
+
+def test_l2_slices_are_hashed_as_the_h100_shows():
+    """The slices suite: the H100 reads lines 1 to 32 lines apart at one bandwidth, so
+    it does not give lines to its 80 slices in turn (a 16-line stride would then meet 5
+    of them). The preset's hashed mapping spreads each stride's lines about evenly."""
+    from simulator.simt import core
+    recs = load_suite(DATA, "slices")["records"]
+    bw = {r["stride_lines"]: r["bandwidth_bytes_per_s"] for r in recs}
+    assert {1, 16, 32} <= set(bw) and min(bw.values()) > 0.9 * bw[1]
+    n = H100.l2.banks
+    assert H100.l2.hashed_banks
+    for stride in bw:
+        lines = [stride * x for x in range(recs[0]["lines"])]
+        hashed = np.bincount([core._owner(x, n, True) for x in lines], minlength=n)
+        in_turn = np.bincount([core._owner(x, n, False) for x in lines], minlength=n)
+        assert hashed.mean() / hashed.max() > 0.6
+        if stride in (16, 32):
+            assert in_turn.mean() / in_turn.max() < 0.1
 
 
 def test_preset_is_the_calibration_of_the_committed_data():

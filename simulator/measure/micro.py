@@ -36,6 +36,25 @@ def read_kernel(src, out, n, passes):
 
 
 @cuda.jit
+def strided_read_kernel(src, out, lines, stride_words, passes, shift):
+    """L2 slices under a line stride: the buffer holds ``lines`` lines of 32 float32
+    words, ``stride_words`` apart (32: packed; 512: 16 lines apart). In each pass warp
+    ``w`` reads lines ``base .. base + 3`` (``base`` = 4 w + the pass's shift, modulo
+    ``lines``), each as one coalesced 128-byte access; the shift moves every SM on to
+    lines it has not read lately. Each thread writes the sum of what it read."""
+    lane = cuda.threadIdx.x % 32
+    base = (4 * (cuda.grid(1) // 32)) % lines
+    acc = float32(0.0)
+    for _ in range(passes):
+        a = base * stride_words + lane
+        acc += src[a] + src[a + stride_words] + src[a + 2 * stride_words] + src[a + 3 * stride_words]
+        base += shift
+        if base >= lines:
+            base -= lines
+    out[cuda.grid(1)] = acc
+
+
+@cuda.jit
 def chase_kernel(nxt, start, steps, out):
     """One thread follows ``j = nxt[j]`` ``steps`` times from ``start``: each load waits
     for the last."""

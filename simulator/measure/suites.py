@@ -16,7 +16,8 @@ import numpy as np
 
 from . import harness, micro
 
-SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources")
+SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices")
+SLICE_STRIDES = (1, 2, 3, 4, 8, 16, 32)     # lines between the lines read
 RELU_BLOCKS = (64, 128, 256, 512, 1024)
 RELU_N = {"beyond_l2": 1 << 26, "in_l2": 1 << 21}     # 2 x 256 MiB; 2 x 8 MiB
 GEMM_SQUARE = (256, 512, 1024, 2048, 4096)
@@ -469,8 +470,52 @@ def run_resources(c, seed=0):
     return recs
 
 
+# ------------------------------------------------------------------ slices
+
+def strided_read_reference(host, lines, stride_words, passes, shift, threads):
+    """What ``micro.strided_read_kernel`` writes, in float64 (numpy)."""
+    t = np.arange(threads)
+    lane, base = t % 32, (4 * (t // 32)) % lines
+    acc = np.zeros(threads)
+    for _ in range(passes):
+        a = base * stride_words + lane
+        acc += sum(host[a + j * stride_words].astype(np.float64) for j in range(4))
+        base = (base + shift) % lines
+    return acc
+
+
+def run_slices(c, seed=0, passes=512):
+    """Reads of an L2-resident buffer, one 128-byte line per warp access, with the lines
+    1 to 32 lines apart and the same count of them: a GPU that gave lines to its L2
+    slices in turn (line number modulo the slice count) would serve a 16-line stride
+    from a fraction of its slices; one that hashes addresses serves every stride alike."""
+    dev = c.get_current_device()
+    sms = dev.MULTIPROCESSOR_COUNT
+    rng = _rng(seed)
+    lines, grid, block = 4096, sms * 4, 256
+    shift = 4 * 1553 % lines                      # a multiple of 4, coprime to lines / 4
+    out = c.device_array(grid * block, np.float32)
+    recs = []
+    for stride in SLICE_STRIDES:
+        sw = 32 * stride
+        host = rng.standard_normal(lines * sw, dtype=np.float32)
+        src = c.to_device(host)
+        t = harness.time_launch(lambda st: micro.strided_read_kernel[grid, block, st](
+            src, out, lines, sw, passes, shift), reps=7)
+        probe = strided_read_reference(host, lines, sw, 3, shift, grid * block)
+        micro.strided_read_kernel[grid, block](src, out, lines, sw, 3, shift)
+        got = out.copy_to_host().astype(np.float64)
+        ok = bool(np.allclose(got, probe, rtol=1e-4, atol=1e-4))
+        read = grid * block // 32 * 4 * 128 * passes
+        recs.append({"name": "strided_read", "stride_lines": stride, "lines": lines,
+                     "footprint_bytes": 4 * lines * sw, "passes": passes, "grid": grid,
+                     "block": block, **t, "bytes": read,
+                     "bandwidth_bytes_per_s": read / t["median_s"], "ok": ok})
+    return recs
+
+
 RUNNERS = {"micro": run_micro, "grid": run_grid, "gemm": run_gemm, "conv": run_conv, "h2d": run_h2d,
-           "resources": run_resources}
+           "resources": run_resources, "slices": run_slices}
 
 
 def run(suite: str, command=None, deadline_s=None, **kw) -> dict:
