@@ -1,10 +1,13 @@
 """Merge per-suite `roofsim validate --json` outputs into data/validation/:
 
-    python3 scripts/merge_validation.py DIR grid=6e7 gemm=2e9 conv=6e7
+    python3 scripts/merge_validation.py DIR grid=6e7 gemm=2e9 conv=6e7 \
+        h200.grid=6e7 h200.gemm=4e8 h200.conv=6e7
 
-DIR holds grid.json, gemm.json, conv.json (H100, engine budgets as given) and h200.json
-(analytic and roofline only). Writes h100-sxm_scores.json (per suite: the scores, the
-engine budget and the command), h100-sxm_predictions.csv and h200_scores.json."""
+DIR holds grid.json, gemm.json, conv.json (the H100) and h200_grid.json, h200_gemm.json,
+h200_conv.json (the H200, predicted from the H100 calibration changed only by its
+datasheet), each from `roofsim validate --suites SUITE --engine-budget BUDGET --json`.
+Writes h100-sxm_scores.json and h200_scores.json (per suite: the scores, the engine
+budget and the command) and h100-sxm_predictions.csv."""
 import csv
 import json
 import sys
@@ -16,13 +19,15 @@ COLUMNS = ["suite", "group", "kernel", "label", "measured_s", "measured_min_s", 
            "engine_s", "analytic_s", "roofline_s", "warp_instructions",
            "engine_simulated_instructions", "l2_warm"]
 H100 = "roofsim validate --hw h100-sxm --measurements data/measurements/h100-sxm"
+H200 = "roofsim validate --hw h200 --measurements data/measurements/h200"
 
 
 def main(src, budgets):
     src = Path(src)
     scores = {"hw": "h100-sxm", "measurements": "data/measurements/h100-sxm", "suites": {}}
     commands, rows = [], []
-    for suite, budget in budgets.items():
+    h100 = {k: v for k, v in budgets.items() if "." not in k}
+    for suite, budget in h100.items():
         d = json.loads((src / f"{suite}.json").read_text())
         scores["suites"][suite] = {**d["suites"][suite], "engine_budget": float(budget)}
         commands.append(f"{H100} --suites {suite} --engine-budget {budget}")
@@ -34,13 +39,21 @@ def main(src, budgets):
         w = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
-    h200 = src / "h200.json"
-    if h200.exists():
-        d = json.loads(h200.read_text())
-        out = {"hw": "h200", "measurements": "data/measurements/h200",
-               "command": "roofsim validate --hw h200 --measurements data/measurements/h200 "
-                          "--engine-budget 0", "suites": d["suites"]}
-        (OUT / "h200_scores.json").write_text(json.dumps(out, indent=1) + "\n")
+    # the H200: the engine per suite where h200_SUITE.json is there, else analytic only
+    h200 = {"hw": "h200", "measurements": "data/measurements/h200", "suites": {}}
+    commands = []
+    for key, budget in budgets.items():
+        if not key.startswith("h200."):
+            continue
+        suite = key[5:]
+        f = src / f"h200_{suite}.json"
+        h200["suites"][suite] = {**json.loads(f.read_text())["suites"][suite],
+                                 "engine_budget": float(budget)}
+        commands.append(f"{H200} --suites {suite} --engine-budget {budget}")
+    if h200["suites"]:
+        h200["command"] = "; ".join(commands)
+        h200 = {k: h200[k] for k in ("hw", "measurements", "command", "suites")}
+        (OUT / "h200_scores.json").write_text(json.dumps(h200, indent=1) + "\n")
 
 
 if __name__ == "__main__":
