@@ -1,13 +1,13 @@
 """Merge per-suite `roofsim validate --json` outputs into data/validation/:
 
-    python3 scripts/merge_validation.py DIR grid=6e7 gemm=2e9 conv=6e7 \
+    python3 scripts/merge_validation.py DIR grid=6e7 gemm=9e8 conv=2e8 \
         h200.grid=6e7 h200.gemm=4e8 h200.conv=6e7
 
 DIR holds grid.json, gemm.json, conv.json (the H100) and h200_grid.json, h200_gemm.json,
 h200_conv.json (the H200, predicted from the H100 calibration changed only by its
 datasheet), each from `roofsim validate --suites SUITE --engine-budget BUDGET --json`.
 Writes h100-sxm_scores.json and h200_scores.json (per suite: the scores, the engine
-budget and the command) and h100-sxm_predictions.csv."""
+budget and the command) and h100-sxm_predictions.csv, and prints the README's table rows."""
 import csv
 import json
 import sys
@@ -54,6 +54,22 @@ def main(src, budgets):
         h200["command"] = "; ".join(commands)
         h200 = {k: h200[k] for k in ("hw", "measurements", "command", "suites")}
         (OUT / "h200_scores.json").write_text(json.dumps(h200, indent=1) + "\n")
+    print_table()
+
+
+def print_table():
+    """The README's validation rows, from the scores just written."""
+    for device, name in (("H100", "h100-sxm"), ("H200 (predicted from the H100)", "h200")):
+        f = OUT / f"{name}_scores.json"
+        if not f.exists():
+            continue
+        for suite, s in json.loads(f.read_text())["suites"].items():
+            for p in ("engine", "analytic", "roofline"):
+                x = s[p]
+                if x["n"]:
+                    print(f"| {device} | {suite} | {p} | {x['n']}/{s['records']} | "
+                          f"{x['mape']:.1%} | {x['pearson']:.3f} | {x['spearman']:.3f} | "
+                          f"{x['pairs_in_order']:.1%} |")
 
 
 if __name__ == "__main__":
