@@ -589,6 +589,14 @@ def cmd_measure(args):
                      r["ok"]] for r in recs]
             print(format_table(["stride (lines)", "footprint B", "median s", "B/s", "ok"], rows,
                                right=[True, True, True, True, False]))
+        if name == "lines":
+            clock = 1e3 * (data["provenance"]["attributes"].get("clock_rate") or 0)   # kHz
+            rows = [[r["warps_per_sm"], r["lines_per_request"], r["median_s"],
+                     r["requests_per_sm_per_s"], clock / r["requests_per_sm_per_s"] if clock else None,
+                     r["ok"]] for r in recs]
+            print(format_table(["warps/SM", "lines/request", "median s", "requests/SM/s",
+                                "cycles/request", "ok"], rows,
+                               right=[True, True, True, True, True, False]))
 
 
 def cmd_calibrate(args):
@@ -798,7 +806,7 @@ def build_parser() -> Parser:
     p = sub.add_parser("measure", help="time the kernels on this machine's NVIDIA GPU (numba.cuda)",
                        description="Run a measurement suite on a real GPU and write SUITE.json "
                        "(records with provenance) into --out.")
-    p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "all"))
+    p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "all"))
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
     p.add_argument("--deadline", type=float, metavar="SECONDS",
                    help="gemm, conv: start no new shape after this long; keep what finished")

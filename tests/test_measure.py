@@ -75,13 +75,27 @@ def test_strided_read_kernel_under_the_simulator():
     assert strided_read_reference(src, lines, sw, 1, shift, 64)[32] == pytest.approx(first)
 
 
+def test_lines_read_kernel_under_the_simulator():
+    """The lines suite's kernel sums what the numpy reference says, for requests touching
+    1, 4 and 32 lines; with 4, lane 5 reads word 1 of line base + 1."""
+    from simulator.measure.suites import lines_read_reference
+    nlines, passes = 64, 3
+    src = np.random.default_rng(2).standard_normal(nlines * 32).astype(np.float32)
+    for spread in (1, 4, 32):
+        out = np.zeros(64, np.float32)
+        micro.lines_read_kernel[2, 32](src, out, nlines, spread, passes)
+        assert np.allclose(out, lines_read_reference(src, nlines, spread, passes, 64), rtol=1e-5, atol=1e-5)
+    first = sum(src[(1 + 4 * j) * 32 + 1] for j in range(4))   # warp 0, lane 5, one pass
+    assert lines_read_reference(src, nlines, 4, 1, 64)[5] == pytest.approx(first)
+
+
 # ------------------------------------------------------------------ committed data
 
 PROV_KEYS = {"device", "compute_capability", "nvidia_smi", "cuda_runtime", "cuda_driver_api",
              "numba", "numba_cuda", "numpy", "date", "command"}
 
 
-@pytest.mark.parametrize("suite", ["micro", "grid", "gemm", "conv", "h2d", "slices"])
+@pytest.mark.parametrize("suite", ["micro", "grid", "gemm", "conv", "h2d", "slices", "lines"])
 def test_committed_suite_has_provenance_and_passed_its_checks(suite):
     data = json.loads((DATA / f"{suite}.json").read_text())
     assert data["suite"] == suite and PROV_KEYS <= set(data["provenance"])
@@ -164,6 +178,21 @@ def test_l2_slices_are_hashed_as_the_h100_shows():
         assert hashed.mean() / hashed.max() > 0.6
         if stride in (16, 32):
             assert in_turn.mean() / in_turn.max() < 0.1
+
+
+def test_l1_serves_one_line_a_cycle_as_the_h100_shows():
+    """The lines suite, 64 warps per SM: a request touching up to 4 lines costs the
+    kernel's issue floor (about 7 cycles), one touching 16 or 32 lines 16 or 32 cycles:
+    the H100's L1 serves one line a cycle to scattered requests. The engine prices a
+    request at its sectors x 32 B over 128 B a cycle (16 lines: 4 cycles), the likely
+    cause of the naive GEMM with threadIdx.x on rows running 0.70-0.79x (README)."""
+    clock = H100.clock_hz
+    cyc = {r["lines_per_request"]: clock / r["requests_per_sm_per_s"]
+           for r in load_suite(DATA, "lines")["records"] if r["warps_per_sm"] == 64}
+    assert cyc[1] < 8.5 and abs(cyc[4] / cyc[1] - 1) < 0.05
+    for lines in (16, 32):
+        assert cyc[lines] == pytest.approx(lines, rel=0.05)
+        assert cyc[lines] > 3 * lines * H100.sm.l1.sector_bytes / H100.sm.l1.bandwidth_bytes_per_cycle
 
 
 def test_preset_is_the_calibration_of_the_committed_data():

@@ -55,6 +55,27 @@ def strided_read_kernel(src, out, lines, stride_words, passes, shift):
 
 
 @cuda.jit
+def lines_read_kernel(src, out, nlines, spread, passes):
+    """L1 throughput by lines per request: the buffer (``nlines`` lines of 32 float32
+    words, a power of two, so that the modulo is a mask and not a 64-bit division)
+    stays in the L1. In each pass a warp makes 4 requests; in request ``j`` lane
+    ``l`` reads word ``l // spread`` of line ``base + j spread + l % spread`` (modulo
+    ``nlines``), so each request touches ``spread`` lines (1: one coalesced 128-byte
+    line; 32: one word of each of 32 lines). Each thread writes the sum of what it read."""
+    lane = cuda.threadIdx.x % 32
+    mask = nlines - 1                          # nlines is a power of two: & for the modulo
+    base = (4 * spread * (cuda.grid(1) // 32)) & mask
+    off = lane % spread
+    word = lane // spread
+    acc = float32(0.0)
+    for _ in range(passes):
+        for j in range(4):
+            acc += src[((base + j * spread + off) & mask) * 32 + word]
+        base = (base + 4 * spread) & mask
+    out[cuda.grid(1)] = acc
+
+
+@cuda.jit
 def chase_kernel(nxt, start, steps, out):
     """One thread follows ``j = nxt[j]`` ``steps`` times from ``start``: each load waits
     for the last."""

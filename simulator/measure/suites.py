@@ -16,8 +16,9 @@ import numpy as np
 
 from . import harness, micro
 
-SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices")
+SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines")
 SLICE_STRIDES = (1, 2, 3, 4, 8, 16, 32)     # lines between the lines read
+LINE_SPREADS = (1, 2, 4, 8, 16, 32)         # lines one warp request touches
 RELU_BLOCKS = (64, 128, 256, 512, 1024)
 RELU_N = {"beyond_l2": 1 << 26, "in_l2": 1 << 21}     # 2 x 256 MiB; 2 x 8 MiB
 GEMM_SQUARE = (256, 512, 1024, 2048, 4096)
@@ -514,8 +515,50 @@ def run_slices(c, seed=0, passes=512):
     return recs
 
 
+def lines_read_reference(host, nlines, spread, passes, threads):
+    """What ``micro.lines_read_kernel`` writes, in float64 (numpy)."""
+    t = np.arange(threads)
+    lane = t % 32
+    base, off, word = (4 * spread * (t // 32)) % nlines, lane % spread, lane // spread
+    acc = np.zeros(threads)
+    for _ in range(passes):
+        for j in range(4):
+            acc += host[((base + j * spread + off) % nlines) * 32 + word].astype(np.float64)
+        base = (base + 4 * spread) % nlines
+    return acc
+
+
+def run_lines(c, seed=0, passes=1024):
+    """L1-resident reads whose warp requests touch 1 to 32 lines (one word a lane): the
+    time per request per SM says how many lines (or sectors) the L1 serves a cycle
+    for scattered requests, which the naive GEMM with threadIdx.x on C's rows makes."""
+    dev = c.get_current_device()
+    sms = dev.MULTIPROCESSOR_COUNT
+    rng = _rng(seed)
+    nlines, block = 128, 256                      # 16 KiB: stays in any L1 carveout
+    host = rng.standard_normal(nlines * 32, dtype=np.float32)
+    src = c.to_device(host)
+    recs = []
+    for blocks_per_sm in (1, 8):
+        grid = sms * blocks_per_sm
+        out = c.device_array(grid * block, np.float32)
+        for spread in LINE_SPREADS:
+            t = harness.time_launch(lambda st: micro.lines_read_kernel[grid, block, st](
+                src, out, nlines, spread, passes), reps=7)
+            micro.lines_read_kernel[grid, block](src, out, nlines, spread, 3)
+            got = out.copy_to_host().astype(np.float64)
+            ok = bool(np.allclose(got, lines_read_reference(host, nlines, spread, 3, grid * block),
+                                  rtol=1e-4, atol=1e-4))
+            requests = grid * block // 32 * 4 * passes
+            recs.append({"name": "lines_read", "lines_per_request": spread, "nlines": nlines,
+                         "passes": passes, "grid": grid, "block": block,
+                         "warps_per_sm": blocks_per_sm * block // 32, **t, "requests": requests,
+                         "requests_per_sm_per_s": requests / sms / t["median_s"], "ok": ok})
+    return recs
+
+
 RUNNERS = {"micro": run_micro, "grid": run_grid, "gemm": run_gemm, "conv": run_conv, "h2d": run_h2d,
-           "resources": run_resources, "slices": run_slices}
+           "resources": run_resources, "slices": run_slices, "lines": run_lines}
 
 
 def run(suite: str, command=None, deadline_s=None, **kw) -> dict:
