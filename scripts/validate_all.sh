@@ -4,8 +4,8 @@
 # (2026-11-23: the H100's gemm at 9e8 about 55 minutes of one core, its conv at 2e8 about
 # 65, its grid 21, the H200's grid, gemm and conv 33, 30 and 17; conv at 1e9 would take
 # some 7 hours, gemm at 2e9 over 2)
-# Each suite runs as its own `roofsim validate`, in two queues, one per core, then scripts/merge_validation.py writes
-# the scores and the predictions CSV with each suite's engine budget and command. The
+# Each suite runs as its own `roofsim validate`, in two queues, one per core; then
+# scripts/merge_validation.py writes the scores and the predictions CSV with each suite's engine budget and command. The
 # H200 preset is the H100 calibration changed only by the H200's datasheet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
