@@ -1,6 +1,6 @@
 """Speed of the bounds: roofline + data movement per preset, and the CLI end to end.
 
-Prints figures; not a pass/fail test. Target (issue 2): the command
+Prints figures; not a pass/fail test. Target: the command
 `roofsim roofline --hw h100-sxm --workload resnet50 --batch 8 --csv out.csv --plot out.png`
 in under 2 s of wall time.
 """

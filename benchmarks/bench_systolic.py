@@ -1,6 +1,6 @@
 """Speed of the systolic models. Prints figures; not a pass/fail test.
 
-Targets (issue 3): the whole of ResNet-50 on a 256x256 array in the closed-form model
+Targets: the whole of ResNet-50 on a 256x256 array in the closed-form model
 in under 1 s; a real ResNet-50 layer on a 128x128 array in the cycle-level array in
 seconds. The SCALE-Sim comparison lives in compare_scalesim.py.
 """
@@ -24,10 +24,11 @@ def main():
             ts = []
             for _ in range(5):
                 t0 = time.perf_counter()
-                simulate_network(hw, net, df, stalls=stalls)
+                res = simulate_network(hw, net, df, stalls=stalls)   # a Result
                 ts.append(time.perf_counter() - t0)
             print(f"  {df} closed form, stalls from {stalls:11s}: median {statistics.median(ts) * 1e3:7.1f} ms "
-                  f"(min {min(ts) * 1e3:.1f}, max {max(ts) * 1e3:.1f})")
+                  f"(min {min(ts) * 1e3:.1f}, max {max(ts) * 1e3:.1f}); {res.cycles:,} cycles, "
+                  f"utilisation {res.utilization:.1%}")
     print("cycle-level array, 128x128, one layer each (data generation and check included)")
     run_array(workloads.Gemm(M=4, N=4, K=4), "ws", 2, 2)  # warm-up
     for name in ("conv1", "layer1.0.conv2", "layer3.0.conv2", "fc"):

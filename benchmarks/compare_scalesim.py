@@ -95,14 +95,20 @@ def ours(cfg_path, topo_path):
     net = workloads.load_topology(topo_path)
     simulate_network(hw, workloads.Network("warm", net.ops[:1]), hw.dataflow, "scalesim")
     t0 = time.perf_counter()
-    rep = simulate_network(hw, net, hw.dataflow, "scalesim")
+    res = simulate_network(hw, net, hw.dataflow, "scalesim")
     wall = time.perf_counter() - t0
-    layers = [{"name": r.layer, "total_cycles": r.total_cycles, "stall_cycles": r.stall_cycles,
-               "overall_util": 100 * r.utilization, "mapping_efficiency": 100 * r.mapping_efficiency,
-               "sram_ifmap_reads": r.sram_reads["ifmap"], "sram_filter_reads": r.sram_reads["filter"],
-               "sram_ofmap_writes": r.sram_writes["ofmap"], "dram_ifmap_reads": r.dram_reads_bytes["ifmap"],
-               "dram_filter_reads": r.dram_reads_bytes["filter"],
-               "dram_ofmap_writes": r.dram_writes_bytes["ofmap"]} for r in rep.layers]
+    layers = []
+    for r in res.layers:                         # one Result per layer; named figures in extra
+        x = r.extra
+        layers.append({"name": r.workload, "total_cycles": r.cycles,
+                       "stall_cycles": r.stalls_by_cause["dram"], "overall_util": 100 * r.utilization,
+                       "mapping_efficiency": 100 * x["mapping_efficiency"],
+                       "sram_ifmap_reads": x["sram_ifmap_reads"],
+                       "sram_filter_reads": x["sram_filter_reads"],
+                       "sram_ofmap_writes": x["sram_ofmap_writes"],
+                       "dram_ifmap_reads": x["dram_ifmap_read_bytes"],
+                       "dram_filter_reads": x["dram_filter_read_bytes"],
+                       "dram_ofmap_writes": x["dram_ofmap_write_bytes"]})
     return wall, layers
 
 

@@ -1,6 +1,6 @@
 """Fermi GF100 presets: GeForce GTX 480 (the teaching default) and Tesla C2050.
 
-Sources (see ../shared/REFERENCE.md):
+Sources:
   [WP]   NVIDIA, "Fermi Compute Architecture Whitepaper" v1.1, 2009.
   [GS]   GPGPU-Sim 3.x, configs/tested-cfgs/SM2_GTX480/gpgpusim.config.
   [CUDA] CUDA C Programming Guide, "Compute capabilities" table (cc 2.0).

@@ -1,20 +1,20 @@
 """Hopper: NVIDIA H100 SXM 80 GB and H200, where measurements are taken.
 
 Sources:
-  [DEV]  read from the devices with the CUDA driver API, 2026-11 (../shared/REFERENCE.md).
+  [DEV]  read from the devices with the CUDA driver API, 2026-11.
   [WP]   NVIDIA H100 Tensor Core GPU Architecture whitepaper, 2022.
   [DS]   NVIDIA H100 / H200 datasheets (dense peaks: FP32 67, FP64 34, TF32 495,
          BF16 989 TFLOP/s).
   [CAL]  calibrated from roofsim's own micro and h2d suites on an H100 SXM,
          data/measurements/h100-sxm/{micro,h2d}.json, 2026-11-22, by
          `roofsim calibrate --hw h100-sxm --measurements data/measurements/h100-sxm`
-         (simulator/measure/calibrate.py says which record gives which field). A test
+         (simulator/analysis/calibrate.py says which record gives which field). A test
          checks that calibrating this preset again changes nothing.
 
 Peaks are computed from per-SM rates at the device's maximum clock, 1980 MHz [DEV].
 The datasheet's FP32 and FP64 figures match that clock; its tensor figures (989 BF16)
 correspond to 1830 MHz, so this preset's BF16 peak is 1070 TFLOP/s. For bounds the
-higher figure is the safe one; issue 5's calibration may change the clock used.
+higher figure is the safe one; calibration may change the clock used.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ HOPPER_SM = SM(
     max_shared_per_block_bytes=227 * KiB,                     # [DEV] opt-in (48 KiB default)
     shared_alloc_unit_bytes=128,                              # CUDA occupancy calculator, cc 9.0
     shared_reserved_per_block_bytes=1 * KiB,                  # [DEV]
-    shared_latency_cycles=30,                                 # guess; to measure (issue 5)
+    shared_latency_cycles=30,                                 # guess; to measure
     warp_schedulers=4,                                        # [WP]
     fp32_lanes=128, fp64_lanes=64, sfu_units=16, ldst_units=32,  # [WP]
     int32_lanes=64,                                           # [WP] 16 INT32 units per SM partition
@@ -45,7 +45,8 @@ HOPPER_SM = SM(
                           # 132 SMs x 512 x 32 B / 717 cycles = 6 KB/cycle covers the
                           # measured copy bandwidth [CAL]; not measured by the micro suite
     l1_shared_bytes=256 * KiB,                                # [WP] combined L1 / shared per SM
-    shared_carveouts="0,8,16,32,64,100,132,164,196,228",      # Hopper tuning guide, cc 9.0
+    shared_carveouts_bytes=tuple(k * KiB for k in (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)),
+                                                              # Hopper tuning guide, cc 9.0
     tensor=PeakRates(
         fp64_flop_per_cycle=256.0,    # [DS] 67 TFLOP/s FP64 tensor at 1980 MHz
         tf32_flop_per_cycle=2048.0,   # [WP] dense; [DS] 495 at 1830 MHz
@@ -82,7 +83,7 @@ H100_SXM = SIMTGPU(
 
 # The H200 is the calibrated H100 changed only by the H200's datasheet differences --
 # DRAM peak bandwidth and L2 size -- so that predicting it before measuring it is the
-# what-if of a hardware change (issue 5); its own micro suite is not applied here.
+# what-if of a hardware change; its own micro suite is not applied here.
 H200 = replace(
     H100_SXM,
     name="h200",

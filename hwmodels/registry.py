@@ -11,13 +11,12 @@ import difflib
 import json
 import math
 import os
-import tempfile
 import tomllib
 import types
 import typing
 from pathlib import Path
 
-from . import cpu, fermi, hopper, kepler, tpu, volta
+from . import cpu, fermi, fileio, hopper, kepler, tpu, volta
 from .schema import MulticoreCPU, SIMTGPU, SystolicArray
 from .units import family_of_field, parse_quantity
 
@@ -120,11 +119,33 @@ def _convert(value, tp, name: str, path: str):
                 raise ValueError(f"{path}: {value!r} must be a whole number")
             return int(x)
         return float(x)
+    if typing.get_origin(tp) is tuple:
+        return _convert_tuple(value, typing.get_args(tp)[0], name, path)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise ValueError(f"{path}: expected a table of fields, got {value!r}")
         return _build(tp, value, path)
     raise TypeError(f"{path}: unsupported field type {tp!r}")  # a bug in the schema
+
+
+def _convert_tuple(value, elem, name: str, path: str) -> tuple:
+    """A tuple field (``tuple[int, ...]``): a TOML array, or for ``--set`` a string of
+    comma-separated items, optionally in brackets (``0B,8KiB,16KiB`` or ``[0B, 8KiB]``);
+    each item is converted as the field's element, so a field whose name carries a unit
+    takes numbers in TOML and quantities with units in strings."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1].strip()
+        items = [x.strip() for x in text.split(",")] if text else []
+        if any(x == "" for x in items):
+            raise ValueError(f"{path}: {value!r} has an empty item; expected comma-separated "
+                             "values, e.g. 0B,8KiB,16KiB")
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        raise ValueError(f"{path}: {value!r} must be a list")
+    return tuple(_convert(x, elem, name, f"{path}[{i}]") for i, x in enumerate(items))
 
 
 def _build(cls, data: dict, path: str):
@@ -191,6 +212,8 @@ def _toml_value(v) -> str:
         return repr(v)
     if isinstance(v, str):
         return json.dumps(v)
+    if isinstance(v, tuple):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     raise TypeError(f"cannot write {v!r} to TOML")
 
 
@@ -220,28 +243,8 @@ def dumps_toml(hw) -> str:
     return "\n".join(lines) + "\n"
 
 
-def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
-    """Write to a temporary name in the same folder, then rename over ``path``."""
-    p = Path(path)
-    if not p.parent.is_dir():
-        raise ValueError(f"{path}: folder {str(p.parent)!r} does not exist")
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, mode) as fh:
-            fh.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def save_toml(hw, path: str | os.PathLike) -> None:
-    atomic_write(path, dumps_toml(hw))
+    fileio.atomic_write(path, dumps_toml(hw))
 
 
 # ---------------------------------------------------------------- overrides

@@ -212,25 +212,36 @@ class SM:
     # a launch gets the smallest carveout that holds its resident blocks' shared memory
     # and the L1 the rest of the unified array (engine.l1_capacity)
     l1_shared_bytes: int = p(0, doc="unified L1 + shared array per SM; 0: a fixed L1")
-    shared_carveouts: str = p("", doc="shared carveouts of that array, KiB, comma-separated")
+    shared_carveouts_bytes: tuple[int, ...] = p(
+        (), doc="shared carveouts of that array, bytes, ascending")
     tensor: PeakRates = p(PeakRates(), doc="matrix-unit throughput per SM per cycle")
 
-    def carveouts_bytes(self) -> tuple:
-        """``shared_carveouts`` in bytes (ValueError names the field if it is not numbers)."""
-        if not self.shared_carveouts.strip():
-            return ()
-        try:
-            return tuple(int(x) * 1024 for x in self.shared_carveouts.split(","))
-        except ValueError:
-            raise ValueError(f"SM.shared_carveouts = {self.shared_carveouts!r}: must be "
-                             f"comma-separated whole KiB, e.g. '0,8,16,32'") from None
+    def _check_carveouts(self):
+        c = self.shared_carveouts_bytes
+        if isinstance(c, list):
+            c = tuple(c)
+            object.__setattr__(self, "shared_carveouts_bytes", c)
+        what = (f"SM.shared_carveouts_bytes = {c!r}: must be a tuple of whole byte counts "
+                f"in ascending order, e.g. (0, 8192, 16384)")
+        if not isinstance(c, tuple) or any(isinstance(x, bool) or not isinstance(x, int) or x < 0
+                                           for x in c):
+            raise ValueError(what)
+        if list(c) != sorted(set(c)):
+            raise ValueError(what)
+        if self.l1_shared_bytes and (not c or c[-1] < self.shared_bytes
+                                     or c[-1] > self.l1_shared_bytes):
+            raise ValueError(f"SM.shared_carveouts_bytes = {c!r}: with a unified L1 + shared "
+                             f"array (l1_shared_bytes = {self.l1_shared_bytes}) must be "
+                             f"ascending bytes, the largest at least shared_bytes "
+                             f"({self.shared_bytes}) and at most l1_shared_bytes "
+                             f"({self.l1_shared_bytes})")
 
     def l1_bytes(self, shared_needed: int) -> int:
         """The L1's capacity when the resident blocks need ``shared_needed`` bytes of
         shared memory."""
         if not self.l1_shared_bytes:
             return self.l1.size_bytes
-        carve = next(c for c in self.carveouts_bytes() if c >= shared_needed)
+        carve = next(c for c in self.shared_carveouts_bytes if c >= shared_needed)
         return self.l1_shared_bytes - carve
 
     def __post_init__(self):
@@ -248,14 +259,7 @@ class SM:
         _integer(self, *ints)
         _positive(self, *(n for n in ints if n not in optional))
         _positive(self, *optional, allow_zero=True)
-        if self.l1_shared_bytes:
-            c = self.carveouts_bytes()
-            if not c or list(c) != sorted(set(c)) or c[-1] > self.l1_shared_bytes \
-                    or c[-1] < self.shared_bytes:
-                raise ValueError(f"SM.shared_carveouts = {self.shared_carveouts!r}: must be "
-                                 f"ascending KiB, the largest at least shared_bytes "
-                                 f"({self.shared_bytes >> 10} KiB) and at most l1_shared_bytes "
-                                 f"({self.l1_shared_bytes >> 10} KiB)")
+        self._check_carveouts()
         if self.max_warps * self.warp_size < self.max_threads:
             raise ValueError(f"SM.max_warps = {self.max_warps}: max_warps x warp_size must be "
                              f">= max_threads ({self.max_threads})")

@@ -139,6 +139,10 @@ def cmd_hw_show(args):
 
 
 def _pretty(name, v):
+    if isinstance(v, tuple):        # e.g. sm.shared_carveouts_bytes = 0,8,16,...,228 KiB
+        if v and name.endswith("_bytes") and all(x % 1024 == 0 for x in v):
+            return ",".join(str(x // 1024) for x in v) + " KiB"
+        return ",".join(_pretty(name, x) for x in v) if v else "-"
     if v is None or isinstance(v, (str, bool)):
         return "-" if v is None else str(v)
     if name.endswith("_bytes_per_s"):
@@ -173,7 +177,7 @@ def cmd_workload_show(args):
                        right=[False, False, False, True, True, True]))
     _write_outputs(args, [op.to_dict() for op in net.ops], net.to_dict, None)
     if args.scalesim_csv:
-        from hwmodels.registry import atomic_write
+        from hwmodels.fileio import atomic_write
         from workloads.scalesim import to_topology_csv
         atomic_write(args.scalesim_csv, to_topology_csv(net))
         print(f"wrote {args.scalesim_csv} (SCALE-Sim conv topology format)")
@@ -306,30 +310,26 @@ def cmd_simulate_systolic(args):
     if args.mode == "scalesim" and args.stalls is not None:
         raise ValueError("--stalls applies to --mode default only (scalesim mode has "
                          "SCALE-Sim's own stall model)")
-    rep = simulate_network(hw, net, dataflow, args.mode, rows, cols, stalls=args.stalls or "pipeline")
-    r0 = rep.layers[0]
-    print(f"{net.name} on {hw.name}: {r0.rows}x{r0.cols} array, {dataflow}, {args.mode} mode"
-          f"{', stalls from the ' + rep.stalls + ' model' if args.mode == 'default' else ''}, "
+    res = simulate_network(hw, net, dataflow, args.mode, rows, cols, stalls=args.stalls or "pipeline")
+    t = res.extra
+    print(f"{net.name} on {hw.name}: {t['rows']}x{t['cols']} array, {dataflow}, {args.mode} mode"
+          f"{', stalls from the ' + t['stalls'] + ' model' if args.mode == 'default' else ''}, "
           f"{format_si(hw.clock_hz, 'Hz')}, DRAM {format_si(hw.dram.bandwidth_bytes_per_s, 'B/s')}")
     rows_out = []
-    for r in rep.layers:
-        rows_out.append([r.layer, r.folds, r.compute_cycles, r.stall_cycles, r.total_cycles,
-                         r.utilization, r.compute_utilization, r.mapping_efficiency,
-                         r.sram_reads["ifmap"], r.sram_reads["filter"], r.sram_writes["ofmap"],
-                         r.dram_bytes, r.seconds * 1e6])
-    t = rep.totals()
-    rows_out.append(["total", sum(r.folds for r in rep.layers), t["compute_cycles"], t["stall_cycles"],
-                     t["total_cycles"], t["utilization"], t["compute_utilization"],
-                     t["mapping_efficiency"],
-                     t["sram_ifmap_reads"], t["sram_filter_reads"], t["sram_ofmap_writes"],
-                     sum(t[f"dram_{o}_{d}_bytes"] for o in ("ifmap", "filter", "ofmap")
-                         for d in ("read", "write")), t["seconds"] * 1e6])
+    for r in res.layers + (res,):
+        x = r.extra
+        rows_out.append([r.workload if r is not res else "total", r.instructions,
+                         x["compute_cycles"], x["stall_cycles"], r.cycles, r.utilization,
+                         x["compute_utilization"], x["mapping_efficiency"], x["sram_ifmap_reads"],
+                         x["sram_filter_reads"], x["sram_ofmap_writes"], r.bytes_by_level["dram"],
+                         r.seconds * 1e6])
     print(format_table(["layer", "folds", "compute cyc", "stall cyc", "total cyc", "util",
                         "cmp util", "map eff", "SRAM ifmap rd", "SRAM filt rd", "SRAM ofmap wr",
                         "DRAM B", "us"], rows_out, right=[False] + [True] * 12))
     print("util = MACs / (PEs x total cycles); cmp util = MACs / (PEs x compute cycles)")
     from simulator.analysis.plots import systolic_chart
-    _write_outputs(args, [r.row() for r in rep.layers], rep.to_dict, lambda path: systolic_chart(rep, path))
+    _write_outputs(args, [{"layer": r.workload, **r.extra} for r in res.layers], res.to_dict,
+                   lambda path: systolic_chart(res, path))
 
 
 # ---------------------------------------------------------------- occupancy
@@ -406,19 +406,51 @@ def _conv_from_args(args):
     return None
 
 
+CONV_OPTIONS = ("shape", "layer", "layout", "batch")
+
+
+def _kernels_taking(name):
+    from simulator.simt.kernels import REGISTRY
+    return [s.name for s in REGISTRY if any(a.name == name for a in s.args)]
+
+
 def _problem(args, hw, grid=None, block=None):
+    """The registered kernel's problem from the command line: every option the kernel's
+    SPEC.args name, and an error for an option it does not take."""
     from simulator.simt import api
-    conv = _conv_from_args(args) if args.kernel in ("conv-direct", "conv-im2col") else None
-    if conv is None:
-        if args.kernel.startswith("conv"):
-            raise ValueError(f"{args.kernel} needs --shape or --layer")
-        for opt in ("shape", "layer", "layout"):
-            if getattr(args, opt, None):
-                raise ValueError(f"--{opt} applies to conv-direct and conv-im2col")
-    if args.batch is not None and conv is None:
-        raise ValueError("--batch applies to --layer")
-    return api.build(hw, args.kernel, n=args.n, m=args.m, k=args.k, conv=conv, tile=args.tile,
-                     thread_x=args.thread_x, grid=grid, block=block)
+    from simulator.simt.kernels import REGISTRY
+    spec = REGISTRY.get(args.kernel)
+    takes = {a.name: a for a in spec.args}
+    kw = {}
+    for name in _problem_options():
+        v = getattr(args, name, None)
+        if name not in takes:
+            if v is not None:
+                raise ValueError(f"--{name.replace('_', '-')} applies to "
+                                 f"{', '.join(_kernels_taking(name))}, not {spec.name}")
+            continue
+        if v is not None:
+            kw[name] = v
+    if "conv" in takes:
+        conv = _conv_from_args(args)
+        if conv is None:
+            raise ValueError(f"{spec.name} needs --shape or --layer")
+        kw["conv"] = conv
+    else:
+        for opt in CONV_OPTIONS:
+            if getattr(args, opt, None) is not None:
+                raise ValueError(f"--{opt} applies to {', '.join(_kernels_taking('conv'))}")
+    for name, v in (("grid", grid), ("block", block)):
+        if v is None:
+            continue
+        if name not in takes:
+            raise ValueError(f"--{name} applies to {', '.join(_kernels_taking(name))} "
+                             f"({spec.name}'s {name} follows from its problem)")
+        kw[name] = v
+    for a in spec.args:
+        if a.required and a.name not in kw:
+            raise ValueError(f"{spec.name} needs --{a.name.replace('_', '-')} ({a.help})")
+    return api.build(hw, spec.name, **kw)
 
 
 def _one_dims(text, name):
@@ -430,76 +462,103 @@ def _one_dims(text, name):
     return v[0]
 
 
+def _sampling_note(r) -> str:
+    if not r.sampled:
+        return " (every block)"
+    parts = []
+    for lc in r.launches:
+        if not lc.sampled:
+            continue
+        s = lc.sampling
+        what = (f"{s['simulated_blocks']} of {s['total_blocks']} blocks"
+                if s.get("simulated_blocks", s.get("total_blocks")) != s.get("total_blocks")
+                else f"loop cut at {s['trip_caps'][0]} and {s['trip_caps'][1]} of {s['trips']} trips"
+                if "trip_caps" in s else "sampled")
+        err = (f"est. error {lc.estimated_error:.1%}" if lc.estimated_error is not None
+               else "error not estimated")
+        parts.append(f"{what}, {lc.simulated_fraction:.1%} of its work simulated, {err}")
+    return " (sampled: " + "; ".join(parts) + ")"
+
+
 def cmd_simulate_simt(args):
-    from simulator.simt import api
+    from simulator.analysis.compare import predict
     hw = _hw(args)
     if getattr(hw, "family", None) != "simt":
         raise ValueError(f"--hw {hw.name}: not a SIMT GPU (try gtx480, v100, h100-sxm)")
     prob = _problem(args, hw, _one_dims(args.grid, "--grid"), _one_dims(args.block, "--block"))
-    r = api.predict(hw, prob, args.mode, args.policy)
-    launches = prob.programs
-    print(f"{prob.kernel} on {hw.name}: " + "; ".join(p.describe() for p in launches))
-    print(f"  occupancy {r['blocks_per_sm']} blocks/SM, {r['warps_per_sm']} warps/SM "
-          f"({r['occupancy']:.0%}, limited by {r['limited_by']}); {r['waves']:.2f} waves; "
-          f"{r['regs_per_thread']} regs/thread ({r['resources_source']})")
-    what = {"full": "engine (every block)", "sampled": "engine" + (
-        " (sampled: " + ", ".join(f"{s['simulated_blocks']} of {s['total_blocks']} blocks, est. "
-                                  f"error {s['estimated_error']:.1%}" for s in r.get("sampling", [])
-                                  if s.get("extrapolated")) + ")" if r.get("sampled") else " (every block)"),
+    pred = predict(hw, prob, args.mode, args.policy)
+    r, a = pred.chosen, pred.analytic
+    lc = r.last_launch
+    print(f"{prob.kernel} on {hw.name}: " + "; ".join(p.describe() for p in prob.programs))
+    print(f"  occupancy {lc.blocks_per_sm} blocks/SM, {lc.warps_per_sm} warps/SM "
+          f"({lc.occupancy:.0%}, limited by {lc.limited_by}); {lc.waves:.2f} waves; "
+          f"{lc.regs_per_thread} regs/thread ({lc.resources_source})")
+    what = {"full": "engine (every block)", "sampled": "engine" + _sampling_note(r),
             "analytic": "analytic model"}[args.mode]
-    print(f"  {what}: {r['cycles']:.0f} cycles = {format_seconds(r['seconds'])}; "
-          f"{r['warp_instructions']:.0f} warp instructions"
-          + (f", IPC {r['ipc']:.2f}" if "ipc" in r else ""))
-    print(f"  analytic model: {format_seconds(r['analytic_seconds'])} (limited by "
-          f"{r['analytic_limiter']}); roofline bound: {format_seconds(r['roofline_seconds'])}")
-    b = r["bytes_by_level"]
-    print("  bytes: " + ", ".join(f"{k} {format_bytes(v)}" for k, v in b.items()))
-    if r["stalls_by_cause"]:
-        tot = sum(r["stalls_by_cause"].values()) or 1
+    print(f"  {what}: {r.cycles:.0f} cycles = {format_seconds(r.seconds)}; "
+          f"{r.instructions:.0f} warp instructions"
+          + (f", IPC {r.ipc:.2f}" if pred.engine is not None else ""))
+    print(f"  analytic model: {format_seconds(a.seconds)} (limited by "
+          f"{a.limiter}); roofline bound: {format_seconds(pred.roofline.seconds)}")
+    print("  bytes: " + ", ".join(f"{k} {format_bytes(v)}" for k, v in r.bytes_by_level.items()))
+    if r.stalls_by_cause:
+        tot = sum(r.stalls_by_cause.values()) or 1
         print("  scheduler stall cycles: " + ", ".join(
-            f"{k} {v / tot:.0%}" for k, v in r["stalls_by_cause"].items() if v))
-    print(f"  wall time: model {r['sim_wall_seconds']:.3f} s, analytic {r['analytic_wall_seconds'] * 1e3:.1f} ms")
+            f"{k} {v / tot:.0%}" for k, v in r.stalls_by_cause.items() if v))
+    print(f"  wall time: model {r.wall_seconds:.3f} s, analytic {a.wall_seconds * 1e3:.1f} ms")
     if args.json:
         from simulator.table import write_json
-        write_json(args.json, {k: v for k, v in r.items() if k != "engine"})
+        write_json(args.json, {"hardware": _hw_dict(hw), **pred.to_dict()})
         print(f"wrote {args.json}")
 
 
+def _hw_dict(hw):
+    from hwmodels import to_dict
+    return to_dict(hw)
+
+
+def _short(dims):
+    return "x".join(map(str, dims[:2] if dims[1] > 1 else dims[:1]))
+
+
 def _sweep_rows(args, hw, pairs):
-    from simulator.simt import api
+    from simulator.analysis.compare import predict
     rows = []
     for g, b in pairs:
         prob = _problem(args, hw, g, b)
-        r = api.predict(hw, prob, args.mode, args.policy, with_roofline=False)
-        rows.append({"grid": "x".join(map(str, prob.grid[:2] if prob.grid[1] > 1 else prob.grid[:1])),
-                     "block": "x".join(map(str, prob.block[:2] if prob.block[1] > 1 else prob.block[:1])),
+        p = predict(hw, prob, args.mode, args.policy, with_roofline=False)
+        lc = p.chosen.last_launch
+        rows.append({"grid": _short(prob.grid), "block": _short(prob.block),
                      "blocks": prob.programs[-1].launch.blocks,
-                     "engine_seconds": r["seconds"] if args.mode != "analytic" else None,
-                     "analytic_seconds": r["analytic_seconds"],
-                     "occupancy": r["occupancy"], "blocks_per_sm": r["blocks_per_sm"],
-                     "waves": r["waves"], "sampled": bool(r.get("sampled")),
-                     "sim_wall_seconds": r["sim_wall_seconds"] if args.mode != "analytic" else None})
+                     "engine_seconds": p.engine.seconds if p.engine else None,
+                     "analytic_seconds": p.analytic.seconds,
+                     "occupancy": lc.occupancy, "blocks_per_sm": lc.blocks_per_sm,
+                     "waves": lc.waves, "sampled": bool(p.engine and p.engine.sampled),
+                     "sim_wall_seconds": p.engine.wall_seconds if p.engine else None})
     return rows
 
 
 def cmd_sweep_grid(args):
     from simulator.analysis.plots import grid_sweep_chart
+    from simulator.simt.kernels import REGISTRY
     from simulator.table import format_table
     hw = _hw(args)
     if getattr(hw, "family", None) != "simt":
         raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
+    takes = {a.name for a in REGISTRY.get(args.kernel).args}
+    if "block" not in takes:
+        raise ValueError(f"{args.kernel} takes no block (its block follows from its problem: "
+                         "compare its variants with simulate simt)")
     blocks = _int_list(args.blocks, "--blocks", dims=2)
     if args.grids is not None:
-        if args.kernel != "relu":
-            raise ValueError(f"--grids applies to relu; {args.kernel}'s grid follows from the "
-                             "block (sweep --blocks only)")
+        if "grid" not in takes:
+            raise ValueError(f"--grids applies to {', '.join(_kernels_taking('grid'))}; "
+                             f"{args.kernel}'s grid follows from the block (sweep --blocks only)")
         grids = _int_list(args.grids, "--grids")
     else:
-        if args.kernel == "relu":
-            raise ValueError("relu needs --grids")
+        if "grid" in takes:
+            raise ValueError(f"{args.kernel} needs --grids")
         grids = [None]
-    if args.kernel == "gemm-tiled":
-        raise ValueError("gemm-tiled's block is its tile: compare tiles with simulate simt --tile")
     pairs = [(g, b) for b in blocks for g in grids]
     rows = _sweep_rows(args, hw, pairs)
     eng = args.mode != "analytic"
@@ -519,6 +578,8 @@ def cmd_sweep_grid(args):
 
 def cmd_sweep_layout(args):
     import workloads
+
+    from simulator.analysis.compare import predict
     from simulator.simt import api
     from simulator.table import format_table
     hw = _hw(args)
@@ -533,9 +594,9 @@ def cmd_sweep_layout(args):
         row = {"layer": a.name, "shape": a.describe().rsplit(" ", 1)[0]}
         for lay, op in (("nchw", a), ("nhwc", b)):
             prob = api.build(hw, args.kernel, conv=op, block=args.block)
-            r = api.predict(hw, prob, args.mode, args.policy, with_roofline=False)
-            row[f"{lay}_engine_seconds"] = r["seconds"] if args.mode != "analytic" else None
-            row[f"{lay}_analytic_seconds"] = r["analytic_seconds"]
+            p = predict(hw, prob, args.mode, args.policy, with_roofline=False)
+            row[f"{lay}_engine_seconds"] = p.engine.seconds if p.engine else None
+            row[f"{lay}_analytic_seconds"] = p.analytic.seconds
         key = "engine" if args.mode != "analytic" else "analytic"
         row["nhwc_speedup"] = row[f"nchw_{key}_seconds"] / row[f"nhwc_{key}_seconds"]
         rows.append(row)
@@ -601,7 +662,7 @@ def cmd_measure(args):
 
 def cmd_calibrate(args):
     import hwmodels
-    from simulator.measure.calibrate import calibrate
+    from simulator.analysis.calibrate import calibrate
     from simulator.table import format_table
     hw = _hw(args)
     new, changes = calibrate(hw, args.measurements)
@@ -616,8 +677,8 @@ def cmd_calibrate(args):
 
 def cmd_validate(args):
     from simulator.analysis.plots import validation_chart
-    from simulator.measure.calibrate import load_suite
-    from simulator.measure.validate import KERNEL_SUITES, PREDICTORS, predict_records, score
+    from simulator.analysis.measurements import load_suite
+    from simulator.analysis.validate import KERNEL_SUITES, PREDICTORS, predict_records, score
     from simulator.table import format_table
     hw = _hw(args)
     if getattr(hw, "family", None) != "simt":
@@ -633,12 +694,12 @@ def cmd_validate(args):
             print(f"\r{suite}: {i}/{n}", end="", file=sys.stderr, flush=True)
     for suite in suites:
         data = load_suite(args.measurements, suite)
-        rs = predict_records(hw, suite, data["records"], args.engine_budget, progress)
+        rs = predict_records(hw, data, args.engine_budget, progress)
         if sys.stderr.isatty():
             print(file=sys.stderr)
         rows += rs
         report["suites"][suite] = score(rs)
-        report["suites"][suite]["device"] = data["provenance"]["device"]
+        report["suites"][suite]["device"] = data.device
     table = []
     for suite, sc in report["suites"].items():
         for p in PREDICTORS:
@@ -655,27 +716,44 @@ def cmd_validate(args):
     print(format_table(["suite", "predictor", "records", "MAPE", "Pearson (log)", "Spearman",
                         "pairs in order", "faster than bound"], table,
                        right=[False, False, True, True, True, True, True, True]))
-    _write_outputs(args, rows, lambda: {**report, "rows": rows},
+    flat = [r.to_dict() for r in rows]
+    _write_outputs(args, flat, lambda: {**report, "rows": flat},
                    lambda path: validation_chart(rows, path, f"{hw.name} validation", hw))
 
 
 # ---------------------------------------------------------------- parser
 
+def _problem_options() -> list:
+    """Every problem argument a registered kernel takes, besides its convolution and its
+    grid and block (which have options of their own)."""
+    from simulator.simt.kernels import REGISTRY
+    names = []
+    for spec in REGISTRY:
+        names += [a.name for a in spec.args if a.kind in ("size", "choice") and a.name not in names]
+    return names
+
+
 def _add_simt_problem(p):
+    from simulator.simt.kernels import REGISTRY
     _add_hw(p)
-    p.add_argument("--kernel", required=True,
-                   choices=("relu", "matadd", "gemm-naive", "gemm-tiled", "conv-direct", "conv-im2col"))
-    p.add_argument("--n", type=_positive_int("n"), help="relu: elements; matadd, GEMM: columns")
-    p.add_argument("--m", type=_positive_int("m"), help="matadd, GEMM: rows")
-    p.add_argument("--k", type=_positive_int("k"), help="GEMM: the reduction")
-    p.add_argument("--shape", metavar="n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..",
-                   help="a convolution")
-    p.add_argument("--layer", metavar="NAME", help="a ResNet-50 convolution, e.g. layer1.0.conv2")
-    p.add_argument("--batch", type=_positive_int("batch"), help="batch for --layer (default 1)")
-    p.add_argument("--layout", choices=("nchw", "nhwc"), help="convolution layout (default nchw)")
-    p.add_argument("--tile", type=int, help="gemm-tiled / conv-im2col tile: 8, 16 or 32 (default 16)")
-    p.add_argument("--thread-x", dest="thread_x", choices=("cols", "rows"),
-                   help="gemm-naive: threadIdx.x on C's columns (coalesced, default) or rows")
+    p.add_argument("--kernel", required=True, choices=REGISTRY.names())
+    for name in _problem_options():
+        takers = [(s, s.arg(name)) for s in REGISTRY if any(a.name == name for a in s.args)]
+        arg = takers[0][1]
+        helps = "; ".join(f"{s.name}: {a.help}" for s, a in takers)
+        if arg.kind == "size":
+            p.add_argument(f"--{name.replace('_', '-')}", dest=name, type=_positive_int(name),
+                           help=helps)
+        else:
+            choices = tuple(dict.fromkeys(c for _, a in takers for c in a.choices))
+            p.add_argument(f"--{name.replace('_', '-')}", dest=name, choices=choices,
+                           type=type(choices[0]), help=helps)
+    if _kernels_taking("conv"):
+        p.add_argument("--shape", metavar="n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..",
+                       help="a convolution")
+        p.add_argument("--layer", metavar="NAME", help="a ResNet-50 convolution, e.g. layer1.0.conv2")
+        p.add_argument("--batch", type=_positive_int("batch"), help="batch for --layer (default 1)")
+        p.add_argument("--layout", choices=("nchw", "nhwc"), help="convolution layout (default nchw)")
 
 
 def build_parser() -> Parser:
@@ -784,7 +862,7 @@ def build_parser() -> Parser:
                       description="Default mode analytic (milliseconds per layer); --mode sampled "
                       "runs the engine too (minutes for ResNet-50).")
     _add_hw(p)
-    p.add_argument("--kernel", choices=("conv-direct", "conv-im2col"), default="conv-direct")
+    p.add_argument("--kernel", choices=_kernels_taking("conv"), default="conv-direct")
     p.add_argument("--workload", default="resnet50", metavar="W")
     p.add_argument("--batch", type=_positive_int("batch"))
     p.add_argument("--block", type=_positive_int("block"), help="threads per block (default 256)")

@@ -44,7 +44,7 @@ def format_table(headers, rows, right=None) -> str:
 
 
 def write_csv(path, rows: list[dict]) -> None:
-    from hwmodels.registry import atomic_write
+    from hwmodels.fileio import atomic_write
     if not rows:
         raise ValueError("nothing to write")
     cols = []
@@ -75,5 +75,5 @@ def _jsonable(o):
 
 
 def write_json(path, data) -> None:
-    from hwmodels.registry import atomic_write
+    from hwmodels.fileio import atomic_write
     atomic_write(path, json.dumps(_jsonable(data), indent=1) + "\n")

@@ -181,3 +181,68 @@ def test_systolic_peak_scales_with_array():
     assert big.peak_flop_per_s("fp32") / hw.peak_flop_per_s("fp32") == pytest.approx(128 * 64 / 16)
     with pytest.raises(ValueError, match="SystolicArray.rows = 0"):
         dataclasses.replace(hw, rows=0)
+
+
+def test_shared_carveouts_are_bytes():
+    """Hopper's carveouts are a tuple of bytes; l1_bytes picks the smallest carveout that
+    holds the shared memory the resident blocks need (the L1 gets the rest)."""
+    sm = hwmodels.get("h100-sxm").sm
+    kib = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
+    assert sm.shared_carveouts_bytes == tuple(k * 1024 for k in kib)
+    assert sm.l1_bytes(0) == 256 * 1024
+    assert sm.l1_bytes(8 * 1024) == 248 * 1024
+    assert sm.l1_bytes(8 * 1024 + 1) == 240 * 1024
+    assert sm.l1_bytes(228 * 1024) == 28 * 1024
+    # a fixed L1 ignores the carveouts
+    gtx = hwmodels.get("gtx480").sm
+    assert gtx.shared_carveouts_bytes == () and gtx.l1_bytes(1000) == gtx.l1.size_bytes
+
+
+def test_shared_carveouts_toml_and_overrides(tmp_path):
+    hw = hwmodels.get("h100-sxm")
+    text = hwmodels.dumps_toml(hw)
+    assert "shared_carveouts_bytes = [0, 8192, 16384," in text
+    p = tmp_path / "h.toml"
+    p.write_text(text.replace("shared_carveouts_bytes = [0, 8192,",
+                              'shared_carveouts_bytes = ["0B", "8KiB",'))
+    assert hwmodels.load_toml(p) == hw                 # unit strings inside the array
+    for value in ("0B,100KiB,228KiB", "[0B, 100KiB, 228KiB]", " 0B , 100KiB,228KiB "):
+        new = hwmodels.with_overrides(hw, [f"sm.shared_carveouts_bytes={value}"])
+        assert new.sm.shared_carveouts_bytes == (0, 100 * 1024, 228 * 1024)
+        assert new.sm.l1_bytes(1) == 156 * 1024
+        q = tmp_path / "o.toml"
+        hwmodels.save_toml(new, q)
+        assert hwmodels.load_toml(q) == new
+
+
+@pytest.mark.parametrize("value,needle", [
+    ("0B,8KiB,x", r"sm.shared_carveouts_bytes\[2\]: 'x' is not a number with a unit"),
+    ("0,8KiB,228KiB", r"sm.shared_carveouts_bytes\[0\]: '0' has no unit"),
+    ("0B,,228KiB", "has an empty item"),
+    ("1.5B,228KiB", "whole number"),
+    ("16KiB,8KiB,228KiB", r"SM.shared_carveouts_bytes = \(16384, 8192, 233472\): must be .*ascending"),
+    ("0B,8KiB,16KiB", "the largest at least shared_bytes"),       # below shared_bytes
+    ("0B,300KiB", "at most l1_shared_bytes"),
+    ("", "the largest at least shared_bytes"),
+])
+def test_shared_carveouts_errors(value, needle):
+    with pytest.raises(ValueError, match=needle):
+        hwmodels.with_overrides(hwmodels.get("h100-sxm"), [f"sm.shared_carveouts_bytes={value}"])
+
+
+def test_shared_carveouts_validated_on_construction():
+    sm = hwmodels.get("h100-sxm").sm
+    for bad in ((0, -8), (0, True), (0, 8.0), "0,8,16"):
+        with pytest.raises(ValueError, match="SM.shared_carveouts_bytes = .*whole byte counts"):
+            dataclasses.replace(sm, shared_carveouts_bytes=bad)
+
+
+def test_atomic_write(tmp_path):
+    from hwmodels import fileio, registry
+    assert not hasattr(registry, "atomic_write")       # one writer, in hwmodels.fileio
+    p = tmp_path / "out.txt"
+    fileio.atomic_write(p, "one")
+    fileio.atomic_write(p, b"two")
+    assert p.read_bytes() == b"two" and [x.name for x in tmp_path.iterdir()] == ["out.txt"]
+    with pytest.raises(ValueError, match="does not exist"):
+        fileio.atomic_write(tmp_path / "nosuch" / "x.txt", "x")

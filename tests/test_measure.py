@@ -1,6 +1,7 @@
 """The measurement harness without a GPU (its kernels under numba's CUDA simulator), the
 committed H100 data (complete, with provenance, every check passed), the calibration
 drawn from it, and the validation bounds the predictions must keep."""
+import dataclasses
 import json
 from pathlib import Path
 
@@ -9,8 +10,9 @@ import pytest
 
 import hwmodels
 from simulator.cli import main
-from simulator.measure import NoGPU, calibrate, harness, micro, validate
-from simulator.measure.calibrate import load_suite
+from simulator.analysis import calibrate, validate
+from simulator.analysis.measurements import load_suite
+from simulator.measure import NoGPU, harness, micro
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "measurements" / "h100-sxm"
 H100 = hwmodels.get("h100-sxm")
@@ -108,7 +110,7 @@ def test_committed_suite_has_provenance_and_passed_its_checks(suite):
 
 
 def test_grid_suite_covers_the_issue():
-    recs = load_suite(DATA, "grid")["records"]
+    recs = load_suite(DATA, "grid").records
     sms = 132
     blocks = {r["block"] for r in recs}
     assert len(blocks) >= 5
@@ -120,17 +122,17 @@ def test_grid_suite_covers_the_issue():
 
 
 def test_gemm_and_conv_suites_cover_the_issue():
-    g = load_suite(DATA, "gemm")["records"]
+    g = load_suite(DATA, "gemm").records
     variants = {(r["kernel"], r.get("thread_x") or r.get("tile")) for r in g}
     assert variants == {("gemm-naive", "cols"), ("gemm-naive", "rows"), ("gemm-tiled", 8),
                         ("gemm-tiled", 16), ("gemm-tiled", 32)}
     assert {256, 512, 1024, 2048, 4096} <= {r["m"] for r in g if r["m"] == r["n"] == r["k"]}
     assert any(len({r["m"], r["n"], r["k"]}) > 1 for r in g)
-    c = load_suite(DATA, "conv")["records"]
+    c = load_suite(DATA, "conv").records
     assert {r["batch"] for r in c} == {1, 8, 32}
     assert {(r["kernel"], r["layout"]) for r in c} == {(k, lay) for k in ("conv-direct", "conv-im2col")
                                                        for lay in ("nchw", "nhwc")}
-    h = load_suite(DATA, "h2d")["records"]
+    h = load_suite(DATA, "h2d").records
     assert {r["bytes"] for r in h} >= {2**20, 2**30} and {r["kind"] for r in h} == {"pinned", "pageable"}
     pinned = {r["bytes"]: r["median_s"] for r in h if r["kind"] == "pinned"}
     pageable = {r["bytes"]: r["median_s"] for r in h if r["kind"] == "pageable"}
@@ -144,7 +146,7 @@ def test_gemm_rotation_evicts_the_l2(preset):
     cycled 256^3 GEMMs through 48 MiB, which a 50 MiB L2 largely kept)."""
     from simulator.measure.suites import rotation_sets
     l2 = hwmodels.get(preset).l2.size_bytes
-    recs = load_suite(DATA.parent / preset, "gemm")["records"]
+    recs = load_suite(DATA.parent / preset, "gemm").records
     for r in recs:
         ws = 4 * (r["m"] * r["k"] + r["k"] * r["n"] + r["m"] * r["n"])
         assert r["rotation_bytes"] == r["buffer_sets"] * ws
@@ -154,11 +156,16 @@ def test_gemm_rotation_evicts_the_l2(preset):
     assert rotation_sets(2 * l2, l2) == 1
 
 
+def _suite(name, records):
+    """The committed suite file with only ``records``."""
+    return dataclasses.replace(load_suite(DATA, name), records=records)
+
+
 def test_validation_refuses_a_rotation_the_l2_keeps():
-    r = dict(load_suite(DATA, "gemm")["records"][0])
+    r = dict(load_suite(DATA, "gemm").records[0])
     r["rotation_bytes"] = H100.l2.size_bytes
     with pytest.raises(ValueError, match="rotation_bytes"):
-        validate.predict_records(H100, "gemm", [r], engine_budget=0)
+        validate.predict_records(H100, _suite("gemm", [r]), engine_budget=0)
 
 
 def test_l2_slices_are_hashed_as_the_h100_shows():
@@ -166,7 +173,7 @@ def test_l2_slices_are_hashed_as_the_h100_shows():
     it does not give lines to its 80 slices in turn (a 16-line stride would then meet 5
     of them). The preset's hashed mapping spreads each stride's lines about evenly."""
     from simulator.simt import core
-    recs = load_suite(DATA, "slices")["records"]
+    recs = load_suite(DATA, "slices").records
     bw = {r["stride_lines"]: r["bandwidth_bytes_per_s"] for r in recs}
     assert {1, 16, 32} <= set(bw) and min(bw.values()) > 0.9 * bw[1]
     n = H100.l2.banks
@@ -188,7 +195,7 @@ def test_l1_serves_one_line_a_cycle_as_the_h100_shows():
     cause of the naive GEMM with threadIdx.x on rows running 0.70-0.79x (README)."""
     clock = H100.clock_hz
     cyc = {r["lines_per_request"]: clock / r["requests_per_sm_per_s"]
-           for r in load_suite(DATA, "lines")["records"] if r["warps_per_sm"] == 64}
+           for r in load_suite(DATA, "lines").records if r["warps_per_sm"] == 64}
     assert cyc[1] < 8.5 and abs(cyc[4] / cyc[1] - 1) < 0.05
     for lines in (16, 32):
         assert cyc[lines] == pytest.approx(lines, rel=0.05)
@@ -219,7 +226,7 @@ def test_calibration_refuses_another_clock(tmp_path):
 
 @pytest.fixture(scope="module")
 def analytic_rows():
-    return {s: validate.predict_records(H100, s, load_suite(DATA, s)["records"], engine_budget=0)
+    return {s: validate.predict_records(H100, load_suite(DATA, s), engine_budget=0)
             for s in validate.KERNEL_SUITES}
 
 
@@ -242,7 +249,7 @@ def test_committed_engine_validation_keeps_the_goal(suite):
     README's table, held to these scores by test_readme, states how many)."""
     root = DATA.parents[1] / "validation"
     sc = json.loads((root / "h100-sxm_scores.json").read_text())["suites"][suite]
-    recs = [r for r in load_suite(DATA, suite)["records"] if r.get("ok")]
+    recs = [r for r in load_suite(DATA, suite).records if r.get("ok")]
     assert sc["records"] == len(recs)
     assert sc["faster_than_bound"] == 0
     assert sc["engine"]["n"] > 0 and sc["engine"]["mape"] <= ENGINE_GOAL["mape"]
@@ -253,12 +260,12 @@ def test_engine_on_small_grid_records():
     """The engine (sampled) on the relu records of the committed grid suite that are
     cheap to simulate: within 25% each (the stated bound; docs/measure.md) and ranked
     like the measurements."""
-    recs = [r for r in load_suite(DATA, "grid")["records"]
+    recs = [r for r in load_suite(DATA, "grid").records
             if r["size"] == "in_l2" and r["block"] == 256 and r["grid"] >= 132]
-    rows = validate.predict_records(H100, "grid", recs, engine_budget=2e6)
-    rows = [r for r in rows if r["engine_s"] is not None]
+    rows = validate.predict_records(H100, _suite("grid", recs), engine_budget=2e6)
+    rows = [r for r in rows if r.engine is not None]
     assert len(rows) >= 5
-    err = [abs(r["engine_s"] / r["measured_s"] - 1) for r in rows]
+    err = [abs(r.predicted_s("engine") / r.measured_s - 1) for r in rows]
     assert max(err) < 0.25
     sc = validate.score(rows)
     assert sc["engine"]["pairs_in_order"] >= 0.8
@@ -275,17 +282,17 @@ def test_engine_on_cheap_gemm_and_conv_records(suite, kernel, match):
     (each lands within 10% today). Before: the im2col one ran 0.67x until its template
     followed the SASS; the T=8 512^3 GEMM 1.42x until the L2's slices were hashed; the
     naive 256^3 GEMM was measured partly warm and ran 1.5x."""
-    recs = [r for r in load_suite(DATA, suite)["records"]
+    recs = [r for r in load_suite(DATA, suite).records
             if r["kernel"] == kernel and all(r.get(k) == v for k, v in match.items())]
     assert recs
-    rows = validate.predict_records(H100, suite, recs[:1], engine_budget=5e7)
-    assert rows[0]["engine_s"] is not None
-    assert abs(rows[0]["engine_s"] / rows[0]["measured_s"] - 1) < 0.15
+    rows = validate.predict_records(H100, _suite(suite, recs[:1]), engine_budget=5e7)
+    assert rows[0].engine is not None
+    assert abs(rows[0].predicted_s("engine") / rows[0].measured_s - 1) < 0.15
 
 
 def test_compiled_register_counts_match_the_resources_suite():
     from simulator.simt.kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, matadd, relu
-    recs = {r["kernel"]: r for r in load_suite(DATA, "resources")["records"]}
+    recs = {r["kernel"]: r for r in load_suite(DATA, "resources").records}
     assert all(r["regs_per_thread"] for r in recs.values())
     cc = (9, 0)
     assert relu.REGS_COMPILED[cc] == recs["relu"]["regs_per_thread"]
@@ -300,3 +307,79 @@ def test_compiled_register_counts_match_the_resources_suite():
     # the naive GEMM's SASS: its k loop unrolled by 4, an FMA after each k's two loads
     sass = recs["gemm-naive cols"]["sass_opcodes"]
     assert sass["FFMA"] == 5 and sass["LDG"] == 10
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("[]", "a suite file is a JSON object"),
+    ("{}", "field 'provenance' missing"),
+    ('{"provenance": {"device": "x", "date": "2026"}}', "field 'records' missing"),
+    ('{"provenance": {"device": "x"}, "records": []}', "provenance field 'date'"),
+    ('{"suite": "conv", "provenance": {"device": "x", "date": "d"}, "records": []}',
+     "field 'suite' is 'conv', expected 'gemm'"),
+    ('{"provenance": {"device": "x", "date": "d"}, "records": ["a"]}', "record 0 is a str"),
+    ('{"provenance": {"device": "x", "date": "d"}, "records": [{"kernel": "gemm-naive"}]}',
+     "record 0: field 'm' missing"),
+    ('{"provenance": {"device": "x", "date": "d"}, "records": [{"kernel": "gemm-naive", "m": 8, '
+     '"n": 8, "k": 8, "ok": true, "median_s": -1, "min_s": 1, "max_s": 1}]}',
+     "record 0: field 'median_s' = -1: must be a positive number of seconds"),
+    ('{"provenance": {', "not a measurement JSON"),
+])
+def test_measurement_files_are_checked_on_load(tmp_path, text, needle):
+    """A suite file is checked against its schema; the error names the file, the record
+    and the field."""
+    (tmp_path / "gemm.json").write_text(text)
+    with pytest.raises(ValueError, match=needle) as e:
+        load_suite(tmp_path, "gemm")
+    assert "gemm.json" in str(e.value)
+
+
+def test_validate_cli_names_a_broken_file(tmp_path, capsys):
+    (tmp_path / "grid.json").write_text("[]")
+    assert main(["validate", "--hw", "h100-sxm", "--measurements", str(tmp_path), "--suites", "grid"]) == 2
+    err = capsys.readouterr().err
+    assert "grid.json" in err and err.count("\n") == 1
+
+
+def test_calibrate_refuses_a_truncated_h2d_suite(tmp_path):
+    import shutil
+    shutil.copy(DATA / "micro.json", tmp_path / "micro.json")
+    (tmp_path / "h2d.json").write_text((DATA / "h2d.json").read_text()[:500])
+    with pytest.raises(ValueError, match="h2d.json: not a measurement JSON"):
+        calibrate.calibrate(H100, tmp_path)
+
+
+def test_gemm_suite_runs_its_registry_kernels_under_the_simulator():
+    """The gemm suite (rotation, variants from the registry, checks against numpy) on a
+    tiny shape under numba's CUDA simulator, with timing replaced: every variant checks
+    out and records the launch the engine would predict."""
+    import types
+
+    from numba import cuda
+
+    from simulator.measure import suites
+    from simulator.simt import api
+
+    class C:
+        def __getattr__(self, name):
+            return getattr(cuda, name)
+
+        def get_current_device(self):
+            return types.SimpleNamespace(L2_CACHE_SIZE=4096, MULTIPROCESSOR_COUNT=1)
+
+        def current_context(self):
+            return types.SimpleNamespace(get_memory_info=lambda: (1 << 30, 1 << 30))
+
+    real = suites.harness.time_launch
+    suites.harness.time_launch = lambda f, reps=5: (f(0), {"median_s": 1.0, "min_s": 1.0, "max_s": 1.0})[1]
+    try:
+        recs = suites.run_gemm(C(), sizes=[(8, 12, 5)])
+    finally:
+        suites.harness.time_launch = real
+    assert [(r["kernel"], r.get("thread_x") or r.get("tile")) for r in recs] == [
+        ("gemm-naive", "cols"), ("gemm-naive", "rows"), ("gemm-tiled", 8), ("gemm-tiled", 16),
+        ("gemm-tiled", 32)]
+    assert all(r["ok"] for r in recs)
+    for r in recs:
+        kw = {"thread_x": r["thread_x"]} if "thread_x" in r else {"tile": r["tile"]}
+        prob = api.build(H100, r["kernel"], m=8, n=12, k=5, **kw)
+        assert list(prob.grid[:2]) == r["grid"] and list(prob.block[:2]) == r["block"]

@@ -100,3 +100,19 @@ def test_readme_validation_table_is_the_committed_scores():
                                                 f"{x['pearson']:.3f}", f"{x['spearman']:.3f}",
                                                 f"{x['pairs_in_order']:.1%}"]
     assert shown == expected
+
+
+PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_readme_has_python_api_example():
+    assert PYTHON_BLOCKS
+
+
+@pytest.mark.parametrize("code", PYTHON_BLOCKS, ids=[f"python block {i}" for i in range(len(PYTHON_BLOCKS))])
+def test_readme_python_block_runs(code, monkeypatch, capsys):
+    """The README's Python API examples run as shown (from the repository root, where
+    their data paths point)."""
+    monkeypatch.chdir(README.parent)
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    assert capsys.readouterr().out

@@ -22,21 +22,22 @@ def test_matches_scalesim_on_resnet50(run, tmp_path):
     topo.write_text(g.get("topology", GOLDEN["topology"]))
     hw = hwmodels.get(str(cfg))
     assert (hw.rows, hw.cols, hw.dataflow) == (*g["array"], g["dataflow"])
-    rep = simulate_network(hw, workloads.load_topology(topo), hw.dataflow, "scalesim")
-    assert len(rep.layers) == len(g["layers"])
-    for r, s in zip(rep.layers, g["layers"]):
-        assert r.layer == s["name"]
-        assert r.total_cycles == s["total_cycles"] and r.stall_cycles == s["stall_cycles"]
+    res = simulate_network(hw, workloads.load_topology(topo), hw.dataflow, "scalesim")
+    assert len(res.layers) == len(g["layers"])
+    for r, s in zip(res.layers, g["layers"]):
+        x = r.extra
+        assert r.workload == s["name"]
+        assert r.cycles == s["total_cycles"] and r.stalls_by_cause["dram"] == s["stall_cycles"]
         assert 100 * r.utilization == pytest.approx(s["overall_util"], rel=1e-9)
-        assert 100 * r.mapping_efficiency == pytest.approx(s["mapping_efficiency"], rel=1e-9)
+        assert 100 * x["mapping_efficiency"] == pytest.approx(s["mapping_efficiency"], rel=1e-9)
         if "compute_util" in s:
-            assert 100 * r.extra["compute_utilization"] == pytest.approx(s["compute_util"], rel=1e-9)
-        assert r.sram_reads["ifmap"] == s["sram_ifmap_reads"]
-        assert r.sram_reads["filter"] == s["sram_filter_reads"]
-        assert r.sram_writes["ofmap"] == s["sram_ofmap_writes"]
-        assert r.dram_reads_bytes["ifmap"] == s["dram_ifmap_reads"]
-        assert r.dram_reads_bytes["filter"] == s["dram_filter_reads"]
-        assert r.dram_writes_bytes["ofmap"] == s["dram_ofmap_writes"]
+            assert 100 * x["scalesim_compute_utilization"] == pytest.approx(s["compute_util"], rel=1e-9)
+        assert x["sram_ifmap_reads"] == s["sram_ifmap_reads"]
+        assert x["sram_filter_reads"] == s["sram_filter_reads"]
+        assert x["sram_ofmap_writes"] == s["sram_ofmap_writes"]
+        assert x["dram_ifmap_read_bytes"] == s["dram_ifmap_reads"]
+        assert x["dram_filter_read_bytes"] == s["dram_filter_reads"]
+        assert x["dram_ofmap_write_bytes"] == s["dram_ofmap_writes"]
 
 
 def test_output_size_rounding_differs_from_floor():

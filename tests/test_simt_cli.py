@@ -6,8 +6,10 @@ import pytest
 
 from simulator.cli import main
 
-JSON_KEYS = {"cycles", "seconds", "warp_instructions", "sim_wall_seconds", "occupancy", "waves",
-             "bytes_by_level", "stalls_by_cause", "analytic_seconds", "roofline_seconds"}
+JSON_KEYS = {"hardware", "kernel", "grid", "block", "op", "engine", "analytic", "roofline"}
+RESULT_KEYS = {"predictor", "mode", "cycles", "seconds", "instructions", "wall_seconds", "launches",
+               "bytes_by_level", "stalls_by_cause", "flops", "compulsory_bytes",
+               "simulated_fraction", "estimated_error"}
 
 
 def run(capsys, *argv):
@@ -23,8 +25,11 @@ def test_simulate_simt_json(tmp_path, capsys):
     assert code == 0, err
     d = json.loads(j.read_text())
     assert JSON_KEYS <= set(d)
-    assert d["cycles"] > 0 and d["seconds"] >= d["roofline_seconds"] > 0
-    assert d["bytes_by_level"]["dram"] >= d["op"]["min_bytes"]
+    e = d["engine"]
+    assert RESULT_KEYS <= set(e) and RESULT_KEYS <= set(d["analytic"])
+    assert e["cycles"] > 0 and e["seconds"] >= d["roofline"]["seconds"] > 0
+    assert e["bytes_by_level"]["dram"] >= d["op"]["min_bytes"] == e["compulsory_bytes"]
+    assert e["launches"][0]["occupancy"] > 0 and e["launches"][0]["waves"] > 0
     assert d["grid"] == [4, 4, 1] and "gemm-naive" in out and "analytic model" in out
 
 
@@ -40,7 +45,9 @@ def test_simulate_simt_kernels(argv, capsys, tmp_path):
     j = tmp_path / "r.json"
     code, out, err = run(capsys, "simulate", "simt", "--hw", "gtx480", *argv, "--json", str(j))
     assert code == 0, err
-    assert JSON_KEYS <= set(json.loads(j.read_text()))
+    d = json.loads(j.read_text())
+    assert JSON_KEYS <= set(d) and RESULT_KEYS <= set(d["analytic"])
+    assert (d["engine"] is None) == ("analytic" in argv)
 
 
 def test_sweep_grid_csv_and_plot(tmp_path, capsys):
@@ -86,7 +93,9 @@ BAD = [
     (["simulate", "simt", "--hw", "gtx480", "--kernel", "gemm-naive", "--m", "8", "--n", "8"],
      "gemm-naive needs --k"),
     (["simulate", "simt", "--hw", "gtx480", "--kernel", "gemm-tiled", "--m", "8", "--n", "8",
-      "--k", "8", "--tile", "12"], "tile = 12"),
+      "--k", "8", "--tile", "12"], "--tile: invalid choice: 12 (choose from 8, 16, 32)"),
+    (["simulate", "simt", "--hw", "gtx480", "--kernel", "gemm-tiled", "--m", "8", "--n", "8",
+      "--k", "8", "--tile", "0"], "--tile: invalid choice: 0"),
     (["simulate", "simt", "--hw", "gtx480", "--kernel", "gemm-naive", "--m", "8", "--n", "8",
       "--k", "8", "--grid", "4"], "--grid applies to relu"),
     (["simulate", "simt", "--hw", "tpu-v1", "--kernel", "relu", "--n", "8"], "not a SIMT GPU"),

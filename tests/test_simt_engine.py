@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 import hwmodels
-from simulator.simt import analytic, api, core, engine, walk
+import simulator.result as schema
+from simulator.analysis.roofline import bound as roofline_bound
+from simulator.simt import analytic, api, core, engine, hwvec, memory, stats, walk
 from simulator.simt.kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, matadd, relu
 from simulator.simt.kernels.launch import Launch
 from workloads.ir import Conv2d
@@ -116,7 +118,7 @@ def _valid_taps(op):
 def test_engine_invariants(hw, kernel, kw):
     prob = api.build(hw, kernel, **kw)
     r = engine.simulate(hw, prob.programs, mode="full")
-    bound = api.roofline_seconds(hw, prob.op)
+    bound = roofline_bound(hw, prob.op).seconds
     assert r.seconds >= bound
     assert r.bytes_by_level["dram"] >= prob.op.min_bytes()
     op = prob.op
@@ -130,8 +132,8 @@ def test_engine_invariants(hw, kernel, kw):
     if kernel == "conv-im2col":     # the GEMM multiplies padded tiles of the column matrix
         M, N, K = conv_im2col.gemm_dims(op)
         expected = 2 * (-(-M // 16) * 16) * (-(-N // 16) * 16) * (-(-K // 16) * 16)
-    assert r.flops_executed == expected
-    assert r.warp_instructions > 0 and 0 < r.ipc <= hw.sm_count * hw.sm.warp_schedulers
+    assert r.extra["flops_executed"] == expected
+    assert r.instructions > 0 and 0 < r.ipc <= hw.sm_count * hw.sm.warp_schedulers
     stall_total = sum(r.stalls_by_cause.values())
     assert stall_total >= 0
 
@@ -142,8 +144,9 @@ def test_deterministic():
     b = engine.simulate(FERMI, prob.programs, trace=500)
     assert a.cycles == b.cycles and a.stalls_by_cause == b.stalls_by_cause
     assert a.bytes_by_level == b.bytes_by_level
-    assert np.array_equal(a.launches[0].trace, b.launches[0].trace)
-    assert np.array_equal(a.launches[0].blocks["end"], b.launches[0].blocks["end"])
+    assert np.array_equal(a.detail.launches[0].trace, b.detail.launches[0].trace)
+    assert np.array_equal(a.detail.launches[0].blocks["end"], b.detail.launches[0].blocks["end"])
+    assert a.to_dict() == {**b.to_dict(), "wall_seconds": a.wall_seconds}
 
 
 def test_policies_and_barriers():
@@ -152,7 +155,8 @@ def test_policies_and_barriers():
     lr = engine.simulate(FERMI, prob.programs, policy="lrr")
     assert g.cycles != lr.cycles
     assert g.stalls_by_cause["barrier"] > 0
-    assert g.flops_executed == lr.flops_executed
+    assert g.extra["flops_executed"] == lr.extra["flops_executed"]
+    assert (g.extra["policy"], lr.detail.policy) == ("gto", "lrr")
 
 
 def test_coalescing_moves_more_bytes():
@@ -190,16 +194,23 @@ def test_sampled_within_two_percent_of_full(kernel, kw):
     prob = api.build(FERMI, kernel, **kw)
     full = engine.simulate(FERMI, prob.programs, mode="full")
     samp = engine.simulate(FERMI, prob.programs, mode="sampled")
-    s = samp.launches[0].sampled
+    s = samp.launches[0].sampling
     assert s["extrapolated"] and s["simulated_blocks"] < 0.6 * s["total_blocks"]
     assert abs(samp.cycles / full.cycles - 1) < 0.02
     assert not full.sampled and samp.sampled
+    # block sampling estimates its error; the estimate is the launch's and the Result's
+    lr = samp.launches[0]
+    assert isinstance(lr.estimated_error, float) and samp.estimated_error == lr.estimated_error
+    assert "estimated_error" not in lr.sampling and lr.sampling["tau_cycles"] > 0
+    assert lr.simulated_fraction == pytest.approx(engine.simulated_fraction(FERMI, prob.programs[0]))
+    assert full.estimated_error is None and full.launches[0].simulated_fraction == 1.0
 
 
 def test_short_launches_are_not_sampled():
     prob = api.build(FERMI, "matadd", m=64, n=64)
     r = engine.simulate(FERMI, prob.programs, mode="sampled")
-    assert not r.sampled and r.launches[0].sampled["simulated_blocks"] == 16
+    assert not r.sampled and r.launches[0].sampling["simulated_blocks"] == 16
+    assert r.simulated_fraction == 1.0 and r.estimated_error is None
 
 
 @pytest.mark.parametrize("kernel,kw", CASES[:6])
@@ -241,7 +252,7 @@ def test_bad_launches():
     big = dataclasses.replace(prog, smem_per_block=64 * 1024)
     with pytest.raises(ValueError, match="smem = 65536: exceeds gtx480's shared memory per block"):
         engine.simulate(FERMI, big)
-    with pytest.raises(ValueError, match="--grid applies to relu"):
+    with pytest.raises(ValueError, match="gemm-naive does not take grid|--grid applies to relu"):
         api.build(FERMI, "gemm-naive", m=8, n=8, k=8, grid=4)
     with pytest.raises(ValueError, match="not a SIMT GPU"):
         engine.simulate(hwmodels.get("tpu-v1"), prog)
@@ -259,7 +270,7 @@ def test_sampled_follows_uneven_work_and_a_full_l2(n, grid):
     prob = api.build(hw, "relu", n=n, grid=grid, block=1024)
     full = engine.simulate(hw, prob.programs, mode="full", l2_warm=True)
     samp = engine.simulate(hw, prob.programs, mode="sampled", l2_warm=True)
-    s = samp.launches[0].sampled
+    s = samp.launches[0].sampling
     assert s["extrapolated"] and s["simulated_blocks"] < 0.6 * s["total_blocks"]
     assert abs(samp.cycles / full.cycles - 1) < 0.03
     assert abs(samp.bytes_by_level["dram"] / full.bytes_by_level["dram"] - 1) < 0.1
@@ -275,7 +286,7 @@ def test_a_repeated_launch_past_the_l2_writes_back_from_the_start():
     assert engine.written_fraction(prob.programs) == pytest.approx(0.5)
     cold = engine.simulate(hw, prob.programs, l2_warm=False)
     warm = engine.simulate(hw, prob.programs, l2_warm=True)
-    written_back = warm.bytes_by_level["dram"] - warm.dram_flush_bytes
+    written_back = warm.bytes_by_level["dram"] - warm.extra["dram_flush_bytes"]
     assert written_back == pytest.approx(8 * n, rel=0.02)       # x read, y written back
     assert warm.cycles > cold.cycles
 
@@ -290,12 +301,16 @@ def test_trip_extrapolation_within_five_percent_of_full(kernel, kw):
     prob = api.build(FERMI, kernel, **kw)
     full = engine.simulate(FERMI, prob.programs, mode="full")
     samp = engine.simulate(FERMI, prob.programs, mode="sampled")
-    s = samp.launches[0].sampled
+    s = samp.launches[0].sampling
     assert s["extrapolated"] and s["trips"] > engine.TRIP_SAMPLE_MIN
     period = 9 if kernel == "conv-direct" else 1
     assert s["trip_caps"] == [period * -(-32 // period), 2 * period * -(-32 // period)]
     assert abs(samp.cycles / full.cycles - 1) < 0.05
-    assert samp.warp_instructions == pytest.approx(full.warp_instructions, rel=1e-3)
+    assert samp.instructions == pytest.approx(full.instructions, rel=1e-3)
+    # loop-trip extrapolation alone has no error estimate (the CLI used to fail on that)
+    assert samp.launches[0].estimated_error is None and samp.estimated_error is None
+    assert samp.simulated_fraction == pytest.approx(engine.simulated_fraction(FERMI, prob.programs[0]))
+    assert samp.simulated_fraction < 0.5 and full.simulated_fraction == 1.0
 
 
 def test_l1_is_what_the_shared_memory_carveout_leaves():
@@ -317,26 +332,147 @@ def test_l1_is_what_the_shared_memory_carveout_leaves():
 
 def test_bad_carveouts_name_the_field():
     hw = hwmodels.get("h100-sxm")
-    with pytest.raises(ValueError, match="shared_carveouts"):
-        hwmodels.with_overrides(hw, ["sm.shared_carveouts=0,8,x"])
-    with pytest.raises(ValueError, match="shared_carveouts"):
-        hwmodels.with_overrides(hw, ["sm.shared_carveouts=0,8,16"])      # below shared_bytes
+    with pytest.raises(ValueError, match="shared_carveouts_bytes"):
+        hwmodels.with_overrides(hw, ["sm.shared_carveouts_bytes=0B,8KiB,x"])
+    with pytest.raises(ValueError, match="shared_carveouts_bytes"):
+        hwmodels.with_overrides(hw, ["sm.shared_carveouts_bytes=0B,8KiB,16KiB"])  # below shared_bytes
 
 
 def test_hashed_banks_spread_strides_and_keep_streams_balanced():
-    """``core._owner``: in turn, a walk down a 2 KiB-row matrix (16 lines apart) lands on
+    """``memory.owner``: in turn, a walk down a 2 KiB-row matrix (16 lines apart) lands on
     5 of 80 L2 slices; hashed, on most of them. A sequential stream stays perfectly
     balanced either way (each run of 80 lines meets each slice once)."""
     n = 80
     col = [16 * r + 3 for r in range(512)]
-    assert len({core._owner(x, n, False) for x in col}) == 5
-    hashed = np.bincount([core._owner(x, n, True) for x in col], minlength=n)
+    assert len({memory.owner(x, n, False) for x in col}) == 5
+    hashed = np.bincount([memory.owner(x, n, True) for x in col], minlength=n)
     assert (hashed > 0).sum() >= 70 and hashed.max() <= 4 * len(col) / n
     for start in (0, 80 * 7, 80 * 123457):
-        assert sorted(core._owner(x, n, True) for x in range(start, start + n)) == list(range(n))
-    assert core._owner(12345, n, False) == 12345 % n
+        assert sorted(memory.owner(x, n, True) for x in range(start, start + n)) == list(range(n))
+    assert memory.owner(12345, n, False) == 12345 % n
 
 
 def test_hashed_banks_only_where_the_preset_says():
     assert hwmodels.get("h100-sxm").l2.hashed_banks and hwmodels.get("h200").l2.hashed_banks
     assert not hwmodels.get("gtx480").l2.hashed_banks
+
+
+# ---------------------------------------------------------------- the Result and the named tables
+
+def test_engine_result_is_the_common_schema():
+    """conv-im2col: two launches on one L2. The Result's totals are its launches' (plus
+    the dirty-L2 flush in dram); detail keeps the engine's per-launch timelines."""
+    import json
+    hw = H100
+    prob = api.build(hw, "conv-im2col", conv=Conv2d(N=1, C=8, H=12, W=12, K=16, R=3, S=3, padding=1))
+    r = engine.simulate(hw, prob.programs, trace=100)
+    assert isinstance(r, schema.Result)
+    assert (r.predictor, r.mode, r.hardware) == ("engine", "full", hw.name)
+    assert r.workload == prob.programs[0].name and len(r.launches) == 2
+    assert all(isinstance(x, schema.Launch) for x in r.launches)
+    assert r.flops == sum(p.flops for p in prob.programs)
+    assert r.compulsory_bytes == sum(p.min_bytes for p in prob.programs)
+    assert r.cycles == sum(x.cycles for x in r.launches) and r.seconds == r.cycles / hw.clock_hz
+    assert r.instructions == sum(x.instructions for x in r.launches)
+    for k in ("l1", "shared", "l2"):
+        assert r.bytes_by_level[k] == sum(x.bytes_by_level[k] for x in r.launches)
+    assert r.bytes_by_level["dram"] == (sum(x.bytes_by_level["dram"] for x in r.launches)
+                                        + r.extra["dram_flush_bytes"])
+    assert r.stalls_by_cause == {c: sum(x.stalls_by_cause[c] for x in r.launches) for c in core.CAUSES}
+    assert r.simulated_fraction == 1.0 and r.estimated_error is None and not r.sampled
+    sm = hw.sm
+    assert 0 < r.utilization <= 1
+    assert r.utilization == pytest.approx(r.instructions * sm.issue_interval_cycles
+                                          / (hw.sm_count * sm.warp_schedulers * r.cycles))
+    assert set(r.extra) == {"flops_executed", "dram_flush_bytes", "hit_rates", "policy"}
+    assert 0 <= r.extra["hit_rates"]["l2"] <= 1
+    lr, first = r.detail.launches[1], r.launches[1]
+    assert (first.kernel, first.grid, first.block) == (lr.program.name, lr.program.launch.grid,
+                                                       lr.program.launch.block)
+    assert first.blocks_per_sm == lr.occupancy.blocks_per_sm and first.waves == lr.waves
+    assert isinstance(lr.stats, stats.LaunchStats)
+    assert first.hit_rates == lr.stats.hit_rates() and first.bytes_by_level == lr.stats.bytes_by_level()
+    assert lr.stats.warp_instructions == first.instructions
+    assert len(r.detail.launches[0].trace) == 100
+    assert len(lr.blocks["end"]) == prob.programs[1].launch.blocks
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["predictor"] == "engine" and d["launches"][1]["cycles"] == first.cycles
+    assert "detail" not in d
+
+
+def test_analytic_result_is_the_common_schema():
+    op = Conv2d(N=1, C=8, H=12, W=12, K=16, R=3, S=3, padding=1)
+    prob = api.build(FERMI, "conv-im2col", conv=op)
+    a = analytic.predict(FERMI, prob.programs)
+    assert isinstance(a, schema.Result) and (a.predictor, a.mode) == ("analytic", "analytic")
+    assert a.simulated_fraction is None and a.estimated_error is None and not a.sampled
+    assert a.cycles == sum(x.cycles for x in a.detail.launches) == sum(x.cycles for x in a.launches)
+    assert a.limiter == a.launches[-1].limiter == a.detail.launches[-1].limiter
+    assert a.launches[0].terms == a.detail.launches[0].terms
+    assert a.launches[0].limiter in a.launches[0].terms
+    assert a.instructions == sum(x.warp_instructions for x in a.detail.launches)
+    assert a.bytes_by_level == {k: sum(x.bytes_by_level[k] for x in a.detail.launches)
+                                for k in ("l1", "l2", "dram")}
+    assert a.launches[1].occupancy == a.detail.launches[1].occupancy.occupancy
+
+
+def test_hardware_vector_is_its_field_table():
+    """One row per field: the H_* indices are the table's, the values the accessors'."""
+    assert hwvec.N_HW == len(hwvec.HW_FIELDS) == len(set(hwvec.HW_NAMES))
+    indices = sorted(getattr(hwvec, n) for n in dir(hwvec) if n.startswith("H_"))
+    assert indices == list(range(hwvec.N_HW))
+    prog = api.build(H100, "gemm-tiled", m=256, n=256, k=64, tile=32).programs[0]
+    occ = engine._launch_occupancy(H100, prog)
+    h = hwvec.describe(engine.hw_vector(H100, occ, "lrr", prog.smem_per_block))
+    assert h["n_sm"] == H100.sm_count and h["gto"] == 0.0 and h["blocks_per_sm"] == occ.blocks_per_sm
+    l1 = engine.l1_capacity(H100, occ, prog.smem_per_block)
+    assert h["l1_sets"] * h["l1_ways"] * h["segment_bytes"] == l1
+    assert h["int_ii"] > 0 and h["l2_hashed"] == 1.0
+    fermi_occ = engine._launch_occupancy(FERMI, prog)
+    assert hwvec.describe(engine.hw_vector(FERMI, fermi_occ, "gto"))["int_ii"] == 0
+    bad = hwmodels.with_overrides(FERMI, ["sm.l1.sector_bytes=16B"])
+    with pytest.raises(ValueError, match="below l2.sector_bytes"):
+        engine.hw_vector(bad, engine._launch_occupancy(FERMI, prog), "gto")
+
+
+def test_statistics_are_named():
+    assert stats.N_STATS == len(stats.STAT_NAMES)
+    indices = sorted(getattr(stats, n) for n in dir(stats) if n.startswith("S_"))
+    assert indices == list(range(stats.N_STATS))
+    v = np.arange(stats.N_STATS, dtype=float)
+    s = stats.LaunchStats.from_vector(v)
+    assert s.l2_hits == stats.S_L2HIT and s.scheduler_looks == stats.S_LOOKS
+    assert s.bytes_by_level()["dram"] == stats.S_DRB + stats.S_DWB
+    with pytest.raises(ValueError, match="statistics vector"):
+        stats.LaunchStats.from_vector(v[:-1])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.l1_hits = 0
+    assert stats.hit_rates(0, 0, 3, 1) == {"l1": None, "l2": 0.75}
+
+
+def test_l1_by_hand():
+    """memory's L1: a load misses, is filled, then hits (at the later of the latency and
+    the fill); a store counts and drops the copy; the LRU way is the victim."""
+    prog = api.build(FERMI, "relu", n=4096).programs[0]
+    hp = engine.hw_vector(FERMI, engine._launch_occupancy(FERMI, prog), "gto")
+    sets, ways = int(hp[hwvec.H_L1SETS]), int(hp[hwvec.H_L1WAYS])
+    tags = np.full((2, sets, ways), -1, np.int64)
+    lru = np.zeros((2, sets, ways), np.int64)
+    fill = np.zeros((2, sets, ways))
+    st = np.zeros(stats.N_STATS)
+    s = 5 * sets + 3
+    assert memory.l1_read(s, 10.0, hp, tags, lru, fill, 1, 1, st) == -1.0
+    memory.l1_fill(s, hp, tags, lru, fill, 1, 1, 500.0)
+    assert memory.l1_holds(tags, 1, s, sets, ways) and not memory.l1_holds(tags, 0, s, sets, ways)
+    lat = hp[hwvec.H_L1LAT]
+    assert memory.l1_read(s, 20.0, hp, tags, lru, fill, 1, 2, st) == 500.0        # fill in flight
+    assert memory.l1_read(s, 600.0, hp, tags, lru, fill, 1, 3, st) == 600.0 + lat
+    memory.l1_write(s, hp, tags, 1, st)
+    assert not memory.l1_holds(tags, 1, s, sets, ways)
+    c = stats.LaunchStats.from_vector(st)
+    assert (c.l1_hits, c.l1_misses, c.global_load_segments, c.global_store_segments) == (2, 1, 3, 1)
+    assert c.l1_bytes == 3 * hp[hwvec.H_SEG]
+    for i in range(ways):                       # fill the set; the first-filled way is LRU
+        memory.l1_fill(3 + i * sets, hp, tags, lru, fill, 0, 10 + i, 0.0)
+    memory.l1_fill(3 + ways * sets, hp, tags, lru, fill, 0, 99, 0.0)
+    assert not memory.l1_holds(tags, 0, 3, sets, ways) and memory.l1_holds(tags, 0, 3 + sets, sets, ways)

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 import hwmodels
 import workloads
 from simulator.cli import main
-from simulator.systolic import (Lowered, fold_timing, pipeline_layer, run_array, simulate_layer,
-                                simulate_network, sram_counts)
+from simulator.systolic import (FoldTiming, Lowered, fold_timing, pipeline_layer, run_array,
+                                simulate_layer, simulate_network, sram_counts)
 from simulator.systolic.lowering import a_valid_block, operand_matrices
 from simulator.systolic.pipeline import per_fold_bytes
 from workloads import Conv2d, Gemm
@@ -139,8 +139,8 @@ def test_pipeline_limits(df):
 def test_tpu_layers_are_weight_bound_as_in_the_paper():
     """On TPU v1 ResNet-50 (batch 1) reads only weights from DRAM and spends most of its
     time waiting for them: weights 25.5 MB at 34 GB/s = 0.75 ms."""
-    rep = simulate_network(hwmodels.get("tpu-v1"), workloads.resnet50(), "ws")
-    t = rep.totals()
+    res = simulate_network(hwmodels.get("tpu-v1"), workloads.resnet50(), "ws")
+    t = res.extra
     assert t["dram_ifmap_read_bytes"] == 0
     assert t["dram_filter_read_bytes"] == sum(op.operands()[1].elements for op in workloads.resnet50().ops)
     assert t["seconds"] >= t["dram_filter_read_bytes"] / 34e9
@@ -151,12 +151,21 @@ def test_array_override_and_groups():
     hw = hwmodels.get("systolic-4x4")
     net = workloads.Network("g", (Conv2d(name="dw", N=1, C=8, H=6, W=6, K=8, R=3, S=3, padding=1,
                                          groups=8),))
-    rep = simulate_network(hw, net, "os", rows=2, cols=3, stalls="closed-form")
-    r = rep.layers[0]
+    res = simulate_network(hw, net, "os", rows=2, cols=3, stalls="closed-form")
+    lr = res.layers[0]
+    r = lr.detail
     one = simulate_layer(dataclasses.replace(hw, rows=2, cols=3),
                          Conv2d(N=1, C=1, H=6, W=6, K=1, R=3, S=3, padding=1), "os")
-    assert (r.rows, r.cols) == (2, 3)
+    assert (r.rows, r.cols) == (2, 3) and lr.extra["array"] == "2x3"
+    assert (res.extra["rows"], res.extra["cols"]) == (2, 3) and res.detail.hardware.rows == 2
     assert r.compute_cycles == 8 * one.compute_cycles and r.macs == net.ops[0].macs()
+    assert lr.extra["groups"] == 8 and lr.instructions == 8 * one.folds
+    # FLOPs and compulsory bytes are the whole grouped op's (8 times one group's)
+    assert lr.flops == net.ops[0].flops() == 8 * one.flops
+    assert lr.compulsory_bytes == 8 * one.compulsory_bytes
+    assert lr.compulsory_bytes == sum(o.touched for o in net.ops[0].operands()) * hw.word_bytes
+    # the fold timing kept for the chart is one group's, as the engine ran it
+    assert r.fold_timing.compute_cycles == one.compute_cycles
 
 
 @pytest.mark.parametrize("argv,needle", [
@@ -201,8 +210,12 @@ def test_simulate_systolic_cli_outputs(tmp_path, capsys):
             "mapping_efficiency", "sram_ifmap_reads", "sram_filter_reads", "sram_ofmap_writes",
             "dram_ifmap_read_bytes", "dram_filter_read_bytes", "dram_ofmap_write_bytes", "seconds"}
     assert len(rows) == 54 and need <= set(rows[0])
-    data = json.loads(js.read_text())
-    assert data["hardware"]["rows"] == 128 and data["totals"]["macs"] == 4089184256
+    data = json.loads(js.read_text())          # Result.to_dict()
+    assert data["predictor"] == "systolic" and data["hardware"] == "tpu-v1"
+    assert data["extra"]["rows"] == 128 and data["extra"]["macs"] == 4089184256
+    assert len(data["layers"]) == 54 and data["layers"][0]["instruction_unit"] == "fold"
+    assert data["layers"][0]["extra"]["compute_cycles"] == int(rows[0]["compute_cycles"])
+    assert {"flops", "compulsory_bytes"} <= set(rows[0])
     assert png.stat().st_size > 20000
 
 
@@ -223,7 +236,83 @@ def test_scalesim_mode_utilisation_can_exceed_one_on_1x1_arrays():
     hw = hwmodels.get("systolic-4x4")
     op = Gemm(M=5, N=7, K=9)
     ss = simulate_network(hw, workloads.Network("g", (op,)), "os", "scalesim", 1, 1).layers[0]
-    assert ss.total_cycles == 5 * 7 * 9 - 1 and ss.utilization > 1
+    assert ss.cycles == 5 * 7 * 9 - 1 and ss.utilization > 1
     d = simulate_network(hw, workloads.Network("g", (op,)), "os", "default", 1, 1,
                          stalls="closed-form").layers[0]
     assert d.utilization <= 1
+
+
+@pytest.mark.parametrize("mode,df,stalls", [("default", "ws", "pipeline"),
+                                            ("default", "os", "closed-form"),
+                                            ("scalesim", "is", "pipeline")])
+def test_network_result_fields(mode, df, stalls):
+    """simulate_network returns a Result; the network's figures are its layers' sums and
+    each layer's are its SystolicResult's."""
+    from simulator.result import Result
+    hw = hwmodels.get("systolic-8x8")
+    net = workloads.Network("n", (Conv2d(name="c", N=1, C=5, H=9, W=9, K=12, R=3, S=3, padding=1),
+                                  Gemm(name="fc", M=3, N=20, K=40)))
+    res = simulate_network(hw, net, df, mode, stalls=stalls)
+    assert isinstance(res, Result) and (res.predictor, res.mode) == ("systolic", mode)
+    assert (res.hardware, res.workload, res.instruction_unit) == ("systolic-8x8", "n", "fold")
+    assert res.simulated_fraction == 1.0 and res.estimated_error is None and res.wall_seconds > 0
+    wb = hw.word_bytes if mode == "default" else 1
+    t = res.detail.totals()
+    for k, v in t.items():
+        assert res.extra[k] == v
+    assert res.cycles == t["total_cycles"] and res.seconds == t["seconds"]
+    assert res.utilization == t["utilization"] and res.stalls_by_cause == {"dram": t["stall_cycles"]}
+    assert res.flops == net.flops() and res.op == net.to_dict()
+    assert len(res.layers) == 2
+    for lr, op in zip(res.layers, net.ops):
+        r = lr.detail
+        assert (lr.predictor, lr.mode, lr.hardware) == ("systolic", mode, "systolic-8x8")
+        assert lr.workload == op.name
+        assert lr.flops == op.flops() and lr.op == op.to_dict()
+        assert lr.compulsory_bytes == sum(o.touched for o in op.operands()) * wb
+        assert lr.cycles == r.compute_cycles + r.stall_cycles == lr.extra["total_cycles"]
+        assert lr.instructions == r.folds and lr.stalls_by_cause == {"dram": r.stall_cycles}
+        sram_words = sum(r.sram_reads.values()) + sum(r.sram_writes.values())
+        dram_bytes = sum(r.dram_reads_bytes.values()) + sum(r.dram_writes_bytes.values())
+        assert lr.bytes_by_level == {"sram": sram_words * wb, "dram": dram_bytes}
+        assert {"layer": lr.workload, **lr.extra} == r.row()
+        # the default schedule's fold timing, computed once by the engine, in either mode
+        L = Lowered(op, df, 8, 8)
+        starts, ends, total = fold_timing(L)
+        ft = r.fold_timing
+        assert np.array_equal(ft.starts, starts) and np.array_equal(ft.ends, ends)
+        assert ft.compute_cycles == total and np.array_equal(ft.folds, L.folds)
+    for key in ("cycles", "seconds", "flops", "compulsory_bytes", "instructions"):
+        assert getattr(res, key) == pytest.approx(sum(getattr(lr, key) for lr in res.layers), rel=1e-12)
+    for lv in ("sram", "dram"):
+        assert res.bytes_by_level[lv] == sum(lr.bytes_by_level[lv] for lr in res.layers)
+    d = res.to_dict()
+    assert "detail" not in d and d["layers"][1]["workload"] == "fc"
+
+
+def test_pe_row_activity():
+    """The heatmap's figures: columns used / C x min(1, T / span) on the rows a fold uses."""
+    L = Lowered(Gemm(M=5, N=7, K=6), "ws", 4, 4)        # T = 5, folds (4x4, 2x4, 4x3, 2x3)
+    ft = FoldTiming.of(L)
+    img = ft.pe_row_activity()
+    starts, _, total = fold_timing(L)
+    spans = np.diff(np.append(starts, total))
+    assert img.shape == (4, 4)
+    for f, (_, _, ru, cu) in enumerate(L.folds):
+        assert np.allclose(img[:ru, f], cu / 4 * min(1.0, 5 / spans[f]))
+        assert not img[ru:, f].any()
+    assert ft.pe_row_activity(2).shape == (4, 2)
+
+
+def test_engine_and_chart_layering():
+    """The engine never imports the analyses; the chart draws a Result without the engine."""
+    import inspect
+    import pathlib
+    import re
+
+    from simulator.analysis import plots
+    root = pathlib.Path(__file__).resolve().parents[1] / "simulator"
+    for f in (root / "systolic").glob("*.py"):
+        assert not re.search(r"^\s*(from|import)\s+\S*analysis", f.read_text(), re.MULTILINE), f
+    imports = [line for line in inspect.getsource(plots.systolic_chart).splitlines() if "import" in line]
+    assert not any("systolic" in line for line in imports)

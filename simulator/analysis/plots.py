@@ -15,7 +15,7 @@ def _plt():
 
 
 def _save(fig, path):
-    from hwmodels.registry import atomic_write
+    from hwmodels.fileio import atomic_write
     import io
     fmt = str(path).rsplit(".", 1)[-1].lower()
     if fmt not in ("png", "svg", "pdf"):
@@ -121,45 +121,38 @@ def tpu_paper_chart(path, hardware=None):
     plt.close(fig)
 
 
-def systolic_chart(report, path):
+def systolic_chart(result, path):
     """Utilisation and mapping efficiency per layer, and a fold-by-PE-row heatmap of the
-    layer that takes longest (share of each fold's cycles a PE row spends on MACs)."""
-    from simulator.systolic.closed_form import fold_timing
-    from simulator.systolic.engine import split_groups
-    from simulator.systolic.lowering import Lowered
+    layer that takes longest (share of each fold's cycles a PE row spends on MACs).
+
+    Draws a systolic :class:`simulator.result.Result` as it is: the per-layer figures
+    from its ``layers``, the heatmap from the fold timing the engine kept in each
+    layer's ``detail`` (``fold_timing``); nothing is lowered or simulated here."""
     plt = _plt()
-    layers = report.layers
+    layers = result.layers
     fig, (ax, hx) = plt.subplots(2, 1, figsize=(max(8, len(layers) * 0.18), 8.5),
                                  gridspec_kw={"height_ratios": [1, 1.1]})
     x = np.arange(len(layers))
     ax.bar(x, [r.utilization for r in layers], color="tab:blue", label="utilisation (stalls included)")
-    ax.plot(x, [r.mapping_efficiency for r in layers], "o-", color="tab:orange", ms=3, lw=1,
+    ax.plot(x, [r.extra["mapping_efficiency"] for r in layers], "o-", color="tab:orange", ms=3, lw=1,
             label="mapping efficiency")
     ax.set_xticks(x)
-    ax.set_xticklabels([r.layer for r in layers], rotation=90, fontsize=6)
+    ax.set_xticklabels([r.workload for r in layers], rotation=90, fontsize=6)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("fraction of PE-cycles")
-    t = report.totals()
-    ax.set_title(f"{report.network.name} on {report.hardware.name} {layers[0].rows}x{layers[0].cols}, "
-                 f"{report.dataflow}, {report.mode} mode: utilisation {t['utilization']:.1%}")
+    t = result.extra
+    ax.set_title(f"{result.workload} on {result.hardware} {t['rows']}x{t['cols']}, "
+                 f"{t['dataflow']}, {result.mode} mode: utilisation {result.utilization:.1%}")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.35 if len(layers) > 20 else -0.2),
               ncol=2, frameon=False)
-    longest = max(range(len(layers)), key=lambda k: layers[k].total_cycles)
-    op, _ = split_groups(report.network.ops[longest])
-    L = Lowered(op, report.dataflow, layers[0].rows, layers[0].cols)
-    starts, ends, total = fold_timing(L)
-    spans = np.diff(np.append(starts, total))
-    T = L.spatial[2]
-    folds = L.folds
-    nshow = min(len(folds), 400)
-    img = np.zeros((L.rows, nshow))
-    for f in range(nshow):
-        ru, cu = folds[f, 2], folds[f, 3]
-        img[:ru, f] = (cu / L.cols) * min(1.0, T / max(1, spans[f]))
+    longest = max(range(len(layers)), key=lambda k: layers[k].cycles)
+    ft = layers[longest].detail.fold_timing
+    img = ft.pe_row_activity(400)
+    nshow, nfolds = img.shape[1], len(ft.folds)
     im = hx.imshow(img, aspect="auto", cmap="magma", vmin=0, vmax=1, interpolation="nearest")
-    hx.set_xlabel(f"fold (run order){'' if nshow == len(folds) else f', first {nshow} of {len(folds)}'}")
+    hx.set_xlabel(f"fold (run order){'' if nshow == nfolds else f', first {nshow} of {nfolds}'}")
     hx.set_ylabel("PE row")
-    hx.set_title(f"{layers[longest].layer}: {L.row_folds} row x {L.col_folds} column folds; "
+    hx.set_title(f"{layers[longest].workload}: {ft.row_folds} row x {ft.col_folds} column folds; "
                  "share of each fold's cycles a row's PEs do MACs")
     fig.colorbar(im, ax=hx, pad=0.01)
     fig.tight_layout()
@@ -192,10 +185,13 @@ def grid_sweep_chart(rows, path, title=""):
 
 
 def simt_timeline_chart(result, path, launch=0, warps=False):
-    """Per-SM timeline of one simulated launch: a bar per block (SM on the y axis); with
-    ``warps=True`` and a trace, one row per (SM, warp) with a tick per issued instruction."""
+    """Per-SM timeline of one launch of an engine Result: a bar per block (SM on the y
+    axis); with ``warps=True`` and a trace, one row per (SM, warp) with a tick per issued
+    instruction."""
     plt = _plt()
-    lr = result.launches[launch]
+    if result.predictor != "engine" or result.detail is None:
+        raise ValueError("a timeline needs the engine's Result (simulate simt, full or sampled)")
+    lr = result.detail.launches[launch]
     fig, ax = plt.subplots(figsize=(10, 4.5))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     if warps:
@@ -217,29 +213,29 @@ def simt_timeline_chart(result, path, launch=0, warps=False):
             ax.barh(int(s), t1 - t0, left=t0, color=colors[i % len(colors)], edgecolor="k", lw=0.3)
         ax.set_ylabel("SM")
     ax.set_xlabel("cycle")
-    ax.set_title(f"{lr.program.describe()} on {result.hw.name} ({result.policy})", fontsize=9)
+    ax.set_title(f"{lr.program.describe()} on {result.hardware}", fontsize=9)
     _save(fig, path)
 
 
 def validation_chart(rows, path, title="", hw=None):
-    """Predicted against measured seconds (log axes, one colour per predictor); for the
-    grid suite, measured and predicted time against grid size at 256 threads; with
-    ``hw``, measured and predicted points on one roofline chart (FLOP/s against FLOP per
-    compulsory byte)."""
+    """Predicted against measured seconds (log axes, one colour per predictor) of
+    ``analysis.validate.ValidationRow``s; for the grid suite, measured and predicted time
+    against grid size at 256 threads; with ``hw``, measured and predicted points on one
+    roofline chart (FLOP/s against FLOP per compulsory byte)."""
     plt = _plt()
-    grid_rows = [r for r in rows if r["suite"] == "grid" and r["label"].find("(256, 1, 1)") >= 0]
+    grid_rows = [r for r in rows if r.suite == "grid" and r.measurement.launch_shapes[-1][1][0] == 256]
     ncols = 1 + bool(grid_rows) + (hw is not None)
     fig, axes = plt.subplots(1, ncols, figsize=(6.5 * ncols, 5.5), squeeze=False)
     ax = axes[0, 0]
     marks = {"grid": "o", "gemm": "s", "conv": "^"}
     for pred, color in (("roofline", "0.6"), ("analytic", "tab:orange"), ("engine", "tab:blue")):
         for suite, m in marks.items():
-            rs = [r for r in rows if r["suite"] == suite and r[f"{pred}_s"] is not None]
+            rs = [r for r in rows if r.suite == suite and r.predicted_s(pred) is not None]
             if rs:
-                ax.scatter([r["measured_s"] for r in rs], [r[f"{pred}_s"] for r in rs], s=10,
+                ax.scatter([r.measured_s for r in rs], [r.predicted_s(pred) for r in rs], s=10,
                            marker=m, color=color, alpha=0.6, label=f"{pred} ({suite})")
-    lo = min(min(r["measured_s"], r["roofline_s"]) for r in rows) / 2
-    hi = max(r["measured_s"] for r in rows) * 2
+    lo = min(min(r.measured_s, r.predicted_s("roofline")) for r in rows) / 2
+    hi = max(r.measured_s for r in rows) * 2
     ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -249,15 +245,14 @@ def validation_chart(rows, path, title="", hw=None):
     ax.legend(fontsize=7, ncol=2)
     if grid_rows:
         ax = axes[0, 1]
-        import re
         for size, style in (("67108864", "-"), ("2097152", "--")):
-            rs = [r for r in grid_rows if r["group"].endswith("/" + size)]
-            rs.sort(key=lambda r: int(re.search(r"grid \((\d+)", r["label"]).group(1)))
-            g = [int(re.search(r"grid \((\d+)", r["label"]).group(1)) for r in rs]
-            ax.plot(g, [r["measured_s"] for r in rs], "k" + style, marker="o", ms=3,
+            rs = sorted((r for r in grid_rows if r.group.endswith("/" + size)),
+                        key=lambda r: r.measurement.launch_shapes[-1][0][0])
+            g = [r.measurement.launch_shapes[-1][0][0] for r in rs]
+            ax.plot(g, [r.measured_s for r in rs], "k" + style, marker="o", ms=3,
                     label=f"measured n={size}")
             for pred, color in (("engine", "tab:blue"), ("analytic", "tab:orange")):
-                pts = [(x, r[f"{pred}_s"]) for x, r in zip(g, rs) if r[f"{pred}_s"] is not None]
+                pts = [(x, r.predicted_s(pred)) for x, r in zip(g, rs) if r.predicted_s(pred) is not None]
                 if pts:
                     ax.plot(*zip(*pts), style, color=color, label=f"{pred} n={size}")
         ax.set_xscale("log")
@@ -270,13 +265,14 @@ def validation_chart(rows, path, title="", hw=None):
         ax = axes[0, -1]
         peak = hw.peak_flop_per_s("fp32")
         bw = hw.dram.bandwidth_bytes_per_s
-        rs = [r for r in rows if r.get("flops") and r.get("min_bytes")]
-        x = np.array([r["flops"] / r["min_bytes"] for r in rs])
+        rs = [r for r in rows if r.measurement.flops and r.measurement.compulsory_bytes]
+        x = np.array([r.measurement.flops / r.measurement.compulsory_bytes for r in rs])
         xs = np.logspace(np.log10(x.min() / 2), np.log10(x.max() * 2), 100)
         ax.plot(xs, np.minimum(peak, bw * xs), "k-", lw=1, label="roofline (fp32 peak, DRAM)")
-        ax.scatter(x, [r["flops"] / r["measured_s"] for r in rs], s=9, color="k", label="measured")
+        ax.scatter(x, [r.measurement.flops / r.measured_s for r in rs], s=9, color="k", label="measured")
         for pred, color in (("engine", "tab:blue"), ("analytic", "tab:orange")):
-            pts = [(xi, r["flops"] / r[f"{pred}_s"]) for xi, r in zip(x, rs) if r[f"{pred}_s"]]
+            pts = [(xi, r.measurement.flops / r.predicted_s(pred)) for xi, r in zip(x, rs)
+                   if r.predicted_s(pred)]
             if pts:
                 ax.scatter(*zip(*pts), s=9, color=color, alpha=0.5, label=pred)
         ax.set_xscale("log")

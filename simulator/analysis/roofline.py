@@ -9,7 +9,10 @@ exceeds any ceiling. Launch overheads are not included: this is a bound.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+
+from simulator.result import Result
 
 from .datamovement import lower_bound_bytes
 
@@ -138,3 +141,47 @@ def roofline(hw, network, precision: str | None = None) -> RooflineReport:
             bound_seconds=t, attainable_flop_per_s=flops / t if t else 0.0, bound_by=by,
             levels=tuple(lps)))
     return RooflineReport(hw, network, precision, peak, tuple(points))
+
+
+def _point_result(hw, p: RooflinePoint, op_dict, precision, wall) -> Result:
+    return Result(predictor="roofline", mode="bound", hardware=hw.name, workload=p.layer or p.kind,
+                  seconds=p.bound_seconds, flops=p.flops, compulsory_bytes=p.compulsory_bytes,
+                  bytes_by_level={lv.name: lv.bytes for lv in p.levels},
+                  limiter=p.bound_by, wall_seconds=wall, op=op_dict,
+                  extra={"precision": precision, "compute_seconds": p.compute_seconds,
+                         "attainable_flop_per_s": p.attainable_flop_per_s})
+
+
+def bound(hw, workload, precision: str = "fp32") -> Result:
+    """The roofline lower bound as a Result: of one op (a ``workloads.ir`` TensorOp) or of
+    a network (its ``layers`` one Result per op); ``limiter`` names what binds
+    (``compute`` or a memory level), ``bytes_by_level`` the bytes each level must move
+    (the larger of the compulsory traffic and the pebble bound inside it); ``detail``
+    the :class:`RooflineReport` (ceilings, for charts).
+
+    >>> import hwmodels
+    >>> from workloads.ir import Gemm
+    >>> r = bound(hwmodels.get("gtx480"), Gemm(name="g", M=1024, N=1024, K=1024))
+    >>> r.limiter, round(r.seconds * 1e3, 3)
+    ('compute', 1.597)
+    """
+    import time
+
+    from workloads.networks import Network
+    t0 = time.perf_counter()
+    single = not isinstance(workload, Network)
+    net = Network(workload.name or workload.kind, (workload,)) if single else workload
+    rep = roofline(hw, net, precision)
+    wall = time.perf_counter() - t0
+    layers = tuple(_point_result(hw, p, op.to_dict(), rep.precision, wall / len(net.ops))
+                   for p, op in zip(rep.points, net.ops))
+    if single:
+        return dataclasses.replace(layers[0], detail=rep, wall_seconds=wall)
+    t = rep.totals()
+    levels = {lv: sum(r.bytes_by_level[lv] for r in layers) for lv in layers[0].bytes_by_level}
+    dominant = max(t["seconds_by_bound"], key=t["seconds_by_bound"].get)
+    return Result(predictor="roofline", mode="bound", hardware=hw.name, workload=net.name,
+                  seconds=t["bound_seconds"], flops=t["flops"], compulsory_bytes=t["compulsory_bytes"],
+                  bytes_by_level=levels, limiter=dominant, wall_seconds=wall, op=net.to_dict(),
+                  layers=layers, extra={"precision": rep.precision,
+                                        "seconds_by_bound": t["seconds_by_bound"]}, detail=rep)

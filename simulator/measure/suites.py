@@ -14,6 +14,8 @@ import time
 
 import numpy as np
 
+from simulator.simt.kernels import REGISTRY
+
 from . import harness, micro
 
 SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines")
@@ -174,22 +176,31 @@ def _time_chase(d, starts, steps, out):
 
 # ------------------------------------------------------------------ grid (relu)
 
+def _device_arrays(c, dev, host):
+    """Device copies of the host inputs and NaN-filled outputs of a registry Device."""
+    arrays = {k: c.to_device(v) for k, v in host.items()}
+    for name, shape in dev.outputs.items():
+        arrays[name] = c.to_device(np.full(shape, np.nan, np.float32))
+    return arrays
+
+
 def run_grid(c, seed=0):
-    from simulator.simt.kernels import relu
+    spec = REGISTRY.get("relu")
     sms = c.get_current_device().MULTIPROCESSOR_COUNT
     rng = _rng(seed)
     recs = []
     for label, n in RELU_N.items():
-        x = c.to_device(rng.standard_normal(n, dtype=np.float32))
-        y = c.device_array(n, np.float32)
-        ref = np.maximum(x.copy_to_host(), 0)
-        k = relu.kernel()
+        first = spec.device(spec.problem(n=n, grid=1, block=32))
+        host = first.inputs(rng)
+        arrays = _device_arrays(c, first, host)
+        ref = first.reference(host)["y"]
         for block in RELU_BLOCKS:
             for grid in _relu_grids(sms):
-                y.copy_to_device(np.full(n, np.nan, np.float32))
-                k[grid, block](x, y, n)
-                ok = bool(np.array_equal(y.copy_to_host(), ref))
-                t = harness.time_launch(lambda st: k[grid, block, st](x, y, n), reps=5)
+                dev = spec.device(spec.problem(n=n, grid=grid, block=block))
+                arrays["y"].copy_to_device(np.full(n, np.nan, np.float32))
+                dev.launch(arrays)
+                ok = bool(np.array_equal(arrays["y"].copy_to_host(), ref))
+                t = harness.time_launch(lambda st: dev.launch(arrays, st), reps=5)
                 recs.append({"kernel": "relu", "n": n, "size": label, "grid": grid, "block": block,
                              **t, "ok": ok, "rel_error": 0.0 if ok else float("inf"),
                              "includes_host_launch_latency": False})
@@ -216,8 +227,11 @@ def _rotating(c, make, ws_bytes, l2_bytes):
     return [make() for _ in range(k)]
 
 
+GEMM_VARIANTS = [("gemm-naive", {"thread_x": tx}) for tx in ("cols", "rows")] + \
+    [("gemm-tiled", {"tile": T}) for T in (8, 16, 32)]
+
+
 def run_gemm(c, seed=0, sizes=None, deadline_s=None):
-    from simulator.simt.kernels import gemm_naive, gemm_tiled
     l2 = c.get_current_device().L2_CACHE_SIZE
     rng = _rng(seed)
     shapes = [(s, s, s) for s in GEMM_SQUARE] + list(GEMM_OTHER) if sizes is None else sizes
@@ -226,14 +240,13 @@ def run_gemm(c, seed=0, sizes=None, deadline_s=None):
     for M, N, K in shapes:
         if deadline_s and time.time() - start > deadline_s:
             break
-        A = rng.standard_normal((M, K), dtype=np.float32)
-        B = rng.standard_normal((K, N), dtype=np.float32)
-        ref = A.astype(np.float64) @ B.astype(np.float64)
+        devs = [(kernel, kw, REGISTRY.get(kernel).device(REGISTRY.get(kernel).problem(m=M, n=N, k=K, **kw)))
+                for kernel, kw in GEMM_VARIANTS]
+        host = devs[0][2].inputs(rng)
+        ref = devs[0][2].reference(host)["C"]
         ws = 4 * (M * K + K * N + M * N)
-        sets = _rotating(c, lambda: (c.to_device(A), c.to_device(B), c.device_array((M, N), np.float32)),
-                         ws, l2)
-        variants = [("gemm-naive", {"thread_x": tx}) for tx in ("cols", "rows")] + \
-                   [("gemm-tiled", {"tile": T}) for T in gemm_tiled.TILES]
+        sets = _rotating(c, lambda: {"A": c.to_device(host["A"]), "B": c.to_device(host["B"]),
+                                     "C": c.device_array((M, N), np.float32)}, ws, l2)
         # one rotation for all the shape's variants: each launch takes the set used least
         # recently. (Until 2026-11-23 each variant started again at set 0 and could find
         # the sets the previous variant had just left in the L2.)
@@ -242,25 +255,16 @@ def run_gemm(c, seed=0, sizes=None, deadline_s=None):
         def next_set():
             state["i"] += 1
             return sets[(state["i"] - 1) % len(sets)]
-        for kernel, kw in variants:
-            if kernel == "gemm-naive":
-                lc = gemm_naive.launch(M, N, (16, 16), kw["thread_x"])
-                kern = gemm_naive.kernel(kw["thread_x"])
-            else:
-                lc = gemm_tiled.launch(M, N, kw["tile"])
-                kern = gemm_tiled.kernel(kw["tile"])
-            g, b = lc.grid[:2], lc.block[:2]
-            dA, dB, dC = next_set()
-            dC.copy_to_device(np.full((M, N), np.nan, np.float32))
-            kern[g, b](dA, dB, dC, M, N, K)
-            err = harness.rel_error(dC.copy_to_host(), ref)
-
-            def launch(st):
-                a, bb, cc = next_set()
-                kern[g, b, st](a, bb, cc, M, N, K)
-            t = harness.time_launch(launch, reps=5 if M * N * K < 2 ** 33 else 3)
-            recs.append({"kernel": kernel, "m": M, "n": N, "k": K, **kw, "grid": list(g),
-                         "block": list(b), **t, "rel_error": err, "ok": err < 1e-4,
+        for kernel, kw, dev in devs:
+            (g, b), = dev.shapes
+            arrays = next_set()
+            arrays["C"].copy_to_device(np.full((M, N), np.nan, np.float32))
+            dev.launch(arrays)
+            err = harness.rel_error(arrays["C"].copy_to_host(), ref)
+            t = harness.time_launch(lambda st: dev.launch(next_set(), st),
+                                    reps=5 if M * N * K < 2 ** 33 else 3)
+            recs.append({"kernel": kernel, "m": M, "n": N, "k": K, **kw, "grid": list(g[:2]),
+                         "block": list(b[:2]), **t, "rel_error": err, "ok": err < 1e-4,
                          "buffer_sets": len(sets), "rotation_bytes": len(sets) * ws,
                          "flops": 2 * M * N * K,
                          "includes_host_launch_latency": False})
@@ -268,31 +272,6 @@ def run_gemm(c, seed=0, sizes=None, deadline_s=None):
 
 
 # ------------------------------------------------------------------ conv
-
-def _conv_ref_at(x, w, op, idx):
-    """Reference outputs at flat output indices ``idx`` (in the op's output layout)."""
-    out = np.empty(len(idx))
-    for j, o in enumerate(idx):
-        if op.layout == "nchw":
-            q, p, k, n = o % op.Q, (o // op.Q) % op.P, (o // (op.Q * op.P)) % op.K, o // (op.Q * op.P * op.K)
-        else:
-            k, q, p, n = o % op.K, (o // op.K) % op.Q, (o // (op.K * op.Q)) % op.P, o // (op.K * op.Q * op.P)
-        acc = 0.0
-        for r in range(op.R):
-            h = p * op.stride + r - op.padding
-            if not 0 <= h < op.H:
-                continue
-            for s in range(op.S):
-                ww = q * op.stride + s - op.padding
-                if not 0 <= ww < op.W:
-                    continue
-                if op.layout == "nchw":
-                    acc += float(np.dot(x[n, :, h, ww].astype(np.float64), w[k, :, r, s]))
-                else:
-                    acc += float(np.dot(x[n, h, ww, :].astype(np.float64), w[r, s, :, k]))
-        out[j] = acc
-    return out
-
 
 def _unique_convs(batch, layout):
     import workloads
@@ -308,7 +287,6 @@ def _unique_convs(batch, layout):
 
 
 def run_conv(c, seed=0, batches=CONV_BATCHES, deadline_s=None):
-    from simulator.simt.kernels import conv_direct, conv_im2col, gemm_tiled
     rng = _rng(seed)
     recs = []
     start = time.time()
@@ -317,60 +295,31 @@ def run_conv(c, seed=0, batches=CONV_BATCHES, deadline_s=None):
             for op in _unique_convs(batch, layout):
                 if deadline_s and time.time() - start > deadline_s:
                     return recs
-                xs, wsz, ys = (o.shape for o in op.operands())
-                x = rng.standard_normal(xs, dtype=np.float32)
-                w = rng.standard_normal(wsz, dtype=np.float32)
-                dx, dw = c.to_device(x), c.to_device(w)
-                outputs = op.N * op.K * op.P * op.Q
-                idx = rng.integers(0, outputs, 64)
-                ref = _conv_ref_at(x, w, op, idx)
-                # direct
-                dy = c.device_array(ys, np.float32)
-                dy.copy_to_device(np.full(ys, np.nan, np.float32))
-                lc = conv_direct.launch(op, 256)
-                k = conv_direct.kernel(layout)
-                a = conv_direct.args(op)
-                k[lc.grid[0], 256](dx, dw, dy, *a)
-                got = dy.copy_to_host()
-                err = harness.rel_error(got.reshape(-1)[idx], ref)
-                full = bool(np.isfinite(got).all())
-                t = harness.time_launch(lambda st: k[lc.grid[0], 256, st](dx, dw, dy, *a), reps=3)
                 base = {"layer": op.name, "batch": batch, "layout": layout,
                         "conv": {"n": op.N, "c": op.C, "h": op.H, "w": op.W, "k": op.K, "r": op.R,
                                  "s": op.S, "stride": op.stride, "pad": op.padding},
                         "flops": op.flops(), "includes_host_launch_latency": False}
-                recs.append({"kernel": "conv-direct", **base, "grid": lc.grid[0], "block": 256, **t,
-                             "rel_error": err, "ok": err < 1e-4 and full})
-                # im2col then gemm-tiled (T = 16); output (n, p, q, k)
-                l1, l2 = conv_im2col.launches(op, 256, 16)
-                M, N, Kc = conv_im2col.gemm_dims(op)
-                col = c.device_array((M, Kc), np.float32)
-                wm = w.reshape(N, Kc).T.copy() if layout == "nchw" else w.reshape(Kc, N)
-                dwm = c.to_device(np.ascontiguousarray(wm))
-                dyy = c.device_array((M, N), np.float32)
-                dyy.copy_to_device(np.full((M, N), np.nan, np.float32))
-                ik = conv_im2col.im2col_kernel(layout)
-                ia = conv_im2col.im2col_args(op)
-                gk = gemm_tiled.kernel(16)
-
-                def both(st=0):
-                    ik[l1.grid[0], 256, st](dx, col, *ia)
-                    gk[l2.grid[:2], l2.block[:2], st](col, dwm, dyy, M, N, Kc)
-                both()
-                got = dyy.copy_to_host()      # (n p q, k)
-                if layout == "nchw":
-                    o = idx
-                    q_, p_, k_, n_ = o % op.Q, (o // op.Q) % op.P, (o // (op.Q * op.P)) % op.K, \
-                        o // (op.Q * op.P * op.K)
-                    vals = got[(n_ * op.P + p_) * op.Q + q_, k_]
-                else:
-                    vals = got.reshape(-1)[idx]
-                err = harness.rel_error(vals, ref)
-                full = bool(np.isfinite(got).all())
-                t = harness.time_launch(both, reps=3)
-                recs.append({"kernel": "conv-im2col", **base, "grid": [l1.grid[0], list(l2.grid[:2])],
-                             "block": [256, [16, 16]], **t, "rel_error": err,
-                             "ok": err < 1e-4 and full})
+                # direct (blocks of 256), then im2col + gemm-tiled (T = 16), on the same
+                # random x and w (one seed per layer); y checked at 64 random outputs
+                op_seed = int(rng.integers(1 << 31))
+                for kernel in ("conv-direct", "conv-im2col"):
+                    spec = REGISTRY.get(kernel)
+                    dev = spec.device(spec.problem(conv=op))
+                    inputs = dev.inputs(np.random.default_rng(op_seed))
+                    arrays = _device_arrays(c, dev, inputs)
+                    dev.launch(arrays)
+                    got = arrays["y"].copy_to_host()
+                    idx = rng.integers(0, got.size, 64)
+                    err = harness.rel_error(got.reshape(-1)[idx], dev.reference(inputs, idx)["y"])
+                    full = bool(np.isfinite(got).all())
+                    t = harness.time_launch(lambda st: dev.launch(arrays, st), reps=3)
+                    # a 1-D launch as numbers, a 2-D one as lists (as the records always were)
+                    shapes = [(g[0], b[0]) if b[1:] == (1, 1) else (list(g[:2]), list(b[:2]))
+                              for g, b in dev.shapes]
+                    grid, block = shapes[0] if len(shapes) == 1 else ([s[0] for s in shapes],
+                                                                      [s[1] for s in shapes])
+                    recs.append({"kernel": kernel, **base, "grid": grid, "block": block, **t,
+                                 "rel_error": err, "ok": err < 1e-4 and full})
     return recs
 
 
@@ -408,34 +357,19 @@ def run_h2d(c, seed=0):
 
 def run_resources(c, seed=0):
     """What the compiler made of each kernel: registers per thread, shared and local
-    memory, and the SASS (opcode counts and text), for the program templates' estimates."""
-    from workloads.ir import Conv2d
-
-    from simulator.simt.kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, matadd, relu
+    memory, and the SASS (opcode counts and text), for the program templates' estimates.
+    Every registered kernel's ``variants`` (tiny problems, one per compiled variant) are
+    launched once; each distinct numba kernel is read once."""
     rng = _rng(seed)
-    x = c.to_device(rng.standard_normal(64, dtype=np.float32))
-    y = c.device_array(64, np.float32)
-    A = c.to_device(rng.standard_normal((8, 8), dtype=np.float32))
-    B = c.to_device(rng.standard_normal((8, 8), dtype=np.float32))
-    C = c.device_array((8, 8), np.float32)
-    op = Conv2d(N=1, C=2, H=4, W=4, K=2, R=3, S=3, padding=1)
-    xs = c.to_device(rng.standard_normal((1, 2, 4, 4), dtype=np.float32))
-    ws = c.to_device(rng.standard_normal((2, 2, 3, 3), dtype=np.float32))
-    ys = c.device_array((1, 2, 4, 4), np.float32)
-    col = c.device_array((16, 18), np.float32)
-    launches = [("relu", relu.kernel(), lambda k: k[1, 32](x, y, 64))]
-    launches.append(("matadd", matadd.kernel(), lambda k: k[(1, 1), (8, 8)](A, B, C, 8, 8)))
-    for tx in gemm_naive.THREAD_X:
-        launches.append((f"gemm-naive {tx}", gemm_naive.kernel(tx),
-                         lambda k: k[(1, 1), (8, 8)](A, B, C, 8, 8, 8)))
-    for T in gemm_tiled.TILES:
-        launches.append((f"gemm-tiled {T}", gemm_tiled.kernel(T),
-                         lambda k: k[(1, 1), (8, 8)](A, B, C, 8, 8, 8)))
-    for lay in conv_direct.LAYOUTS:
-        launches.append((f"conv-direct {lay}", conv_direct.kernel(lay),
-                         lambda k: k[1, 64](xs, ws, ys, *conv_direct.args(op))))
-        launches.append((f"im2col {lay}", conv_im2col.im2col_kernel(lay),
-                         lambda k: k[1, 64](xs, col, *conv_im2col.im2col_args(op))))
+    launches, seen = [], set()
+    for spec in REGISTRY:
+        for problem in spec.variants:
+            dev = spec.device(spec.problem(**problem))
+            arrays = _device_arrays(c, dev, dev.inputs(rng))
+            for name, k in dev.kernels:
+                if name not in seen:
+                    seen.add(name)
+                    launches.append((name, k, lambda _k, d=dev, a=arrays: d.launch(a)))
     recs = []
     for name, k, go in launches:
         go(k)

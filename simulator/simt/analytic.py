@@ -30,10 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simulator.result import Launch, Result
+
 from . import isa, walk
-from .core import (H_BANKB, H_BANKS, H_FPLAT, H_INTII, H_ISSUE, H_LDSTII, H_SEG, H_SFUII,
-                   H_SFULAT, H_SHLAT, H_SPII)
-from .engine import _launch_occupancy, hw_vector
+from .engine import _launch_occupancy, footprint_bytes, issue_utilization, launch_shape
+from .hwvec import (H_BANKB, H_BANKS, H_FPLAT, H_INTII, H_ISSUE, H_LDSTII, H_SEG, H_SFUII,
+                    H_SFULAT, H_SHLAT, H_SPII, hw_vector)
 
 MAX_ITERS = 64           # loops whose trips all cost alike (trip_period 1)
 MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole: a padded convolution's
@@ -56,18 +58,13 @@ class AnalyticLaunch:
 
 @dataclass
 class AnalyticResult:
+    """The analytic model's own record of a prediction (``Result.detail``)."""
+
     hw: object
-    launches: list
+    launches: list          # AnalyticLaunch per program
     cycles: float
     seconds: float
     wall_seconds: float
-
-    def to_dict(self) -> dict:
-        return {"cycles": self.cycles, "seconds": self.seconds, "wall_seconds": self.wall_seconds,
-                "launches": [{"name": a.program.name, "cycles": a.cycles, "waves": a.waves,
-                              "limiter": a.limiter, "terms": a.terms, "hit_rates": a.hit_rates,
-                              "warp_instructions": a.warp_instructions,
-                              "bytes_by_level": a.bytes_by_level} for a in self.launches]}
 
 
 def _profile(prog, h, b, w, lat_mem, segbuf):
@@ -165,14 +162,38 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
                            "dram": float(dram_total)})
 
 
-def predict(hw, programs, policy: str = "gto", l2_warm: bool = False) -> AnalyticResult:
-    """Analytic cycles of one launch or of launches run back to back. ``l2_warm``: the
-    launches' arrays start in the L2 when they fit (no DRAM traffic), as in the engine."""
-    from .engine import footprint_bytes
+def predict(hw, programs, policy: str = "gto", l2_warm: bool = False) -> Result:
+    """Analytic cycles of one launch or of launches run back to back, as a
+    ``simulator.result.Result`` (predictor and mode "analytic"). ``l2_warm``: the
+    launches' arrays start in the L2 when they fit (no DRAM traffic), as in the engine.
+
+    ``cycles`` and ``instructions`` (warp instructions) and ``bytes_by_level`` (l1, l2,
+    dram) are summed over the launches; ``limiter`` is the last launch's limiting term;
+    ``utilization`` the share of scheduler issue slots used, as the engine's; each
+    ``Launch`` carries its ``limiter``, ``terms`` (cycles per full wave) and
+    ``hit_rates``. Nothing is simulated: ``simulated_fraction`` and ``estimated_error``
+    are None. ``extra``: ``policy``. ``detail`` is the :class:`AnalyticResult`."""
     wall = time.perf_counter()
     if not isinstance(programs, (list, tuple)):
         programs = (programs,)
     warm = l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes
     launches = [predict_launch(hw, p, policy, warm) for p in programs]
     cycles = sum(a.cycles for a in launches)
-    return AnalyticResult(hw, launches, cycles, cycles / hw.clock_hz, time.perf_counter() - wall)
+    detail = AnalyticResult(hw, launches, cycles, cycles / hw.clock_hz, time.perf_counter() - wall)
+    instructions = sum(a.warp_instructions for a in launches)
+    return Result(
+        predictor="analytic", mode="analytic", hardware=hw.name, workload=programs[0].name,
+        seconds=detail.seconds, flops=sum(p.flops for p in programs),
+        compulsory_bytes=sum(p.min_bytes for p in programs), cycles=cycles,
+        bytes_by_level={k: sum(a.bytes_by_level[k] for a in launches)
+                        for k in launches[0].bytes_by_level},
+        instructions=instructions, instruction_unit="warp",
+        utilization=issue_utilization(hw, instructions, cycles), limiter=launches[-1].limiter,
+        simulated_fraction=None, estimated_error=None, wall_seconds=detail.wall_seconds,
+        launches=[_record(a) for a in launches], extra={"policy": policy}, detail=detail)
+
+
+def _record(a: AnalyticLaunch) -> Launch:
+    return Launch(**launch_shape(a.program, a.occupancy, a.waves), cycles=a.cycles,
+                  instructions=a.warp_instructions, bytes_by_level=a.bytes_by_level,
+                  limiter=a.limiter, terms=a.terms, hit_rates=a.hit_rates)

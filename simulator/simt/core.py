@@ -1,7 +1,7 @@
 """The cycle-approximate SIMT core: one numba loop over cycles, SMs and schedulers.
 
-Everything here is a plain ``@njit`` function over arrays; ``engine.py`` wraps it. The
-model, per SM:
+Everything here is a plain ``@njit`` function over arrays; ``engine.py`` wraps it, and
+the caches, L2 banks and DRAM channels are ``memory.py``'s. The model, per SM:
 
 * warp slots filled block by block under the occupancy limit; each SM's dispatcher
   starts at most one block every ``block_launch_cycles`` (the measured block launch
@@ -33,21 +33,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import dispatch, isa
+from . import dispatch, isa, memory
+from .hwvec import (H_BANKB, H_BANKS, H_BPS, H_BSTART, H_FPLAT, H_GTO, H_INTII, H_ISSUE, H_L1BW,
+                    H_L1SETS, H_L1WAYS, H_L2SEC, H_LAUNCH, H_LDSTII, H_MAXW, H_MSHR, H_NSCHED,
+                    H_NSM, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, H_WPB)
+from .memory import l1_fill, l1_holds, l1_read, l1_write, l2_access
+from .stats import (N_STATS, S_CONFLICT, S_CYCLES_VISITED, S_DONE_BLOCKS, S_END, S_FLOPS, S_INSTR,
+                    S_LDST, S_LOOKS, S_SFU, S_SHB, S_SP)
 
 INF = 1e300
 CAUSES = ("idle", "memory", "dependency", "pipe", "barrier", "mshr")
-# hardware vector fields (float64), see engine.hw_vector
-(H_NSM, H_NSCHED, H_MAXW, H_BPS, H_WPB, H_SPII, H_SFUII, H_LDSTII, H_FPLAT, H_SFULAT, H_SHLAT,
- H_BANKS, H_BANKB, H_L1SETS, H_L1WAYS, H_SEG, H_L1LAT, H_L1BW, H_MSHR, H_L2SETS, H_L2WAYS,
- H_L2SEC, H_L2LAT, H_L2BANKS, H_L2SVC, H_DLAT, H_DCH, H_DSVC, H_LAUNCH, H_GTO, H_ISSUE,
- H_L2LINE, H_BSTART, H_INTII, H_L2HASH) = range(35)
-N_HW = 35
-# statistics vector fields (float64)
-(S_INSTR, S_FLOPS, S_L1HIT, S_L1MISS, S_L2HIT, S_L2MISS, S_L1B, S_L2RB, S_L2WB, S_DRB, S_DWB,
- S_SHB, S_CONFLICT, S_GLD, S_GST, S_END, S_DONE_BLOCKS, S_SP, S_SFU, S_LDST, S_CYCLES_VISITED,
- S_LOOKS) = range(22)
-N_STATS = 22
+# ``hp``, the hardware vector, is read through the H_* indices of ``hwvec.HW_FIELDS``; the
+# statistics vector ``st`` through the S_* indices of ``stats.LaunchStats``
+
+_owner = memory.owner        # the L2 bank / DRAM channel hash (the measure suites' tests read it)
 
 
 @njit(cache=True)
@@ -142,88 +141,6 @@ def _bank_passes(addr, g, banks, bank_bytes, scratch):
             if n + 1 > best:
                 best = n + 1
     return best
-
-
-@njit(cache=True)
-def _lookup(tags, sm, s, sets, ways):
-    """Way of cache ``sm`` (a row of tags) holding sector s in its set, or -1."""
-    st = s % sets
-    for wy in range(ways):
-        if tags[sm, st, wy] == s:
-            return wy
-    return -1
-
-
-@njit(cache=True)
-def _victim(tags, lru, sm, st, ways):
-    """An empty way of set st of cache sm, else its least recently used one."""
-    v = 0
-    for wy in range(ways):
-        if tags[sm, st, wy] < 0:
-            return wy
-        if lru[sm, st, wy] < lru[sm, st, v]:
-            v = wy
-    return v
-
-
-@njit(cache=True)
-def _owner(line, n, hashed):
-    """Which of ``n`` banks (or DRAM channels) owns ``line``: in turn, or, ``hashed``, in
-    turn within each run of ``n`` lines with the run rotated by a multiplicative hash of
-    its index. The hardware's address hash is not public; like it, this one keeps a
-    sequential stream on every bank and spreads power-of-two strides (a tile's column, a
-    row-major matrix walked down) that taking the line number modulo ``n`` would pile on
-    a few banks."""
-    if not hashed:
-        return line % n
-    g = line // n
-    return (line + ((g * 6364136223846793005) >> 33 & 0x3FFFFFFF)) % n
-
-
-@njit(cache=True)
-def _l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_free, stamp, st):
-    """One L2 sector request arriving at cycle t; returns its completion cycle."""
-    sets, ways = int(hp[H_L2SETS]), int(hp[H_L2WAYS])
-    per_line = int(hp[H_L2LINE])
-    hashed = hp[H_L2HASH] > 0
-    bank = _owner(s2 // per_line, int(hp[H_L2BANKS]), hashed)
-    start = max(t, bank_free[bank])
-    bank_free[bank] = start + hp[H_L2SVC]
-    sec = hp[H_L2SEC]
-    wy = _lookup(tags2, 0, s2, sets, ways)
-    set_ = s2 % sets
-    if wy >= 0:
-        lru2[0, set_, wy] = stamp
-        if write:
-            dirty2[0, set_, wy] = True
-            st[S_L2WB] += sec
-            return start + hp[H_L2SVC]
-        st[S_L2HIT] += 1
-        st[S_L2RB] += sec
-        return max(start + hp[H_L2SVC] + hp[H_L2LAT], fill2[0, set_, wy])
-    v = _victim(tags2, lru2, 0, set_, ways)
-    ch = _owner(s2 // per_line, int(hp[H_DCH]), hashed)
-    if tags2[0, set_, v] >= 0 and dirty2[0, set_, v]:
-        # write the victim back: it occupies its channel
-        vch = _owner(tags2[0, set_, v] // per_line, int(hp[H_DCH]), hashed)
-        chan_free[vch] = max(chan_free[vch], start) + hp[H_DSVC]
-        st[S_DWB] += sec
-    tags2[0, set_, v] = s2
-    lru2[0, set_, v] = stamp
-    if write:
-        dirty2[0, set_, v] = True
-        fill2[0, set_, v] = start + hp[H_L2SVC]
-        st[S_L2WB] += sec
-        return start + hp[H_L2SVC]
-    st[S_L2MISS] += 1
-    st[S_L2RB] += sec
-    st[S_DRB] += sec
-    dirty2[0, set_, v] = False
-    ds = max(start + hp[H_L2SVC], chan_free[ch])
-    chan_free[ch] = ds + hp[H_DSVC]
-    done = ds + hp[H_DSVC] + hp[H_DLAT]
-    fill2[0, set_, v] = done
-    return done
 
 
 @njit(cache=True)
@@ -335,8 +252,9 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
     (shared, carried-over) L2 and DRAM state; for each row (at, to) of ``skips`` (in
     order), when block ``at`` is next to dispatch continue with block ``to`` instead
     (sampled mode: the machine stays warm across the skipped blocks). ``trip_cap`` > 0
-    cuts every warp's loop at that many trips (sampled mode's trip extrapolation). Returns (stats, per-SM issue counts, block sm/start/end (-1 sm
-    for skipped blocks), per-cause stall cycles, trace rows)."""
+    cuts every warp's loop at that many trips (sampled mode's trip extrapolation). Returns
+    (statistics vector, per-SM issue counts, block sm, start, end (-1 sm for skipped
+    blocks), per-cause stall cycles, trace rows): ``engine.CoreRun`` names them."""
     n_sm, n_sched = int(hp[H_NSM]), int(hp[H_NSCHED])
     maxw, bps, wpb = int(hp[H_MAXW]), int(hp[H_BPS]), int(hp[H_WPB])
     gx, gy = p[0], p[1]
@@ -565,14 +483,7 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                         if op == isa.LDG:
                             need = 0
                             for k in range(wnseg[g]):
-                                s_ = wseg[g, k]
-                                set1 = s_ % l1s
-                                hit = False
-                                for wy in range(l1w):
-                                    if tags1[sm, set1, wy] == s_:
-                                        hit = True
-                                        break
-                                if not hit:
+                                if not l1_holds(tags1, sm, wseg[g, k], l1s, l1w):
                                     need += 1
                         if need > nm:
                             need = nm
@@ -651,17 +562,13 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                     done = t
                     for k in range(m):
                         s = wseg[g, k]
-                        set1 = s % l1s
-                        wy = _lookup(tags1, sm, s, l1s, l1w)
                         if op == isa.STG:
-                            st[S_GST] += 1
-                            if wy >= 0:
-                                tags1[sm, set1, wy] = -1
+                            l1_write(s, hp, tags1, sm, st)
                             acc = t
                             for u in range(l2_per_seg):
-                                acc = max(acc, _l2_access(s * l2_per_seg + u, t, True, hp, tags2, lru2,
-                                                          fill2, dirty2, bank_free, chan_free,
-                                                          stamp, st))
+                                acc = max(acc, l2_access(s * l2_per_seg + u, t, True, hp, tags2, lru2,
+                                                         fill2, dirty2, bank_free, chan_free, stamp,
+                                                         st))
                             # the write occupies an MSHR until the L2 accepts it; the
                             # block retires no sooner (the micro suite's block_residency:
                             # a store adds some 50 cycles to a block's life, not an L2
@@ -672,22 +579,15 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                             if acc > end_t:
                                 end_t = acc
                             continue
-                        st[S_GLD] += 1
-                        st[S_L1B] += seg_bytes
-                        if wy >= 0:
-                            st[S_L1HIT] += 1
-                            lru1[sm, set1, wy] = stamp
-                            d = max(t + hp[H_L1LAT], fill1[sm, set1, wy])
-                        else:
-                            st[S_L1MISS] += 1
+                        d = l1_read(s, t, hp, tags1, lru1, fill1, sm, stamp, st)
+                        if d < 0:
+                            # a miss: the L2 (and DRAM) fetch it, the L1 allocates, an MSHR
+                            # is held until it arrives
                             d = t
                             for u in range(l2_per_seg):
-                                d = max(d, _l2_access(s * l2_per_seg + u, t, False, hp, tags2, lru2,
-                                                      fill2, dirty2, bank_free, chan_free, stamp, st))
-                            v = _victim(tags1, lru1, sm, set1, l1w)
-                            tags1[sm, set1, v] = s
-                            lru1[sm, set1, v] = stamp
-                            fill1[sm, set1, v] = d
+                                d = max(d, l2_access(s * l2_per_seg + u, t, False, hp, tags2, lru2,
+                                                     fill2, dirty2, bank_free, chan_free, stamp, st))
+                            l1_fill(s, hp, tags1, lru1, fill1, sm, stamp, d)
                             nout[sm] = _alloc(mshr, sm, nout[sm], nm, t, d)
                         if d > done:
                             done = d

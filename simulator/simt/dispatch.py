@@ -1,13 +1,28 @@
-"""One numba entry point per program function, selecting the kernel by ``Program.kind``.
+"""One numba entry point per program function, selecting the kernel's address functions
+by ``Program.kind``, the index of its face in ``FACES``.
 
 (numba caches a function that calls fixed globals; one taking another jitted function as
-an argument would be recompiled in every process.)
+an argument would be recompiled in every process.) A kernel module that brings new
+``setup``/``lanes`` functions adds itself to ``FACES`` and one branch to each function
+below, in the same position; ``tests/test_registry.py`` holds the branches to ``FACES``
+and every registered kernel's faces to it.
 """
 from numba import njit
 
 from .kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, matadd, relu
 
-KINDS = {m.KIND: m for m in (relu, gemm_naive, gemm_tiled, conv_direct, conv_im2col, matadd)}
+FACES = ("relu", "gemm_naive", "gemm_tiled", "conv_direct", "conv_im2col", "matadd")
+MODULES = {"relu": relu, "gemm_naive": gemm_naive, "gemm_tiled": gemm_tiled,
+           "conv_direct": conv_direct, "conv_im2col": conv_im2col, "matadd": matadd}
+
+
+def kind_of(face: str) -> int:
+    """The index numba dispatches on for the face (a kernel module's name)."""
+    try:
+        return FACES.index(face)
+    except ValueError:
+        raise ValueError(f"face = {face!r}: no numba address functions are dispatched for it "
+                         f"(dispatch.FACES: {', '.join(FACES)})") from None
 
 
 @njit(cache=True)

@@ -19,14 +19,18 @@ counted as DRAM writes (untimed).
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
+from simulator.result import Launch, Result
+
 from . import core, isa
+from .hwvec import H_WPB, hw_vector, l1_capacity  # noqa: F401  (l1_capacity: engine's API)
 from .occupancy import occupancy
+from .stats import S_END, LaunchStats, hit_rates
 
 POLICIES = ("gto", "lrr")
 MODES = ("full", "sampled")
@@ -39,68 +43,34 @@ TRIP_CAPS = (32, 64)
 TRIP_SAMPLE_MIN = 192
 
 
-def l1_capacity(hw, occ, smem_per_block: int = 0) -> int:
-    """The L1's bytes for a launch: on a unified L1 + shared array, what the smallest
-    carveout holding the resident blocks' shared memory leaves (the driver's choice when
-    the kernel states no preference)."""
-    sm = hw.sm
-    need = occ.blocks_per_sm * occ.shared_bytes_per_block if smem_per_block else 0
-    return sm.l1_bytes(need)
+class CoreRun(NamedTuple):
+    """What ``core.run`` returns, by name (``_run`` is the one place its tuple is read)."""
+
+    stats: np.ndarray            # the statistics vector (``stats.S_*``)
+    issued_per_sm: np.ndarray
+    block_sm: np.ndarray         # per block of the range: its SM (-1: skipped), start, end
+    block_start: np.ndarray
+    block_end: np.ndarray
+    stalls: np.ndarray           # stall cycles per ``core.CAUSES``
+    trace: np.ndarray
 
 
-def hw_vector(hw, occ, policy: str, smem_per_block: int = 0) -> np.ndarray:
-    """The preset and the launch's occupancy as the core's float vector."""
-    sm, l1, l2, d = hw.sm, hw.sm.l1, hw.l2, hw.dram
-    h = np.zeros(core.N_HW)
-    h[core.H_NSM] = hw.sm_count
-    h[core.H_NSCHED] = sm.warp_schedulers
-    h[core.H_MAXW] = sm.max_warps
-    h[core.H_BPS] = occ.blocks_per_sm
-    h[core.H_WPB] = occ.warps_per_sm // occ.blocks_per_sm
-    lanes_per_sched = sm.fp32_lanes / sm.warp_schedulers
-    h[core.H_SPII] = max(1, math.ceil(sm.warp_size / lanes_per_sched))
-    # integer lanes of their own (Volta on): a pipe of their own; else (0) the FP32 pipe's
-    if sm.int32_lanes:
-        h[core.H_INTII] = max(1, math.ceil(sm.warp_size / (sm.int32_lanes / sm.warp_schedulers)))
-    h[core.H_SFUII] = max(1, math.ceil(sm.warp_size / sm.sfu_units))
-    h[core.H_LDSTII] = max(1, math.ceil(sm.warp_size / sm.ldst_units))
-    h[core.H_FPLAT] = sm.fp32_latency_cycles
-    h[core.H_SFULAT] = sm.sfu_latency_cycles
-    h[core.H_SHLAT] = sm.shared_latency_cycles
-    h[core.H_BANKS] = sm.shared_banks
-    h[core.H_BANKB] = sm.shared_bank_bytes
-    h[core.H_SEG] = l1.sector_bytes
-    l1_bytes = l1_capacity(hw, occ, smem_per_block)
-    h[core.H_L1SETS] = l1_bytes // (l1.sector_bytes * l1.ways)
-    h[core.H_L1WAYS] = l1.ways
-    h[core.H_L1LAT] = l1.latency_cycles
-    h[core.H_L1BW] = l1.bandwidth_bytes_per_cycle
-    h[core.H_MSHR] = l1.mshrs
-    if l1.sector_bytes < l2.sector_bytes:
-        raise ValueError(f"{hw.name}: sm.l1.sector_bytes ({l1.sector_bytes}) below "
-                         f"l2.sector_bytes ({l2.sector_bytes}) is not modelled")
-    h[core.H_L2SEC] = l2.sector_bytes
-    h[core.H_L2SETS] = l2.size_bytes // (l2.sector_bytes * l2.ways)
-    h[core.H_L2WAYS] = l2.ways
-    h[core.H_L2LINE] = l2.line_bytes // l2.sector_bytes
-    h[core.H_L2LAT] = l2.latency_cycles
-    h[core.H_L2BANKS] = l2.banks
-    h[core.H_L2HASH] = float(l2.hashed_banks)
-    h[core.H_L2SVC] = l2.sector_bytes / (l2.bandwidth_bytes_per_cycle / l2.banks)
-    h[core.H_DLAT] = d.latency_cycles
-    h[core.H_DCH] = d.channels
-    h[core.H_DSVC] = l2.sector_bytes / (d.bandwidth_bytes_per_s * d.sustained_fraction
-                                         / hw.clock_hz / d.channels)
-    h[core.H_LAUNCH] = sm.block_launch_cycles
-    h[core.H_BSTART] = sm.block_start_cycles
-    h[core.H_GTO] = 1.0 if policy == "gto" else 0.0
-    h[core.H_ISSUE] = sm.issue_interval_cycles
-    return h
+class LaunchRun(NamedTuple):
+    """One launch as ``_launch`` ran it (sampled: counts scaled to the whole launch)."""
+
+    cycles: float
+    stats: np.ndarray
+    issued_per_sm: np.ndarray
+    stalls: np.ndarray
+    blocks: dict                 # sm, start, end of each block
+    trace: np.ndarray
+    sampling: dict               # how it sampled (see ``_launch``)
+    estimated_error: float | None  # the block sampler's, relative to the cycles; else None
 
 
 @dataclass
 class LaunchResult:
-    """One kernel launch as simulated."""
+    """One kernel launch as the engine simulated it (``Result.detail.launches``)."""
 
     program: object
     cycles: float
@@ -108,71 +78,27 @@ class LaunchResult:
     flops_executed: float
     occupancy: object
     waves: float
-    stalls: dict
-    stats: dict
+    stalls_by_cause: dict
+    stats: LaunchStats
     bytes_by_level: dict
     blocks: dict             # sm, start, end of each simulated block (for timelines)
     issued_per_sm: np.ndarray
     trace: np.ndarray        # (cycle, sm, scheduler, block, warp, opcode) rows
-    sampled: dict = field(default_factory=dict)
+    sampling: dict = field(default_factory=dict)
+    simulated_fraction: float = 1.0
+    estimated_error: float | None = None
 
 
 @dataclass
-class SimtResult:
+class EngineRun:
+    """The engine's own record of a run (``Result.detail``): per-launch timelines and
+    traces, which the ``Result`` does not carry."""
+
     hw: object
     policy: str
     mode: str
-    launches: list
-    cycles: float
-    seconds: float
-    warp_instructions: float
-    sim_wall_seconds: float
-    bytes_by_level: dict
-    stalls_by_cause: dict
-    flops_executed: float
-    flops: int
-    min_bytes: int
-    dram_flush_bytes: float
-
-    @property
-    def ipc(self) -> float:
-        return self.warp_instructions / self.cycles if self.cycles else 0.0
-
-    @property
-    def sampled(self) -> bool:
-        return any(lr.sampled.get("extrapolated") for lr in self.launches)
-
-    def hit_rates(self) -> dict:
-        s = {k: sum(lr.stats[k] for lr in self.launches) for k in ("l1_hits", "l1_misses",
-                                                                    "l2_hits", "l2_misses")}
-        l1 = s["l1_hits"] + s["l1_misses"]
-        l2 = s["l2_hits"] + s["l2_misses"]
-        return {"l1": s["l1_hits"] / l1 if l1 else None, "l2": s["l2_hits"] / l2 if l2 else None}
-
-    def to_dict(self) -> dict:
-        lr0 = self.launches[-1]
-        return {
-            "kernel": self.launches[0].program.name,
-            "launches": [{"name": lr.program.name, "label": lr.program.label,
-                          "grid": list(lr.program.launch.grid), "block": list(lr.program.launch.block),
-                          "cycles": lr.cycles, "warp_instructions": lr.warp_instructions,
-                          "occupancy": lr.occupancy.to_dict(), "waves": lr.waves,
-                          "regs_per_thread": lr.program.regs_per_thread,
-                          "smem_per_block": lr.program.smem_per_block,
-                          "resources_source": lr.program.resources_source,
-                          "stalls_by_cause": lr.stalls, "bytes_by_level": lr.bytes_by_level,
-                          "sampled": lr.sampled} for lr in self.launches],
-            "hw": self.hw.name, "policy": self.policy, "mode": self.mode,
-            "cycles": self.cycles, "seconds": self.seconds,
-            "warp_instructions": self.warp_instructions, "ipc": self.ipc,
-            "sim_wall_seconds": self.sim_wall_seconds,
-            "occupancy": lr0.occupancy.occupancy, "blocks_per_sm": lr0.occupancy.blocks_per_sm,
-            "limited_by": lr0.occupancy.limited_by, "waves": lr0.waves,
-            "bytes_by_level": self.bytes_by_level, "stalls_by_cause": self.stalls_by_cause,
-            "hit_rates": self.hit_rates(), "flops": self.flops,
-            "flops_executed": self.flops_executed, "min_bytes": self.min_bytes,
-            "sampled": self.sampled,
-        }
+    launches: list           # LaunchResult per program
+    dram_flush_bytes: float  # dirty L2 sectors left at the end (in Result.bytes_by_level["dram"])
 
 
 def _state(hw):
@@ -184,14 +110,14 @@ def _state(hw):
             np.zeros(l2.banks), np.zeros(hw.dram.channels))
 
 
-def _run(prog, h, lo, hi, t0, state, trace, skips, cap):
-    return core.run(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end, prog.n_regs,
-                    h, lo, hi, t0, *state, trace, skips, cap)
+def _run(prog, h, lo, hi, t0, state, trace, skips, cap) -> CoreRun:
+    return CoreRun(*core.run(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end,
+                             prog.n_regs, h, lo, hi, t0, *state, trace, skips, cap))
 
 
 def _work(prog, h):
     """(each block's loop trips over its warps, the most trips of any warp)."""
-    total, most = core.block_trips(prog.kind, prog.params, prog.launch.blocks, int(h[core.H_WPB]))
+    total, most = core.block_trips(prog.kind, prog.params, prog.launch.blocks, int(h[H_WPB]))
     return total, int(most.max())
 
 
@@ -218,9 +144,14 @@ def simulated_fraction(hw, prog) -> float:
     h = hw_vector(hw, occ, "gto", prog.smem_per_block)
     work, trips = _work(prog, h)
     skips = _skips(work, occ.blocks_per_sm * hw.sm_count)
-    blocks = 1.0 - float((skips[:, 1] - skips[:, 0]).sum()) / prog.launch.blocks
-    caps = trip_caps(prog, trips)
-    return blocks * (min(1.0, sum(caps) / trips) if caps else 1.0)
+    return _fraction(prog.launch.blocks, skips, trip_caps(prog, trips), trips)
+
+
+def _fraction(blocks, skips, caps, trips) -> float:
+    """Share of a launch's work simulated: the blocks not skipped, times (trip
+    extrapolation) the trips the two cut runs walk over the warps' trips."""
+    kept = 1.0 - float((skips[:, 1] - skips[:, 0]).sum()) / blocks
+    return kept * (min(1.0, sum(caps) / trips) if caps else 1.0)
 
 
 def _plan(work, C):
@@ -245,20 +176,6 @@ def _plan(work, C):
             if to - at >= C:
                 skips.append((at, to))
     return np.array(skips, np.int64).reshape(-1, 2)
-
-
-def _stats(st):
-    return {"l1_hits": st[core.S_L1HIT], "l1_misses": st[core.S_L1MISS],
-            "l2_hits": st[core.S_L2HIT], "l2_misses": st[core.S_L2MISS],
-            "global_load_segments": st[core.S_GLD], "global_store_segments": st[core.S_GST],
-            "shared_conflict_passes": st[core.S_CONFLICT], "sp_instructions": st[core.S_SP],
-            "sfu_instructions": st[core.S_SFU], "ldst_instructions": st[core.S_LDST],
-            "cycles_visited": st[core.S_CYCLES_VISITED], "scheduler_looks": st[core.S_LOOKS]}
-
-
-def _bytes(st):
-    return {"l1": st[core.S_L1B], "shared": st[core.S_SHB], "l2": st[core.S_L2RB] + st[core.S_L2WB],
-            "dram": st[core.S_DRB] + st[core.S_DWB]}
 
 
 def _launch_occupancy(hw, prog):
@@ -338,23 +255,25 @@ def _copy(state):
     return tuple(a.copy() for a in state)
 
 
-def _launch(prog, h, C, t0, state, trace, work, cap):
-    """One launch, its loop cut at ``cap`` trips (0: not cut), its blocks sampled by their
-    ``work`` (None: all run): (cycles, stats, issued per SM, stalls, block sm, start, end,
-    trace, sampled)."""
+def _launch(prog, h, C, t0, state, trace, work, skips, cap) -> LaunchRun:
+    """One launch, its loop cut at ``cap`` trips (0: not cut), the blocks of ``skips``
+    (rows (at, to), from ``_skips``) skipped and the rest standing for them by their
+    ``work`` (loop trips). ``sampling`` says how: extrapolated, simulated_blocks,
+    total_blocks; where blocks were skipped also head_waves, tail_waves, skips and
+    tau_cycles (the steady per-wave time of each skipped run)."""
     B = prog.launch.blocks
-    sampled = {"extrapolated": False, "simulated_blocks": B, "total_blocks": B}
-    skips = _skips(work, C) if work is not None else np.zeros((0, 2), np.int64)
-    st, issued, bsm, bstart, bend, stalls, tr = _run(prog, h, 0, B, t0, state, trace, skips, cap)
-    cycles = st[core.S_END] - t0
+    sampling = {"extrapolated": False, "simulated_blocks": B, "total_blocks": B}
+    r = _run(prog, h, 0, B, t0, state, trace, skips, cap)
+    cycles = r.stats[S_END] - t0
+    blocks = {"sm": r.block_sm, "start": r.block_start, "end": r.block_end}
     if not len(skips):
-        return cycles, st, issued, stalls, bsm, bstart, bend, tr, sampled
+        return LaunchRun(cycles, r.stats, r.issued_per_sm, r.stalls, blocks, r.trace, sampling, None)
     taus, err = [], 0.0
     for at, to in skips:
         # the run's own head (its first HEAD_WAVES waves, just before ``at``): the blocks
         # after a skip may do other work (a grid-stride loop's last blocks run a trip
         # fewer, or none) and stand for nothing skipped
-        ends = np.sort(bend[at - HEAD_WAVES * C:at])
+        ends = np.sort(r.block_end[at - HEAD_WAVES * C:at])
         d = ends[C:] - ends[:-C]          # completion j against j - C: a wave apart
         steady = d[RAMP_WAVES * C:]       # without the ramp (queues filling)
         tau = float(steady.mean())
@@ -365,28 +284,45 @@ def _launch(prog, h, C, t0, state, trace, work, cap):
     err = err / cycles if cycles else 0.0
     # what was counted stands for the skipped blocks too, in proportion to work (loop
     # trips, plus one per warp for the prologue and launch)
-    weight = work + h[core.H_WPB]
+    weight = work + h[H_WPB]
     kept = np.ones(B, np.bool_)
     for at, to in skips:
         kept[at:to] = False
     scale = weight.sum() / weight[kept].sum()
-    st, stalls, issued = st * scale, stalls * scale, issued * scale
-    sampled = {"extrapolated": True, "simulated_blocks": int(kept.sum()),
-               "total_blocks": B, "head_waves": HEAD_WAVES, "tail_waves": TAIL_WAVES,
-               "skips": skips.tolist(), "tau_cycles": taus[0] if len(taus) == 1 else taus,
-               "estimated_error": err}
-    return cycles, st, issued, stalls, bsm, bstart, bend, tr, sampled
+    sampling = {"extrapolated": True, "simulated_blocks": int(kept.sum()),
+                "total_blocks": B, "head_waves": HEAD_WAVES, "tail_waves": TAIL_WAVES,
+                "skips": skips.tolist(), "tau_cycles": taus[0] if len(taus) == 1 else taus}
+    return LaunchRun(cycles, r.stats * scale, r.issued_per_sm * scale, r.stalls * scale, blocks,
+                     r.trace, sampling, err)
 
 
 def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int = 0,
-             l2_warm: bool = False) -> SimtResult:
-    """Run ``programs`` (one Program or a sequence run back to back) on ``hw``.
+             l2_warm: bool = False) -> Result:
+    """Run ``programs`` (one Program or a sequence run back to back) on ``hw``; a
+    ``simulator.result.Result`` with predictor "engine" and mode ``mode``.
 
     ``trace`` keeps the first that many issued instructions (cycle, SM, scheduler, block,
     warp, opcode) for timeline plots. ``l2_warm`` (a launch repeated back to back on the
     same buffers) starts with the launches' arrays in the L2 when they fit, and otherwise
     with the L2 full as the previous launch left it (see ``_fill_previous``); without it
-    the caches start empty. Deterministic: the same inputs give the same cycles."""
+    the caches start empty. Deterministic: the same inputs give the same cycles.
+
+    The Result: ``cycles`` and ``seconds`` of the launches back to back; ``instructions``
+    the warp instructions issued; ``bytes_by_level`` l1 (global-load segments), shared,
+    l2 (reads and writes) and dram (reads and write-backs, plus the dirty L2 sectors left
+    at the end); ``stalls_by_cause`` scheduler cycles per ``core.CAUSES``;
+    ``utilization`` the share of scheduler issue slots used (warp instructions x issue
+    interval over SMs x schedulers x cycles); ``simulated_fraction`` (1.0 in full) the
+    share of the work simulated, over the launches weighted by warp instructions;
+    ``estimated_error`` the block sampler's estimate of its error relative to the cycles
+    (launches run in full count as exact), ``None`` where no launch was block-sampled or
+    one was sampled by loop-trip extrapolation alone (which has no estimate);
+    ``launches`` one ``Launch`` per program. ``extra``: ``flops_executed`` (the active
+    lanes' FLOPs, padding included), ``dram_flush_bytes`` (the dirty sectors counted in
+    dram), ``hit_rates`` ({"l1", "l2"} over all launches: global-load segments hitting the
+    L1, L2 sector reads hitting; ``None`` where there were none), ``policy``. ``detail``
+    is an :class:`EngineRun` (per-launch ``LaunchResult`` with block timelines, traces and
+    issue counts)."""
     _check(hw, policy, mode)
     if not isinstance(programs, (list, tuple)):
         programs = (programs,)
@@ -404,34 +340,98 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
         B = prog.launch.blocks
         C = occ.blocks_per_sm * hw.sm_count
         work, trips = _work(prog, h) if mode == "sampled" else (None, 0)
+        skips = _skips(work, C) if work is not None else np.zeros((0, 2), np.int64)
         caps = trip_caps(prog, trips) if mode == "sampled" else None
         if caps:
             # two runs with the loop cut at two multiples of its period, then the line
             # through them out to the warps' trips (each period past the first costs the same)
             lo, hi = caps
-            first = _launch(prog, h, C, t0, _copy(state), trace, work, lo)
-            r = _launch(prog, h, C, t0, state, trace, work, hi)
+            first = _launch(prog, h, C, t0, _copy(state), trace, work, skips, lo)
+            r = _launch(prog, h, C, t0, state, trace, work, skips, hi)
             f = (trips - lo) / (hi - lo)
-            cycles = first[0] + (r[0] - first[0]) * f
-            st, issued, stalls = (a + (b - a) * f for a, b in zip(first[1:4], r[1:4]))
-            bsm, bstart, bend, tr, sampled = r[4:]
-            sampled = {**sampled, "extrapolated": True, "trips": trips, "trip_caps": [lo, hi]}
+
+            def line(a, b):
+                return a + (b - a) * f
+            run = r._replace(cycles=line(first.cycles, r.cycles), stats=line(first.stats, r.stats),
+                             issued_per_sm=line(first.issued_per_sm, r.issued_per_sm),
+                             stalls=line(first.stalls, r.stalls),
+                             sampling={**r.sampling, "extrapolated": True, "trips": trips,
+                                       "trip_caps": [lo, hi]})
         else:
-            cycles, st, issued, stalls, bsm, bstart, bend, tr, sampled = _launch(
-                prog, h, C, t0, state, trace, work, 0)
+            run = _launch(prog, h, C, t0, state, trace, work, skips, 0)
+        stats = LaunchStats.from_vector(run.stats)
         launches.append(LaunchResult(
-            prog, float(cycles), float(st[core.S_INSTR]), float(st[core.S_FLOPS]), occ, B / C,
-            {c: float(v) for c, v in zip(core.CAUSES, stalls)}, _stats(st), _bytes(st),
-            {"sm": bsm, "start": bstart, "end": bend}, issued, tr, sampled))
-        t0 += cycles
+            prog, float(run.cycles), stats.warp_instructions, stats.flops, occ, B / C,
+            {c: float(v) for c, v in zip(core.CAUSES, run.stalls)}, stats, stats.bytes_by_level(),
+            run.blocks, run.issued_per_sm, run.trace, run.sampling,
+            _fraction(B, skips, caps, trips) if mode == "sampled" else 1.0, run.estimated_error))
+        t0 += run.cycles
     flush = float(state[3].sum() * hw.l2.sector_bytes)
     total = {k: sum(lr.bytes_by_level[k] for lr in launches) for k in launches[0].bytes_by_level}
     total["dram"] += flush
-    stalls = {c: sum(lr.stalls[c] for lr in launches) for c in core.CAUSES}
+    stalls = {c: sum(lr.stalls_by_cause[c] for lr in launches) for c in core.CAUSES}
     cycles = sum(lr.cycles for lr in launches)
-    return SimtResult(
-        hw, policy, mode, launches, cycles, cycles / hw.clock_hz,
-        sum(lr.warp_instructions for lr in launches), time.perf_counter() - wall, total, stalls,
-        sum(lr.flops_executed for lr in launches), sum(p.flops for p in programs),
-        sum(p.min_bytes for p in programs),
-        flush)
+    instructions = sum(lr.warp_instructions for lr in launches)
+    wall = time.perf_counter() - wall
+    return Result(
+        predictor="engine", mode=mode, hardware=hw.name, workload=programs[0].name,
+        seconds=cycles / hw.clock_hz, flops=sum(p.flops for p in programs),
+        compulsory_bytes=sum(p.min_bytes for p in programs), cycles=cycles,
+        bytes_by_level=total, instructions=instructions, instruction_unit="warp",
+        stalls_by_cause=stalls, utilization=issue_utilization(hw, instructions, cycles),
+        simulated_fraction=_weighted_fraction(launches), estimated_error=_estimated_error(launches),
+        wall_seconds=wall, launches=[_record(lr) for lr in launches],
+        extra={"flops_executed": sum(lr.flops_executed for lr in launches),
+               "dram_flush_bytes": flush,
+               "hit_rates": hit_rates(*(sum(getattr(lr.stats, k) for lr in launches)
+                                        for k in ("l1_hits", "l1_misses", "l2_hits", "l2_misses"))),
+               "policy": policy},
+        detail=EngineRun(hw, policy, mode, launches, flush))
+
+
+def issue_utilization(hw, instructions, cycles) -> float | None:
+    """Share of the GPU's scheduler issue slots that issued: warp instructions x issue
+    interval over (SMs x schedulers x cycles); None for no cycles."""
+    if not cycles:
+        return None
+    sm = hw.sm
+    return instructions * sm.issue_interval_cycles / (hw.sm_count * sm.warp_schedulers * cycles)
+
+
+def _weighted_fraction(launches) -> float:
+    """The launches' simulated fractions weighted by their warp instructions."""
+    w = sum(lr.warp_instructions for lr in launches)
+    if not w:
+        return min(lr.simulated_fraction for lr in launches)
+    return sum(lr.simulated_fraction * lr.warp_instructions for lr in launches) / w
+
+
+def _estimated_error(launches) -> float | None:
+    """The block sampler's relative error estimates over the launches, weighted by their
+    cycles (a launch run in full adds none); None where no launch has one, or a sampled
+    launch has none (loop-trip extrapolation alone)."""
+    if any(lr.simulated_fraction < 1.0 and lr.estimated_error is None for lr in launches):
+        return None
+    if all(lr.estimated_error is None for lr in launches):
+        return None
+    cycles = sum(lr.cycles for lr in launches)
+    err = sum(lr.estimated_error * lr.cycles for lr in launches if lr.estimated_error is not None)
+    return err / cycles if cycles else 0.0
+
+
+def launch_shape(prog, occ, waves) -> dict:
+    """The Launch fields every SIMT predictor fills alike: the program's shape and
+    resources, its occupancy and waves."""
+    return dict(kernel=prog.name, label=prog.label, grid=prog.launch.grid, block=prog.launch.block,
+                regs_per_thread=prog.regs_per_thread, smem_per_block=prog.smem_per_block,
+                resources_source=prog.resources_source, blocks_per_sm=occ.blocks_per_sm,
+                warps_per_sm=occ.warps_per_sm, occupancy=occ.occupancy,
+                limited_by=occ.limited_by, waves=waves)
+
+
+def _record(lr: LaunchResult) -> Launch:
+    return Launch(**launch_shape(lr.program, lr.occupancy, lr.waves), cycles=lr.cycles,
+                  instructions=lr.warp_instructions, bytes_by_level=lr.bytes_by_level,
+                  stalls_by_cause=lr.stalls_by_cause, hit_rates=lr.stats.hit_rates(),
+                  simulated_fraction=lr.simulated_fraction, estimated_error=lr.estimated_error,
+                  sampling=lr.sampling)

@@ -17,7 +17,8 @@ module that fill in what varies per warp without materialising tensor data:
 numba slice costs an atomic reference count.)
 
 ``p`` is the program's int64 parameter vector: ``p[0:3]`` the grid, ``p[3:6]`` the block,
-then the kernel's own sizes and array base addresses. An instruction with a stream uses
+then the kernel's own sizes and array base addresses; ``Program.param_names`` names each
+entry (``prog.param("layout")``), built with :func:`params`. An instruction with a stream uses
 that stream's addresses (memory instructions) or just its active mask (guarded
 arithmetic); one whose mask is empty is branched around and never issues, which is how a
 warp-uniform ``if`` behaves. An instruction without a stream runs on every thread of the
@@ -169,6 +170,17 @@ class Asm:
         return t, pro_end, body_end, max(1, len(self.regs))
 
 
+LAUNCH_PARAMS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")
+
+
+def params(launch, **named) -> tuple:
+    """(int64 parameter vector, its names): the launch's grid and block, then ``named``
+    in the order given -- the one way kernel modules build ``Program.params``."""
+    names = LAUNCH_PARAMS + tuple(named)
+    values = [*launch.grid, *launch.block, *(int(v) for v in named.values())]
+    return np.array(values, np.int64), names
+
+
 def layout_arrays(sizes):
     """[(name, elements)] -> {name: base byte address}, each 256-byte aligned."""
     bases, at = {}, GLOBAL_BASE
@@ -183,7 +195,7 @@ class Program:
     """One kernel launch as the engine sees it."""
 
     name: str                 # kernel algorithm, e.g. "gemm-tiled"
-    kind: int                 # index into ``dispatch``
+    face: str                 # the kernel module whose numba setup/lanes run it (``dispatch.FACES``)
     launch: object            # Launch
     params: np.ndarray        # int64 parameter vector (see the module doc)
     template: np.ndarray      # (instructions, 6): op, dst, src0, src1, src2, stream
@@ -200,10 +212,28 @@ class Program:
     label: str = ""           # a short description for tables
     notes: tuple = field(default=())
     trip_period: int = 1      # trips after which the body's per-trip work repeats (loop nests)
+    param_names: tuple = ()   # the name of each entry of ``params``
 
     def __post_init__(self):
         self.params.setflags(write=False)
         self.template.setflags(write=False)
+        if self.param_names and len(self.param_names) != len(self.params):
+            raise ValueError(f"{self.name}: {len(self.param_names)} parameter names for "
+                             f"{len(self.params)} parameters")
+
+    @property
+    def kind(self) -> int:
+        """The face's index in ``dispatch`` (what the numba entry points switch on)."""
+        from .dispatch import kind_of
+        return kind_of(self.face)
+
+    def param(self, name: str) -> int:
+        """A named entry of the parameter vector."""
+        try:
+            return int(self.params[self.param_names.index(name)])
+        except ValueError:
+            raise KeyError(f"{self.name} has no parameter {name!r} "
+                           f"(it has {', '.join(self.param_names)})") from None
 
     def describe(self) -> str:
         g, b = self.launch.grid, self.launch.block

@@ -57,10 +57,42 @@ def thread_accesses(prog) -> dict:
     return out
 
 
-# profile fields
-(P_INSTR, P_SP, P_SFU, P_GLD, P_GST, P_SHR, P_GLD_SEG, P_GST_SEG, P_SH_PASS, P_FLOPS, P_T1,
- P_ROUNDS, P_BODY_ITERS, P_ALU, P_IMAD) = range(15)
-N_PROFILE = 15
+# what ``profile`` counts for one warp: the vector's fields, in order; the P_* indices
+# (module-level ints: numba reads them as compile-time constants) come from this table
+PROFILE_FIELDS = (
+    "instructions",             # P_INSTR
+    "sp_instructions",          # P_SP: FP32 / integer pipe
+    "sfu_instructions",         # P_SFU
+    "global_loads",             # P_GLD
+    "global_stores",            # P_GST
+    "shared_accesses",          # P_SHR
+    "global_load_segments",     # P_GLD_SEG
+    "global_store_segments",    # P_GST_SEG
+    "shared_passes",            # P_SH_PASS: bank-conflict passes, all of them
+    "flops",                    # P_FLOPS
+    "t1",                       # P_T1: the warp's time alone on an SM
+    "rounds",                   # P_ROUNDS: waits on a load
+    "body_iterations",          # P_BODY_ITERS: the warp's loop trips
+    "alu_instructions",         # P_ALU
+    "imad_instructions",        # P_IMAD
+)
+P = {name: i for i, name in enumerate(PROFILE_FIELDS)}
+N_PROFILE = len(PROFILE_FIELDS)
+P_INSTR = P["instructions"]
+P_SP = P["sp_instructions"]
+P_SFU = P["sfu_instructions"]
+P_GLD = P["global_loads"]
+P_GST = P["global_stores"]
+P_SHR = P["shared_accesses"]
+P_GLD_SEG = P["global_load_segments"]
+P_GST_SEG = P["global_store_segments"]
+P_SH_PASS = P["shared_passes"]
+P_FLOPS = P["flops"]
+P_T1 = P["t1"]
+P_ROUNDS = P["rounds"]
+P_BODY_ITERS = P["body_iterations"]
+P_ALU = P["alu_instructions"]
+P_IMAD = P["imad_instructions"]
 
 
 @njit(cache=True)

@@ -101,9 +101,61 @@ def fold_timing(L: Lowered):
     return s, end, int(end.max())
 
 
+@dataclass(frozen=True, eq=False)
+class FoldTiming:
+    """One layer's folds on the array, in run order, under the default schedule (of one
+    group, for a grouped convolution): what the fold-by-PE heatmap draws. The engine
+    computes it once per layer (:func:`fold_timing`); charts read it, never re-lower."""
+
+    rows: int
+    cols: int
+    row_folds: int
+    col_folds: int
+    steps: int                 # T: temporal steps (MACs per PE) of each fold
+    folds: np.ndarray          # int64 (F, 4): row fold, column fold, rows used, columns used
+    starts: np.ndarray         # int64 (F,): cycle each fold's stream starts
+    ends: np.ndarray           # int64 (F,): cycle each fold ends (exclusive)
+    compute_cycles: int        # the latest fold end
+
+    @classmethod
+    def of(cls, L: Lowered) -> FoldTiming:
+        starts, ends, total = fold_timing(L)
+        return cls(L.rows, L.cols, L.row_folds, L.col_folds, L.spatial[2], L.folds, starts, ends,
+                   total)
+
+    @property
+    def spans(self) -> np.ndarray:
+        """Cycles from each fold's start to the next one's (the last: to the layer's end)."""
+        return np.diff(np.append(self.starts, self.compute_cycles))
+
+    def pe_row_activity(self, max_folds: int = 400) -> np.ndarray:
+        """(rows, min(F, max_folds)): for each of the first folds, the share of its span a
+        PE row spends on MACs -- columns used / columns x min(1, T / span), 0 on unused
+        rows."""
+        spans = self.spans
+        n = min(len(self.folds), max_folds)
+        img = np.zeros((self.rows, n))
+        for f in range(n):
+            ru, cu = self.folds[f, 2], self.folds[f, 3]
+            img[:ru, f] = (cu / self.cols) * min(1.0, self.steps / max(1, spans[f]))
+        return img
+
+
+def compulsory_words(op) -> int:
+    """The op's compulsory words: every touched input and every output element once (the
+    op's ``min_bytes`` counted in array words instead of its dtype's bytes)."""
+    return sum(o.touched for o in op.operands())
+
+
 @dataclass(frozen=True)
 class SystolicResult:
-    """One layer on one array: cycles, utilisation, SRAM and DRAM traffic."""
+    """One layer on one array: cycles, utilisation, SRAM and DRAM traffic.
+
+    SRAM counts are in words, DRAM counts in bytes (the preset's ``word_bytes`` per word
+    in the default mode; one byte per word in the scalesim mode). ``flops`` is the op's
+    (2 x its MACs under the floor rule, whatever MACs the mode counts) and
+    ``compulsory_bytes`` its compulsory words in the same bytes as the DRAM counts.
+    ``fold_timing`` is the default schedule's per-fold timing (for charts)."""
 
     layer: str
     dataflow: str
@@ -120,7 +172,10 @@ class SystolicResult:
     dram_reads_bytes: dict  # bytes per operand
     dram_writes_bytes: dict
     clock_hz: float
+    flops: int
+    compulsory_bytes: int
     extra: dict = field(default_factory=dict)
+    fold_timing: FoldTiming | None = field(default=None, compare=False, repr=False)
 
     @property
     def total_cycles(self) -> int:
@@ -143,9 +198,15 @@ class SystolicResult:
     def dram_bytes(self) -> int:
         return sum(self.dram_reads_bytes.values()) + sum(self.dram_writes_bytes.values())
 
+    @property
+    def sram_words(self) -> int:
+        """SRAM reads plus writes, words."""
+        return sum(self.sram_reads.values()) + sum(self.sram_writes.values())
+
     def row(self) -> dict:
         r = {"layer": self.layer, "dataflow": self.dataflow, "array": f"{self.rows}x{self.cols}",
-             "mode": self.mode, "macs": self.macs, "folds": self.folds,
+             "mode": self.mode, "macs": self.macs, "flops": self.flops,
+             "compulsory_bytes": self.compulsory_bytes, "folds": self.folds,
              "compute_cycles": self.compute_cycles, "stall_cycles": self.stall_cycles,
              "total_cycles": self.total_cycles, "utilization": self.utilization,
              "compute_utilization": self.compute_utilization,
@@ -157,7 +218,7 @@ class SystolicResult:
             r[f"dram_{op}_read_bytes"] = self.dram_reads_bytes[op]
             r[f"dram_{op}_write_bytes"] = self.dram_writes_bytes[op]
         r["seconds"] = self.seconds
-        r.update({k: v for k, v in self.extra.items() if k != "compute_utilization"})
+        r.update(self.extra)
         return r
 
 
@@ -276,7 +337,8 @@ def simulate_layer(hw, op, dataflow: str, rows: int | None = None, cols: int | N
     """The default (physically faithful) closed-form model of one layer."""
     L = Lowered(op, dataflow, rows or hw.rows, cols or hw.cols)
     check_srams(L, hw)
-    _, _, compute = fold_timing(L)
+    timing = FoldTiming.of(L)
+    compute = timing.compute_cycles
     sr, sw = sram_counts(L)
     dr, dw = dram_traffic(L, hw)
     bytes_per_cycle = hw.dram.bandwidth_bytes_per_s / hw.clock_hz
@@ -284,4 +346,5 @@ def simulate_layer(hw, op, dataflow: str, rows: int | None = None, cols: int | N
     stall = max(0, dram_cycles - compute)
     return SystolicResult(op.name, dataflow, L.rows, L.cols, "default", L.macs,
                           len(L.folds), compute, stall, L.mapping_efficiency, sr, sw, dr, dw,
-                          hw.clock_hz)
+                          hw.clock_hz, op.flops(), compulsory_words(op) * hw.word_bytes,
+                          fold_timing=timing)

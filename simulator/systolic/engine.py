@@ -1,13 +1,21 @@
-"""Whole networks on a systolic array: the entry point the CLI and notebooks use."""
+"""Whole networks on a systolic array: the entry point the CLI and notebooks use.
+
+:func:`simulate_network` returns a :class:`simulator.result.Result` (predictor
+``systolic``) with one Result per layer in ``layers``; ``detail`` keeps the engine's
+own :class:`SystolicReport` (each layer's :class:`~.closed_form.SystolicResult` with its
+per-fold timing), which charts and notebooks read.
+"""
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 
+from simulator.result import Result
 from workloads.ir import Conv2d
 
-from .closed_form import OPERANDS, SystolicResult, simulate_layer
-from .lowering import check_array, check_dataflow, gemm_view
+from .closed_form import OPERANDS, FoldTiming, SystolicResult, compulsory_words, simulate_layer
+from .lowering import Lowered, check_array, check_dataflow, gemm_view
 
 MODES = ("default", "scalesim")
 
@@ -20,20 +28,27 @@ def split_groups(op):
     return op, 1
 
 
-def _scale(r: SystolicResult, g: int, name: str) -> SystolicResult:
+def _scale(r: SystolicResult, g: int, op, word_bytes: int) -> SystolicResult:
+    """One group's result as the whole grouped layer ``op`` (g groups run one after
+    another); the FLOPs and compulsory bytes are the whole op's."""
     if g == 1:
         return r
     mul = lambda d: {k: v * g for k, v in d.items()}  # noqa: E731
-    return dataclasses.replace(r, layer=name, macs=r.macs * g, folds=r.folds * g,
+    return dataclasses.replace(r, layer=op.name, macs=r.macs * g, folds=r.folds * g,
                                compute_cycles=r.compute_cycles * g, stall_cycles=r.stall_cycles * g,
                                sram_reads=mul(r.sram_reads), sram_writes=mul(r.sram_writes),
                                dram_reads_bytes=mul(r.dram_reads_bytes),
                                dram_writes_bytes=mul(r.dram_writes_bytes),
+                               flops=op.flops(), compulsory_bytes=compulsory_words(op) * word_bytes,
                                extra={**r.extra, "groups": g})
 
 
 @dataclass(frozen=True)
 class SystolicReport:
+    """The engine's own record of a network run (``Result.detail``): the hardware as run
+    (``rows``/``cols`` overridden), the network, and one :class:`SystolicResult` per layer,
+    each with its :class:`FoldTiming` (the default schedule's, in either mode)."""
+
     hardware: object
     network: object
     dataflow: str
@@ -60,22 +75,62 @@ class SystolicReport:
             t[f"dram_{op}_write_bytes"] = sum(r.dram_writes_bytes[op] for r in L)
         return t
 
-    def to_dict(self) -> dict:
-        from hwmodels import to_dict as hw_dict
-        return {"hardware": hw_dict(self.hardware), "workload": self.network.to_dict(),
-                "dataflow": self.dataflow, "mode": self.mode, "stalls": self.stalls,
-                "layers": [r.row() for r in self.layers], "totals": self.totals()}
+
+def _word_bytes(hw, mode: str) -> int:
+    """Bytes per SRAM/DRAM word: the preset's in the default mode, SCALE-Sim's 1."""
+    return hw.word_bytes if mode == "default" else 1
+
+
+def _layer_result(r: SystolicResult, op, hw, word_bytes: int, wall: float) -> Result:
+    extra = r.row()
+    del extra["layer"]                       # the Result's workload
+    return Result(predictor="systolic", mode=r.mode, hardware=hw.name, workload=r.layer,
+                  seconds=r.seconds, flops=r.flops, compulsory_bytes=r.compulsory_bytes,
+                  cycles=r.total_cycles,
+                  bytes_by_level={"sram": r.sram_words * word_bytes, "dram": r.dram_bytes},
+                  instructions=r.folds, instruction_unit="fold",
+                  stalls_by_cause={"dram": r.stall_cycles}, utilization=r.utilization,
+                  simulated_fraction=1.0, estimated_error=None, wall_seconds=wall,
+                  op=op.to_dict(), extra=extra, detail=r)
 
 
 def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
                      rows: int | None = None, cols: int | None = None,
-                     stalls: str = "pipeline") -> SystolicReport:
+                     stalls: str = "pipeline") -> Result:
     """Every layer of ``network`` on ``hw`` (a SystolicArray), in order.
 
     ``mode="default"`` is the physically faithful model (closed form; stall cycles from
     the access/execute pipeline, or from the closed form's overlap rule with
     ``stalls="closed-form"``); ``mode="scalesim"`` reproduces SCALE-Sim 3.0.0.
+
+    Returns a :class:`~simulator.result.Result` with ``predictor="systolic"``, ``mode``
+    as given, ``hardware``/``workload`` the names, and, for the network and for each
+    layer in ``layers`` alike:
+
+    * ``cycles`` (compute + stall cycles) and ``seconds`` at the array's clock;
+    * ``flops`` (the ops' FLOPs, 2 x MACs under the floor rule, whatever MACs the
+      scalesim mode counts) and ``compulsory_bytes`` (every touched input and output
+      element once, in array words: ``word_bytes`` bytes each in the default mode, one
+      byte in the scalesim mode);
+    * ``bytes_by_level``: ``"sram"`` -- SRAM reads plus writes, in BYTES (words x the
+      word size above); ``"dram"`` -- DRAM bytes read plus written;
+    * ``instructions``: folds (``instruction_unit="fold"``); ``utilization``: MACs /
+      (PEs x cycles); ``stalls_by_cause``: ``{"dram": stall cycles}``;
+    * ``simulated_fraction=1.0``, ``estimated_error=None``, ``wall_seconds``;
+    * ``extra``: the named figures. A layer's are its CSV row (less ``layer``):
+      ``dataflow``, ``array``, ``mode``, ``macs``, ``flops``, ``compulsory_bytes``,
+      ``folds``, ``compute_cycles``, ``stall_cycles``, ``total_cycles``,
+      ``utilization``, ``compute_utilization`` (MACs / (PEs x compute cycles)),
+      ``mapping_efficiency``, ``sram_{ifmap,filter,ofmap}_{reads,writes}`` (words),
+      ``dram_{ifmap,filter,ofmap}_{read,write}_bytes``, ``seconds``, and where they
+      apply ``groups``, ``memory_replayed`` and ``scalesim_compute_utilization``. The
+      network's are :meth:`SystolicReport.totals` (``layers`` is the layer count there)
+      plus ``dataflow``, ``stalls``, ``rows``, ``cols`` and ``word_bytes``.
+
+    ``op`` is the op's (a layer's) or the network's ``to_dict()``; a layer's ``detail``
+    is its :class:`SystolicResult`, the network's the :class:`SystolicReport`.
     """
+    t0 = time.perf_counter()
     if getattr(hw, "family", None) != "systolic":
         raise ValueError(f"hardware {getattr(hw, 'name', hw)!r} is not a systolic array; "
                          "use a systolic preset (tpu-v1, systolic-4x4, systolic-8x8), a TOML "
@@ -88,19 +143,39 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
     rows, cols = rows or hw.rows, cols or hw.cols
     check_array(rows, cols)
     hw = dataclasses.replace(hw, rows=rows, cols=cols)
-    out = []
+    wb = _word_bytes(hw, mode)
+    out, layer_results = [], []
     for op in network.ops:
+        t1 = time.perf_counter()
         gemm_view(split_groups(op)[0])  # a clear error for ops without a lowering
         one, g = split_groups(op)
         if mode == "scalesim":
             from .scalesim_mode import simulate_layer_scalesim
             r = simulate_layer_scalesim(hw, one, dataflow)
+            # the fold-by-PE heatmap draws the default schedule's folds in either mode
+            r = dataclasses.replace(r, fold_timing=FoldTiming.of(Lowered(one, dataflow, rows, cols)))
         else:
             r = simulate_layer(hw, one, dataflow)
             if stalls == "pipeline":
                 from .pipeline import pipeline_layer
                 p = pipeline_layer(hw, one, dataflow)
                 r = dataclasses.replace(r, stall_cycles=p.stall_cycles)
-        out.append(_scale(r, g, op.name))
-    return SystolicReport(hw, network, dataflow, mode, stalls if mode == "default" else "scalesim",
-                          tuple(out))
+        r = _scale(r, g, op, wb)
+        out.append(r)
+        layer_results.append(_layer_result(r, op, hw, wb, time.perf_counter() - t1))
+    report = SystolicReport(hw, network, dataflow, mode, stalls if mode == "default" else "scalesim",
+                            tuple(out))
+    t = report.totals()
+    return Result(predictor="systolic", mode=mode, hardware=hw.name, workload=network.name,
+                  seconds=t["seconds"], flops=sum(r.flops for r in out),
+                  compulsory_bytes=sum(r.compulsory_bytes for r in out), cycles=t["total_cycles"],
+                  bytes_by_level={"sram": sum(lr.bytes_by_level["sram"] for lr in layer_results),
+                                  "dram": sum(r.dram_bytes for r in out)},
+                  instructions=sum(r.folds for r in out), instruction_unit="fold",
+                  stalls_by_cause={"dram": t["stall_cycles"]}, utilization=t["utilization"],
+                  simulated_fraction=1.0, estimated_error=None,
+                  wall_seconds=time.perf_counter() - t0, op=network.to_dict(),
+                  layers=tuple(layer_results),
+                  extra={**t, "dataflow": dataflow, "stalls": report.stalls, "rows": rows,
+                         "cols": cols, "word_bytes": wb},
+                  detail=report)

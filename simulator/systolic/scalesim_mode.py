@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 from workloads.ir import Conv2d, Gemm
 
-from .closed_form import SystolicResult
+from .closed_form import SystolicResult, compulsory_words
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,11 @@ def _memory_closed_form(L: SSLayer, cf: dict, hw, rows, cols):
 
 
 def simulate_layer_scalesim(hw, op, dataflow: str) -> SystolicResult:
-    """One layer as SCALE-Sim 3.0.0 reports it (fractions instead of percent)."""
+    """One layer as SCALE-Sim 3.0.0 reports it (fractions instead of percent).
+
+    ``extra["scalesim_compute_utilization"]`` is SCALE-Sim's compute utilisation (its own
+    per-fold formula, see the table above); the result's ``compute_utilization`` is
+    MACs / (PEs x compute cycles), as in the default mode."""
     L = as_scalesim_layer(op)
     rows, cols = hw.rows, hw.cols
     cf = closed_form(L, rows, cols, dataflow)
@@ -190,5 +194,6 @@ def simulate_layer_scalesim(hw, op, dataflow: str) -> SystolicResult:
     return SystolicResult(op.name, dataflow, rows, cols, "scalesim", L.macs, cf["F"],
                           cf["compute_cycles"], mem["stall_cycles"], cf["mapping_efficiency"],
                           cf["sram_reads"], cf["sram_writes"], mem["dram_reads"], mem["dram_writes"],
-                          hw.clock_hz, extra={"compute_utilization": cf["compute_utilization"],
-                                              "memory_replayed": replayed})
+                          hw.clock_hz, op.flops(), compulsory_words(op),   # 1-byte words
+                          extra={"scalesim_compute_utilization": cf["compute_utilization"],
+                                 "memory_replayed": replayed})

@@ -1,15 +1,25 @@
 """SIMT kernel algorithms, one module each, holding the faces that must agree:
 
-* ``kernel()`` -- the numba.cuda kernel that ``simulator/measure`` times on a real GPU
-  (and the tests run under numba's CUDA simulator);
-* ``thread_accesses(...)`` -- a pure-Python reference of every thread's global-memory
-  accesses, in program order, from which the engine's per-warp instruction streams are
-  built (issue 4) and against which the kernel's recorded accesses are tested.
+* the numba.cuda kernel that ``simulator/measure`` times on a real GPU (and the tests run
+  under numba's CUDA simulator);
+* the program the engine executes (a warp-instruction template and numba address
+  functions, ``setup``/``lanes``);
+* a pure-Python reference of every thread's global-memory accesses, against which the
+  kernel's recorded accesses and the program's are tested.
 
+Each module declares one ``SPEC`` (``spec.KernelSpec``); the lines below register them.
+Adding a kernel is one module and one line here (see ``docs/architecture.md``).
 Launch semantics are fixed here, since measurements refer to them.
 """
 from . import conv_direct, conv_im2col, gemm_naive, gemm_tiled, matadd, relu
+from .spec import REGISTRY, Arg, Device, KernelSpec
 
-KERNELS = {m.NAME: m for m in (relu, matadd, gemm_naive, gemm_tiled, conv_direct, conv_im2col)}
+REGISTRY.add(relu.SPEC)
+REGISTRY.add(matadd.SPEC)
+REGISTRY.add(gemm_naive.SPEC)
+REGISTRY.add(gemm_tiled.SPEC)
+REGISTRY.add(conv_direct.SPEC)
+REGISTRY.add(conv_im2col.SPEC)
 
-__all__ = ["KERNELS", "relu", "matadd", "gemm_naive", "gemm_tiled", "conv_direct", "conv_im2col"]
+__all__ = ["REGISTRY", "Arg", "Device", "KernelSpec", "relu", "matadd", "gemm_naive", "gemm_tiled",
+           "conv_direct", "conv_im2col"]

@@ -13,10 +13,10 @@ from numba import cuda, float32, njit  # importing needs no GPU; kernels compile
 
 from .. import isa
 from .launch import Launch
+from .spec import Arg, Device, KernelSpec
 
 NAME = "conv-direct"
 LAYOUTS = ("nchw", "nhwc")
-KIND = 3
 REGS_ESTIMATE = 32  # stated estimate for targets whose compilation was not read
 REGS_COMPILED = {(9, 0): {"nchw": 46, "nhwc": 48}}  # resources suite on the H100
 TAPS_PER_TRIP = {"nchw": 1, "nhwc": 4}  # NHWC: the c loop unrolled by four (sm_90 SASS)
@@ -73,8 +73,11 @@ def launch(op, block: int = 256) -> Launch:
     return Launch(-(-outputs // block), block)
 
 
+ARG_NAMES = ("N", "C", "H", "W", "K", "R", "S", "P", "Q", "stride", "pad")
+
+
 def args(op):
-    """The scalar arguments after (x, w, y)."""
+    """The scalar arguments after (x, w, y), named by ``ARG_NAMES``."""
     return (op.N, op.C, op.H, op.W, op.K, op.R, op.S, op.P, op.Q, op.stride, op.padding)
 
 
@@ -310,11 +313,11 @@ def program(op, block: int = 256) -> isa.Program:
     xs, wsz, ys = (o.elements for o in op.operands())
     bases = isa.layout_arrays([("x", xs), ("w", wsz), ("y", ys)])
     t, pro, body, nregs = TEMPLATES[op.layout]
+    p, names = isa.params(lc, **dict(zip(ARG_NAMES, args(op))), layout=LAYOUTS.index(op.layout),
+                          base_x=bases["x"], base_w=bases["w"], base_y=bases["y"],
+                          taps_per_trip=TAPS_PER_TRIP[op.layout])
     return isa.Program(
-        NAME, KIND, lc, np.array([*lc.grid, *lc.block, *args(op), LAYOUTS.index(op.layout),
-                                  bases["x"], bases["w"], bases["y"], TAPS_PER_TRIP[op.layout]],
-                                 np.int64),
-        t, pro, body, nregs,
+        NAME, "conv_direct", lc, p, t, pro, body, nregs,
         (isa.Stream("x", "global", "x"), isa.Stream("w", "global", "w"), isa.Stream("y", "global", "y"),
          isa.Stream("x+1", "global", "x"), isa.Stream("w+1", "global", "w"),
          *(isa.Stream(f"loop{k}", "mask") for k in range(5, 13)),
@@ -325,4 +328,105 @@ def program(op, block: int = 256) -> isa.Program:
         label=op.name or op.describe(),
         # the overheads repeat with each c (NCHW) or each (r, s) (NHWC, four taps a trip)
         trip_period=op.R * op.S if op.layout == "nchw" else
-        (max(1, op.C // 4) if op.R * op.S > 1 else 1))
+        (max(1, op.C // 4) if op.R * op.S > 1 else 1), param_names=names)
+
+
+# --- the registry entry -------------------------------------------------------------------
+
+DEFAULT_BLOCK = 256
+
+
+def check_block(hw, problem) -> int:
+    """The block (threads, default 256), within the hardware's limit."""
+    b = problem["block"][0] if problem["block"] else DEFAULT_BLOCK
+    if hw is not None and b > hw.sm.max_threads_per_block:
+        raise ValueError(f"block = {b}: exceeds {hw.name}'s {hw.sm.max_threads_per_block} "
+                         "threads per block")
+    return b
+
+
+def build(hw, problem) -> tuple:
+    """One thread per output element, blocks of 256 (unless given)."""
+    return (program(problem["conv"], check_block(hw, problem)),)
+
+
+def reference_at(x, w, op, idx):
+    """numpy reference outputs at flat output indices ``idx`` (in the op's output layout)."""
+    out = np.empty(len(idx))
+    for j, o in enumerate(idx):
+        if op.layout == "nchw":
+            q, p, k, n = o % op.Q, (o // op.Q) % op.P, (o // (op.Q * op.P)) % op.K, o // (op.Q * op.P * op.K)
+        else:
+            k, q, p, n = o % op.K, (o // op.K) % op.Q, (o // (op.K * op.Q)) % op.P, o // (op.K * op.Q * op.P)
+        acc = 0.0
+        for r in range(op.R):
+            h = p * op.stride + r - op.padding
+            if not 0 <= h < op.H:
+                continue
+            for s in range(op.S):
+                ww = q * op.stride + s - op.padding
+                if not 0 <= ww < op.W:
+                    continue
+                if op.layout == "nchw":
+                    acc += float(np.dot(x[n, :, h, ww].astype(np.float64), w[k, :, r, s]))
+                else:
+                    acc += float(np.dot(x[n, h, ww, :].astype(np.float64), w[r, s, :, k]))
+        out[j] = acc
+    return out
+
+
+def conv_inputs(op):
+    """Random activations and weights in the op's layout."""
+    xs, wsz, _ = (o.shape for o in op.operands())
+    return lambda rng: {"x": rng.standard_normal(xs, dtype=np.float32),
+                        "w": rng.standard_normal(wsz, dtype=np.float32)}
+
+
+def device(problem) -> Device:
+    """``reference(inputs, idx)`` gives y at flat indices ``idx`` (all when None): a
+    full numpy convolution of a large layer takes long, so the suites check a sample."""
+    op = problem["conv"]
+    b = check_block(None, problem)
+    lc, k, a = launch(op, b), kernel(op.layout), args(op)
+    ys = op.operands()[2].shape
+    return Device(
+        inputs=conv_inputs(op), outputs={"y": ys},
+        launch=lambda arr, stream=0: k[lc.grid[0], b, stream](arr["x"], arr["w"], arr["y"], *a),
+        reference=lambda i, idx=None: {"y": reference_at(
+            i["x"], i["w"], op, np.arange(int(np.prod(ys))) if idx is None else idx)},
+        kernels=((f"conv-direct {op.layout}", k),), shapes=((lc.grid, lc.block),))
+
+
+def _op(problem):
+    return problem["conv"]
+
+
+def conv_from_record(r):
+    """The Conv2d a conv suite record names."""
+    from workloads.ir import Conv2d
+    c = r["conv"]
+    return Conv2d(name=r["layer"], N=c["n"], C=c["c"], H=c["h"], W=c["w"], K=c["k"], R=c["r"],
+                  S=c["s"], stride=c["stride"], padding=c["pad"], layout=r["layout"])
+
+
+def conv_group(problem):
+    """Convolutions of one shape rank together, whatever their layout and algorithm."""
+    c = problem["conv"]
+    return ("conv", c.N, c.C, c.H, c.W, c.K, c.R, c.S, c.stride, c.padding)
+
+
+def _tiny(layout):
+    from workloads.ir import Conv2d
+    return Conv2d(name="conv", N=1, C=2, H=4, W=4, K=2, R=3, S=3, padding=1, layout=layout)
+
+
+SPEC = KernelSpec(
+    name=NAME, summary="one thread per output element, every tap read from global memory",
+    args=(Arg("conv", "conv", "a convolution (workloads.ir.Conv2d; its layout is the tensors')",
+              required=True),
+          Arg("block", "dims", "threads per block (default 256)")),
+    build=build, op=_op, device=device,
+    accesses=lambda p: (thread_accesses(launch(p["conv"], check_block(None, p)), p["conv"]),),
+    variants=tuple({"conv": _tiny(lay), "block": (64,)} for lay in LAYOUTS),
+    from_record=lambda r: {"conv": conv_from_record(r)},
+    group=conv_group)

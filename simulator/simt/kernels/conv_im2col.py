@@ -16,10 +16,12 @@ from numba import cuda, njit  # importing needs no GPU; kernels compile on first
 
 from .. import isa
 from . import gemm_tiled
+from .conv_direct import (LAYOUTS, _tiny, check_block, conv_from_record, conv_group, conv_inputs,
+                          reference_at)
 from .launch import Launch
+from .spec import Arg, Device, KernelSpec
 
 NAME = "conv-im2col"
-KIND = 4            # the im2col launch; the GEMM launch is gemm-tiled's program
 REGS_ESTIMATE = 24  # stated estimate until read from the compiled kernel
 REGS_COMPILED = {(9, 0): 34}  # registers per thread, resources suite on the H100
 
@@ -75,6 +77,9 @@ def im2col_kernel(layout: str):
     if layout not in ("nchw", "nhwc"):
         raise ValueError(f"layout = {layout!r}: allowed: nchw, nhwc")
     return im2col_nchw if layout == "nchw" else im2col_nhwc
+
+
+IM2COL_ARG_NAMES = ("N", "C", "H", "W", "R", "S", "P", "Q", "stride", "pad")
 
 
 def im2col_args(op):
@@ -197,15 +202,78 @@ def programs(op, block: int = 256, tile: int = 16) -> tuple:
     x, wt, y = op.operands()
     bases = isa.layout_arrays([("x", x.elements), ("col", M * Kc), ("wmat", Kc * N), ("y", M * N)])
     t, pro, body, nregs = TEMPLATE
+    p, names = isa.params(l1, **dict(zip(IM2COL_ARG_NAMES, im2col_args(op))),
+                          layout=op.layout == "nhwc", base_x=bases["x"], base_col=bases["col"])
     first = isa.Program(
-        NAME, KIND, l1, np.array([*l1.grid, *l1.block, *im2col_args(op), op.layout == "nhwc",
-                                  bases["x"], bases["col"]], np.int64),
-        t, pro, body, nregs,
+        NAME, "conv_im2col", l1, p, t, pro, body, nregs,
         (isa.Stream("x", "global", "x"), isa.Stream("col", "global", "col")),
         (("x", bases["x"], x.elements), ("col", bases["col"], M * Kc)),
         REGS_ESTIMATE, 0, "estimate", 0, x.touched_bytes + 4 * M * Kc,
-        label=f"im2col of {op.name or op.describe()}")
+        label=f"im2col of {op.name or op.describe()}", param_names=names)
     second = gemm_tiled.program(M, N, Kc, tile, label=f"GEMM of {op.name or op.describe()}",
                                 bases={"A": bases["col"], "B": bases["wmat"], "C": bases["y"]},
                                 min_bytes=4 * (Kc * N + M * N))  # col may be read from L2
     return first, second
+
+
+# --- the registry entry -------------------------------------------------------------------
+
+def build(hw, problem) -> tuple:
+    """The im2col launch (blocks of 256 unless given), then gemm-tiled (T = 16 unless
+    given) on the column matrix it left."""
+    return programs(problem["conv"], check_block(hw, problem), problem["tile"])
+
+
+def device(problem) -> Device:
+    """``reference(inputs, idx)``: y, the (n p q) x k GEMM output, at flat indices idx."""
+    op, T = problem["conv"], problem["tile"]
+    b = check_block(None, problem)
+    l1, l2 = launches(op, b, T)
+    M, N, Kc = gemm_dims(op)
+    ik, ia, gk = im2col_kernel(op.layout), im2col_args(op), gemm_tiled.kernel(T)
+    make = conv_inputs(op)
+
+    def inputs(rng):
+        i = make(rng)
+        w = i["w"]
+        wm = w.reshape(N, Kc).T if op.layout == "nchw" else w.reshape(Kc, N)
+        return {**i, "wmat": np.ascontiguousarray(wm)}
+
+    def launch_both(a, stream=0):
+        ik[l1.grid[0], b, stream](a["x"], a["col"], *ia)
+        gk[l2.grid[:2], l2.block[:2], stream](a["col"], a["wmat"], a["y"], M, N, Kc)
+
+    def reference(i, idx=None):
+        e = np.arange(M * N) if idx is None else np.asarray(idx)
+        m, k = e // N, e % N                       # y is (n p q) x k: NHWC order
+        if op.layout == "nhwc":
+            o = e
+        else:
+            q, pp, n = m % op.Q, (m // op.Q) % op.P, m // (op.Q * op.P)
+            o = ((n * op.K + k) * op.P + pp) * op.Q + q
+        return {"y": reference_at(i["x"], i["w"], op, o)}
+    return Device(inputs=inputs, outputs={"col": (M, Kc), "y": (M, N)}, launch=launch_both,
+                  reference=reference,
+                  kernels=((f"im2col {op.layout}", ik), (f"gemm-tiled {T}", gk)),
+                  shapes=((l1.grid, l1.block), (l2.grid, l2.block)))
+
+
+def _accesses(problem):
+    op = problem["conv"]
+    l1, l2 = launches(op, check_block(None, problem), problem["tile"])
+    M, N, Kc = gemm_dims(op)
+    return im2col_accesses(l1, op), gemm_tiled.thread_accesses(l2, M, N, Kc, problem["tile"])
+
+
+SPEC = KernelSpec(
+    name=NAME, summary="im2col into a column matrix, then gemm-tiled on it (two launches)",
+    args=(Arg("conv", "conv", "a convolution (workloads.ir.Conv2d; its layout is the tensors')",
+              required=True),
+          Arg("block", "dims", "threads per block of the im2col launch (default 256)"),
+          Arg("tile", "choice", "T of the GEMM launch (default 16)", default=16,
+              choices=gemm_tiled.TILES)),
+    build=build, op=lambda p: p["conv"], device=device, accesses=_accesses,
+    variants=tuple({"conv": _tiny(lay), "block": (64,)} for lay in LAYOUTS),
+    from_record=lambda r: {"conv": conv_from_record(r)},
+    group=conv_group)
+

@@ -14,10 +14,10 @@ from numba import cuda, float32, njit  # importing needs no GPU; kernels compile
 
 from .. import isa
 from .launch import Launch
+from .spec import Arg, Device, KernelSpec
 
 NAME = "gemm-naive"
 THREAD_X = ("cols", "rows")
-KIND = 1
 UNROLL = 4          # the k loop unrolled by 4, each k's loads then its FMA: as the SASS
                     # numba-cuda 0.30.4 compiles for sm_90 (data/measurements/h100-sxm/resources.json)
 REGS_ESTIMATE = 24  # stated estimate for targets whose compilation was not read
@@ -166,10 +166,61 @@ def program(lc: Launch, M: int, N: int, K: int, thread_x: str = "cols") -> isa.P
     t, pro, body, nregs = TEMPLATE
     streams = tuple(s for u in range(UNROLL) for s in (isa.Stream(f"A+{u}", "global", "A"),
                                                          isa.Stream(f"B+{u}", "global", "B")))
+    p, names = isa.params(lc, M=M, N=N, K=K, thread_x=THREAD_X.index(thread_x),
+                          base_A=bases["A"], base_B=bases["B"], base_C=bases["C"])
     return isa.Program(
-        NAME, KIND, lc, np.array([*lc.grid, *lc.block, M, N, K, THREAD_X.index(thread_x),
-                                  bases["A"], bases["B"], bases["C"]], np.int64),
-        t, pro, body, nregs, streams + (isa.Stream("C", "global", "C"),),
+        NAME, "gemm_naive", lc, p, t, pro, body, nregs, streams + (isa.Stream("C", "global", "C"),),
         tuple((n, bases[n], e) for n, e in (("A", M * K), ("B", K * N), ("C", M * N))),
         REGS_ESTIMATE, 0, "estimate", 2 * M * N * K, 4 * (M * K + K * N + M * N),
-        label=f"{M}x{N}x{K} thread-x {thread_x}")
+        label=f"{M}x{N}x{K} thread-x {thread_x}", param_names=names)
+
+
+# --- the registry entry -------------------------------------------------------------------
+
+def _launch_of(problem) -> Launch:
+    b = problem["block"] or (16, 16)
+    return launch(problem["m"], problem["n"], b + (1,) * (2 - len(b)), problem["thread_x"])
+
+
+def build(hw, problem) -> tuple:
+    """16x16 blocks (unless given), threadIdx.x on C's columns (unless given), the grid
+    covering C."""
+    lc = _launch_of(problem)
+    lc.check(hw)
+    return (program(lc, problem["m"], problem["n"], problem["k"], problem["thread_x"]),)
+
+
+def op(problem):
+    from workloads.ir import Gemm
+    return Gemm(name="gemm", M=problem["m"], N=problem["n"], K=problem["k"])
+
+
+def gemm_device(M, N, K, kern, g, b, label) -> Device:
+    """A GEMM C = A B of M x K by K x N float32 matrices on one kernel launch."""
+    return Device(
+        inputs=lambda rng: {"A": rng.standard_normal((M, K), dtype=np.float32),
+                            "B": rng.standard_normal((K, N), dtype=np.float32)},
+        outputs={"C": (M, N)},
+        launch=lambda a, stream=0: kern[g, b, stream](a["A"], a["B"], a["C"], M, N, K),
+        reference=lambda i: {"C": i["A"].astype(np.float64) @ i["B"].astype(np.float64)},
+        kernels=((label, kern),), shapes=((g, b),))
+
+
+def device(problem) -> Device:
+    lc, tx = _launch_of(problem), problem["thread_x"]
+    return gemm_device(problem["m"], problem["n"], problem["k"], kernel(tx), lc.grid[:2],
+                       lc.block[:2], f"gemm-naive {tx}")
+
+
+SPEC = KernelSpec(
+    name=NAME, summary="C = A B, one thread per element of C, no reuse",
+    args=(Arg("m", "size", "rows of C", required=True), Arg("n", "size", "columns of C", required=True),
+          Arg("k", "size", "the reduction", required=True),
+          Arg("thread_x", "choice", "threadIdx.x on C's columns (coalesced) or rows",
+              default="cols", choices=THREAD_X),
+          Arg("block", "dims", "threads per block, BXxBY (default 16x16)", ndim=2)),
+    build=build, op=op, device=device,
+    accesses=lambda p: (thread_accesses(_launch_of(p), p["m"], p["n"], p["k"], p["thread_x"]),),
+    variants=tuple({"m": 8, "n": 8, "k": 8, "thread_x": tx, "block": (8, 8)} for tx in THREAD_X),
+    from_record=lambda r: {"m": r["m"], "n": r["n"], "k": r["k"], "thread_x": r["thread_x"]},
+    group=lambda p: ("gemm", p["m"], p["n"], p["k"]))

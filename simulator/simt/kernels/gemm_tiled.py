@@ -13,10 +13,10 @@ from numba import cuda, float32, njit  # importing needs no GPU; kernels compile
 
 from .. import isa
 from .launch import Launch
+from .spec import Arg, KernelSpec
 
 NAME = "gemm-tiled"
 TILES = (8, 16, 32)
-KIND = 2
 REGS_ESTIMATE = 32  # stated estimate until read from the compiled kernel
 REGS_COMPILED = {(9, 0): 32}  # registers per thread, resources suite on the H100
 
@@ -192,11 +192,46 @@ def program(M: int, N: int, K: int, tile: int = 16, label: str = "", bases=None,
     streams = (isa.Stream("A", "global", "A"), isa.Stream("B", "global", "B"),
                isa.Stream("sA st", "shared"), isa.Stream("sB st", "shared"))
     streams += tuple(isa.Stream(f"s{x} ld {kk}", "shared") for kk in range(tile) for x in "AB")
+    p, names = isa.params(lc, M=M, N=N, K=K, tile=tile, base_A=bases["A"], base_B=bases["B"],
+                          base_C=bases["C"])
     return isa.Program(
-        NAME, KIND, lc, np.array([*lc.grid, *lc.block, M, N, K, tile,
-                                  bases["A"], bases["B"], bases["C"]], np.int64),
-        t, pro, body, nregs, streams + (isa.Stream("C", "global", "C"),),
+        NAME, "gemm_tiled", lc, p, t, pro, body, nregs, streams + (isa.Stream("C", "global", "C"),),
         tuple((n, bases[n], e) for n, e in (("A", M * K), ("B", K * N), ("C", M * N))),
         REGS_ESTIMATE, 2 * tile * tile * 4, "estimate (shared: two T x T float32 tiles)",
         2 * M * N * K, 4 * (M * K + K * N + M * N) if min_bytes is None else min_bytes,
-        label=label or f"{M}x{N}x{K} T={tile}")
+        label=label or f"{M}x{N}x{K} T={tile}", param_names=names)
+
+
+# --- the registry entry -------------------------------------------------------------------
+
+def build(hw, problem) -> tuple:
+    """T x T blocks (T = 16 unless given), the grid covering C."""
+    lc = launch(problem["m"], problem["n"], problem["tile"])
+    lc.check(hw)
+    return (program(problem["m"], problem["n"], problem["k"], problem["tile"]),)
+
+
+def device(problem):
+    from .gemm_naive import gemm_device
+    T = problem["tile"]
+    lc = launch(problem["m"], problem["n"], T)
+    return gemm_device(problem["m"], problem["n"], problem["k"], kernel(T), lc.grid[:2],
+                       lc.block[:2], f"gemm-tiled {T}")
+
+
+def _op(problem):
+    from .gemm_naive import op
+    return op(problem)
+
+
+SPEC = KernelSpec(
+    name=NAME, summary="C = A B in T x T tiles staged through shared memory",
+    args=(Arg("m", "size", "rows of C", required=True), Arg("n", "size", "columns of C", required=True),
+          Arg("k", "size", "the reduction", required=True),
+          Arg("tile", "choice", "T: the block is T x T threads (default 16)", default=16, choices=TILES)),
+    build=build, op=_op, device=device,
+    accesses=lambda p: (thread_accesses(launch(p["m"], p["n"], p["tile"]), p["m"], p["n"], p["k"],
+                                        p["tile"]),),
+    variants=tuple({"m": 8, "n": 8, "k": 8, "tile": T} for T in TILES),
+    from_record=lambda r: {"m": r["m"], "n": r["n"], "k": r["k"], "tile": r["tile"]},
+    group=lambda p: ("gemm", p["m"], p["n"], p["k"]))

@@ -13,9 +13,9 @@ from numba import cuda, njit  # importing needs no GPU; kernels compile on first
 
 from .. import isa
 from .launch import Launch
+from .spec import Arg, Device, KernelSpec
 
 NAME = "matadd"
-KIND = 5
 REGS_ESTIMATE = 10  # stated estimate until read from the compiled kernel
 REGS_COMPILED = {(9, 0): 26}  # registers per thread, resources suite on the H100
 
@@ -97,10 +97,49 @@ TEMPLATE = _template()
 def program(lc: Launch, M: int, N: int) -> isa.Program:
     bases = isa.layout_arrays([("A", M * N), ("B", M * N), ("C", M * N)])
     t, pro, body, nregs = TEMPLATE
+    p, names = isa.params(lc, M=M, N=N, base_A=bases["A"], base_B=bases["B"], base_C=bases["C"])
     return isa.Program(
-        NAME, KIND, lc, np.array([*lc.grid, *lc.block, M, N, bases["A"], bases["B"], bases["C"]],
-                                 np.int64),
-        t, pro, body, nregs,
+        NAME, "matadd", lc, p, t, pro, body, nregs,
         tuple(isa.Stream(n, "global", n) for n in "ABC"),
         tuple((n, bases[n], M * N) for n in "ABC"),
-        REGS_ESTIMATE, 0, "estimate", M * N, 12 * M * N, label=f"{M}x{N}")
+        REGS_ESTIMATE, 0, "estimate", M * N, 12 * M * N, label=f"{M}x{N}", param_names=names)
+
+
+# --- the registry entry -------------------------------------------------------------------
+
+def _launch_of(problem) -> Launch:
+    b = problem["block"] or (16, 16)
+    return launch(problem["m"], problem["n"], b + (1,) * (2 - len(b)))
+
+
+def build(hw, problem) -> tuple:
+    """16x16 blocks (unless given), the grid covering the matrix."""
+    lc = _launch_of(problem)
+    lc.check(hw)
+    return (program(lc, problem["m"], problem["n"]),)
+
+
+def op(problem):
+    from workloads.ir import Elementwise
+    return Elementwise(name="matadd", n=problem["m"] * problem["n"], op="add")
+
+
+def device(problem) -> Device:
+    lc, M, N = _launch_of(problem), problem["m"], problem["n"]
+    g, b = lc.grid[:2], lc.block[:2]
+    return Device(
+        inputs=lambda rng: {x: rng.standard_normal((M, N), dtype=np.float32) for x in "AB"},
+        outputs={"C": (M, N)},
+        launch=lambda a, stream=0: matadd_kernel[g, b, stream](a["A"], a["B"], a["C"], M, N),
+        reference=lambda i: {"C": i["A"].astype(np.float64) + i["B"]},
+        kernels=(("matadd", matadd_kernel),), shapes=((lc.grid, lc.block),))
+
+
+SPEC = KernelSpec(
+    name=NAME, summary="C = A + B over M x N float32 matrices, one thread per element",
+    args=(Arg("m", "size", "rows", required=True), Arg("n", "size", "columns", required=True),
+          Arg("block", "dims", "threads per block, BXxBY (default 16x16)", ndim=2)),
+    build=build, op=op, device=device,
+    accesses=lambda p: (thread_accesses(_launch_of(p), p["m"], p["n"]),),
+    variants=({"m": 8, "n": 8, "block": (8, 8)},),
+    group=lambda p: ("matadd", p["m"], p["n"]))

@@ -11,9 +11,9 @@ from numba import cuda, njit  # importing needs no GPU; kernels compile on first
 
 from .. import isa
 from .launch import Launch
+from .spec import Arg, Device, KernelSpec
 
 NAME = "relu"
-KIND = 0
 # registers per thread: numba/ptxas on sm_90 gives a handful for this loop; stated
 # estimate until the measurement harness reads it from the compiled kernel.
 REGS_ESTIMATE = 8
@@ -141,9 +141,61 @@ def program(lc: Launch, n: int) -> isa.Program:
         raise ValueError(f"n = {n!r}: must be a positive integer")
     bases = isa.layout_arrays([("x", n), ("y", n)])
     t, pro, body, nregs = TEMPLATE
+    p, names = isa.params(lc, n=n, base_x=bases["x"], base_y=bases["y"])
     return isa.Program(
-        NAME, KIND, lc, np.array([*lc.grid, *lc.block, n, bases["x"], bases["y"]], np.int64),
-        t, pro, body, nregs,
+        NAME, "relu", lc, p, t, pro, body, nregs,
         (isa.Stream("x", "global", "x"), isa.Stream("y", "global", "y")),
         (("x", bases["x"], n), ("y", bases["y"], n)),
-        REGS_ESTIMATE, 0, "estimate", n, 8 * n, label=f"n={n}")
+        REGS_ESTIMATE, 0, "estimate", n, 8 * n, label=f"n={n}", param_names=names)
+
+
+# --- the registry entry -------------------------------------------------------------------
+
+DEFAULT_BLOCK = 256
+
+
+def _launch_of(problem, hw=None) -> Launch:
+    b = problem["block"][0] if problem["block"] else DEFAULT_BLOCK
+    if problem["grid"]:
+        g = problem["grid"][0]
+    elif hw is not None:
+        g = hw.sm_count * max(1, hw.sm.max_threads // b)     # every SM filled once
+    else:
+        raise ValueError("relu: give grid (its default fills the SMs of a hardware preset)")
+    lc = launch(g, b)
+    if hw is not None:
+        lc.check(hw)
+    return lc
+
+
+def build(hw, problem) -> tuple:
+    """One launch: blocks of 256 and a grid that fills every SM once
+    (``sm_count x max_threads_per_SM / 256`` blocks), unless given."""
+    return (program(_launch_of(problem, hw), problem["n"]),)
+
+
+def op(problem):
+    from workloads.ir import Elementwise
+    return Elementwise(name="relu", n=problem["n"])
+
+
+def device(problem) -> Device:
+    lc, n = _launch_of(problem), problem["n"]
+    return Device(
+        inputs=lambda rng: {"x": rng.standard_normal(n, dtype=np.float32)},
+        outputs={"y": (n,)},
+        launch=lambda a, stream=0: relu_kernel[lc.grid[0], lc.block[0], stream](a["x"], a["y"], n),
+        reference=lambda i: {"y": np.maximum(i["x"], 0)},
+        kernels=(("relu", relu_kernel),), shapes=((lc.grid, lc.block),))
+
+
+SPEC = KernelSpec(
+    name=NAME, summary="y = max(x, 0) over n float32 elements, grid-stride loop",
+    args=(Arg("n", "size", "elements", required=True),
+          Arg("grid", "dims", "blocks (any: the loop strides; default fills every SM once)"),
+          Arg("block", "dims", "threads per block (default 256)")),
+    build=build, op=op, device=device,
+    accesses=lambda p: (thread_accesses(_launch_of(p), p["n"]),),
+    variants=({"n": 64, "grid": (1,), "block": (32,)},),
+    from_record=lambda r: {"n": r["n"], "grid": r["grid"], "block": r["block"]},
+    group=lambda p: ("relu", p["n"]))

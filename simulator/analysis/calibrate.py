@@ -23,30 +23,21 @@ must equal the preset's clock.
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
-
-def load_suite(folder, suite):
-    path = Path(folder) / f"{suite}.json"
-    if not path.is_file():
-        raise ValueError(f"--measurements {folder}: no {suite}.json there")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path}: not a measurement JSON ({e})") from None
+from .measurements import load_suite
 
 
 def parameters(hw, folder) -> dict:
     """{field path: (value, source)} from the folder's micro (and h2d) suite."""
     micro = load_suite(folder, "micro")
-    prov = micro["provenance"]
+    prov = micro.provenance
     clock_mhz = float((prov.get("nvidia_smi") or {}).get("clock_sm_mhz") or 0)
     if abs(clock_mhz * 1e6 - hw.clock_hz) > 0.01 * hw.clock_hz:
         raise ValueError(f"{hw.name}: measured SM clock {clock_mhz} MHz differs from the preset's "
                          f"{hw.clock_hz / 1e6:g} MHz")
     rec = {}
-    for r in micro["records"]:
+    for r in micro.records:
         if r.get("ok"):
             rec.setdefault(r["name"], []).append(r)
     src = f"micro suite, {prov['device']}, {prov['date'][:10]}"
@@ -82,14 +73,12 @@ def parameters(hw, folder) -> dict:
         # the engine already spends block_start_cycles on the launch's one empty block
         out["kernel_launch_s"] = (rec["launch_gpu_side"][0]["median_s"] - start / cyc,
                                   f"launch_gpu_side less one block start, {src}")
-    try:
-        h2d = load_suite(folder, "h2d")
-    except ValueError:
-        h2d = None
+    # the h2d suite is optional; a broken one is an error, not skipped
+    h2d = load_suite(folder, "h2d") if (Path(folder) / "h2d.json").is_file() else None
     if h2d and hw.host_link is not None:
-        hs = f"h2d suite, {h2d['provenance']['device']}, {h2d['provenance']['date'][:10]}"
+        hs = f"h2d suite, {h2d.device}, {h2d.provenance['date'][:10]}"
         for kind in ("pinned", "pageable"):
-            rs = [r for r in h2d["records"] if r["kind"] == kind and r.get("ok")]
+            rs = [r for r in h2d.records if r["kind"] == kind and r.get("ok")]
             if rs:
                 big = max(rs, key=lambda r: r["bytes"])
                 out[f"host_link.{kind}_bandwidth_bytes_per_s"] = (

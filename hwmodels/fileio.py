@@ -1,0 +1,35 @@
+"""The project's one writer of output files: every file roofsim writes (TOML, CSV, JSON,
+charts, SCALE-Sim topologies) is written to a temporary name in the same folder, then
+renamed over the target, so a reader never sees a half-written file and an error
+leaves the old file in place.
+
+It lives in ``hwmodels`` because ``hwmodels`` may import nothing else from the project
+and ``simulator`` imports ``hwmodels``; it depends on the standard library only.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
+    """Write ``data`` (text, or bytes) to a temporary name in the same folder, then
+    rename it over ``path``. The folder must exist (ValueError naming it otherwise); the
+    file gets the usual permissions (0o666 less the umask)."""
+    p = Path(path)
+    if not p.parent.is_dir():
+        raise ValueError(f"{path}: folder {str(p.parent)!r} does not exist")
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode) as fh:
+            fh.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

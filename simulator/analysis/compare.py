@@ -1,0 +1,46 @@
+"""Predictors side by side: the engine, the analytic model and the roofline bound of one
+SIMT launch (what ``roofsim simulate simt`` and ``sweep`` print), each a ``Result``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simulator.result import Result
+from simulator.simt import api
+
+from .roofline import bound
+
+MODES = api.MODES
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """``engine`` is None in analytic mode, ``roofline`` None when not asked for."""
+
+    problem: object
+    analytic: Result
+    engine: Result | None = None
+    roofline: Result | None = None
+
+    @property
+    def chosen(self) -> Result:
+        """The engine's Result when it ran, else the analytic model's."""
+        return self.engine if self.engine is not None else self.analytic
+
+    def to_dict(self) -> dict:
+        return {"kernel": self.problem.kernel, "grid": list(self.problem.grid),
+                "block": list(self.problem.block), "op": self.problem.op.to_dict(),
+                **{k: (r.to_dict() if r is not None else None)
+                   for k, r in (("engine", self.engine), ("analytic", self.analytic),
+                                ("roofline", self.roofline))}}
+
+
+def predict(hw, problem, mode: str = "sampled", policy: str = "gto", trace: int = 0,
+            with_roofline: bool = True, l2_warm: bool = False) -> Prediction:
+    """The engine (unless ``mode`` is analytic), the analytic model and the roofline bound
+    for one ``simulator.simt.api.Problem``."""
+    if mode not in MODES:
+        raise ValueError(f"mode = {mode!r}: allowed: {', '.join(MODES)}")
+    a = api.analytic(hw, problem, policy, l2_warm=l2_warm)
+    e = None if mode == "analytic" else api.simulate(hw, problem, mode, policy, trace, l2_warm)
+    r = bound(hw, problem.op, "fp32") if with_roofline else None
+    return Prediction(problem, a, e, r)

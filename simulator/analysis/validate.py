@@ -1,0 +1,154 @@
+"""Pair every measured kernel launch with the engine's, the analytic model's and the
+roofline's prediction, and score them per suite.
+
+The measurements repeat a launch on the same buffers (except the gemm suite, which
+rotates buffer sets spanning at least twice the L2), so predictions start with the arrays
+in the L2 where they fit, and cold after a rotation.
+Predictions of time include the preset's GPU-side ``kernel_launch_s`` per launch (the
+measurements, launched back to back, include it); the roofline bound does not (it is a
+lower bound on the kernel's own work). The engine runs in sampled mode and only on
+records whose sampled run simulates at most ``engine_budget`` warp-instructions; the rest
+carry no engine prediction and the report says how many.
+
+Scores per suite and predictor: MAPE (a fraction), Pearson and Spearman correlation
+of predicted against measured seconds, and the share of what-if pairs -- two launches
+of one problem (grid/block, kernel variant, layout) -- that the predictor ranks in the
+measured order; plus ``faster_than_bound``, the measurements faster than their roofline
+bound (a sign of an error somewhere).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.result import Measurement, Result
+
+from .measurements import KERNEL_SUITES, SuiteFile, measurement, problem_of
+from .roofline import bound
+
+PREDICTORS = ("engine", "analytic", "roofline")
+__all__ = ["KERNEL_SUITES", "PREDICTORS", "ValidationRow", "predict_records", "score"]
+
+
+@dataclass(frozen=True)
+class ValidationRow:
+    """One measured launch beside each predictor's Result (``engine`` None where its
+    budget left it out). Predicted seconds include the GPU-side launch cost
+    (``launch_overhead_s``) except the roofline bound's."""
+
+    suite: str
+    group: str                      # what-if group: launches of one problem rank within it
+    kernel: str
+    label: str
+    measurement: Measurement
+    analytic: Result
+    roofline: Result
+    engine: Result | None
+    launch_overhead_s: float
+    l2_warm: bool
+    engine_simulated_instructions: float
+    engine_wall_s: float | None = None
+
+    @property
+    def measured_s(self) -> float:
+        return self.measurement.median_seconds
+
+    def predicted_s(self, predictor: str) -> float | None:
+        """Predicted seconds of ``predictor`` (one of PREDICTORS), None where it did not run."""
+        if predictor == "roofline":
+            return self.roofline.seconds
+        r = self.engine if predictor == "engine" else self.analytic
+        return None if r is None else r.seconds + self.launch_overhead_s
+
+    def to_dict(self) -> dict:
+        """The flat row of the predictions CSV and ``validate --json``."""
+        m = self.measurement
+        return {"suite": self.suite, "group": self.group, "kernel": self.kernel, "label": self.label,
+                "measured_s": m.median_seconds, "measured_min_s": m.min_seconds,
+                "measured_max_s": m.max_seconds, "analytic_s": self.predicted_s("analytic"),
+                "roofline_s": self.predicted_s("roofline"), "engine_s": self.predicted_s("engine"),
+                "engine_wall_s": self.engine_wall_s, "warp_instructions": self.analytic.instructions,
+                "l2_warm": self.l2_warm, "flops": m.flops, "min_bytes": m.compulsory_bytes,
+                "includes_launch_overhead": {"engine": True, "analytic": True, "roofline": False},
+                "engine_simulated_instructions": self.engine_simulated_instructions}
+
+
+def predict_records(hw, sf: SuiteFile, engine_budget=2e7, progress=None) -> list[ValidationRow]:
+    """A row for every record of the suite file that passed its check."""
+    from simulator.simt import api, engine
+    from simulator.simt.kernels import REGISTRY
+    rows = []
+    for i, r in enumerate(sf.records):
+        if not r.get("ok", False):
+            continue
+        try:
+            prob = problem_of(hw, r)
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{sf.path}: record {i}: {e}") from None
+        spec = REGISTRY.get(prob.kernel)
+        launch = hw.kernel_launch_s * len(prob.programs)
+        # launches repeated on one set of buffers find them in the L2 when they fit there;
+        # the gemm suite rotates buffer sets to avoid that
+        warm = r.get("buffer_sets", 1) == 1
+        if not warm and r.get("rotation_bytes", math.inf) < 2 * hw.l2.size_bytes:
+            raise ValueError(f"record {i} of suite {sf.suite!r}: rotation_bytes = {r['rotation_bytes']}: "
+                             f"rotating buffer sets must span at least twice the L2 "
+                             f"({2 * hw.l2.size_bytes} bytes) for the launch to start cold")
+        a = api.analytic(hw, prob, l2_warm=warm)
+        # the budget counts what sampled mode simulates, not the whole launch
+        simulated = sum(lc.instructions * engine.simulated_fraction(hw, p)
+                        for lc, p in zip(a.launches, prob.programs))
+        e = wall = None
+        if simulated <= engine_budget:
+            t0 = time.perf_counter()
+            e = api.simulate(hw, prob, "sampled", l2_warm=warm)
+            wall = time.perf_counter() - t0
+        rows.append(ValidationRow(
+            suite=sf.suite, group="/".join(map(str, spec.group(prob.args))), kernel=prob.kernel,
+            label=prob.programs[-1].describe(), measurement=measurement(sf, i, prob), analytic=a,
+            roofline=bound(hw, prob.op, "fp32"), engine=e, launch_overhead_s=launch, l2_warm=warm,
+            engine_simulated_instructions=simulated, engine_wall_s=wall))
+        if progress:
+            progress(sf.suite, i + 1, len(sf.records))
+    return rows
+
+
+def _pearson(x, y):
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None, None
+    from scipy.stats import pearsonr, spearmanr
+    return float(pearsonr(x, y)[0]), float(spearmanr(x, y)[0])
+
+
+def score(rows) -> dict:
+    """Per predictor: n, mape, pearson, spearman, pairs_in_order; and faster_than_bound."""
+    out = {"records": len(rows),
+           "faster_than_bound": int(sum(r.measured_s < r.predicted_s("roofline") for r in rows))}
+    for p in PREDICTORS:
+        rs = [r for r in rows if r.predicted_s(p) is not None]
+        m = np.array([r.measured_s for r in rs])
+        q = np.array([r.predicted_s(p) for r in rs])
+        res = {"n": len(rs), "mape": float(np.mean(np.abs(q - m) / m)) if rs else None,
+               "pearson": None, "spearman": None, "pairs_in_order": None}
+        if len(rs) >= 3:
+            res["pearson"], res["spearman"] = _pearson(np.log(q), np.log(m))
+        groups = {}
+        for r in rs:
+            groups.setdefault(r.group, []).append(r)
+        right = total = 0
+        for g in groups.values():
+            for x, y in itertools.combinations(g, 2):
+                dm = x.measured_s - y.measured_s
+                if abs(dm) <= 0.02 * max(x.measured_s, y.measured_s):
+                    continue          # a tie within measurement noise ranks nothing
+                total += 1
+                right += (x.predicted_s(p) - y.predicted_s(p)) * dm > 0
+        res["pairs_in_order"] = right / total if total else None
+        res["pairs"] = total
+        out[p] = res
+    out["pairs_in_order"] = out["engine"]["pairs_in_order"]
+    return out

@@ -1,0 +1,392 @@
+"""roofsim's Python API: what scripts and notebooks use (``from simulator import ...``).
+
+Each function mirrors a CLI command and returns the same objects the CLI prints:
+hardware presets (``hwmodels`` dataclasses), workloads (``workloads`` networks and ops),
+and :class:`~simulator.result.Result` for every prediction -- the SIMT engine, the
+analytic model, the roofline bound and the systolic engine. The functions from
+:func:`occupancy` on expose what the notebooks look at inside a run: occupancy, one
+warp's instructions and their coalescing, a launch's timeline, the register-level
+systolic array, host copies and validation suite by suite.
+
+>>> import simulator as rs
+>>> hw = rs.load_hardware("gtx480")
+>>> r = rs.simulate_simt(hw, "matadd", m=32, n=48, mode="full")
+>>> (r.predictor, r.mode, r.cycles > 0, r.flops)
+('engine', 'full', True, 1536)
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from simulator.result import Measurement, Result
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["Result", "Measurement", "load_hardware", "hardware_names", "load_workload", "kernels",
+           "build", "simulate_simt", "analytic", "predict", "simulate_systolic", "roofline",
+           "data_movement", "calibrate", "load_measurements", "validate", "occupancy",
+           "warp_instructions", "coalesce", "timeline", "systolic_array_run", "h2d_seconds",
+           "validation_rows", "validation_scores"]
+
+
+def hardware_names() -> list:
+    """The preset names (``roofsim hw list``).
+
+    >>> "h100-sxm" in hardware_names()
+    True
+    """
+    import hwmodels
+    return hwmodels.names()
+
+
+def load_hardware(name_or_path, overrides=()):
+    """A preset by name, a TOML file or a SCALE-Sim ``.cfg``, with ``overrides`` applied
+    (``["l2.size_bytes=1536KiB", ...]``, as ``--set``).
+
+    >>> load_hardware("gtx480", ["l2.size_bytes=1536KiB"]).l2.size_bytes
+    1572864
+    """
+    import hwmodels
+    return hwmodels.with_overrides(hwmodels.get(name_or_path), list(overrides))
+
+
+def load_workload(spec: str, batch=None, resolution=None, dtype=None, layout=None):
+    """A network or a single op (``resnet50``, ``conv-ablation``, ``gemm:MxNxK``,
+    ``relu:N``, ``conv:n=..,c=..``, or a SCALE-Sim topology CSV), as ``--workload``.
+
+    >>> net = load_workload("resnet50", batch=8)
+    >>> len(net.ops), net.ops[0].name
+    (54, 'conv1')
+    """
+    import workloads
+    return workloads.resolve(spec, batch=batch, resolution=resolution, dtype=dtype, layout=layout)
+
+
+def kernels() -> tuple:
+    """The registered SIMT kernels (``simulate simt --kernel``).
+
+    >>> kernels()[:3]
+    ('relu', 'matadd', 'gemm-naive')
+    """
+    from simulator.simt.api import kernels as names
+    return names()
+
+
+def build(hw, kernel: str, **problem):
+    """A registered kernel's launches for ``problem`` (see ``simulator.simt.api.build``).
+
+    >>> p = build(load_hardware("gtx480"), "gemm-naive", m=64, n=64, k=32, thread_x="rows")
+    >>> p.args["thread_x"], p.grid
+    ('rows', (4, 4, 1))
+    """
+    from simulator.simt import api
+    return api.build(hw, kernel, **problem)
+
+
+def _problem(hw, kernel, problem):
+    return kernel if not isinstance(kernel, str) else build(hw, kernel, **problem)
+
+
+def simulate_simt(hw, kernel, mode: str = "sampled", policy: str = "gto", trace: int = 0,
+                  l2_warm: bool = False, **problem) -> Result:
+    """The SIMT engine's Result for a kernel (a registered name with its ``problem``
+    arguments, or a Problem from :func:`build`). ``mode`` full or sampled; ``trace`` keeps
+    that many issued instructions in ``result.detail`` for timelines.
+
+    >>> r = simulate_simt(load_hardware("gtx480"), "relu", n=4096, mode="full")
+    >>> r.bytes_by_level["dram"] >= r.compulsory_bytes
+    True
+    """
+    from simulator.simt import api
+    return api.simulate(hw, _problem(hw, kernel, problem), mode, policy, trace, l2_warm)
+
+
+def analytic(hw, kernel, policy: str = "gto", l2_warm: bool = False, **problem) -> Result:
+    """The analytic model's Result (milliseconds; ``limiter`` names the binding term).
+
+    >>> analytic(load_hardware("gtx480"), "gemm-tiled", m=256, n=256, k=256).limiter
+    'issue'
+    """
+    from simulator.simt import api
+    return api.analytic(hw, _problem(hw, kernel, problem), policy, l2_warm)
+
+
+def predict(hw, kernel, mode: str = "sampled", policy: str = "gto", **problem):
+    """Engine (unless ``mode`` is analytic), analytic model and roofline bound side by
+    side: a ``Prediction`` with ``.engine``, ``.analytic`` and ``.roofline`` Results.
+
+    >>> p = predict(load_hardware("gtx480"), "matadd", mode="analytic", m=32, n=48)
+    >>> p.engine is None, p.analytic.seconds > p.roofline.seconds
+    (True, True)
+    """
+    from simulator.analysis.compare import predict as _predict
+    return _predict(hw, _problem(hw, kernel, problem), mode, policy)
+
+
+def simulate_systolic(hw, workload, dataflow=None, mode: str = "default", array=None,
+                      stalls: str = "pipeline") -> Result:
+    """The systolic engine on every layer of ``workload`` (a network, an op, or a
+    ``--workload`` string): a Result whose ``layers`` are one Result per layer.
+    ``array`` (rows, cols) overrides the preset's shape; ``dataflow`` os, ws or is.
+
+    >>> r = simulate_systolic(load_hardware("tpu-v1"), "gemm:256x256x256")
+    >>> r.predictor, r.cycles > 0, len(r.layers)
+    ('systolic', True, 1)
+    """
+    from simulator.systolic.engine import simulate_network
+    net = _network(workload)
+    rows, cols = array if array is not None else (None, None)
+    return simulate_network(hw, net, dataflow or getattr(hw, "dataflow", "ws"), mode, rows, cols,
+                            stalls=stalls)
+
+
+def _network(workload):
+    from workloads.networks import Network
+    if isinstance(workload, str):
+        return load_workload(workload)
+    if isinstance(workload, Network):
+        return workload
+    return Network(workload.name or workload.kind, (workload,))
+
+
+def roofline(hw, workload, precision: str = "fp32") -> Result:
+    """The hierarchical roofline bound (``roofsim roofline``) of an op or a network: a
+    Result with ``limiter`` and ``bytes_by_level``; ``detail`` the RooflineReport that
+    ``simulator.analysis.plots.roofline_chart`` draws.
+
+    >>> r = roofline(load_hardware("h100-sxm"), "resnet50")
+    >>> len(r.layers), r.limiter
+    (54, 'compute')
+    """
+    from simulator.analysis.roofline import bound
+    w = load_workload(workload) if isinstance(workload, str) else workload
+    return bound(hw, w, precision)
+
+
+def data_movement(hw, workload, onchip_bytes=None) -> list:
+    """Per op: compulsory bytes, the pebble bound at ``onchip_bytes`` and host-to-device
+    time (``roofsim datamove``).
+
+    >>> d = data_movement(load_hardware("gtx480"), "gemm:4096x4096x4096", 64 * 1024)
+    >>> d[0].lower_bound_bytes > d[0].compulsory_bytes
+    True
+    """
+    from simulator.analysis.datamovement import data_movement as dm
+    return dm(hw, _network(workload), onchip_bytes)
+
+
+def calibrate(hw, folder):
+    """(calibrated preset, [(field, preset value, measured value, source)]) from a
+    folder's micro (and h2d) suite (``roofsim calibrate``).
+
+    >>> new, changes = calibrate(load_hardware("h100-sxm"), "data/measurements/h100-sxm")
+    >>> [f for f, *_ in changes][:2]
+    ['dram.sustained_fraction', 'l2.bandwidth_bytes_per_cycle']
+    """
+    from simulator.analysis.calibrate import calibrate as cal
+    return cal(hw, folder)
+
+
+def load_measurements(folder, suite: str):
+    """One suite file of a measurement folder, checked (``analysis.measurements.SuiteFile``).
+
+    >>> s = load_measurements("data/measurements/h100-sxm", "gemm")
+    >>> s.device, len(s.records)
+    ('NVIDIA H100 80GB HBM3', 40)
+    """
+    from simulator.analysis.measurements import load_suite
+    return load_suite(folder, suite)
+
+
+def validate(hw, folder, suites=("grid", "gemm", "conv"), engine_budget: float = 2e7,
+             progress=None) -> dict:
+    """``roofsim validate``: {suite: (rows, scores)}; rows are ValidationRows (a
+    Measurement beside the engine's, analytic model's and roofline's Results), scores
+    per predictor (MAPE, correlations, what-if pairs in order).
+
+    >>> v = validate(load_hardware("h100-sxm"), "data/measurements/h100-sxm", ("gemm",), 0)
+    >>> rows, scores = v["gemm"]
+    >>> scores["engine"]["n"], scores["analytic"]["n"] == len(rows)
+    (0, True)
+    """
+    from simulator.analysis.validate import predict_records, score
+    out = {}
+    for suite in suites:
+        rows = predict_records(hw, load_measurements(folder, suite), engine_budget, progress)
+        out[suite] = (rows, score(rows))
+    return out
+
+
+# --- what the notebooks look at: occupancy, one warp's instructions and their coalescing,
+# a launch's timeline, the register-level systolic array, host copies, validation in parts
+
+def occupancy(hw, block: int, regs: int, smem_bytes: int = 0):
+    """Blocks and warps one SM of ``hw`` holds for blocks of ``block`` threads using
+    ``regs`` registers per thread and ``smem_bytes`` of shared memory per block, by CUDA's
+    occupancy rules: ``blocks_per_sm``, ``warps_per_sm``, ``occupancy`` (resident warps
+    over the maximum), ``limited_by`` (ties joined by ``+``) and ``limits`` (the blocks
+    each resource allows). A block that cannot launch at all is a ValueError naming the
+    limit.
+
+    >>> o = occupancy(load_hardware("gtx480"), 256, 32)
+    >>> o.blocks_per_sm, o.warps_per_sm, o.limited_by
+    (4, 32, 'registers')
+    """
+    from simulator.simt.occupancy import occupancy as occ
+    return occ(hw, block, regs, smem_bytes)
+
+
+class WarpInstruction(NamedTuple):
+    """One instruction a warp executes (:func:`warp_instructions`)."""
+
+    pc: int
+    op: str                  # opcode: ALU, IMAD, FFMA, FADD, FMNMX, BRA, LDG, STG, LDS, STS, BAR...
+    iteration: int           # loop trip (0 outside the loop)
+    stream: str              # the address stream's name ("" for none)
+    array: str               # the global array a load or store addresses ("" otherwise)
+    addresses: np.ndarray    # per lane: byte address (shared memory: offset), -1 inactive
+    offsets: np.ndarray      # per lane: byte offset into ``array``, -1 inactive (or no array)
+
+
+def warp_instructions(problem, block: int = 0, warp: int = 0, launch: int = -1) -> list:
+    """What warp ``warp`` of block ``block`` executes in one launch of ``problem`` (a
+    Problem from :func:`build`; ``launch`` indexes its launches), in issue order and
+    without timing: one :class:`WarpInstruction` per instruction, with its lanes'
+    addresses. Blocks are numbered linearly, x fastest (``bx + gx * by`` for a 2-D
+    grid); a block's threads likewise, cut into warps of 32.
+
+    >>> p = build(load_hardware("gtx480"), "matadd", m=32, n=48)
+    >>> ins = warp_instructions(p, block=4, warp=3)
+    >>> [(i.op, i.array) for i in ins if i.array]
+    [('LDG', 'A'), ('LDG', 'B'), ('STG', 'C')]
+    >>> ins[-1].offsets[:2].tolist()        # row 22, columns 16 and 17 of a 32x48 C
+    [4288, 4292]
+    """
+    import numpy as np
+    from simulator.simt import isa, walk
+    prog = problem.programs[launch]
+    bases = {name: base for name, base, _ in prog.arrays}
+    out = []
+    for pc, op, it, addr in walk.warp_stream(prog, block, warp):
+        sid = int(prog.template[pc, 5])
+        s = prog.streams[sid] if 0 <= sid < len(prog.streams) else None
+        array = s.array if op in (isa.LDG, isa.STG) and s is not None and s.space == "global" else ""
+        offsets = np.where(addr >= 0, addr - bases[array], -1) if array else np.full_like(addr, -1)
+        out.append(WarpInstruction(int(pc), isa.OP_NAMES[op], int(it), s.name if s else "", array,
+                                   addr, offsets))
+    return out
+
+
+def coalesce(addresses, access_bytes: int = 4, segment_bytes: int = 128) -> list:
+    """The aligned segments a warp access moves: for each row of ``addresses`` (a lane's
+    byte address per column, -1 for an inactive lane; each lane reads ``access_bytes``),
+    the sorted distinct segment numbers (``address // segment_bytes``) its lanes touch.
+    The transactions an access costs are their count. Fermi's L1 path moves 128 B
+    lines, later presets 32 B sectors (``hw.sm.l1.sector_bytes``).
+
+    >>> [s.tolist() for s in coalesce([[0, 4, 124, 128, -1], [256, 256, -1, -1, -1]])]
+    [[0, 1], [2]]
+    """
+    from simulator.simt.coalescer import segments
+    return segments(addresses, access_bytes, segment_bytes)
+
+
+class Timeline(NamedTuple):
+    """One launch of an engine run, in time (:func:`timeline`)."""
+
+    launch: object           # the Result's Launch
+    blocks: dict             # per simulated block: "sm", "start", "end" (cycles)
+    trace: dict              # per kept issued instruction: "cycle", "sm", "scheduler",
+                             # "block", "warp" (in its block), "op" (opcode name)
+
+
+def timeline(result, launch: int = 0) -> Timeline:
+    """When each block of launch ``launch`` of an engine Result ran and on which SM, and
+    the instructions it issued, as columns (numpy arrays). The engine keeps the first N
+    issued instructions when run with ``trace=N`` (:func:`simulate_simt`); without it
+    the trace is empty. ``plots.simt_timeline_chart`` draws the same.
+
+    >>> r = simulate_simt(load_hardware("gtx480"), "matadd", m=32, n=48, mode="full", trace=50)
+    >>> t = timeline(r)
+    >>> len(t.blocks["sm"]), len(t.trace["cycle"]), str(t.trace["op"][0])
+    (6, 50, 'ALU')
+    """
+    import numpy as np
+    from simulator.simt.isa import OP_NAMES
+    if result.predictor != "engine" or result.detail is None:
+        raise ValueError("a timeline needs the engine's Result (simulate_simt, full or sampled)")
+    lr = result.detail.launches[launch]
+    tr = np.asarray(lr.trace).reshape(-1, 6)
+    trace = {k: tr[:, i].astype(np.int64) for i, k in enumerate(("cycle", "sm", "scheduler", "block", "warp"))}
+    trace["op"] = np.array(OP_NAMES)[tr[:, 5].astype(np.int64)]
+    return Timeline(result.launches[launch], {k: np.asarray(v) for k, v in lr.blocks.items()}, trace)
+
+
+def systolic_array_run(op, dataflow: str, rows: int, cols: int, record: bool = False,
+                       seed: int = 0):
+    """``op`` (an op, or a workload of one op such as ``"gemm:3x3x3"``) on a ``rows`` x
+    ``cols`` systolic array, register by register and cycle by cycle, on random
+    small-integer operands (``dataflow`` os, ws or is): ``cycles``, ``macs``, SRAM
+    ``sram_reads`` and ``sram_writes`` (words), the ``output`` against numpy's
+    ``reference`` (``correct``), and with ``record=True`` (at most 5000 cycles) a
+    ``trace`` of (cycles, rows, columns) arrays: ``active`` (the PE did a MAC) and the
+    registers ``h`` (moving right), ``v`` (moving down) and ``s`` (staying), NaN where
+    empty. The closed form :func:`simulate_systolic` runs gives the same cycles.
+
+    >>> r = systolic_array_run("gemm:3x3x3", "os", 3, 3, record=True)
+    >>> r.cycles, r.macs, r.correct, r.trace["active"].shape
+    (10, 27, True, (10, 3, 3))
+    """
+    from simulator.systolic.array import run_array
+    if isinstance(op, str):
+        op = load_workload(op)
+    if hasattr(op, "ops"):
+        if len(op.ops) != 1:
+            raise ValueError(f"{op.name}: the array runs one op at a time, not {len(op.ops)}")
+        op = op.ops[0]
+    return run_array(op, dataflow, rows, cols, seed=seed, record=record)
+
+
+def h2d_seconds(hw, nbytes: int, pinned: bool = False):
+    """Seconds the preset's host link takes to copy ``nbytes`` from host to device: its
+    latency plus the bytes at the pinned or pageable bandwidth (None without a host link).
+
+    >>> round(h2d_seconds(load_hardware("h100-sxm"), 1 << 30, pinned=True) * 1e3, 1)
+    21.8
+    """
+    from simulator.analysis.datamovement import h2d_seconds as h2d
+    return h2d(nbytes, hw.host_link, pinned)
+
+
+def validation_rows(hw, suite_file, engine_budget: float = 2e7, progress=None) -> list:
+    """The rows :func:`validate` scores, for one suite file from
+    :func:`load_measurements` -- or part of one (``dataclasses.replace(suite_file,
+    records=[...])``): a ValidationRow per record that passed its check, with ``suite``,
+    ``group``, ``kernel``, ``label``, the ``measurement``, the ``analytic``,
+    ``roofline`` and ``engine`` Results (the engine where its sampled run stays within
+    ``engine_budget`` warp-instructions), ``measured_s`` and ``predicted_s(predictor)``.
+
+    >>> sf = load_measurements("data/measurements/h100-sxm", "gemm")
+    >>> rows = validation_rows(load_hardware("h100-sxm"), sf, 0)
+    >>> len(rows), rows[0].engine, rows[0].predicted_s("analytic") > rows[0].predicted_s("roofline")
+    (40, None, True)
+    """
+    from simulator.analysis.validate import predict_records
+    return predict_records(hw, suite_file, engine_budget, progress)
+
+
+def validation_scores(rows) -> dict:
+    """The scores :func:`validate` gives, for any list of ValidationRows: per predictor
+    (engine, analytic, roofline) ``n``, ``mape``, ``pearson`` (of log times),
+    ``spearman``, ``pairs_in_order`` of ``pairs`` (what-if pairs ranked as measured;
+    pairs within 2% are not counted); ``records`` and ``faster_than_bound`` (the
+    measurements faster than their roofline bound).
+
+    >>> sf = load_measurements("data/measurements/h100-sxm", "gemm")
+    >>> s = validation_scores(validation_rows(load_hardware("h100-sxm"), sf, 0))
+    >>> s["records"], s["analytic"]["n"], s["faster_than_bound"]
+    (40, 40, 0)
+    """
+    from simulator.analysis.validate import score
+    return score(rows)

@@ -1,0 +1,204 @@
+"""One result schema for every predictor, and one for every measurement.
+
+Every predictor -- the SIMT engine (full or sampled), the analytic model, the roofline
+bound and the systolic engine -- returns a :class:`Result`; every measured launch is a
+:class:`Measurement`. Both name what was run (the kernel or op, its launches, the
+hardware) and carry the op's FLOPs and compulsory bytes, so a prediction and a
+measurement land on one roofline chart from one schema. A quantity a predictor does not
+produce is ``None`` (or an empty mapping), never a missing key: consumers read
+attributes.
+
+``to_dict()`` is the one JSON form (``simulator.table.write_json`` writes it);
+``detail`` keeps the engine's own object (per-block timelines, traces, per-fold
+timing) for plots and notebooks and is never serialised.
+
+>>> r = Result(predictor="roofline", mode="bound", hardware="gtx480", workload="relu",
+...            seconds=1e-5, flops=100, compulsory_bytes=800)
+>>> r.achieved_flop_per_s, r.to_dict()["estimated_error"]
+(10000000.0, None)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+
+PREDICTORS = ("engine", "analytic", "roofline", "systolic")
+
+
+def _frozen(d) -> dict:
+    return dict(d) if d else {}
+
+
+def _plain(v):
+    """A JSON-ready copy of v (mappings, sequences, dataclasses with to_dict, numbers)."""
+    if hasattr(v, "to_dict"):
+        return v.to_dict()
+    if isinstance(v, Mapping):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if hasattr(v, "item") and getattr(v, "shape", None) == ():      # numpy scalar
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch of a SIMT prediction: its shape, resources, occupancy and what
+    the predictor made of it. Systolic results have none (their layers are Results)."""
+
+    kernel: str
+    label: str
+    grid: tuple
+    block: tuple
+    regs_per_thread: int
+    smem_per_block: int
+    resources_source: str
+    blocks_per_sm: int
+    warps_per_sm: int
+    occupancy: float                 # resident warps / max warps
+    limited_by: str                  # the occupancy limit
+    waves: float                     # blocks / blocks resident at once
+    cycles: float | None = None
+    instructions: float | None = None
+    bytes_by_level: Mapping[str, float] = field(default_factory=dict)
+    stalls_by_cause: Mapping[str, float] = field(default_factory=dict)
+    limiter: str | None = None       # analytic model: the term that sets a wave's time
+    terms: Mapping[str, float] = field(default_factory=dict)   # analytic model: every term, cycles per wave
+    hit_rates: Mapping[str, float | None] = field(default_factory=dict)
+    simulated_fraction: float = 1.0  # engine: share of the launch's work simulated
+    estimated_error: float | None = None
+    sampling: Mapping[str, Any] = field(default_factory=dict)  # engine: how it sampled (blocks, trips, tau)
+
+    def __post_init__(self):
+        for name in ("bytes_by_level", "stalls_by_cause", "terms", "hit_rates", "sampling"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        object.__setattr__(self, "grid", tuple(self.grid))
+        object.__setattr__(self, "block", tuple(self.block))
+
+    @property
+    def sampled(self) -> bool:
+        return self.simulated_fraction < 1.0
+
+    def describe(self) -> str:
+        return (f"{self.kernel} grid {self.grid} block {self.block}"
+                + (f" ({self.label})" if self.label else ""))
+
+    def to_dict(self) -> dict:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one predictor says of one workload on one hardware.
+
+    ``predictor`` is one of ``PREDICTORS``; ``mode`` how it ran (engine: ``full`` or
+    ``sampled``; ``analytic``; roofline: ``bound``; systolic: ``default`` or
+    ``scalesim``). ``simulated_fraction`` is the share of the work the predictor
+    executed (1.0 in full; ``None`` where nothing is executed: analytic, roofline);
+    ``estimated_error`` its own estimate of the error sampling adds, or ``None`` where
+    it has none. ``instructions`` counts warp instructions (SIMT) or folds (systolic),
+    as ``instruction_unit`` says. ``layers`` holds one Result per layer of a network
+    run; ``launches`` one :class:`Launch` per SIMT kernel launch."""
+
+    predictor: str
+    mode: str
+    hardware: str
+    workload: str                    # kernel name (SIMT) or op / network name
+    seconds: float
+    flops: int
+    compulsory_bytes: int
+    cycles: float | None = None
+    bytes_by_level: Mapping[str, float] = field(default_factory=dict)
+    instructions: float | None = None
+    instruction_unit: str = "warp"   # "warp" (SIMT) or "fold" (systolic array)
+    stalls_by_cause: Mapping[str, float] = field(default_factory=dict)
+    utilization: float | None = None
+    limiter: str | None = None
+    simulated_fraction: float | None = None
+    estimated_error: float | None = None
+    wall_seconds: float = 0.0
+    op: Mapping[str, Any] = field(default_factory=dict)   # the workload op, as workloads.ir's to_dict
+    launches: tuple[Launch, ...] = ()
+    layers: tuple["Result", ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)    # predictor-specific figures (named, documented there)
+    detail: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        if self.predictor not in PREDICTORS:
+            raise ValueError(f"Result.predictor = {self.predictor!r}: allowed: {', '.join(PREDICTORS)}")
+        for name in ("bytes_by_level", "stalls_by_cause", "op", "extra"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        object.__setattr__(self, "launches", tuple(self.launches))
+        object.__setattr__(self, "layers", tuple(self.layers))
+
+    # derived figures
+    @property
+    def sampled(self) -> bool:
+        return self.simulated_fraction is not None and self.simulated_fraction < 1.0
+
+    @property
+    def ipc(self) -> float | None:
+        """Warp instructions per cycle over the whole GPU (None for other units)."""
+        if self.instructions is None or not self.cycles or self.instruction_unit != "warp":
+            return None
+        return self.instructions / self.cycles
+
+    @property
+    def achieved_flop_per_s(self) -> float | None:
+        return self.flops / self.seconds if self.seconds else None
+
+    @property
+    def arithmetic_intensity(self) -> float | None:
+        """FLOPs per compulsory byte."""
+        return self.flops / self.compulsory_bytes if self.compulsory_bytes else None
+
+    @property
+    def last_launch(self) -> Launch | None:
+        return self.launches[-1] if self.launches else None
+
+    def to_dict(self) -> dict:
+        out = {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.name != "detail"}
+        out["sampled"] = self.sampled
+        out["ipc"] = self.ipc
+        return out
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One launch (or launch sequence) timed on a real GPU by ``simulator.measure``, as
+    the suites record it: the same identity as a Result, median/min/max seconds per
+    launch over back-to-back repeats, and the provenance of the suite file."""
+
+    suite: str
+    hardware: str                    # the device as the provenance names it
+    workload: str                    # the kernel
+    median_seconds: float
+    min_seconds: float
+    max_seconds: float
+    flops: int
+    compulsory_bytes: int
+    op: Mapping[str, Any] = field(default_factory=dict)
+    launch_shapes: tuple = ()        # ((grid, block), ...) of each launch, x fastest
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+    record: Mapping[str, Any] = field(default_factory=dict)   # the record as the suite wrote it
+    index: int = -1                  # its position in the suite file
+
+    def __post_init__(self):
+        for name in ("op", "provenance", "record"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        object.__setattr__(self, "launch_shapes", tuple(self.launch_shapes))
+
+    @property
+    def seconds(self) -> float:
+        return self.median_seconds
+
+    @property
+    def achieved_flop_per_s(self) -> float | None:
+        return self.flops / self.median_seconds if self.median_seconds else None
+
+    def to_dict(self) -> dict:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}

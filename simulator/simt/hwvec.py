@@ -1,0 +1,152 @@
+"""The hardware vector: a preset and a launch's occupancy as the SIMT core's float64
+vector, from one field table.
+
+``HW_FIELDS`` lists (name, accessor) rows; ``hw_vector`` fills entry i with row i's
+accessor applied to a :class:`HwContext`, and the ``H_*`` indices the numba code reads
+are generated from the same table (``H_NSM == H["n_sm"]``), so a field is added in one
+place. (numba reads module-level ints as compile-time constants, hence the ``H_*`` names.)
+
+>>> N_HW == len(HW_FIELDS) and HW_NAMES[H_L2SVC]
+'l2_service_cycles'
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+
+class HwContext(NamedTuple):
+    """What an accessor reads: the preset (and its parts), the launch's occupancy, the
+    scheduling policy and the L1 bytes left by the launch's shared-memory carveout."""
+
+    hw: object
+    sm: object
+    l1: object
+    l2: object
+    dram: object
+    occ: object
+    policy: str
+    l1_bytes: int
+
+
+def _ii(warp_size, lanes):
+    """Cycles a warp's instruction holds a pipe of ``lanes`` lanes (at least one)."""
+    return max(1, math.ceil(warp_size / lanes))
+
+
+HW_FIELDS = (
+    ("n_sm", lambda c: c.hw.sm_count),
+    ("n_sched", lambda c: c.sm.warp_schedulers),
+    ("max_warps", lambda c: c.sm.max_warps),                          # warp slots per SM
+    ("blocks_per_sm", lambda c: c.occ.blocks_per_sm),                 # resident blocks (occupancy)
+    ("warps_per_block", lambda c: c.occ.warps_per_sm // c.occ.blocks_per_sm),
+    ("sp_ii", lambda c: _ii(c.sm.warp_size, c.sm.fp32_lanes / c.sm.warp_schedulers)),
+    ("sfu_ii", lambda c: _ii(c.sm.warp_size, c.sm.sfu_units)),
+    ("ldst_ii", lambda c: _ii(c.sm.warp_size, c.sm.ldst_units)),
+    ("fp32_latency", lambda c: c.sm.fp32_latency_cycles),
+    ("sfu_latency", lambda c: c.sm.sfu_latency_cycles),
+    ("shared_latency", lambda c: c.sm.shared_latency_cycles),
+    ("shared_banks", lambda c: c.sm.shared_banks),
+    ("shared_bank_bytes", lambda c: c.sm.shared_bank_bytes),
+    ("l1_sets", lambda c: c.l1_bytes // (c.l1.sector_bytes * c.l1.ways)),
+    ("l1_ways", lambda c: c.l1.ways),
+    ("segment_bytes", lambda c: c.l1.sector_bytes),                   # a coalesced request
+    ("l1_latency", lambda c: c.l1.latency_cycles),
+    ("l1_bytes_per_cycle", lambda c: c.l1.bandwidth_bytes_per_cycle),
+    ("mshrs", lambda c: c.l1.mshrs),
+    ("l2_sets", lambda c: c.l2.size_bytes // (c.l2.sector_bytes * c.l2.ways)),
+    ("l2_ways", lambda c: c.l2.ways),
+    ("l2_sector_bytes", lambda c: c.l2.sector_bytes),
+    ("l2_latency", lambda c: c.l2.latency_cycles),
+    ("l2_banks", lambda c: c.l2.banks),
+    ("l2_service_cycles", lambda c: c.l2.sector_bytes / (c.l2.bandwidth_bytes_per_cycle
+                                                         / c.l2.banks)),   # a sector at a bank
+    ("dram_latency", lambda c: c.dram.latency_cycles),
+    ("dram_channels", lambda c: c.dram.channels),
+    ("dram_service_cycles", lambda c: c.l2.sector_bytes / (c.dram.bandwidth_bytes_per_s
+                                                           * c.dram.sustained_fraction
+                                                           / c.hw.clock_hz / c.dram.channels)),
+    ("block_launch_cycles", lambda c: c.sm.block_launch_cycles),      # an SM's dispatcher rate
+    ("gto", lambda c: 1.0 if c.policy == "gto" else 0.0),              # 1 GTO, 0 LRR
+    ("issue_interval", lambda c: c.sm.issue_interval_cycles),
+    ("l2_sectors_per_line", lambda c: c.l2.line_bytes // c.l2.sector_bytes),
+    ("block_start_cycles", lambda c: c.sm.block_start_cycles),
+    # integer lanes of their own (Volta on): a pipe of their own; else 0: the FP32 pipe's
+    ("int_ii", lambda c: _ii(c.sm.warp_size, c.sm.int32_lanes / c.sm.warp_schedulers)
+     if c.sm.int32_lanes else 0),
+    ("l2_hashed", lambda c: float(c.l2.hashed_banks)),                 # 1: hashed bank owners
+)
+
+HW_NAMES = tuple(name for name, _ in HW_FIELDS)
+H = {name: i for i, name in enumerate(HW_NAMES)}
+N_HW = len(HW_FIELDS)
+
+# the indices as module-level ints (numba reads global ints as compile-time constants)
+H_NSM = H["n_sm"]
+H_NSCHED = H["n_sched"]
+H_MAXW = H["max_warps"]
+H_BPS = H["blocks_per_sm"]
+H_WPB = H["warps_per_block"]
+H_SPII = H["sp_ii"]
+H_SFUII = H["sfu_ii"]
+H_LDSTII = H["ldst_ii"]
+H_FPLAT = H["fp32_latency"]
+H_SFULAT = H["sfu_latency"]
+H_SHLAT = H["shared_latency"]
+H_BANKS = H["shared_banks"]
+H_BANKB = H["shared_bank_bytes"]
+H_L1SETS = H["l1_sets"]
+H_L1WAYS = H["l1_ways"]
+H_SEG = H["segment_bytes"]
+H_L1LAT = H["l1_latency"]
+H_L1BW = H["l1_bytes_per_cycle"]
+H_MSHR = H["mshrs"]
+H_L2SETS = H["l2_sets"]
+H_L2WAYS = H["l2_ways"]
+H_L2SEC = H["l2_sector_bytes"]
+H_L2LAT = H["l2_latency"]
+H_L2BANKS = H["l2_banks"]
+H_L2SVC = H["l2_service_cycles"]
+H_DLAT = H["dram_latency"]
+H_DCH = H["dram_channels"]
+H_DSVC = H["dram_service_cycles"]
+H_LAUNCH = H["block_launch_cycles"]
+H_GTO = H["gto"]
+H_ISSUE = H["issue_interval"]
+H_L2LINE = H["l2_sectors_per_line"]
+H_BSTART = H["block_start_cycles"]
+H_INTII = H["int_ii"]
+H_L2HASH = H["l2_hashed"]
+
+_named = sorted(v for k, v in list(globals().items()) if k.startswith("H_"))
+if _named != list(range(N_HW)):             # every field has exactly one H_ index
+    raise ImportError(f"hwvec: H_* indices {_named} do not cover the {N_HW} fields")
+del _named
+
+
+def l1_capacity(hw, occ, smem_per_block: int = 0) -> int:
+    """The L1's bytes for a launch: on a unified L1 + shared array, what the smallest
+    carveout holding the resident blocks' shared memory leaves (the driver's choice when
+    the kernel states no preference)."""
+    need = occ.blocks_per_sm * occ.shared_bytes_per_block if smem_per_block else 0
+    return hw.sm.l1_bytes(need)
+
+
+def hw_vector(hw, occ, policy: str, smem_per_block: int = 0) -> np.ndarray:
+    """The preset and the launch's occupancy as the core's float vector (``HW_FIELDS``)."""
+    l1, l2 = hw.sm.l1, hw.l2
+    if l1.sector_bytes < l2.sector_bytes:
+        raise ValueError(f"{hw.name}: sm.l1.sector_bytes ({l1.sector_bytes}) below "
+                         f"l2.sector_bytes ({l2.sector_bytes}) is not modelled")
+    c = HwContext(hw, hw.sm, l1, l2, hw.dram, occ, policy, l1_capacity(hw, occ, smem_per_block))
+    h = np.zeros(N_HW)
+    for i, (_, get) in enumerate(HW_FIELDS):
+        h[i] = get(c)
+    return h
+
+
+def describe(h) -> dict:
+    """{field name: value} of a hardware vector (for reading one, e.g. in a test)."""
+    return {name: float(h[i]) for i, name in enumerate(HW_NAMES)}

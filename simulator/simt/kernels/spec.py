@@ -1,0 +1,174 @@
+"""What a SIMT kernel declares once, and the registry that lists every kernel.
+
+A kernel module holds the kernel's faces (the numba.cuda kernel that is measured, the
+program the engine executes, a pure-Python reference of its accesses) and declares one
+:class:`KernelSpec`. Everything that needs kernels -- the CLI's choices and options,
+``simulator.simt.api.build``, the measurement suites, validation -- reads the
+:data:`REGISTRY`. Adding a kernel is one module and one ``REGISTRY.add`` line in
+``kernels/__init__.py`` (plus, when it brings new numba address functions, one line in
+``dispatch.py``, which a test holds to the registry).
+
+Every kernel takes its problem as one mapping of named arguments (:class:`Arg`),
+validated and completed with defaults by :meth:`KernelSpec.problem`, and has one
+signature for each face:
+
+* ``build(hw, problem) -> tuple[Program, ...]`` -- the launches the engine runs;
+* ``op(problem) -> TensorOp`` -- the operation computed (FLOPs, compulsory bytes);
+* ``device(problem) -> Device`` -- the numba.cuda launches and their numpy reference;
+* ``accesses(problem) -> tuple[dict, ...]`` -- per launch, every thread's global accesses.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+ARG_KINDS = ("size", "choice", "conv", "dims")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One named argument of a kernel's problem.
+
+    ``kind``: ``size`` (a positive integer), ``choice`` (one of ``choices``), ``conv``
+    (a ``workloads.ir.Conv2d``) or ``dims`` (1 to ``ndim`` positive integers: a grid or
+    block shape). ``default`` None with ``required`` False: the kernel picks it
+    (``build`` sees None)."""
+
+    name: str
+    kind: str
+    help: str
+    default: Any = None
+    required: bool = False
+    choices: tuple = ()
+    ndim: int = 1
+
+    def __post_init__(self):
+        if self.kind not in ARG_KINDS:
+            raise ValueError(f"Arg.kind = {self.kind!r}: allowed: {', '.join(ARG_KINDS)}")
+
+    def check(self, kernel: str, value):
+        """The value, validated (ValueError naming the kernel, the argument and what is
+        allowed)."""
+        if self.kind == "size":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{kernel}: {self.name} = {value!r}: must be a positive integer")
+            return value
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise ValueError(f"{kernel}: {self.name} = {value!r}: allowed: "
+                                 f"{', '.join(map(str, self.choices))}")
+            return value
+        if self.kind == "conv":
+            from workloads.ir import Conv2d
+            if not isinstance(value, Conv2d):
+                raise ValueError(f"{kernel}: {self.name} must be a workloads.ir.Conv2d, got "
+                                 f"{type(value).__name__}")
+            return value
+        t = (value,) if isinstance(value, int) else tuple(value)
+        if not 1 <= len(t) <= self.ndim or any(isinstance(x, bool) or not isinstance(x, int) or x < 1
+                                               for x in t):
+            raise ValueError(f"{kernel}: {self.name} = {'x'.join(map(str, t)) or value!r}: this kernel "
+                             f"takes 1 to {self.ndim} positive integers")
+        return t
+
+
+@dataclass(frozen=True)
+class Device:
+    """A problem's launches on a real GPU (numba.cuda).
+
+    ``inputs(rng)``: host arrays by name (float32, random); ``outputs``: the names and
+    shapes of the arrays the launches write; ``launch(arrays, stream)`` enqueues every
+    launch of the problem on device arrays (``arrays`` holds inputs and outputs by
+    name); ``reference(inputs)``: the numpy result of each output, float64;
+    ``kernels``: (label, numba.cuda kernel) of each distinct kernel the launches use
+    (what the resources suite reads the compiler's output of); ``shapes``: (grid, block)
+    of each launch."""
+
+    inputs: Callable
+    outputs: dict
+    launch: Callable
+    reference: Callable
+    kernels: tuple = ()
+    shapes: tuple = ()
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One kernel algorithm as the rest of roofsim sees it (see the module doc)."""
+
+    name: str
+    summary: str
+    args: tuple
+    build: Callable
+    op: Callable
+    device: Callable
+    accesses: Callable
+    variants: tuple = ()        # problems the resources suite compiles (tiny, one per kernel variant)
+    from_record: Callable = None  # a measurement record -> problem
+    group: Callable = None        # problem -> the what-if group it ranks within
+    doc: str = ""
+    faces: tuple = field(default=())   # modules whose numba setup/lanes its programs use
+
+    def arg(self, name: str) -> Arg:
+        for a in self.args:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def problem(self, **given) -> dict:
+        """The kernel's problem: every argument named in ``given`` validated, the rest
+        at their defaults; unknown or missing arguments are errors naming them."""
+        names = [a.name for a in self.args]
+        extra = [k for k, v in given.items() if k not in names and v is not None]
+        if extra:
+            raise ValueError(f"{self.name} does not take {', '.join(extra)} (it takes "
+                             f"{', '.join(names)})")
+        out = {}
+        for a in self.args:
+            v = given.get(a.name)
+            if v is None:
+                if a.required:
+                    raise ValueError(f"{self.name} needs {a.name} ({a.help})")
+                out[a.name] = a.default
+            else:
+                out[a.name] = a.check(self.name, v)
+        return out
+
+
+class Registry:
+    """Kernels by name, in the order they were added."""
+
+    def __init__(self):
+        self._specs: dict[str, KernelSpec] = {}
+
+    def add(self, spec: KernelSpec) -> KernelSpec:
+        if not isinstance(spec, KernelSpec):
+            raise ValueError(f"register a KernelSpec, not {type(spec).__name__}")
+        if spec.name in self._specs and self._specs[spec.name] is not spec:
+            raise ValueError(f"kernel {spec.name!r} is registered already")
+        self._specs[spec.name] = spec
+        return spec
+
+    def remove(self, name: str) -> None:
+        self._specs.pop(name, None)
+
+    def get(self, name: str) -> KernelSpec:
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise ValueError(f"kernel = {name!r}: allowed: {', '.join(self._specs)}") from None
+
+    def names(self) -> tuple:
+        return tuple(self._specs)
+
+    def __iter__(self):
+        return iter(self._specs.values())
+
+    def __contains__(self, name) -> bool:
+        return name in self._specs
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+
+REGISTRY = Registry()

@@ -1,0 +1,177 @@
+"""The SIMT core's memory side: each SM's L1 and the shared L2 with its banks and DRAM
+channels, as plain ``@njit`` functions over the state arrays ``core.run`` owns.
+
+A cache is three arrays indexed (cache, set, way): ``tags`` (the sector or segment held,
+-1 for none), ``lru`` (the stamp of its last use) and ``fill`` (the cycle its data
+arrives); the L1s are ``n_sm`` such caches of ``segment_bytes`` lines, the L2 one cache
+(index 0) of ``l2_sector_bytes`` sectors with a ``dirty`` flag per way. Loads allocate in
+the L1; stores write through, invalidating the L1 copy, into the L2, which allocates
+without fetching and writes dirty victims back. Every request to the L2 queues at the
+bank that owns it (``owner``), a miss or a write-back at its DRAM channel; completion
+times are reserved at issue. Counts go into the statistics vector (``stats.S_*``).
+
+The MSHRs that a miss holds belong to the SM's scheduler (``core._alloc``), which also
+asks ``l1_holds`` before issuing a load, to know how many it will need.
+
+numba's cache checks each function against its own file only: after editing this module,
+touch ``core.py`` (or clear ``__pycache__``) so that a cached ``core.run`` is rebuilt.
+"""
+from __future__ import annotations
+
+from numba import njit
+
+from .hwvec import (H_DCH, H_DLAT, H_DSVC, H_L1LAT, H_L1SETS, H_L1WAYS, H_L2BANKS, H_L2HASH,
+                    H_L2LAT, H_L2LINE, H_L2SEC, H_L2SETS, H_L2SVC, H_L2WAYS, H_SEG)
+from .stats import (S_DRB, S_DWB, S_GLD, S_GST, S_L1B, S_L1HIT, S_L1MISS, S_L2HIT, S_L2MISS,
+                    S_L2RB, S_L2WB)
+
+
+@njit(cache=True)
+def lookup(tags, c, s, sets, ways):
+    """Way of cache ``c`` (a row of tags) holding sector s in its set, or -1."""
+    st = s % sets
+    for wy in range(ways):
+        if tags[c, st, wy] == s:
+            return wy
+    return -1
+
+
+@njit(cache=True)
+def victim(tags, lru, c, st, ways):
+    """An empty way of set st of cache c, else its least recently used one."""
+    v = 0
+    for wy in range(ways):
+        if tags[c, st, wy] < 0:
+            return wy
+        if lru[c, st, wy] < lru[c, st, v]:
+            v = wy
+    return v
+
+
+@njit(cache=True)
+def owner(line, n, hashed):
+    """Which of ``n`` banks (or DRAM channels) owns ``line``: in turn, or, ``hashed``, in
+    turn within each run of ``n`` lines with the run rotated by a multiplicative hash of
+    its index. The hardware's address hash is not public; like it, this one keeps a
+    sequential stream on every bank and spreads power-of-two strides (a tile's column, a
+    row-major matrix walked down) that taking the line number modulo ``n`` would pile on
+    a few banks."""
+    if not hashed:
+        return line % n
+    g = line // n
+    return (line + ((g * 6364136223846793005) >> 33 & 0x3FFFFFFF)) % n
+
+
+# ---------------------------------------------------------------- L1 (one per SM)
+
+@njit(cache=True)
+def l1_holds(tags1, sm, s, sets, ways):
+    """Whether SM sm's L1 holds segment s (no side effects: the scheduler's MSHR count)."""
+    st = s % sets
+    for wy in range(ways):
+        if tags1[sm, st, wy] == s:
+            return True
+    return False
+
+
+@njit(cache=True)
+def l1_read(s, t, hp, tags1, lru1, fill1, sm, stamp, st):
+    """A load's segment s at SM sm's L1 at cycle t: counts it; on a hit marks the way
+    used and returns the cycle its data is there (the L1 latency, or the fill still in
+    flight); on a miss returns -1 (the caller reads the L2, ``l2_access`` per sector, and
+    installs the segment, ``l1_fill``)."""
+    # Written so that numba drops the reference counting of the array arguments (two
+    # atomic operations per array per call, on every global-load segment): the set's
+    # ways searched here with a ``break`` and one return. Calling ``lookup``, or
+    # returning from inside the search, keeps it (checked in the LLVM IR, numba 0.6x).
+    st[S_GLD] += 1
+    st[S_L1B] += hp[H_SEG]
+    sets, ways = int(hp[H_L1SETS]), int(hp[H_L1WAYS])
+    set1 = s % sets
+    wy = -1
+    for w in range(ways):
+        if tags1[sm, set1, w] == s:
+            wy = w
+            break
+    done = -1.0
+    if wy < 0:
+        st[S_L1MISS] += 1
+    else:
+        st[S_L1HIT] += 1
+        lru1[sm, set1, wy] = stamp
+        done = max(t + hp[H_L1LAT], fill1[sm, set1, wy])
+    return done
+
+
+@njit(cache=True)
+def l1_fill(s, hp, tags1, lru1, fill1, sm, stamp, done):
+    """Install segment s in SM sm's L1 (in an empty way, else the least recently used),
+    its data arriving at cycle ``done``."""
+    sets = int(hp[H_L1SETS])
+    set1 = s % sets
+    v = victim(tags1, lru1, sm, set1, int(hp[H_L1WAYS]))
+    tags1[sm, set1, v] = s
+    lru1[sm, set1, v] = stamp
+    fill1[sm, set1, v] = done
+
+
+@njit(cache=True)
+def l1_write(s, hp, tags1, sm, st):
+    """A store's segment s at SM sm's L1: counts it and drops the L1's copy (write
+    through, no allocation); the caller writes its sectors to the L2 (``l2_access``)."""
+    # searched with a ``break``, as in l1_read, so that numba keeps no reference counts
+    st[S_GST] += 1
+    sets, ways = int(hp[H_L1SETS]), int(hp[H_L1WAYS])
+    set1 = s % sets
+    for wy in range(ways):
+        if tags1[sm, set1, wy] == s:
+            tags1[sm, set1, wy] = -1
+            break
+
+
+# ---------------------------------------------------------------- L2, banks and DRAM
+
+@njit(cache=True)
+def l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_free, stamp, st):
+    """One L2 sector request arriving at cycle t; returns its completion cycle."""
+    sets, ways = int(hp[H_L2SETS]), int(hp[H_L2WAYS])
+    per_line = int(hp[H_L2LINE])
+    hashed = hp[H_L2HASH] > 0
+    bank = owner(s2 // per_line, int(hp[H_L2BANKS]), hashed)
+    start = max(t, bank_free[bank])
+    bank_free[bank] = start + hp[H_L2SVC]
+    sec = hp[H_L2SEC]
+    wy = lookup(tags2, 0, s2, sets, ways)
+    set_ = s2 % sets
+    if wy >= 0:
+        lru2[0, set_, wy] = stamp
+        if write:
+            dirty2[0, set_, wy] = True
+            st[S_L2WB] += sec
+            return start + hp[H_L2SVC]
+        st[S_L2HIT] += 1
+        st[S_L2RB] += sec
+        return max(start + hp[H_L2SVC] + hp[H_L2LAT], fill2[0, set_, wy])
+    v = victim(tags2, lru2, 0, set_, ways)
+    ch = owner(s2 // per_line, int(hp[H_DCH]), hashed)
+    if tags2[0, set_, v] >= 0 and dirty2[0, set_, v]:
+        # write the victim back: it occupies its channel
+        vch = owner(tags2[0, set_, v] // per_line, int(hp[H_DCH]), hashed)
+        chan_free[vch] = max(chan_free[vch], start) + hp[H_DSVC]
+        st[S_DWB] += sec
+    tags2[0, set_, v] = s2
+    lru2[0, set_, v] = stamp
+    if write:
+        dirty2[0, set_, v] = True
+        fill2[0, set_, v] = start + hp[H_L2SVC]
+        st[S_L2WB] += sec
+        return start + hp[H_L2SVC]
+    st[S_L2MISS] += 1
+    st[S_L2RB] += sec
+    st[S_DRB] += sec
+    dirty2[0, set_, v] = False
+    ds = max(start + hp[H_L2SVC], chan_free[ch])
+    chan_free[ch] = ds + hp[H_DSVC]
+    done = ds + hp[H_DSVC] + hp[H_DLAT]
+    fill2[0, set_, v] = done
+    return done

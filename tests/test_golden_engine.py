@@ -1,0 +1,62 @@
+"""The SIMT engine and analytic model against figures taken before the one-house
+restructuring (tests/golden/engine_before_restructure.json, written by the old API): every
+cycle count, warp-instruction count, executed-FLOP count, byte count per level, stall
+count per cause and per-launch cycle count must come out EXACTLY equal (==, not approx)
+through the ``simulator.result.Result`` the predictors return now. 29 launches on gtx480
+and h100-sxm: full, sampled (blocks and loop trips) and warm-L2 runs of every kernel.
+
+The golden file's systolic rows are held by the systolic tests."""
+import json
+from pathlib import Path
+
+import pytest
+
+import hwmodels
+from simulator.result import Result
+from simulator.simt import analytic, api, engine
+from workloads.ir import Conv2d
+from workloads.networks import parse_conv_shape
+
+GOLDEN = Path(__file__).parent / "golden" / "engine_before_restructure.json"
+ROWS = json.loads(GOLDEN.read_text())["simt"]
+
+
+def _build(row):
+    """(hardware, problem, l2_warm) of a golden row, built as the generator built it."""
+    hw = hwmodels.get(row["hw"])
+    kw = dict(row["args"])
+    warm = kw.pop("warm", False)
+    spec, layout = kw.pop("conv", None), kw.pop("layout", "nchw")
+    if spec:
+        kw["conv"] = Conv2d(name="conv", layout=layout, **parse_conv_shape(spec))
+    if isinstance(kw.get("block"), list):      # JSON made the generator's tuple a list
+        kw["block"] = tuple(kw["block"])
+    return hw, api.build(hw, row["kernel"], **kw), warm
+
+
+def _engine_figures(r: Result) -> dict:
+    return {"cycles": r.cycles, "warp_instructions": r.instructions,
+            "flops_executed": r.extra["flops_executed"],
+            "bytes_by_level": dict(r.bytes_by_level), "stalls_by_cause": dict(r.stalls_by_cause),
+            "launch_cycles": [lr.cycles for lr in r.launches], "sampled": r.sampled}
+
+
+def test_golden_file_covers_what_it_says():
+    assert len(ROWS) == 29
+    assert {row["hw"] for row in ROWS} == {"gtx480", "h100-sxm"}
+    assert sum("sampled" in row for row in ROWS) >= 6 and any(row["args"].get("warm") for row in ROWS)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r['hw']}-{r['kernel']}-{i}" for i, r in enumerate(ROWS)])
+def test_golden(row):
+    hw, prob, warm = _build(row)
+    a = analytic.predict(hw, prob.programs, "gto", l2_warm=warm)
+    assert a.predictor == "analytic" and a.mode == "analytic"
+    assert {"cycles": a.cycles, "warp_instructions": a.instructions,
+            "bytes_by_level": dict(a.bytes_by_level)} == row["analytic"]
+    modes = [m for m in engine.MODES if m in row]
+    assert modes
+    for mode in modes:
+        r = engine.simulate(hw, prob.programs, mode=mode, l2_warm=warm)
+        assert (r.predictor, r.mode, r.hardware) == ("engine", mode, hw.name)
+        assert _engine_figures(r) == row[mode], mode
