@@ -832,8 +832,8 @@ def build_parser() -> Parser:
                        description="Simulate a kernel on a SIMT GPU preset. Default launches: relu "
                        "blocks of 256 with a grid filling every SM once; gemm-naive 16x16 blocks "
                        "(threadIdx.x on columns); gemm-tiled T=16; conv-direct and conv-im2col "
-                       "blocks of 256. Default mode: sampled (runs in full when the grid is "
-                       "shorter than 8 waves).")
+                       "blocks of 256. Default mode: sampled (every block when the grid is 12 "
+                       "waves or fewer; loops of over 192 trips cut and extrapolated).")
     _add_simt_problem(p)
     p.add_argument("--grid", metavar="G[xG2]", help="relu's grid (any; default: fills the SMs once)")
     p.add_argument("--block", metavar="B[xB2]", help="threads per block (gemm-naive: BxB2)")
