@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.measure import sass
+from simulator.analysis import sass
 from simulator.simt import isa
 from simulator.simt.kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled
 
