@@ -756,7 +756,10 @@ def _add_simt_problem(p):
         p.add_argument("--layout", choices=("nchw", "nhwc"), help="convolution layout (default nchw)")
 
 
-def build_parser() -> Parser:
+def build_parser(kernels: bool = True) -> Parser:
+    """The parser. ``kernels=False`` leaves out the options read from the kernel registry
+    (importing the kernels brings in numba.cuda, half a second that commands without
+    kernels need not pay)."""
     ap = Parser(prog="roofsim", description="Roofline bounds, SIMT and systolic simulation, "
                 "and GPU measurement of tensor programs.")
     ap.add_argument("--version", action="version", version=_version())
@@ -834,7 +837,8 @@ def build_parser() -> Parser:
                        "(threadIdx.x on columns); gemm-tiled T=16; conv-direct and conv-im2col "
                        "blocks of 256. Default mode: sampled (every block when the grid is 12 "
                        "waves or fewer; loops of over 192 trips cut and extrapolated).")
-    _add_simt_problem(p)
+    if kernels:
+        _add_simt_problem(p)
     p.add_argument("--grid", metavar="G[xG2]", help="relu's grid (any; default: fills the SMs once)")
     p.add_argument("--block", metavar="B[xB2]", help="threads per block (gemm-naive: BxB2)")
     p.add_argument("--mode", choices=("full", "sampled", "analytic"), default="sampled")
@@ -848,7 +852,8 @@ def build_parser() -> Parser:
     p = sw.add_parser("grid", help="predicted time for every grid and block pair",
                       description="Engine and analytic model side by side for every (grid, block) "
                       "pair. --grids applies to relu (grid-stride); other kernels sweep --blocks.")
-    _add_simt_problem(p)
+    if kernels:
+        _add_simt_problem(p)
     p.add_argument("--grids", metavar="LIST", help="e.g. 1-64 or 15,30,45,60 or 8-1024:8")
     p.add_argument("--blocks", metavar="LIST", required=True, help="e.g. 64,128,256 or 16x16,32x8")
     p.add_argument("--mode", choices=("full", "sampled", "analytic"), default="sampled",
@@ -862,7 +867,7 @@ def build_parser() -> Parser:
                       description="Default mode analytic (milliseconds per layer); --mode sampled "
                       "runs the engine too (minutes for ResNet-50).")
     _add_hw(p)
-    p.add_argument("--kernel", choices=_kernels_taking("conv"), default="conv-direct")
+    p.add_argument("--kernel", choices=_kernels_taking("conv") if kernels else None, default="conv-direct")
     p.add_argument("--workload", default="resnet50", metavar="W")
     p.add_argument("--batch", type=_positive_int("batch"))
     p.add_argument("--block", type=_positive_int("block"), help="threads per block (default 256)")
@@ -931,7 +936,10 @@ def _version():
 
 def main(argv=None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        argv = sys.argv[1:] if argv is None else list(argv)
+        # the kernel registry only for the commands that take kernels (and for help)
+        args = build_parser(kernels=not argv or bool({"simt", "sweep", "-h", "--help"} & set(argv))
+                            ).parse_args(argv)
         plot = getattr(args, "plot", None)
         if plot and str(plot).rsplit(".", 1)[-1].lower() not in ("png", "svg", "pdf"):
             raise ValueError(f"--plot {plot!r}: the file must end in .png, .svg or .pdf")
