@@ -121,7 +121,7 @@ class Result:
     simulated_fraction: float | None = None
     estimated_error: float | None = None
     wall_seconds: float = 0.0
-    op: Mapping[str, Any] = field(default_factory=dict)   # the workload op, as workloads.ir's to_dict
+    op: Mapping[str, Any] = field(default_factory=dict)   # the op's (or network's) identity()
     launches: tuple[Launch, ...] = ()
     layers: tuple["Result", ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)    # predictor-specific figures (named, documented there)

@@ -262,13 +262,13 @@ def test_network_result_fields(mode, df, stalls):
         assert res.extra[k] == v
     assert res.cycles == t["total_cycles"] and res.seconds == t["seconds"]
     assert res.utilization == t["utilization"] and res.stalls_by_cause == {"dram": t["stall_cycles"]}
-    assert res.flops == net.flops() and res.op == net.to_dict()
+    assert res.flops == net.flops() and res.op == net.identity()
     assert len(res.layers) == 2
     for lr, op in zip(res.layers, net.ops):
         r = lr.detail
         assert (lr.predictor, lr.mode, lr.hardware) == ("systolic", mode, "systolic-8x8")
         assert lr.workload == op.name
-        assert lr.flops == op.flops() and lr.op == op.to_dict()
+        assert lr.flops == op.flops() and lr.op == op.identity()
         assert lr.compulsory_bytes == sum(o.touched for o in op.operands()) * wb
         assert lr.cycles == r.compute_cycles + r.stall_cycles == lr.extra["total_cycles"]
         assert lr.instructions == r.folds and lr.stalls_by_cause == {"dram": r.stall_cycles}

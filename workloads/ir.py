@@ -100,6 +100,11 @@ class TensorOp:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.name not in ("name", "dtype")}
 
+    def identity(self) -> dict:
+        """What names the op: name, kind, dtype and its defining fields (no derived
+        counts; cheap)."""
+        return {"name": self.name, "kind": self.kind, "dtype": self.dtype, **self.dims()}
+
     def to_dict(self) -> dict:
         return {"name": self.name, "kind": self.kind, "dtype": self.dtype, **self.dims(),
                 "macs": self.macs(), "flops": self.flops(), "min_bytes": self.min_bytes()}

@@ -57,6 +57,11 @@ class Network:
         return dataclasses.replace(self, ops=tuple(op.with_dtype(dtype) for op in self.ops),
                                    params={**self.params, "dtype": dtype})
 
+    def identity(self) -> dict:
+        """What names the network (its layers' identities are its Results' layers')."""
+        return {"name": self.name, "description": self.description, "params": self.params,
+                "layers": len(self.ops)}
+
     def to_dict(self) -> dict:
         return {"name": self.name, "description": self.description, "params": self.params,
                 "totals": {"layers": len(self.ops), "macs": self.macs(), "flops": self.flops(),

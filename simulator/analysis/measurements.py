@@ -89,6 +89,6 @@ def measurement(sf: SuiteFile, index: int, problem) -> Measurement:
     return Measurement(suite=sf.suite, hardware=sf.device, workload=problem.kernel,
                        median_seconds=r["median_s"], min_seconds=r["min_s"], max_seconds=r["max_s"],
                        flops=problem.op.flops(), compulsory_bytes=problem.op.min_bytes(),
-                       op=problem.op.to_dict(),
+                       op=problem.op.identity(),
                        launch_shapes=tuple((p.launch.grid, p.launch.block) for p in problem.programs), provenance=sf.provenance,
                        record=r, index=index)

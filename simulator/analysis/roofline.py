@@ -173,7 +173,7 @@ def bound(hw, workload, precision: str = "fp32") -> Result:
     net = Network(workload.name or workload.kind, (workload,)) if single else workload
     rep = roofline(hw, net, precision)
     wall = time.perf_counter() - t0
-    layers = tuple(_point_result(hw, p, op.to_dict(), rep.precision, wall / len(net.ops))
+    layers = tuple(_point_result(hw, p, op.identity(), rep.precision, wall / len(net.ops))
                    for p, op in zip(rep.points, net.ops))
     if single:
         return dataclasses.replace(layers[0], detail=rep, wall_seconds=wall)
@@ -182,6 +182,6 @@ def bound(hw, workload, precision: str = "fp32") -> Result:
     dominant = max(t["seconds_by_bound"], key=t["seconds_by_bound"].get)
     return Result(predictor="roofline", mode="bound", hardware=hw.name, workload=net.name,
                   seconds=t["bound_seconds"], flops=t["flops"], compulsory_bytes=t["compulsory_bytes"],
-                  bytes_by_level=levels, limiter=dominant, wall_seconds=wall, op=net.to_dict(),
+                  bytes_by_level=levels, limiter=dominant, wall_seconds=wall, op=net.identity(),
                   layers=layers, extra={"precision": rep.precision,
                                         "seconds_by_bound": t["seconds_by_bound"]}, detail=rep)

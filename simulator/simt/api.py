@@ -75,7 +75,7 @@ def with_compiled_resources(hw, prog):
 
 
 def _with_op(result, problem: Problem):
-    return dataclasses.replace(result, workload=problem.kernel, op=problem.op.to_dict())
+    return dataclasses.replace(result, workload=problem.kernel, op=problem.op.identity())
 
 
 def simulate(hw, problem: Problem, mode: str = "sampled", policy: str = "gto", trace: int = 0,

@@ -91,7 +91,7 @@ def _layer_result(r: SystolicResult, op, hw, word_bytes: int, wall: float) -> Re
                   instructions=r.folds, instruction_unit="fold",
                   stalls_by_cause={"dram": r.stall_cycles}, utilization=r.utilization,
                   simulated_fraction=1.0, estimated_error=None, wall_seconds=wall,
-                  op=op.to_dict(), extra=extra, detail=r)
+                  op=op.identity(), extra=extra, detail=r)
 
 
 def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
@@ -127,7 +127,7 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
       network's are :meth:`SystolicReport.totals` (``layers`` is the layer count there)
       plus ``dataflow``, ``stalls``, ``rows``, ``cols`` and ``word_bytes``.
 
-    ``op`` is the op's (a layer's) or the network's ``to_dict()``; a layer's ``detail``
+    ``op`` is the op's (a layer's) or the network's ``identity()``; a layer's ``detail``
     is its :class:`SystolicResult`, the network's the :class:`SystolicReport`.
     """
     t0 = time.perf_counter()
@@ -174,7 +174,7 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
                   instructions=sum(r.folds for r in out), instruction_unit="fold",
                   stalls_by_cause={"dram": t["stall_cycles"]}, utilization=t["utilization"],
                   simulated_fraction=1.0, estimated_error=None,
-                  wall_seconds=time.perf_counter() - t0, op=network.to_dict(),
+                  wall_seconds=time.perf_counter() - t0, op=network.identity(),
                   layers=tuple(layer_results),
                   extra={**t, "dataflow": dataflow, "stalls": report.stalls, "rows": rows,
                          "cols": cols, "word_bytes": wb},
