@@ -199,23 +199,31 @@ def load_measurements(folder, suite: str):
     return load_suite(folder, suite)
 
 
-def validate(hw, folder, suites=("grid", "gemm", "conv"), engine_budget: float = 2e7,
-             progress=None) -> dict:
+def validate(hw, folder, suites=("grid", "gemm", "conv"), engine_budget: float | None = None,
+             progress=None, workers: int | None = 1, scheduler: str | None = None) -> dict:
     """``roofsim validate``: {suite: (rows, scores)}; rows are ValidationRows (a
     Measurement beside the engine's, analytic model's and roofline's Results), scores
-    per predictor (MAPE, correlations, what-if pairs in order).
+    per predictor (MAPE, correlations, what-if pairs in order). The engine runs on every
+    record unless ``engine_budget`` (warp instructions its sampled run may simulate; 0:
+    none) leaves some out. ``workers`` > 1 (None: one per core) or a Dask ``scheduler``
+    address spreads the records over processes (``simulator.parallel``); a Ctrl-C there
+    raises KeyboardInterrupt.
 
     >>> v = validate(load_hardware("h100-sxm"), "data/measurements/h100-sxm", ("gemm",), 0)
     >>> rows, scores = v["gemm"]
     >>> scores["engine"]["n"], scores["analytic"]["n"] == len(rows)
     (0, True)
     """
-    from simulator.analysis.validate import predict_records, score
-    out = {}
-    for suite in suites:
-        rows = predict_records(hw, load_measurements(folder, suite), engine_budget, progress)
-        out[suite] = (rows, score(rows))
-    return out
+    from simulator.analysis.validate import predict_records, predict_suites, score
+    files = [load_measurements(folder, suite) for suite in suites]
+    if workers == 1 and scheduler is None:
+        per = {sf.suite: predict_records(hw, sf, engine_budget, progress) for sf in files}
+    else:
+        res = predict_suites(hw, files, engine_budget, workers, scheduler)
+        if res.interrupted:
+            raise KeyboardInterrupt
+        per = {sf.suite: [r for r in res.results if r.suite == sf.suite] for sf in files}
+    return {suite: (rows, score(rows)) for suite, rows in per.items()}
 
 
 # --- what the notebooks look at: occupancy, one warp's instructions and their coalescing,
@@ -359,13 +367,14 @@ def h2d_seconds(hw, nbytes: int, pinned: bool = False):
     return h2d(nbytes, hw.host_link, pinned)
 
 
-def validation_rows(hw, suite_file, engine_budget: float = 2e7, progress=None) -> list:
+def validation_rows(hw, suite_file, engine_budget: float | None = None, progress=None) -> list:
     """The rows :func:`validate` scores, for one suite file from
     :func:`load_measurements` -- or part of one (``dataclasses.replace(suite_file,
     records=[...])``): a ValidationRow per record that passed its check, with ``suite``,
     ``group``, ``kernel``, ``label``, the ``measurement``, the ``analytic``,
-    ``roofline`` and ``engine`` Results (the engine where its sampled run stays within
-    ``engine_budget`` warp-instructions), ``measured_s`` and ``predicted_s(predictor)``.
+    ``roofline`` and ``engine`` Results (the engine on every record, or where its sampled
+    run stays within ``engine_budget`` warp-instructions), ``measured_s`` and
+    ``predicted_s(predictor)``.
 
     >>> sf = load_measurements("data/measurements/h100-sxm", "gemm")
     >>> rows = validation_rows(load_hardware("h100-sxm"), sf, 0)

@@ -470,10 +470,15 @@ def _sampling_note(r) -> str:
         if not lc.sampled:
             continue
         s = lc.sampling
-        what = (f"{s['simulated_blocks']} of {s['total_blocks']} blocks"
-                if s.get("simulated_blocks", s.get("total_blocks")) != s.get("total_blocks")
-                else f"loop cut at {s['trip_caps'][0]} and {s['trip_caps'][1]} of {s['trips']} trips"
-                if "trip_caps" in s else "sampled")
+        what = []
+        if s.get("sms", s.get("sm_count")) != s.get("sm_count"):
+            what.append(f"{s['sms']} of {s['sm_count']} SMs")
+        if s.get("skips"):
+            what.append(f"{s['simulated_blocks']} of {s['total_blocks']} blocks")
+        if "trip_caps" in s:
+            what.append("loop cut at " + ", ".join(map(str, s["trip_caps"]))
+                        + f" of {s['trips']} trips")
+        what = ", ".join(what) or "sampled"
         err = (f"est. error {lc.estimated_error:.1%}" if lc.estimated_error is not None
                else "error not estimated")
         parts.append(f"{what}, {lc.simulated_fraction:.1%} of its work simulated, {err}")
@@ -678,7 +683,7 @@ def cmd_calibrate(args):
 def cmd_validate(args):
     from simulator.analysis.plots import validation_chart
     from simulator.analysis.measurements import load_suite
-    from simulator.analysis.validate import KERNEL_SUITES, PREDICTORS, predict_records, score
+    from simulator.analysis.validate import KERNEL_SUITES, PREDICTORS, predict_suites, score
     from simulator.table import format_table
     hw = _hw(args)
     if getattr(hw, "family", None) != "simt":
@@ -687,19 +692,19 @@ def cmd_validate(args):
     bad = [x for x in suites if x not in KERNEL_SUITES]
     if bad or not suites:
         raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)}")
-    rows, report = [], {"hw": hw.name, "measurements": args.measurements, "suites": {}}
-
-    def progress(suite, i, n):
-        if sys.stderr.isatty():
-            print(f"\r{suite}: {i}/{n}", end="", file=sys.stderr, flush=True)
-    for suite in suites:
-        data = load_suite(args.measurements, suite)
-        rs = predict_records(hw, data, args.engine_budget, progress)
-        if sys.stderr.isatty():
-            print(file=sys.stderr)
-        rows += rs
-        report["suites"][suite] = score(rs)
-        report["suites"][suite]["device"] = data.device
+    _check_outputs(args)
+    files = [load_suite(args.measurements, suite) for suite in suites]
+    out = predict_suites(hw, files, args.engine_budget, args.workers, args.scheduler,
+                         log=lambda line: print(f"validate: {line}", file=sys.stderr, flush=True))
+    rows = out.finished
+    report = {"hw": hw.name, "measurements": args.measurements, "suites": {},
+              "engine_budget": args.engine_budget, "wall_seconds": out.wall_seconds}
+    if out.interrupted:
+        report.update(partial=True, records_done=out.done, records_total=len(out.results))
+    for sf in files:
+        rs = [r for r in rows if r.suite == sf.suite]
+        if rs:
+            report["suites"][sf.suite] = {**score(rs), "device": sf.device}
     table = []
     for suite, sc in report["suites"].items():
         for p in PREDICTORS:
@@ -710,15 +715,41 @@ def cmd_validate(args):
                           f"{x['spearman']:.3f}" if x["spearman"] is not None else "-",
                           f"{x['pairs_in_order']:.1%}" if x["pairs_in_order"] is not None else "-",
                           sc["faster_than_bound"] if p == "roofline" else ""])
-    print(f"{hw.name} against {args.measurements} (engine within {args.engine_budget:.3g} "
-          "warp-instructions, sampled; predictions include the GPU-side launch cost, the "
-          "roofline bound does not)")
-    print(format_table(["suite", "predictor", "records", "MAPE", "Pearson (log)", "Spearman",
-                        "pairs in order", "faster than bound"], table,
-                       right=[False, False, True, True, True, True, True, True]))
+    which = ("every record" if args.engine_budget is None
+             else f"records within {args.engine_budget:.3g} warp-instructions")
+    print(f"{hw.name} against {args.measurements} (engine sampled, on {which}; predictions "
+          f"include the GPU-side launch cost, the roofline bound does not; "
+          f"{out.wall_seconds:.0f} s)")
+    if out.interrupted:
+        print(f"interrupted: {out.done} of {len(out.results)} records predicted; the "
+              "outputs are marked partial")
+    if table:
+        print(format_table(["suite", "predictor", "records", "MAPE", "Pearson (log)", "Spearman",
+                            "pairs in order", "faster than bound"], table,
+                           right=[False, False, True, True, True, True, True, True]))
     flat = [r.to_dict() for r in rows]
-    _write_outputs(args, flat, lambda: {**report, "rows": flat},
-                   lambda path: validation_chart(rows, path, f"{hw.name} validation", hw))
+    if out.interrupted:
+        flat = [{**r, "partial": True} for r in flat]
+    if flat:
+        _write_outputs(args, flat, lambda: {**report, "rows": flat},
+                       lambda path: validation_chart(rows, path, f"{hw.name} validation", hw))
+    if out.interrupted:
+        raise KeyboardInterrupt
+
+
+def _check_outputs(args):
+    """Refuse output paths that cannot be written before any work, not after it."""
+    import os
+    from pathlib import Path
+    for opt in ("csv", "json", "plot"):
+        path = getattr(args, opt, None)
+        if not path:
+            continue
+        folder = Path(path).resolve().parent
+        if not folder.is_dir():
+            raise ValueError(f"--{opt} {path!r}: no folder {str(folder)!r}")
+        if not os.access(folder, os.W_OK):
+            raise ValueError(f"--{opt} {path!r}: folder {str(folder)!r} is not writable")
 
 
 # ---------------------------------------------------------------- parser
@@ -754,6 +785,14 @@ def _add_simt_problem(p):
         p.add_argument("--layer", metavar="NAME", help="a ResNet-50 convolution, e.g. layer1.0.conv2")
         p.add_argument("--batch", type=_positive_int("batch"), help="batch for --layer (default 1)")
         p.add_argument("--layout", choices=("nchw", "nhwc"), help="convolution layout (default nchw)")
+
+
+def _add_workers(p):
+    p.add_argument("--workers", type=_positive_int("workers"), metavar="N",
+                   help="local worker processes (Dask LocalCluster; default: one per core; "
+                        "1: run here)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786")
 
 
 def build_parser(kernels: bool = True) -> Parser:
@@ -907,9 +946,11 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("--measurements", required=True, metavar="DIR",
                    help="folder with the suites' JSON, e.g. data/measurements/h100-sxm")
     p.add_argument("--suites", default="grid,gemm,conv", metavar="LIST")
-    p.add_argument("--engine-budget", type=float, default=2e7, metavar="N",
-                   help="run the engine (sampled) on records whose sampled run simulates at "
-                        "most N warp-instructions (default 2e7); 0: analytic and roofline only")
+    p.add_argument("--engine-budget", type=float, default=None, metavar="N",
+                   help="run the engine (sampled) only on records whose sampled run simulates "
+                        "at most N warp-instructions (default: every record); 0: analytic and "
+                        "roofline only")
+    _add_workers(p)
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--plot", metavar="FILE", help="predicted vs measured; the relu grid sweep")

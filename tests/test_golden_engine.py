@@ -2,7 +2,8 @@
 restructuring (tests/golden/engine_before_restructure.json, written by the old API): every
 cycle count, warp-instruction count, executed-FLOP count, byte count per level, stall
 count per cause and per-launch cycle count must come out EXACTLY equal (==, not approx)
-through the ``simulator.result.Result`` the predictors return now. 29 launches on gtx480
+through the ``simulator.result.Result`` the predictors return now -- in full mode; sampled
+mode, rebuilt since, within 5% in cycles. 29 launches on gtx480
 and h100-sxm: full, sampled (blocks and loop trips) and warm-L2 runs of every kernel.
 
 The golden file's systolic rows are held by the systolic tests."""
@@ -59,4 +60,13 @@ def test_golden(row):
     for mode in modes:
         r = engine.simulate(hw, prob.programs, mode=mode, l2_warm=warm)
         assert (r.predictor, r.mode, r.hardware) == ("engine", mode, hw.name)
-        assert _engine_figures(r) == row[mode], mode
+        if mode == "full":
+            assert _engine_figures(r) == row[mode], mode
+            continue
+        # sampled mode was rebuilt on purpose (slices of SMs, three loop cuts): it must
+        # stay within 5% of the full run where the row has one (or no further off than the
+        # old sampler was), else within 5% of the old sampler
+        ref = row.get("full", row[mode])
+        old = abs(row[mode]["cycles"] / ref["cycles"] - 1)
+        assert r.cycles == pytest.approx(ref["cycles"], rel=max(0.05, old)), mode
+        assert r.instructions == pytest.approx(ref["warp_instructions"], rel=0.03), mode

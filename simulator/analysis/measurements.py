@@ -83,9 +83,10 @@ def problem_of(hw, record: dict):
     return api.build(hw, spec.name, **spec.from_record(record))
 
 
-def measurement(sf: SuiteFile, index: int, problem) -> Measurement:
-    """Record ``index`` of a kernel suite as a Measurement of ``problem``."""
-    r = sf.records[index]
+def measurement(sf: SuiteFile, index: int, problem, record: dict | None = None) -> Measurement:
+    """Record ``index`` of a kernel suite (``record``, else the file's) as a Measurement
+    of ``problem``."""
+    r = sf.records[index] if record is None else record
     return Measurement(suite=sf.suite, hardware=sf.device, workload=problem.kernel,
                        median_seconds=r["median_s"], min_seconds=r["min_s"], max_seconds=r["max_s"],
                        flops=problem.op.flops(), compulsory_bytes=problem.op.min_bytes(),

@@ -6,9 +6,9 @@ rotates buffer sets spanning at least twice the L2), so predictions start with t
 in the L2 where they fit, and cold after a rotation.
 Predictions of time include the preset's GPU-side ``kernel_launch_s`` per launch (the
 measurements, launched back to back, include it); the roofline bound does not (it is a
-lower bound on the kernel's own work). The engine runs in sampled mode and only on
-records whose sampled run simulates at most ``engine_budget`` warp-instructions; the rest
-carry no engine prediction and the report says how many.
+lower bound on the kernel's own work). The engine runs in sampled mode on every record
+(an ``engine_budget`` of warp instructions, if given, leaves out the records whose
+sampled run would simulate more; the report says how many).
 
 Scores per suite and predictor: MAPE (a fraction), Pearson and Spearman correlation
 of predicted against measured seconds, and the share of what-if pairs -- two launches
@@ -18,6 +18,7 @@ bound (a sign of an error somewhere).
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
@@ -31,7 +32,8 @@ from .measurements import KERNEL_SUITES, SuiteFile, measurement, problem_of
 from .roofline import bound
 
 PREDICTORS = ("engine", "analytic", "roofline")
-__all__ = ["KERNEL_SUITES", "PREDICTORS", "ValidationRow", "predict_records", "score"]
+__all__ = ["KERNEL_SUITES", "PREDICTORS", "RecordTask", "ValidationRow", "predict_record",
+           "predict_records", "predict_suites", "record_tasks", "score"]
 
 
 @dataclass(frozen=True)
@@ -77,44 +79,88 @@ class ValidationRow:
                 "engine_simulated_instructions": self.engine_simulated_instructions}
 
 
-def predict_records(hw, sf: SuiteFile, engine_budget=2e7, progress=None) -> list[ValidationRow]:
-    """A row for every record of the suite file that passed its check."""
+def predict_records(hw, sf: SuiteFile, engine_budget=None, progress=None) -> list[ValidationRow]:
+    """A row for every record of the suite file that passed its check, here, one after
+    another (``progress(suite, i, n)`` after each). ``engine_budget`` (warp instructions
+    sampled mode would simulate) leaves the engine out of records above it; None runs it
+    on every record. ``predict_suites`` spreads records over processes."""
+    rows = []
+    tasks = record_tasks(hw, [sf], engine_budget)
+    for j, t in enumerate(tasks):
+        rows.append(predict_record(t))
+        if progress:
+            progress(sf.suite, j + 1, len(tasks))
+    return rows
+
+
+@dataclass(frozen=True)
+class RecordTask:
+    """One record to predict (what a worker process is sent): the hardware, the suite
+    file's name and provenance, the record and its index, the engine budget."""
+
+    hw: object
+    suite: SuiteFile            # without its records
+    index: int
+    record: dict
+    engine_budget: float | None
+
+
+def record_tasks(hw, suite_files, engine_budget=None) -> list[RecordTask]:
+    """A task per record (that passed its check) of each suite file."""
+    tasks = []
+    for sf in suite_files:
+        head = SuiteFile(sf.path, sf.suite, sf.provenance, [])
+        tasks += [RecordTask(hw, head, i, r, engine_budget) for i, r in enumerate(sf.records)
+                  if r.get("ok", False)]
+    return tasks
+
+
+def predict_suites(hw, suite_files, engine_budget=None, workers=None, scheduler=None, log=None):
+    """Every record of every suite file, spread over ``workers`` local processes (default:
+    one per core) or the Dask cluster at ``scheduler`` (see ``simulator.parallel``): an
+    ``Outcome`` whose results are ValidationRows in the files' order (None where Ctrl-C
+    stopped the run first); ``log`` is told as each suite finishes."""
+    from simulator.parallel import map_tasks
+    tasks = record_tasks(hw, suite_files, engine_budget)
+    return map_tasks(predict_record, tasks, workers=workers, scheduler=scheduler,
+                     label="validate", group=lambda t: t.suite.suite, log=log)
+
+
+def predict_record(task: RecordTask) -> ValidationRow:
+    """One record's row: the analytic model, the roofline bound and (within the budget)
+    the engine in sampled mode. The Results keep no ``detail`` (block timelines and
+    traces): a row travels between processes."""
     from simulator.simt import api, engine
     from simulator.simt.kernels import REGISTRY
-    rows = []
-    for i, r in enumerate(sf.records):
-        if not r.get("ok", False):
-            continue
-        try:
-            prob = problem_of(hw, r)
-        except (ValueError, KeyError, TypeError) as e:
-            raise ValueError(f"{sf.path}: record {i}: {e}") from None
-        spec = REGISTRY.get(prob.kernel)
-        launch = hw.kernel_launch_s * len(prob.programs)
-        # launches repeated on one set of buffers find them in the L2 when they fit there;
-        # the gemm suite rotates buffer sets to avoid that
-        warm = r.get("buffer_sets", 1) == 1
-        if not warm and r.get("rotation_bytes", math.inf) < 2 * hw.l2.size_bytes:
-            raise ValueError(f"record {i} of suite {sf.suite!r}: rotation_bytes = {r['rotation_bytes']}: "
-                             f"rotating buffer sets must span at least twice the L2 "
-                             f"({2 * hw.l2.size_bytes} bytes) for the launch to start cold")
-        a = api.analytic(hw, prob, l2_warm=warm)
-        # the budget counts what sampled mode simulates, not the whole launch
-        simulated = sum(lc.instructions * engine.simulated_fraction(hw, p)
-                        for lc, p in zip(a.launches, prob.programs))
-        e = wall = None
-        if simulated <= engine_budget:
-            t0 = time.perf_counter()
-            e = api.simulate(hw, prob, "sampled", l2_warm=warm)
-            wall = time.perf_counter() - t0
-        rows.append(ValidationRow(
-            suite=sf.suite, group="/".join(map(str, spec.group(prob.args))), kernel=prob.kernel,
-            label=prob.programs[-1].describe(), measurement=measurement(sf, i, prob), analytic=a,
-            roofline=bound(hw, prob.op, "fp32"), engine=e, launch_overhead_s=launch, l2_warm=warm,
-            engine_simulated_instructions=simulated, engine_wall_s=wall))
-        if progress:
-            progress(sf.suite, i + 1, len(sf.records))
-    return rows
+    hw, sf, i, r = task.hw, task.suite, task.index, task.record
+    try:
+        prob = problem_of(hw, r)
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{sf.path}: record {i}: {e}") from None
+    spec = REGISTRY.get(prob.kernel)
+    launch = hw.kernel_launch_s * len(prob.programs)
+    # launches repeated on one set of buffers find them in the L2 when they fit there;
+    # the gemm suite rotates buffer sets to avoid that
+    warm = r.get("buffer_sets", 1) == 1
+    if not warm and r.get("rotation_bytes", math.inf) < 2 * hw.l2.size_bytes:
+        raise ValueError(f"record {i} of suite {sf.suite!r}: rotation_bytes = {r['rotation_bytes']}: "
+                         f"rotating buffer sets must span at least twice the L2 "
+                         f"({2 * hw.l2.size_bytes} bytes) for the launch to start cold")
+    a = api.analytic(hw, prob, l2_warm=warm)
+    # the budget counts what sampled mode simulates, not the whole launch
+    simulated = sum(lc.instructions * engine.simulated_fraction(hw, p)
+                    for lc, p in zip(a.launches, prob.programs))
+    e = wall = None
+    if task.engine_budget is None or simulated <= task.engine_budget:
+        t0 = time.perf_counter()
+        e = dataclasses.replace(api.simulate(hw, prob, "sampled", l2_warm=warm), detail=None)
+        wall = time.perf_counter() - t0
+    return ValidationRow(
+        suite=sf.suite, group="/".join(map(str, spec.group(prob.args))), kernel=prob.kernel,
+        label=prob.programs[-1].describe(), measurement=measurement(sf, i, prob, r),
+        analytic=dataclasses.replace(a, detail=None), roofline=bound(hw, prob.op, "fp32"),
+        engine=e, launch_overhead_s=launch, l2_warm=warm,
+        engine_simulated_instructions=simulated, engine_wall_s=wall)
 
 
 def _pearson(x, y):

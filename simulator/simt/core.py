@@ -246,12 +246,13 @@ def block_trips(kind, p, n_blocks, wpb):
 
 
 @njit(cache=True)
-def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
-        tags2, lru2, fill2, dirty2, bank_free, chan_free, trace_cap, skips, trip_cap):
-    """Simulate blocks [blk_lo, blk_hi) of a launch starting at cycle t0 with the given
-    (shared, carried-over) L2 and DRAM state; for each row (at, to) of ``skips`` (in
-    order), when block ``at`` is next to dispatch continue with block ``to`` instead
-    (sampled mode: the machine stays warm across the skipped blocks). ``trip_cap`` > 0
+def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blocks, t0,
+        tags2, lru2, fill2, dirty2, bank_free, chan_free, seen, trace_cap, skips, trip_cap):
+    """Simulate the blocks ``blocks`` (block ids, dispatched in that order) of a launch
+    starting at cycle t0 with the given (shared, carried-over) L2 and DRAM state; for
+    each row (at, to) of ``skips`` (positions in ``blocks``, in order), when position
+    ``at`` is next to dispatch continue with position ``to`` instead (sampled mode: the
+    machine stays warm across the skipped blocks). ``trip_cap`` > 0
     cuts every warp's loop at that many trips (sampled mode's trip extrapolation). Returns
     (statistics vector, per-SM issue counts, block sm, start, end (-1 sm for skipped
     blocks), per-cause stall cycles, trace rows): ``engine.CoreRun`` names them."""
@@ -318,7 +319,7 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
     st = np.zeros(N_STATS)
     stalls = np.zeros(len(CAUSES))
     issued_sm = np.zeros(n_sm, np.int64)
-    nblk = blk_hi - blk_lo
+    nblk = blocks.shape[0]
     bsm = np.full(nblk, -1, np.int64)
     bstart = np.zeros(nblk)
     bend = np.zeros(nblk)
@@ -326,19 +327,19 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
     ntr = 0
     stamp = 0
     age = 0
-    next_blk = blk_lo
+    next_blk = 0                                  # the next position of ``blocks``
     nsk = 0
     done_blocks = 0
     t = float(t0)
     end_t = float(t0)
     while done_blocks < nblk:
         # ---- block dispatch: one block per SM per pass, SMs in order -------------
-        if next_blk < blk_hi and next_dispatch <= t:
+        if next_blk < nblk and next_dispatch <= t:
             progress = True
-            while progress and next_blk < blk_hi:
+            while progress and next_blk < nblk:
                 progress = False
                 for sm in range(n_sm):
-                    if next_blk >= blk_hi:
+                    if next_blk >= nblk:
                         break
                     for k in range(bps):
                         b = sm * bps + k
@@ -348,14 +349,15 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                                 done_blocks += skips[nsk, 1] - skips[nsk, 0]
                                 next_blk = skips[nsk, 1]
                                 nsk += 1
-                            bl = next_blk
+                            pos = next_blk
+                            bl = blocks[pos]
                             next_blk += 1
-                            bid[b] = bl
+                            bid[b] = pos
                             bxyz[b, 0] = bl % gx
                             bxyz[b, 1] = (bl // gx) % gy
                             bxyz[b, 2] = bl // (gx * gy)
-                            bsm[bl - blk_lo] = sm
-                            bstart[bl - blk_lo] = t
+                            bsm[pos] = sm
+                            bstart[pos] = t
                             back[b] = t + hp[H_BSTART]
                             live = 0
                             for w in range(wpb):
@@ -401,7 +403,7 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                             if live == 0:
                                 bid[b] = -1
                                 bfree[b] = back[b]
-                                bend[bl - blk_lo] = back[b]
+                                bend[pos] = back[b]
                                 if back[b] > end_t:
                                     end_t = back[b]
                                 done_blocks += 1
@@ -519,7 +521,7 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                     trace[ntr, 0] = int(t)
                     trace[ntr, 1] = sm
                     trace[ntr, 2] = sc
-                    trace[ntr, 3] = bid[wblk[g]]
+                    trace[ntr, 3] = blocks[bid[wblk[g]]]
                     trace[ntr, 4] = wwib[g]
                     trace[ntr, 5] = op
                     ntr += 1
@@ -567,8 +569,8 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                             acc = t
                             for u in range(l2_per_seg):
                                 acc = max(acc, l2_access(s * l2_per_seg + u, t, True, hp, tags2, lru2,
-                                                         fill2, dirty2, bank_free, chan_free, stamp,
-                                                         st))
+                                                         fill2, dirty2, bank_free, chan_free, seen,
+                                                         stamp, st))
                             # the write occupies an MSHR until the L2 accepts it; the
                             # block retires no sooner (the micro suite's block_residency:
                             # a store adds some 50 cycles to a block's life, not an L2
@@ -586,7 +588,8 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                             d = t
                             for u in range(l2_per_seg):
                                 d = max(d, l2_access(s * l2_per_seg + u, t, False, hp, tags2, lru2,
-                                                     fill2, dirty2, bank_free, chan_free, stamp, st))
+                                                     fill2, dirty2, bank_free, chan_free, seen, stamp,
+                                                     st))
                             l1_fill(s, hp, tags1, lru1, fill1, sm, stamp, d)
                             nout[sm] = _alloc(mshr, sm, nout[sm], nm, t, d)
                         if d > done:
@@ -635,7 +638,7 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
                             next_check[sm, s2] = t + 1
                 if blive[b] == 0 and bid[b] >= 0:
                     fin = max(t + 1, back[b])
-                    bend[bid[b] - blk_lo] = fin
+                    bend[bid[b]] = fin
                     bid[b] = -1
                     bfree[b] = fin
                     if fin > end_t:
@@ -650,7 +653,7 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blk_lo, blk_hi, t0,
             for sc in range(n_sched):
                 if next_check[sm, sc] < tn:
                     tn = next_check[sm, sc]
-        if next_blk < blk_hi and next_dispatch < tn:
+        if next_blk < nblk and next_dispatch < tn:
             tn = next_dispatch
         if tn <= t:
             tn = t + 1

@@ -19,6 +19,7 @@ counted as DRAM writes (untimed).
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -28,9 +29,11 @@ import numpy as np
 from simulator.result import Launch, Result
 
 from . import core, isa
-from .hwvec import H_WPB, hw_vector, l1_capacity  # noqa: F401  (l1_capacity: engine's API)
+from .hwvec import (H_BPS, H_DCH, H_DSVC, H_L2BANKS, H_L2OWN, H_L2SETS, H_L2SVC, H_NSM, H_WPB,  # noqa: F401
+                    hw_vector,
+                    l1_capacity)  # (l1_capacity: the engine's API)
 from .occupancy import occupancy
-from .stats import S_END, LaunchStats, hit_rates
+from .stats import S_END, S_FIRST, LaunchStats, hit_rates
 
 POLICIES = ("gto", "lrr")
 MODES = ("full", "sampled")
@@ -39,8 +42,10 @@ RAMP_WAVES = 2
 TAIL_WAVES = 2
 SAMPLE_MIN_WAVES = 12
 RUN_TOLERANCE = 0.02
-TRIP_CAPS = (32, 64)
+TRIP_CAPS = (16, 32, 48)
 TRIP_SAMPLE_MIN = 192
+WHOLE_L2 = False
+SLICE_BUDGET = 1.5e6       # warp instructions a sampled launch aims to simulate
 
 
 class CoreRun(NamedTuple):
@@ -107,12 +112,12 @@ def _state(hw):
     shape = (1, sets, l2.ways)
     return (np.full(shape, -1, np.int64), np.zeros(shape, np.int64),
             np.zeros(shape), np.zeros(shape, np.bool_),
-            np.zeros(l2.banks), np.zeros(hw.dram.channels))
+            np.zeros(l2.banks), np.zeros(hw.dram.channels), np.zeros(1, np.bool_))
 
 
-def _run(prog, h, lo, hi, t0, state, trace, skips, cap) -> CoreRun:
+def _run(prog, h, positions, t0, state, trace, skips, cap) -> CoreRun:
     return CoreRun(*core.run(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end,
-                             prog.n_regs, h, lo, hi, t0, *state, trace, skips, cap))
+                             prog.n_regs, h, positions, t0, *state, trace, skips, cap))
 
 
 def _work(prog, h):
@@ -129,29 +134,127 @@ def _skips(work, C):
 
 
 def trip_caps(prog, trips):
-    """The two loop cuts of trip extrapolation for a warp of ``trips`` trips: multiples of
-    the program's trip period near TRIP_CAPS, so that each run ends where the loop nest's
-    work repeats; None when the loop is too short to gain from it."""
+    """The three loop cuts of trip extrapolation for a warp of ``trips`` trips: multiples
+    of the program's trip period near TRIP_CAPS, so that each run ends where the loop
+    nest's work repeats; None when the loop is too short to gain from it."""
     per = max(1, int(prog.trip_period))
     lo = per * -(-TRIP_CAPS[0] // per)
-    hi = lo * TRIP_CAPS[1] // TRIP_CAPS[0]
-    return (lo, hi) if trips > max(TRIP_SAMPLE_MIN, 3 * lo) else None
+    caps = tuple(lo * c // TRIP_CAPS[0] for c in TRIP_CAPS)
+    return caps if trips > max(TRIP_SAMPLE_MIN, 2 * caps[-1]) else None
 
 
-def simulated_fraction(hw, prog) -> float:
+@dataclass
+class Plan:
+    """How sampled mode runs one launch (``plan``): which blocks, on how many SMs, with
+    which loop cuts; ``full`` mode's plan runs every block on every SM.
+
+    ``positions`` are the block ids the slice runs, in dispatch order; ``skips`` rows
+    (at, to) of positions skipped (wave sampling); ``caps`` the loop cuts of trip
+    extrapolation (or None); ``sms`` the SMs simulated and ``share`` their share of the
+    launch's work, the share of the L2's and DRAM's bandwidth they get; ``h`` the
+    hardware vector of that slice; ``weight`` each block's work (loop trips plus one per
+    warp) and ``trips`` the most trips of any warp."""
+
+    positions: np.ndarray
+    skips: np.ndarray
+    caps: tuple | None
+    sms: int
+    share: float
+    h: np.ndarray
+    weight: np.ndarray
+    trips: int
+    sm_count: int
+
+    @property
+    def fraction(self) -> float:
+        """Share of the launch's work simulated: the slice's blocks not skipped, times
+        (trip extrapolation) the trips the two cut runs walk over the warps' trips."""
+        kept = np.ones(len(self.positions), np.bool_)
+        for at, to in self.skips:
+            kept[at:to] = False
+        total = float(self.weight.sum())
+        f = float(self.weight[self.positions[kept]].sum()) / total if total else 1.0
+        return f * (min(1.0, sum(self.caps) / self.trips) if self.caps else 1.0)
+
+
+def _block_cost(prog, work, wpb, caps):
+    """Warp instructions each block costs to simulate, roughly: template rows of the
+    prologue and epilogue per warp plus the loop body's per (cut) trip."""
+    n = len(prog.template)
+    body = prog.body_end - prog.pro_end
+    trips = np.minimum(work, wpb * sum(caps)) if caps else work
+    return wpb * (n - body) * (len(caps) if caps else 1) + trips * body
+
+
+def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True) -> Plan:
+    """The sampling plan of one launch (see the module's docstring). Sampled mode cuts
+    long loops (``trip_caps``), then simulates the most SMs (``spread`` over the GPU; at
+    least one) whose blocks (those the full GPU would dispatch to them: block b goes to SM
+    b mod N) cost at
+    most ``budget`` warp instructions, after wave sampling of the slice's own waves.
+    ``whole_l2``: the slice keeps the whole L2's capacity (see ``slice_vector``)."""
+    B, N = prog.launch.blocks, int(h[H_NSM])
+    wpb, bps = int(h[H_WPB]), int(h[H_BPS])
+    if mode == "full":
+            return Plan(np.arange(B, dtype=np.int64), np.zeros((0, 2), np.int64), None, N, 1.0, h,
+                    np.ones(B), 0, N)
+    budget = SLICE_BUDGET if budget is None else budget
+    work, trips = _work(prog, h)
+    caps = trip_caps(prog, trips)
+    weight = (work + wpb).astype(np.float64)
+    cost = _block_cost(prog, work, wpb, caps).astype(np.float64)
+    waves = B / (N * bps)
+    keep = (HEAD_WAVES + TAIL_WAVES) / waves if waves > SAMPLE_MIN_WAVES else 1.0
+    per_sm = np.bincount(np.arange(B) % N, cost, minlength=N)[:N] * keep
+    sms = 1
+    while sms * 2 <= N and per_sm[spread(sms * 2, N)].sum() <= budget:
+        sms *= 2
+    while sms < N and per_sm[spread(sms + 1, N)].sum() <= budget:
+        sms += 1
+    if sms == N:
+        positions = np.arange(B, dtype=np.int64)
+        share, hs = 1.0, h
+    else:
+        positions = np.nonzero(np.isin(np.arange(B) % N, spread(sms, N)))[0].astype(np.int64)
+        share = float(weight[positions].sum() / weight.sum())
+        hs = slice_vector(hw, h, sms, share, whole_l2)
+    skips = _skips(work[positions], sms * bps)
+    return Plan(positions, skips, caps, sms, share, hs, weight, trips, N)
+
+
+def spread(sms: int, n: int) -> np.ndarray:
+    """``sms`` of ``n`` SMs spread evenly, SM 0 (which gets a tail's extra blocks) first:
+    a slice's blocks come from the whole grid -- its edges and its middle alike."""
+    return np.unique(np.arange(min(sms, n)) * n // max(1, min(sms, n)))
+
+
+def slice_vector(hw, h, sms: int, share: float, whole_l2: bool = True) -> np.ndarray:
+    """The hardware vector of a slice of ``sms`` SMs doing ``share`` of the launch's
+    work: the L2's banks and bandwidth and the DRAM's channels and bandwidth cut to that
+    share (at least one bank and one channel). The L2's capacity stays whole where the
+    launches' arrays fit in it (``whole_l2``), so that what the whole GPU brought there
+    for every SM the slice finds there too; where they do not, its sets are cut to the
+    share as well, so that the slice's traffic wears its L2 out -- evictions, dirty
+    write-backs -- as the whole GPU's wears the whole L2."""
+    hs = h.copy()
+    if not whole_l2:
+        hs[H_L2SETS] = max(1, round(h[H_L2SETS] * share))
+    hs[H_NSM] = sms
+    banks = max(1, round(hw.l2.banks * share))
+    channels = max(1, round(hw.dram.channels * share))
+    hs[H_L2BANKS] = banks
+    hs[H_L2SVC] = hw.l2.sector_bytes / (hw.l2.bandwidth_bytes_per_cycle * share / banks)
+    hs[H_DCH] = channels
+    hs[H_DSVC] = hw.l2.sector_bytes / (hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction
+                                       * share / hw.clock_hz / channels)
+    return hs
+
+
+def simulated_fraction(hw, prog, budget: float = None) -> float:
     """Share of ``prog``'s work that sampled mode simulates (1.0: it runs in full)."""
     occ = _launch_occupancy(hw, prog)
     h = hw_vector(hw, occ, "gto", prog.smem_per_block)
-    work, trips = _work(prog, h)
-    skips = _skips(work, occ.blocks_per_sm * hw.sm_count)
-    return _fraction(prog.launch.blocks, skips, trip_caps(prog, trips), trips)
-
-
-def _fraction(blocks, skips, caps, trips) -> float:
-    """Share of a launch's work simulated: the blocks not skipped, times (trip
-    extrapolation) the trips the two cut runs walk over the warps' trips."""
-    kept = 1.0 - float((skips[:, 1] - skips[:, 0]).sum()) / blocks
-    return kept * (min(1.0, sum(caps) / trips) if caps else 1.0)
+    return plan(hw, prog, h, "sampled", budget).fraction
 
 
 def _plan(work, C):
@@ -201,15 +304,35 @@ def footprint_bytes(programs) -> int:
     return sum(arrays.values())
 
 
+def _sectors(hw, arrays):
+    sec = hw.l2.sector_bytes
+    return np.unique(np.concatenate([np.arange(base // sec, -(-(base + 4 * n) // sec),
+                                               dtype=np.int64) for _, base, n in arrays]))
+
+
 def _warm(hw, state, programs):
     """Put every sector of the launches' arrays in the L2 (clean), as repeated launches on
     the same buffers leave it; only when they all fit."""
+    _place(state, _sectors(hw, [a for p in programs for a in p.arrays]), False,
+           state[0].shape[1])
+
+
+def _leave_written(hw, state, prog, sets):
+    """After a sliced launch, put in the L2 (dirty) the sectors of the arrays it stores
+    to, as the whole GPU leaves them for the next launch (conv-im2col's GEMM reads the
+    column matrix there): the slice wrote only its share. Where they do not all fit, the
+    highest addresses (written last) stay."""
+    arrays = _stored(prog)
+    if arrays:
+        _place(state, _sectors(hw, arrays)[::-1], True, sets)
+
+
+def _place(state, sectors, dirty, sets):
+    """Sectors into the ways of the L2's first ``sets`` sets (the core takes a sector's
+    set modulo the sets its hardware vector gives), the first of each set's sectors first
+    (up to its ways), marked present and clean or dirty."""
     tags, lru = state[0], state[1]
-    sec = hw.l2.sector_bytes
-    sectors = np.concatenate([np.arange(base // sec, -(-(base + 4 * n) // sec), dtype=np.int64)
-                              for p in programs for _, base, n in p.arrays])
-    sectors = np.unique(sectors)
-    sets, ways = tags.shape[1], tags.shape[2]
+    ways = tags.shape[2]
     st = sectors % sets
     order = np.argsort(st, kind="stable")
     st, sectors = st[order], sectors[order]
@@ -218,6 +341,8 @@ def _warm(hw, state, programs):
     keep = way < ways
     tags[0, st[keep], way[keep]] = sectors[keep]
     lru[0, st[keep], way[keep]] = 0
+    state[2][0, st[keep], way[keep]] = 0.0
+    state[3][0, st[keep], way[keep]] = dirty
 
 
 def written_fraction(programs) -> float:
@@ -255,19 +380,24 @@ def _copy(state):
     return tuple(a.copy() for a in state)
 
 
-def _launch(prog, h, C, t0, state, trace, work, skips, cap) -> LaunchRun:
-    """One launch, its loop cut at ``cap`` trips (0: not cut), the blocks of ``skips``
-    (rows (at, to), from ``_skips``) skipped and the rest standing for them by their
-    ``work`` (loop trips). ``sampling`` says how: extrapolated, simulated_blocks,
-    total_blocks; where blocks were skipped also head_waves, tail_waves, skips and
-    tau_cycles (the steady per-wave time of each skipped run)."""
-    B = prog.launch.blocks
-    sampling = {"extrapolated": False, "simulated_blocks": B, "total_blocks": B}
-    r = _run(prog, h, 0, B, t0, state, trace, skips, cap)
+def _launch(prog, pl: Plan, t0, state, trace, cap) -> LaunchRun:
+    """One launch as plan ``pl`` says, its loop cut at ``cap`` trips (0: not cut): the
+    slice's blocks, those of ``pl.skips`` skipped, and the rest standing for the whole
+    launch by their work (loop trips). ``sampling`` says how: extrapolated, sms,
+    sm_count, simulated_blocks, total_blocks; where blocks were skipped also head_waves,
+    tail_waves, skips and tau_cycles (the steady per-wave time of each skipped run)."""
+    B, h = prog.launch.blocks, pl.h
+    C = int(h[H_NSM]) * int(h[H_BPS])
+    skips = pl.skips
+    r = _run(prog, h, pl.positions, t0, state, trace, skips, cap)
     cycles = r.stats[S_END] - t0
-    blocks = {"sm": r.block_sm, "start": r.block_start, "end": r.block_end}
-    if not len(skips):
-        return LaunchRun(cycles, r.stats, r.issued_per_sm, r.stalls, blocks, r.trace, sampling, None)
+    blocks = {"id": pl.positions, "sm": r.block_sm, "start": r.block_start, "end": r.block_end}
+    kept = np.ones(len(pl.positions), np.bool_)
+    for at, to in skips:
+        kept[at:to] = False
+    sampling = {"extrapolated": len(skips) > 0 or pl.sms < pl.sm_count,
+                "sms": pl.sms, "sm_count": pl.sm_count, "share": pl.share,
+                "simulated_blocks": int(kept.sum()), "total_blocks": B}
     taus, err = [], 0.0
     for at, to in skips:
         # the run's own head (its first HEAD_WAVES waves, just before ``at``): the blocks
@@ -282,22 +412,89 @@ def _launch(prog, h, C, t0, state, trace, work, skips, cap) -> LaunchRun:
         err += float(np.ptp(per_wave)) / 2 * (to - at) / C
         taus.append(tau)
     err = err / cycles if cycles else 0.0
-    # what was counted stands for the skipped blocks too, in proportion to work (loop
+    if len(skips):
+        sampling.update({"head_waves": HEAD_WAVES, "tail_waves": TAIL_WAVES,
+                         "skips": skips.tolist(), "tau_cycles": taus[0] if len(taus) == 1 else taus})
+    if pl.sms < pl.sm_count:
+        err += _slice_error(r, pl)
+    if not sampling["extrapolated"]:
+        return LaunchRun(cycles, r.stats, r.issued_per_sm, r.stalls, blocks, r.trace, sampling, None)
+    # what was counted stands for the blocks not simulated too, in proportion to work (loop
     # trips, plus one per warp for the prologue and launch)
-    weight = work + h[H_WPB]
-    kept = np.ones(B, np.bool_)
-    for at, to in skips:
-        kept[at:to] = False
-    scale = weight.sum() / weight[kept].sum()
-    sampling = {"extrapolated": True, "simulated_blocks": int(kept.sum()),
-                "total_blocks": B, "head_waves": HEAD_WAVES, "tail_waves": TAIL_WAVES,
-                "skips": skips.tolist(), "tau_cycles": taus[0] if len(taus) == 1 else taus}
-    return LaunchRun(cycles, r.stats * scale, r.issued_per_sm * scale, r.stalls * scale, blocks,
+    scale = pl.weight.sum() / pl.weight[pl.positions[kept]].sum()
+    return LaunchRun(cycles, r.stats * scale, r.issued_per_sm, r.stalls * scale, blocks,
                      r.trace, sampling, err)
 
 
+def _plan_run(prog, pl: Plan, t0, state, trace) -> LaunchRun:
+    """One launch as its plan says: with loop cuts, three runs with the loop cut at
+    multiples of its period and the line through the last two out to the warps' trips
+    (each period past the first costs the same), the first pair's slope against theirs
+    for the error; else one run."""
+    if not pl.caps:
+        return _launch(prog, pl, t0, state, trace, 0)
+    lo, mid, hi = pl.caps
+    first = _launch(prog, pl, t0, _copy(state), trace, lo)
+    second = _launch(prog, pl, t0, _copy(state), trace, mid)
+    r = _launch(prog, pl, t0, state, trace, hi)
+    f = (pl.trips - mid) / (hi - mid)
+
+    def line(a, b):
+        return a + (b - a) * f
+    run = r._replace(cycles=line(second.cycles, r.cycles), stats=line(second.stats, r.stats),
+                     issued_per_sm=line(second.issued_per_sm, r.issued_per_sm),
+                     stalls=line(second.stalls, r.stalls),
+                     sampling={**r.sampling, "extrapolated": True, "trips": pl.trips,
+                               "trip_caps": list(pl.caps)})
+    return run._replace(estimated_error=_trip_error(first, second, r, pl, run.cycles))
+
+
+def _owning(pl: Plan, fraction: float) -> Plan:
+    """``pl`` with its slice owning ``fraction`` of the sectors it first touches."""
+    hs = pl.h.copy()
+    hs[H_L2OWN] = fraction
+    return dataclasses.replace(pl, h=hs)
+
+
+def _loaded(prog):
+    """The arrays ``prog`` loads from."""
+    names = {prog.streams[int(s)].array for s in prog.template[prog.template[:, 0] == isa.LDG, 5]}
+    return [a for a in prog.arrays if a[0] in names]
+
+
+def _stored(prog):
+    """The arrays ``prog`` stores to."""
+    names = {prog.streams[int(s)].array for s in prog.template[prog.template[:, 0] == isa.STG, 5]}
+    return [a for a in prog.arrays if a[0] in names]
+
+
+def _trip_error(first, second, third, pl, cycles) -> float:
+    """Trip extrapolation's error estimate, relative to the extrapolated cycles: the
+    change of the per-trip slope between the first pair of cut runs and the second,
+    carried over the trips extrapolated, plus the block sampler's own estimate."""
+    lo, mid, hi = pl.caps
+    s1 = (second.cycles - first.cycles) / (mid - lo)
+    s2 = (third.cycles - second.cycles) / (hi - mid)
+    own = third.estimated_error or 0.0
+    return abs(s2 - s1) * (pl.trips - hi) / cycles + own if cycles else 0.0
+
+
+def _slice_error(r, pl) -> float:
+    """The slice's error estimate, relative to its cycles: how far apart its SMs finish
+    (the launch ends with its last SM; a slice of S SMs sees the last of S, not of all N)
+    as the standard error of the SMs' last block ends."""
+    sm, end = r.block_sm, r.block_end
+    ran = sm >= 0
+    if pl.sms < 2 or not ran.any():
+        return 0.0
+    last = np.zeros(pl.sms)
+    np.maximum.at(last, sm[ran], end[ran])
+    top = last.max()
+    return float(np.std(last) / np.sqrt(pl.sms) / top) if top > 0 else 0.0
+
+
 def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int = 0,
-             l2_warm: bool = False) -> Result:
+             l2_warm: bool = False, budget: float = None) -> Result:
     """Run ``programs`` (one Program or a sequence run back to back) on ``hw``; a
     ``simulator.result.Result`` with predictor "engine" and mode ``mode``.
 
@@ -328,45 +525,58 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
         programs = (programs,)
     wall = time.perf_counter()
     state = _state(hw)
-    if l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes:
+    warm_start = l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes
+    if mode == "sampled":
+        # a flag per sector of the launches' arrays: which a slice of the SMs has held
+        top = max(-(-(base + 4 * n) // hw.l2.sector_bytes) for p in programs for _, base, n in p.arrays)
+        state = state[:6] + (np.zeros(top + 1, np.bool_),)
+    if warm_start:
         _warm(hw, state, programs)
     elif l2_warm:
         _fill_previous(hw, state, programs)
     t0 = 0.0
     launches = []
-    for prog in programs:
-        occ = _launch_occupancy(hw, prog)
-        h = hw_vector(hw, occ, policy, prog.smem_per_block)
+    whole = WHOLE_L2 or footprint_bytes(programs) <= hw.l2.size_bytes
+    occs = [_launch_occupancy(hw, prog) for prog in programs]
+    plans = [plan(hw, prog, hw_vector(hw, occ, policy, prog.smem_per_block), mode, budget, whole)
+             for prog, occ in zip(programs, occs)]
+    for k, (prog, occ, pl) in enumerate(zip(programs, occs, plans)):
         B = prog.launch.blocks
         C = occ.blocks_per_sm * hw.sm_count
-        work, trips = _work(prog, h) if mode == "sampled" else (None, 0)
-        skips = _skips(work, C) if work is not None else np.zeros((0, 2), np.int64)
-        caps = trip_caps(prog, trips) if mode == "sampled" else None
-        if caps:
-            # two runs with the loop cut at two multiples of its period, then the line
-            # through them out to the warps' trips (each period past the first costs the same)
-            lo, hi = caps
-            first = _launch(prog, h, C, t0, _copy(state), trace, work, skips, lo)
-            r = _launch(prog, h, C, t0, state, trace, work, skips, hi)
-            f = (trips - lo) / (hi - lo)
-
-            def line(a, b):
-                return a + (b - a) * f
-            run = r._replace(cycles=line(first.cycles, r.cycles), stats=line(first.stats, r.stats),
-                             issued_per_sm=line(first.issued_per_sm, r.issued_per_sm),
-                             stalls=line(first.stalls, r.stalls),
-                             sampling={**r.sampling, "extrapolated": True, "trips": trips,
-                                       "trip_caps": [lo, hi]})
-        else:
-            run = _launch(prog, h, C, t0, state, trace, work, skips, 0)
+        sliced = mode == "sampled" and pl.sms < pl.sm_count
+        if sliced:
+            # first touches tracked (see memory.l2_access), every sector owned
+            pl = _owning(pl, np.nextafter(1.0, 0.0))
+            before = _copy(state)
+        run = _plan_run(prog, pl, t0, state, trace)
+        if sliced:
+            # the whole GPU fetches each sector its launches read once, for every SM; a
+            # slice whose first touches (scaled to the launch) outnumber those -- blocks
+            # on other SMs would have brought many of them first -- runs again owning
+            # just its share of them
+            cold = 0 if warm_start else max(0, _sectors(hw, _loaded(prog)).size - sum(
+                _sectors(hw, _stored(p)).size for p in programs[:k]) if _loaded(prog) else 0)
+            first = run.stats[S_FIRST]
+            if first > 1.1 * cold:
+                for x, y in zip(state, before):
+                    x[...] = y
+                pl = _owning(pl, cold / first)
+                run = _plan_run(prog, pl, t0, state, trace)
+                run = run._replace(sampling={**run.sampling, "l2_owned_fraction": cold / first})
+            plans[k] = pl
+        if mode == "sampled" and pl.positions.size < B and k + 1 < len(programs):
+            _leave_written(hw, state, prog, int(plans[k + 1].h[H_L2SETS]))
         stats = LaunchStats.from_vector(run.stats)
         launches.append(LaunchResult(
             prog, float(run.cycles), stats.warp_instructions, stats.flops, occ, B / C,
             {c: float(v) for c, v in zip(core.CAUSES, run.stalls)}, stats, stats.bytes_by_level(),
             run.blocks, run.issued_per_sm, run.trace, run.sampling,
-            _fraction(B, skips, caps, trips) if mode == "sampled" else 1.0, run.estimated_error))
+            pl.fraction if mode == "sampled" else 1.0, run.estimated_error))
         t0 += run.cycles
-    flush = float(state[3].sum() * hw.l2.sector_bytes)
+    flush = float(state[3].sum())
+    if mode == "sampled" and pl.positions.size < B:
+        flush = _slice_flush(hw, state, programs, pl, float(pl.weight.sum() / pl.weight[pl.positions].sum()))
+    flush *= hw.l2.sector_bytes
     total = {k: sum(lr.bytes_by_level[k] for lr in launches) for k in launches[0].bytes_by_level}
     total["dram"] += flush
     stalls = {c: sum(lr.stalls_by_cause[c] for lr in launches) for c in core.CAUSES}
@@ -387,6 +597,21 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
                                         for k in ("l1_hits", "l1_misses", "l2_hits", "l2_misses"))),
                "policy": policy},
         detail=EngineRun(hw, policy, mode, launches, flush))
+
+
+def _slice_flush(hw, state, programs, pl: Plan, scale: float) -> float:
+    """Dirty sectors the whole GPU would leave in the L2 after a sliced last launch. With
+    the whole L2 (the arrays fit): the slice's dirty sectors times ``scale`` (the whole
+    launch's work over the slice's), at most the sectors of the arrays the launches store
+    to (blocks that share a sector each dirty it in a slice). With the L2's sets cut to
+    the slice's share, the slice's sets are a scaled copy of the whole L2: their dirty
+    sectors times the sets over the slice's."""
+    sets = int(pl.h[H_L2SETS])
+    total_sets = state[0].shape[1]
+    if sets == total_sets:
+        stored = _sectors(hw, [a for p in programs for a in _stored(p)]).size
+        return min(float(state[3].sum()) * scale, float(stored))
+    return float(state[3][0, :sets].sum()) * total_sets / sets
 
 
 def issue_utilization(hw, instructions, cycles) -> float | None:

@@ -77,6 +77,9 @@ HW_FIELDS = (
     ("int_ii", lambda c: _ii(c.sm.warp_size, c.sm.int32_lanes / c.sm.warp_schedulers)
      if c.sm.int32_lanes else 0),
     ("l2_hashed", lambda c: float(c.l2.hashed_banks)),                 # 1: hashed bank owners
+    # sampled mode's slices of SMs: the share of missed sectors the slice fetches itself
+    # (the rest the whole GPU's other SMs brought into the L2 first); 1 for the whole GPU
+    ("l2_owned_fraction", lambda c: 1.0),
 )
 
 HW_NAMES = tuple(name for name, _ in HW_FIELDS)
@@ -119,6 +122,7 @@ H_L2LINE = H["l2_sectors_per_line"]
 H_BSTART = H["block_start_cycles"]
 H_INTII = H["int_ii"]
 H_L2HASH = H["l2_hashed"]
+H_L2OWN = H["l2_owned_fraction"]
 
 _named = sorted(v for k, v in list(globals().items()) if k.startswith("H_"))
 if _named != list(range(N_HW)):             # every field has exactly one H_ index

@@ -21,8 +21,8 @@ from __future__ import annotations
 from numba import njit
 
 from .hwvec import (H_DCH, H_DLAT, H_DSVC, H_L1LAT, H_L1SETS, H_L1WAYS, H_L2BANKS, H_L2HASH,
-                    H_L2LAT, H_L2LINE, H_L2SEC, H_L2SETS, H_L2SVC, H_L2WAYS, H_SEG)
-from .stats import (S_DRB, S_DWB, S_GLD, S_GST, S_L1B, S_L1HIT, S_L1MISS, S_L2HIT, S_L2MISS,
+                    H_L2LAT, H_L2LINE, H_L2OWN, H_L2SEC, H_L2SETS, H_L2SVC, H_L2WAYS, H_SEG)
+from .stats import (S_DRB, S_DWB, S_FIRST, S_GLD, S_GST, S_L1B, S_L1HIT, S_L1MISS, S_L2HIT, S_L2MISS,
                     S_L2RB, S_L2WB)
 
 
@@ -132,8 +132,13 @@ def l1_write(s, hp, tags1, sm, st):
 # ---------------------------------------------------------------- L2, banks and DRAM
 
 @njit(cache=True)
-def l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_free, stamp, st):
-    """One L2 sector request arriving at cycle t; returns its completion cycle."""
+def l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_free, seen, stamp, st):
+    """One L2 sector request arriving at cycle t; returns its completion cycle.
+
+    A slice of the SMs (``hp[H_L2OWN]`` < 1, sampled mode) keeps ``seen``, a flag per
+    sector it has held: a read miss to a sector never held is a first touch, which the
+    slice fetches from DRAM only for the share ``hp[H_L2OWN]`` of sectors it owns (by a
+    hash of the sector); the whole GPU's other SMs fetched the rest into the L2 first."""
     sets, ways = int(hp[H_L2SETS]), int(hp[H_L2WAYS])
     per_line = int(hp[H_L2LINE])
     hashed = hp[H_L2HASH] > 0
@@ -161,15 +166,29 @@ def l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_free
         st[S_DWB] += sec
     tags2[0, set_, v] = s2
     lru2[0, set_, v] = stamp
+    first = False
+    if hp[H_L2OWN] < 1.0:
+        first = not seen[s2]
+        seen[s2] = True
     if write:
         dirty2[0, set_, v] = True
         fill2[0, set_, v] = start + hp[H_L2SVC]
         st[S_L2WB] += sec
         return start + hp[H_L2SVC]
+    dirty2[0, set_, v] = False
+    if first:
+        st[S_FIRST] += 1
+    if first and ((s2 * 2654435761) >> 16) % 65536 >= hp[H_L2OWN] * 65536:
+        # another SM fetches this sector (see the docstring): it takes DRAM's latency,
+        # not this slice's share of DRAM's bandwidth
+        done = start + hp[H_L2SVC] + hp[H_DLAT]
+        fill2[0, set_, v] = done
+        st[S_L2HIT] += 1
+        st[S_L2RB] += sec
+        return done
     st[S_L2MISS] += 1
     st[S_L2RB] += sec
     st[S_DRB] += sec
-    dirty2[0, set_, v] = False
     ds = max(start + hp[H_L2SVC], chan_free[ch])
     chan_free[ch] = ds + hp[H_DSVC]
     done = ds + hp[H_DSVC] + hp[H_DLAT]

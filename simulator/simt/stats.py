@@ -42,6 +42,7 @@ class LaunchStats:
     ldst_instructions: float
     cycles_visited: float           # cycles the main loop stopped at (the rest it skipped)
     scheduler_looks: float          # times a scheduler was asked to pick a warp
+    l2_first_touches: float         # sampled slices: L2 read misses to sectors never held before
 
     @classmethod
     def from_vector(cls, st) -> "LaunchStats":
@@ -96,6 +97,7 @@ S_SFU = S["sfu_instructions"]
 S_LDST = S["ldst_instructions"]
 S_CYCLES_VISITED = S["cycles_visited"]
 S_LOOKS = S["scheduler_looks"]
+S_FIRST = S["l2_first_touches"]
 
 _named = sorted(v for k, v in list(globals().items()) if k.startswith("S_"))
 if _named != list(range(N_STATS)):          # every field has exactly one S_ index

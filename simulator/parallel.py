@@ -1,0 +1,140 @@
+"""Independent tasks over local processes or a cluster, through ``dask.distributed``.
+
+``map_tasks(fn, items)`` runs ``fn(item)`` for every item and returns the results in the
+items' order. With ``workers=1`` (and no scheduler) it runs them here, one after another;
+otherwise on a ``LocalCluster`` of that many single-threaded worker processes (default:
+one per core), or on the cluster whose scheduler is at ``scheduler`` (``tcp://host:8786``).
+``fn`` must be importable by name (a module-level function) and the items picklable.
+
+A progress bar (``tqdm``) is drawn on a terminal; ``log`` (a callable taking a line) is
+told when each group of items -- ``group(item)``, say a measurement suite -- has
+finished, so a logged run shows its progress. Ctrl-C stops the run within about a
+second: the workers are cancelled and ``map_tasks`` returns what finished, with
+``interrupted`` set, for the caller to write as a partial result (and exit 130).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+
+
+@dataclass
+class Outcome:
+    """``results[i]`` is ``fn(items[i])``, or None where it did not finish."""
+
+    results: list
+    done: int
+    interrupted: bool
+    wall_seconds: float
+
+    @property
+    def finished(self) -> list:
+        """The results that finished, in the items' order."""
+        return [r for r in self.results if r is not None]
+
+
+def default_workers() -> int:
+    """One worker per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:                    # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class _Progress:
+    """A tqdm bar on a terminal (stderr), and a log line per finished group."""
+
+    def __init__(self, items, label, group, log):
+        self.group = group
+        self.log = log
+        self.left = {}
+        for it in items:
+            g = group(it) if group else None
+            self.left[g] = self.left.get(g, 0) + 1
+        self.total = dict(self.left)
+        self.t0 = time.perf_counter()
+        self.bar = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+            self.bar = tqdm(total=len(items), desc=label, unit="task", file=sys.stderr,
+                            dynamic_ncols=True, leave=False)
+
+    def done(self, item):
+        if self.bar is not None:
+            self.bar.update(1)
+        g = self.group(item) if self.group else None
+        self.left[g] -= 1
+        if self.left[g] == 0 and self.log is not None and g is not None:
+            self.log(f"{g}: {self.total[g]} done ({time.perf_counter() - self.t0:.0f} s)")
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def map_tasks(fn, items, *, workers: int | None = None, scheduler: str | None = None,
+              label: str = "", group=None, log=None) -> Outcome:
+    """``fn`` over ``items`` (see the module's docstring)."""
+    items = list(items)
+    t0 = time.perf_counter()
+    results = [None] * len(items)
+    progress = _Progress(items, label, group, log)
+    done = 0
+    try:
+        if scheduler is None and (workers == 1 or len(items) <= 1):
+            for i, it in enumerate(items):
+                results[i] = fn(it)
+                done += 1
+                progress.done(it)
+        else:
+            done = _distributed(fn, items, results, progress, workers, scheduler)
+    except KeyboardInterrupt:
+        progress.close()
+        return Outcome(results, sum(r is not None for r in results), True,
+                       time.perf_counter() - t0)
+    progress.close()
+    return Outcome(results, done, False, time.perf_counter() - t0)
+
+
+def _distributed(fn, items, results, progress, workers, scheduler) -> int:
+    import logging
+
+    from distributed import Client, LocalCluster, as_completed
+    for name in ("distributed", "bokeh", "tornado"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    cluster = None
+    # the workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process group):
+    # this process handles it and cancels them; their SIG_IGN survives the exec
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        if scheduler is None:
+            cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1,
+                                   processes=True, dashboard_address=None)
+            client = Client(cluster)
+        else:
+            client = Client(scheduler)
+    except OSError as e:
+        signal.signal(signal.SIGINT, old)
+        raise ValueError(f"--scheduler {scheduler!r}: cannot reach it ({e})") from None
+    finally:
+        signal.signal(signal.SIGINT, old)
+    done = 0
+    futures = []
+    try:
+        futures = client.map(fn, items, pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        for fut in as_completed(futures):
+            i = index[fut.key]
+            results[i] = fut.result()
+            done += 1
+            progress.done(items[i])
+    finally:
+        for f in futures:
+            f.cancel()
+        client.close(timeout=2)
+        if cluster is not None:
+            cluster.close(timeout=2)
+    return done
