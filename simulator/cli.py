@@ -418,6 +418,11 @@ def _problem(args, hw, grid=None, block=None):
     """The registered kernel's problem from the command line: every option the kernel's
     SPEC.args name, and an error for an option it does not take."""
     from simulator.simt import api
+    return api.build(hw, *_problem_args(args, grid, block))
+
+
+def _problem_args(args, grid=None, block=None):
+    """(kernel name, its arguments) from the command line (see ``_problem``)."""
     from simulator.simt.kernels import REGISTRY
     spec = REGISTRY.get(args.kernel)
     takes = {a.name: a for a in spec.args}
@@ -450,7 +455,7 @@ def _problem(args, hw, grid=None, block=None):
     for a in spec.args:
         if a.required and a.name not in kw:
             raise ValueError(f"{spec.name} needs --{a.name.replace('_', '-')} ({a.help})")
-    return api.build(hw, spec.name, **kw)
+    return spec.name, kw
 
 
 def _one_dims(text, name):
@@ -491,13 +496,15 @@ def cmd_simulate_simt(args):
     if getattr(hw, "family", None) != "simt":
         raise ValueError(f"--hw {hw.name}: not a SIMT GPU (try gtx480, v100, h100-sxm)")
     prob = _problem(args, hw, _one_dims(args.grid, "--grid"), _one_dims(args.block, "--block"))
-    pred = predict(hw, prob, args.mode, args.policy)
+    pred = predict(hw, prob, args.mode, args.policy, l2_warm=args.l2 == "warm")
     r, a = pred.chosen, pred.analytic
     lc = r.last_launch
     print(f"{prob.kernel} on {hw.name}: " + "; ".join(p.describe() for p in prob.programs))
     print(f"  occupancy {lc.blocks_per_sm} blocks/SM, {lc.warps_per_sm} warps/SM "
           f"({lc.occupancy:.0%}, limited by {lc.limited_by}); {lc.waves:.2f} waves; "
-          f"{lc.regs_per_thread} regs/thread ({lc.resources_source})")
+          f"{lc.regs_per_thread} regs/thread ({lc.resources_source}); L2 {args.l2}"
+          + (" (the launch's buffers start in the L2, as after an identical launch)"
+             if args.l2 == "warm" else " (empty at the start)"))
     what = {"full": "engine (every block)", "sampled": "engine" + _sampling_note(r),
             "analytic": "analytic model"}[args.mode]
     print(f"  {what}: {r.cycles:.0f} cycles = {format_seconds(r.seconds)}; "
@@ -527,11 +534,20 @@ def _short(dims):
 
 
 def _sweep_rows(args, hw, pairs):
-    from simulator.analysis.compare import predict
-    rows = []
+    """A row per (grid, block) pair, the points spread over Dask workers."""
+    from simulator.analysis.compare import PointTask, predict_point
+    from simulator.parallel import map_tasks
+    from simulator.simt import api
+    tasks = []
     for g, b in pairs:
-        prob = _problem(args, hw, g, b)
-        p = predict(hw, prob, args.mode, args.policy, with_roofline=False)
+        name, kw = _problem_args(args, g, b)
+        api.build(hw, name, **kw)             # a bad point fails here, before any work
+        tasks.append(PointTask(hw, name, kw, args.mode, args.policy, args.l2 == "warm"))
+    out = map_tasks(predict_point, tasks, workers=_workers(args), scheduler=args.scheduler,
+                    label="sweep")
+    rows = []
+    for p in out.finished:
+        prob = p.problem
         lc = p.chosen.last_launch
         rows.append({"grid": _short(prob.grid), "block": _short(prob.block),
                      "blocks": prob.programs[-1].launch.blocks,
@@ -539,8 +555,9 @@ def _sweep_rows(args, hw, pairs):
                      "analytic_seconds": p.analytic.seconds,
                      "occupancy": lc.occupancy, "blocks_per_sm": lc.blocks_per_sm,
                      "waves": lc.waves, "sampled": bool(p.engine and p.engine.sampled),
+                     "engine_estimated_error": p.engine.estimated_error if p.engine else None,
                      "sim_wall_seconds": p.engine.wall_seconds if p.engine else None})
-    return rows
+    return rows, out
 
 
 def cmd_sweep_grid(args):
@@ -565,10 +582,15 @@ def cmd_sweep_grid(args):
             raise ValueError(f"{args.kernel} needs --grids")
         grids = [None]
     pairs = [(g, b) for b in blocks for g in grids]
-    rows = _sweep_rows(args, hw, pairs)
+    _check_outputs(args)
+    rows, out = _sweep_rows(args, hw, pairs)
     eng = args.mode != "analytic"
-    print(f"{args.kernel} on {hw.name}: {len(rows)} launches, {args.mode} engine"
-          if eng else f"{args.kernel} on {hw.name}: {len(rows)} launches, analytic model only")
+    print((f"{args.kernel} on {hw.name}: {len(rows)} launches, {args.mode} engine"
+           if eng else f"{args.kernel} on {hw.name}: {len(rows)} launches, analytic model only")
+          + f"; L2 {args.l2}; {out.wall_seconds:.1f} s")
+    if out.interrupted:
+        print(f"interrupted: {out.done} of {len(out.results)} points; the outputs are marked partial")
+        rows = [{**r, "partial": True} for r in rows]
     show = rows if len(rows) <= 60 else rows[:30] + rows[-30:]
     print(format_table(["grid", "block", "blocks", "waves", "occupancy", "engine us", "analytic us"],
                        [[r["grid"], r["block"], r["blocks"], r["waves"], r["occupancy"],
@@ -576,9 +598,13 @@ def cmd_sweep_grid(args):
                         for r in show], right=[False, False] + [True] * 5))
     if len(rows) > 60:
         print(f"(first and last 30 of {len(rows)} rows; --csv has them all)")
-    _write_outputs(args, rows, lambda: {"hw": hw.name, "kernel": args.kernel, "mode": args.mode,
-                                        "rows": rows},
-                   lambda path: grid_sweep_chart(rows, path, f"{args.kernel} on {hw.name}"))
+    if rows:
+        _write_outputs(args, rows, lambda: {"hw": hw.name, "kernel": args.kernel, "mode": args.mode,
+                                            "l2": args.l2, "rows": rows,
+                                            **({"partial": True} if out.interrupted else {})},
+                       lambda path: grid_sweep_chart(rows, path, f"{args.kernel} on {hw.name}"))
+    if out.interrupted:
+        raise KeyboardInterrupt
 
 
 def cmd_sweep_layout(args):
@@ -590,28 +616,41 @@ def cmd_sweep_layout(args):
     hw = _hw(args)
     if getattr(hw, "family", None) != "simt":
         raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
-    rows = []
+    from simulator.analysis.compare import PointTask, predict_point
+    from simulator.parallel import map_tasks
+    _check_outputs(args)
     nets = {lay: workloads.resolve(args.workload, batch=args.batch, layout=lay)
             for lay in ("nchw", "nhwc")}
-    for a, b in zip(nets["nchw"].ops, nets["nhwc"].ops):
-        if a.kind != "conv2d" or a.groups != 1:
+    pairs = [(a, b) for a, b in zip(nets["nchw"].ops, nets["nhwc"].ops)
+             if a.kind == "conv2d" and a.groups == 1]
+    if not pairs:
+        raise ValueError(f"--workload {args.workload!r}: no convolution to compare layouts on")
+    tasks = []
+    for a, b in pairs:
+        for op in (a, b):
+            api.build(hw, args.kernel, conv=op, block=args.block)   # fails here, not in a worker
+            tasks.append(PointTask(hw, args.kernel, {"conv": op, "block": args.block}, args.mode,
+                                   args.policy, args.l2 == "warm"))
+    out = map_tasks(predict_point, tasks, workers=_workers(args), scheduler=args.scheduler,
+                    label="layers")
+    rows = []
+    for j, (a, b) in enumerate(pairs):
+        got = out.results[2 * j:2 * j + 2]
+        if None in got:
             continue
         row = {"layer": a.name, "shape": a.describe().rsplit(" ", 1)[0]}
-        for lay, op in (("nchw", a), ("nhwc", b)):
-            prob = api.build(hw, args.kernel, conv=op, block=args.block)
-            p = predict(hw, prob, args.mode, args.policy, with_roofline=False)
+        for lay, p in zip(("nchw", "nhwc"), got):
             row[f"{lay}_engine_seconds"] = p.engine.seconds if p.engine else None
             row[f"{lay}_analytic_seconds"] = p.analytic.seconds
         key = "engine" if args.mode != "analytic" else "analytic"
         row["nhwc_speedup"] = row[f"nchw_{key}_seconds"] / row[f"nhwc_{key}_seconds"]
         rows.append(row)
-        if sys.stderr.isatty():
-            print(f"\r{len(rows)} layers", end="", file=sys.stderr, flush=True)
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
     key = "engine" if args.mode != "analytic" else "analytic"
     print(f"{args.kernel} on {hw.name}, {args.workload} batch {args.batch or 1}: NCHW vs NHWC "
-          f"({key}{', ' + args.mode if key == 'engine' else ''})")
+          f"({key}{', ' + args.mode if key == 'engine' else ''}; L2 {args.l2}; "
+          f"{out.wall_seconds:.1f} s)")
+    if not rows:
+        raise KeyboardInterrupt
     tot = {lay: sum(r[f"{lay}_{key}_seconds"] for r in rows) for lay in ("nchw", "nhwc")}
     print(format_table(["layer", "shape", "NCHW us", "NHWC us", "NHWC speed-up"],
                        [[r["layer"], r["shape"], r[f"nchw_{key}_seconds"] * 1e6,
@@ -619,8 +658,16 @@ def cmd_sweep_layout(args):
                        + [["total", "", tot["nchw"] * 1e6, tot["nhwc"] * 1e6,
                            tot["nchw"] / tot["nhwc"]]],
                        right=[False, False, True, True, True]))
-    _write_outputs(args, rows, lambda: {"hw": hw.name, "kernel": args.kernel, "rows": rows},
-                   lambda path: None)
+    if out.interrupted:
+        print(f"interrupted: {len(rows)} of {len(pairs)} layers; the outputs are marked partial")
+        rows = [{**r, "partial": True} for r in rows]
+    if rows:
+        _write_outputs(args, rows, lambda: {"hw": hw.name, "kernel": args.kernel, "l2": args.l2,
+                                            "rows": rows,
+                                            **({"partial": True} if out.interrupted else {})},
+                       lambda path: None)
+    if out.interrupted:
+        raise KeyboardInterrupt
 
 
 # ---------------------------------------------------------------- measure
@@ -737,6 +784,63 @@ def cmd_validate(args):
         raise KeyboardInterrupt
 
 
+def cmd_plan(args):
+    from simulator.analysis.plan import predict_plan, uniform
+    from simulator.table import format_table
+    hw = _hw(args)
+    if getattr(hw, "family", None) != "simt":
+        raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
+    _check_outputs(args)
+    layers = uniform(args.workload, args.batch, args.plan)
+    out, totals = predict_plan(hw, layers, args.mode, args.l2 == "warm", args.workers,
+                               args.scheduler)
+    rows = out.finished
+    eng = args.mode != "analytic"
+    print(f"{args.workload} batch {args.batch} on {hw.name}, plan {args.plan}: {len(rows)} "
+          f"layers, {'engine (sampled), ' if eng else ''}analytic, roofline; L2 {args.l2}; "
+          f"{out.wall_seconds:.1f} s")
+
+    def us(v):
+        return "-" if v is None else v * 1e6
+    print(format_table(["layer", "kernel", "shape", "engine us", "analytic us", "roofline us"],
+                       [[r["layer"], r["kernel"], r["shape"], us(r["engine_seconds"]),
+                         us(r["analytic_seconds"]), us(r["roofline_seconds"])] for r in rows]
+                       + [["total", "", "", us(totals["engine"]), us(totals["analytic"]),
+                           us(totals["roofline"])]],
+                       right=[False, False, False, True, True, True]))
+    doc = {"hw": hw.name, "workload": args.workload, "batch": args.batch, "plan": args.plan,
+           "mode": args.mode, "l2": args.l2, "layers": rows,
+           "total_seconds": totals, "wall_seconds": out.wall_seconds}
+    if out.interrupted:
+        doc.update(partial=True, layers_done=out.done, layers_total=len(out.results))
+        rows = [{**r, "partial": True} for r in rows]
+    if rows:
+        _write_outputs(args, rows, lambda: doc, lambda path: _plan_chart(rows, path, doc))
+    if out.interrupted:
+        raise KeyboardInterrupt
+
+
+def _plan_chart(rows, path, doc):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(12, 4))
+    x = range(len(rows))
+    for p, mk in (("engine", "o"), ("analytic", "s"), ("roofline", "v")):
+        ys = [r[f"{p}_seconds"] for r in rows]
+        if None not in ys:
+            ax.plot(x, [y * 1e6 for y in ys], mk + "-", label=p, ms=3)
+    ax.set_yscale("log")
+    ax.set_xticks(list(x))
+    ax.set_xticklabels([r["layer"] for r in rows], rotation=90, fontsize=6)
+    ax.set_ylabel("predicted us")
+    ax.set_title(f"{doc['workload']} batch {doc['batch']} on {doc['hw']}, plan {doc['plan']}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def _check_outputs(args):
     """Refuse output paths that cannot be written before any work, not after it."""
     import os
@@ -785,6 +889,14 @@ def _add_simt_problem(p):
         p.add_argument("--layer", metavar="NAME", help="a ResNet-50 convolution, e.g. layer1.0.conv2")
         p.add_argument("--batch", type=_positive_int("batch"), help="batch for --layer (default 1)")
         p.add_argument("--layout", choices=("nchw", "nhwc"), help="convolution layout (default nchw)")
+
+
+def _workers(args):
+    """--workers, or for the analytic model alone (milliseconds a point) 1: starting
+    worker processes would cost more than it saves."""
+    if args.workers is None and getattr(args, "mode", None) == "analytic" and not args.scheduler:
+        return 1
+    return args.workers
 
 
 def _add_workers(p):
@@ -874,14 +986,19 @@ def build_parser(kernels: bool = True) -> Parser:
                        description="Simulate a kernel on a SIMT GPU preset. Default launches: relu "
                        "blocks of 256 with a grid filling every SM once; gemm-naive 16x16 blocks "
                        "(threadIdx.x on columns); gemm-tiled T=16; conv-direct and conv-im2col "
-                       "blocks of 256. Default mode: sampled (every block when the grid is 12 "
-                       "waves or fewer; loops of over 192 trips cut and extrapolated).")
+                       "blocks of 256. Default mode: sampled (a slice of the SMs with its share "
+                       "of the L2 and DRAM, waves of alike blocks skipped past 12, loops of over "
+                       "192 trips cut and extrapolated; it prints what it simulated and its "
+                       "estimated error).")
     if kernels:
         _add_simt_problem(p)
     p.add_argument("--grid", metavar="G[xG2]", help="relu's grid (any; default: fills the SMs once)")
     p.add_argument("--block", metavar="B[xB2]", help="threads per block (gemm-naive: BxB2)")
     p.add_argument("--mode", choices=("full", "sampled", "analytic"), default="sampled")
     p.add_argument("--policy", choices=("gto", "lrr"), default="gto", help="warp scheduler")
+    p.add_argument("--l2", choices=("cold", "warm"), default="cold",
+                   help="cold: the L2 starts empty (default); warm: the launch's buffers start "
+                        "in it, as after an identical launch (what repeated measurements see)")
     p.add_argument("--json", metavar="FILE")
     p.set_defaults(func=cmd_simulate_simt)
 
@@ -898,6 +1015,10 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("--mode", choices=("full", "sampled", "analytic"), default="sampled",
                    help="engine mode (analytic: the analytic model only, milliseconds per point)")
     p.add_argument("--policy", choices=("gto", "lrr"), default="gto")
+    p.add_argument("--l2", choices=("cold", "warm"), default="cold",
+                   help="cold: the L2 starts empty (default); warm: the launch's buffers start "
+                        "in it, as after an identical launch")
+    _add_workers(p)
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--plot", metavar="FILE", help="time against grid size, one line per block")
@@ -912,6 +1033,10 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("--block", type=_positive_int("block"), help="threads per block (default 256)")
     p.add_argument("--mode", choices=("full", "sampled", "analytic"), default="analytic")
     p.add_argument("--policy", choices=("gto", "lrr"), default="gto")
+    p.add_argument("--l2", choices=("cold", "warm"), default="cold",
+                   help="cold: the L2 starts empty (default); warm: the launch's buffers start "
+                        "in it, as after an identical launch")
+    _add_workers(p)
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--json", metavar="FILE")
     p.set_defaults(func=cmd_sweep_layout)
@@ -956,6 +1081,25 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("--plot", metavar="FILE", help="predicted vs measured; the relu grid sweep")
     p.set_defaults(func=cmd_validate)
 
+    p = sub.add_parser("plan", help="a network as roofsim's kernels: per-layer and total "
+                       "predicted time of a plan", description="Predict every convolution and "
+                       "the FC of a network run as roofsim's kernels under a uniform plan "
+                       "(algorithm x layout), with the engine (sampled), the analytic model "
+                       "and the roofline bound.")
+    _add_hw(p)
+    p.add_argument("--workload", default="resnet50", metavar="NET", help="a network (default resnet50)")
+    p.add_argument("--batch", type=_positive_int("batch"), default=1)
+    p.add_argument("--plan", required=True, choices=("direct-nchw", "direct-nhwc", "im2col-nchw",
+                                                     "im2col-nhwc"))
+    p.add_argument("--mode", choices=("sampled", "analytic"), default="sampled")
+    p.add_argument("--l2", choices=("cold", "warm"), default="cold",
+                   help="each layer's L2 at its start (default cold)")
+    _add_workers(p)
+    p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--json", metavar="FILE")
+    p.add_argument("--plot", metavar="FILE")
+    p.set_defaults(func=cmd_plan)
+
     p = sub.add_parser("datamove", help="compulsory bytes, pebble lower bound, host-to-device time")
     _add_hw(p)
     _add_workload(p)
@@ -979,7 +1123,8 @@ def main(argv=None) -> int:
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         # the kernel registry only for the commands that take kernels (and for help)
-        args = build_parser(kernels=not argv or bool({"simt", "sweep", "-h", "--help"} & set(argv))
+        args = build_parser(kernels=not argv or bool({"simt", "sweep", "plan", "-h", "--help"}
+                                                     & set(argv))
                             ).parse_args(argv)
         plot = getattr(args, "plot", None)
         if plot and str(plot).rsplit(".", 1)[-1].lower() not in ("png", "svg", "pdf"):

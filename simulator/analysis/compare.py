@@ -42,5 +42,28 @@ def predict(hw, problem, mode: str = "sampled", policy: str = "gto", trace: int 
         raise ValueError(f"mode = {mode!r}: allowed: {', '.join(MODES)}")
     a = api.analytic(hw, problem, policy, l2_warm=l2_warm)
     e = None if mode == "analytic" else api.simulate(hw, problem, mode, policy, trace, l2_warm)
-    r = bound(hw, problem.op, "fp32") if with_roofline else None
+    r = bound(hw, problem.op, "fp32", l2_warm) if with_roofline else None
     return Prediction(problem, a, e, r)
+
+
+@dataclass(frozen=True)
+class PointTask:
+    """One point of a sweep, as a worker process gets it: the hardware, a registered
+    kernel and its arguments, how to predict."""
+
+    hw: object
+    kernel: str
+    args: dict
+    mode: str
+    policy: str = "gto"
+    l2_warm: bool = False
+
+
+def predict_point(task: PointTask) -> Prediction:
+    """``predict`` of one sweep point, without the Results' ``detail`` (it travels
+    between processes) and without the roofline."""
+    import dataclasses
+    prob = api.build(task.hw, task.kernel, **task.args)
+    p = predict(task.hw, prob, task.mode, task.policy, with_roofline=False, l2_warm=task.l2_warm)
+    strip = lambda r: None if r is None else dataclasses.replace(r, detail=None)  # noqa: E731
+    return Prediction(prob, strip(p.analytic), strip(p.engine), None)

@@ -158,7 +158,7 @@ def predict_record(task: RecordTask) -> ValidationRow:
     return ValidationRow(
         suite=sf.suite, group="/".join(map(str, spec.group(prob.args))), kernel=prob.kernel,
         label=prob.programs[-1].describe(), measurement=measurement(sf, i, prob, r),
-        analytic=dataclasses.replace(a, detail=None), roofline=bound(hw, prob.op, "fp32"),
+        analytic=dataclasses.replace(a, detail=None), roofline=bound(hw, prob.op, "fp32", warm),
         engine=e, launch_overhead_s=launch, l2_warm=warm,
         engine_simulated_instructions=simulated, engine_wall_s=wall)
 

@@ -86,7 +86,8 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     seg = l1.sector_bytes
     # hit rates from a middle block's warps (segments reused within a block hit the L1;
     # a middle block, since edge blocks of a padded convolution skip their first taps)
-    segbuf = np.zeros(SEGBUF, np.int64)
+    segbuf = np.empty(SEGBUF, np.int64)      # row 0 counts the rows written after it
+    segbuf[0] = 0
     for w in range(wpb):
         _profile(prog, h, B // 2, w, l2.latency_cycles, segbuf)
     touched = segbuf[1:segbuf[0] + 1]

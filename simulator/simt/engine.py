@@ -33,7 +33,7 @@ from .hwvec import (H_BPS, H_DCH, H_DSVC, H_L2BANKS, H_L2OWN, H_L2SETS, H_L2SVC,
                     hw_vector,
                     l1_capacity)  # (l1_capacity: the engine's API)
 from .occupancy import occupancy
-from .stats import S_END, S_FIRST, LaunchStats, hit_rates
+from .stats import S_DRB, S_END, S_FIRST, S_L2HIT, S_L2MISS, LaunchStats, hit_rates
 
 POLICIES = ("gto", "lrr")
 MODES = ("full", "sampled")
@@ -44,7 +44,7 @@ SAMPLE_MIN_WAVES = 12
 RUN_TOLERANCE = 0.02
 TRIP_CAPS = (16, 32, 48)
 TRIP_SAMPLE_MIN = 192
-WHOLE_L2 = False
+RERUN_DRAM_BUSY = 0.25   # a slice reruns owning its share of first touches past this DRAM load
 SLICE_BUDGET = 1.5e6       # warp instructions a sampled launch aims to simulate
 
 
@@ -536,14 +536,14 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
         _fill_previous(hw, state, programs)
     t0 = 0.0
     launches = []
-    whole = WHOLE_L2 or footprint_bytes(programs) <= hw.l2.size_bytes
+    whole = footprint_bytes(programs) <= hw.l2.size_bytes
     occs = [_launch_occupancy(hw, prog) for prog in programs]
     plans = [plan(hw, prog, hw_vector(hw, occ, policy, prog.smem_per_block), mode, budget, whole)
              for prog, occ in zip(programs, occs)]
     for k, (prog, occ, pl) in enumerate(zip(programs, occs, plans)):
         B = prog.launch.blocks
         C = occ.blocks_per_sm * hw.sm_count
-        sliced = mode == "sampled" and pl.sms < pl.sm_count
+        sliced = mode == "sampled" and pl.sms < pl.sm_count and not warm_start
         if sliced:
             # first touches tracked (see memory.l2_access), every sector owned
             pl = _owning(pl, np.nextafter(1.0, 0.0))
@@ -554,15 +554,28 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
             # slice whose first touches (scaled to the launch) outnumber those -- blocks
             # on other SMs would have brought many of them first -- runs again owning
             # just its share of them
-            cold = 0 if warm_start else max(0, _sectors(hw, _loaded(prog)).size - sum(
-                _sectors(hw, _stored(p)).size for p in programs[:k]) if _loaded(prog) else 0)
+            # sectors in the L2 at the start: what earlier launches wrote, up to its size
+            held = min(sum(_sectors(hw, _stored(p)).size for p in programs[:k]), state[0].size)
+            cold = max(0, _sectors(hw, _loaded(prog)).size - held) if _loaded(prog) else 0
             first = run.stats[S_FIRST]
             if first > 1.1 * cold:
-                for x, y in zip(state, before):
-                    x[...] = y
-                pl = _owning(pl, cold / first)
-                run = _plan_run(prog, pl, t0, state, trace)
-                run = run._replace(sampling={**run.sampling, "l2_owned_fraction": cold / first})
+                sec = hw.l2.sector_bytes
+                dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
+                busy = (run.stats[S_DRB] - (first - cold) * sec) / (dram_bpc * run.cycles)
+                if busy > RERUN_DRAM_BUSY:
+                    for x, y in zip(state, before):
+                        x[...] = y
+                    pl = _owning(pl, cold / first)
+                    run = _plan_run(prog, pl, t0, state, trace)
+                else:
+                    # DRAM is not what bounds it: the counts alone move to the L2
+                    st = run.stats.copy()
+                    st[S_DRB] -= (first - cold) * sec
+                    st[S_L2MISS] -= first - cold
+                    st[S_L2HIT] += first - cold
+                    run = run._replace(stats=st)
+                run = run._replace(sampling={**run.sampling, "l2_owned_fraction": cold / first,
+                                             "l2_owned_rerun": bool(busy > RERUN_DRAM_BUSY)})
             plans[k] = pl
         if mode == "sampled" and pl.positions.size < B and k + 1 < len(programs):
             _leave_written(hw, state, prog, int(plans[k + 1].h[H_L2SETS]))

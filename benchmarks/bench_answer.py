@@ -1,0 +1,60 @@
+"""Answers in seconds: the engine's wall time per launch on every committed suite record
+(grid, gemm, conv; H100 and H200), and the whole validation's wall time. Prints figures;
+not a pass/fail test.
+
+Goals: median engine time per launch at most 1 s, maximum at most 10 s; the analytic
+model at most 10 ms per launch; the whole validation of every suite on both devices,
+engine on every record, at most 15 minutes on a 2-core machine.
+
+    python3 benchmarks/bench_answer.py [--workers N] [--suites grid,gemm,conv]
+
+The records run over ``--workers`` local Dask processes (default: one per core); each
+record's engine and analytic times are taken inside its worker, on one core.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--suites", default="grid,gemm,conv")
+    args = ap.parse_args()
+    import hwmodels
+    from simulator.analysis.measurements import load_suite
+    from simulator.analysis.validate import predict_suites, score
+    suites = args.suites.split(",")
+    t0 = time.perf_counter()
+    allrows = []
+    for hwname, folder in (("h100-sxm", "data/measurements/h100-sxm"),
+                           ("h200", "data/measurements/h200")):
+        hw = hwmodels.get(hwname)
+        files = [load_suite(folder, s) for s in suites]
+        out = predict_suites(hw, files, None, args.workers, None,
+                             log=lambda line, h=hwname: print(f"  {h} {line}", flush=True))
+        rows = out.finished
+        allrows += rows
+        print(f"{hwname}: {len(rows)} records in {out.wall_seconds:.0f} s")
+        for s in suites:
+            rs = [r for r in rows if r.suite == s]
+            sc = score(rs)
+            walls = [r.engine_wall_s for r in rs]
+            ana = [r.analytic.wall_seconds for r in rs]
+            print(f"  {s:5s} engine MAPE {sc['engine']['mape']:6.1%}  pairs in order "
+                  f"{sc['engine']['pairs_in_order'] or 0:6.1%}  analytic MAPE "
+                  f"{sc['analytic']['mape']:6.1%}  engine s/launch median "
+                  f"{statistics.median(walls):5.2f} max {max(walls):5.2f}  analytic ms median "
+                  f"{statistics.median(ana) * 1e3:6.1f} max {max(ana) * 1e3:6.1f}")
+    walls = [r.engine_wall_s for r in allrows]
+    ana = [r.analytic.wall_seconds for r in allrows]
+    print(f"all {len(allrows)} records: engine s/launch median {statistics.median(walls):.2f} "
+          f"max {max(walls):.2f}; analytic ms median {statistics.median(ana) * 1e3:.1f} "
+          f"max {max(ana) * 1e3:.1f}; whole validation (both devices) "
+          f"{time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""A network as roofsim's kernels: a plan says, per layer, which kernel runs it and in
+which layout; ``predict_plan`` predicts every layer with the engine (sampled), the
+analytic model and the roofline bound, and sums them.
+
+Uniform plans by name: ``direct-nchw``, ``direct-nhwc``, ``im2col-nchw``,
+``im2col-nhwc``. A convolution runs as ``conv-direct`` or ``conv-im2col`` in the plan's
+layout; the fully connected layer (a GEMM, no layout) as ``gemm-naive`` in a direct plan
+(one thread per output, as the direct convolution) and ``gemm-tiled`` in an im2col plan
+(the GEMM im2col lowers to). A layer is a :class:`LayerPlan`, so a plan that mixes
+algorithms and layouts per layer is a list of them (layers other than convolutions and
+GEMMs -- pools, adds, layout transforms -- are a later extension).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+UNIFORM = ("direct-nchw", "direct-nhwc", "im2col-nchw", "im2col-nhwc")
+PREDICTORS = ("engine", "analytic", "roofline")
+
+
+@dataclass(frozen=True)
+class LayerPlan:
+    """How one layer runs: the op (its layout already the plan's) and the kernel."""
+
+    op: object
+    kernel: str
+    algorithm: str
+    layout: str
+
+
+def uniform(network_name: str, batch: int, name: str) -> list[LayerPlan]:
+    """Every convolution and GEMM of ``network_name`` at ``batch`` under uniform plan
+    ``name`` (one of UNIFORM)."""
+    import workloads
+    if name not in UNIFORM:
+        raise ValueError(f"--plan {name!r}: allowed: {', '.join(UNIFORM)}")
+    algorithm, layout = name.split("-")
+    net = workloads.resolve(network_name, batch=batch, layout=layout)
+    layers = []
+    for op in net.ops:
+        if op.kind == "conv2d":
+            if op.groups != 1:
+                raise ValueError(f"layer {op.name}: grouped convolutions have no kernel")
+            layers.append(LayerPlan(op, f"conv-{algorithm}", algorithm, layout))
+        elif op.kind == "gemm":
+            layers.append(LayerPlan(op, "gemm-naive" if algorithm == "direct" else "gemm-tiled",
+                                    algorithm, "-"))
+        else:
+            raise ValueError(f"layer {op.name}: {op.kind} has no kernel yet")
+    if not layers:
+        raise ValueError(f"--workload {network_name!r}: no convolution or GEMM to plan")
+    return layers
+
+
+@dataclass(frozen=True)
+class LayerTask:
+    hw: object
+    layer: LayerPlan
+    mode: str
+    l2_warm: bool
+
+
+def predict_layer(task: LayerTask) -> dict:
+    """One layer's row: its kernel, shape and predicted seconds per predictor."""
+    from simulator.simt import api
+
+    from .compare import predict
+    hw, lp = task.hw, task.layer
+    if lp.op.kind == "gemm":
+        prob = api.build(hw, lp.kernel, m=lp.op.M, n=lp.op.N, k=lp.op.K)
+    else:
+        prob = api.build(hw, lp.kernel, conv=lp.op)
+    p = predict(hw, prob, task.mode, "gto", l2_warm=task.l2_warm)
+    launch = hw.kernel_launch_s * len(prob.programs)
+    e = p.engine
+    return {"layer": lp.op.name, "kernel": lp.kernel, "layout": lp.layout,
+            "shape": lp.op.describe(), "launches": len(prob.programs),
+            "engine_seconds": e.seconds + launch if e is not None else None,
+            "analytic_seconds": p.analytic.seconds + launch,
+            "roofline_seconds": p.roofline.seconds,
+            "engine_estimated_error": e.estimated_error if e is not None else None,
+            "engine_wall_seconds": e.wall_seconds if e is not None else None}
+
+
+def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, workers=None,
+                 scheduler=None):
+    """Every layer of a plan predicted (spread over Dask workers, see
+    ``simulator.parallel``): (Outcome whose results are layer rows, totals per
+    predictor over the layers that finished)."""
+    from simulator.parallel import map_tasks
+    if mode not in ("sampled", "analytic"):
+        raise ValueError(f"--mode {mode!r}: allowed: sampled, analytic")
+    out = map_tasks(predict_layer, [LayerTask(hw, lp, mode, l2_warm) for lp in layers],
+                    workers=workers, scheduler=scheduler, label="plan")
+    rows = out.finished
+    totals = {}
+    for p in PREDICTORS:
+        vals = [r[f"{p}_seconds"] for r in rows]
+        totals[p] = sum(vals) if vals and None not in vals else None
+    return out, totals

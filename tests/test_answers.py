@@ -1,0 +1,116 @@
+"""Validation and sweeps that scale out (Dask), stop on Ctrl-C keeping what finished,
+``--l2 cold|warm``, a warm launch's roofline bound, and ``roofsim plan``."""
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import hwmodels
+from simulator.analysis.measurements import load_suite
+from simulator.analysis.roofline import bound
+from simulator.analysis.validate import predict_records, predict_suites
+from simulator.parallel import map_tasks
+from simulator.simt import api, engine
+from workloads.ir import Elementwise
+
+H100 = hwmodels.get("h100-sxm")
+DATA = "data/measurements/h100-sxm"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _square(x):
+    return x * x
+
+
+def test_map_tasks_here_and_on_local_processes():
+    """The same results in the items' order, run here or on two Dask worker processes;
+    the log hears of each group as it finishes."""
+    here = map_tasks(_square, range(7), workers=1)
+    lines = []
+    there = map_tasks(_square, range(7), workers=2, group=lambda x: x % 2, log=lines.append)
+    assert here.results == there.results == [x * x for x in range(7)]
+    assert not there.interrupted and there.done == 7
+    assert sorted(line.split(":")[0] for line in lines) == ["0", "1"]
+
+
+def test_parallel_validation_equals_the_serial_one():
+    """Two worker processes give the rows one process gives, in the file's order."""
+    sf = load_suite(DATA, "gemm")
+    sub = type(sf)(sf.path, sf.suite, sf.provenance, sf.records[:4])
+    serial = predict_records(H100, sub, engine_budget=0)
+    par = predict_suites(H100, [sub], engine_budget=0, workers=2)
+    assert [r.label for r in par.results] == [r.label for r in serial]
+    assert [r.predicted_s("analytic") for r in par.results] == [r.predicted_s("analytic") for r in serial]
+
+
+def test_warm_bound_prices_l2_bytes_at_the_l2_and_stays_a_bound():
+    """A relu repeated on buffers that fit in the L2: the DRAM term vanishes, the L2's
+    prices the bytes, and the engine's warm run is no faster than the bound."""
+    op = Elementwise(name="relu", N=1 << 22)
+    cold, warm = bound(H100, op, "fp32"), bound(H100, op, "fp32", l2_warm=True)
+    assert warm.seconds < cold.seconds
+    assert warm.seconds == pytest.approx(op.min_bytes() / H100.memory_levels()[1].bandwidth_bytes_per_s)
+    prob = api.build(H100, "relu", n=1 << 22)
+    e = engine.simulate(H100, prob.programs, mode="sampled", l2_warm=True)
+    assert e.seconds >= warm.seconds
+    # past the L2 only what exceeds it must cross DRAM
+    big = Elementwise(name="relu", N=1 << 26)
+    w = bound(H100, big, "fp32", l2_warm=True).detail.points[0]
+    assert w.dram_bytes == big.min_bytes() - H100.l2.size_bytes
+
+
+def _roofsim(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "simulator", *args], capture_output=True,
+                          text=True, cwd=ROOT, **kw)
+
+
+def test_simulate_says_which_l2():
+    out = _roofsim("simulate", "simt", "--hw", "gtx480", "--kernel", "relu", "--n", "65536",
+                   "--l2", "warm")
+    assert out.returncode == 0, out.stderr
+    assert "L2 warm" in out.stdout and "est. error" not in out.stdout.split("engine")[0]
+    cold = _roofsim("simulate", "simt", "--hw", "gtx480", "--kernel", "relu", "--n", "65536")
+    assert "L2 cold" in cold.stdout
+
+
+def test_plan_json_has_layers_and_totals(tmp_path):
+    path = tmp_path / "plan.json"
+    out = _roofsim("plan", "--hw", "h100-sxm", "--workload", "resnet50", "--batch", "1",
+                   "--plan", "im2col-nhwc", "--mode", "analytic", "--json", str(path))
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(path.read_text())
+    assert len(doc["layers"]) == 54 and doc["layers"][-1]["kernel"] == "gemm-tiled"
+    assert all(r["kernel"] == "conv-im2col" and r["layout"] == "nhwc" for r in doc["layers"][:-1])
+    tot = doc["total_seconds"]
+    assert tot["engine"] is None and tot["analytic"] == pytest.approx(
+        sum(r["analytic_seconds"] for r in doc["layers"]))
+    assert tot["roofline"] < tot["analytic"]
+    bad = _roofsim("plan", "--hw", "tpu-v1", "--plan", "direct-nchw")
+    assert bad.returncode == 2 and "not a SIMT GPU" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_ctrl_c_during_validate_keeps_the_finished_rows(tmp_path):
+    """SIGINT to a running ``roofsim validate``: within a few seconds it writes the rows
+    that finished, marked partial, and exits 130 with one line and no traceback."""
+    csv_path, json_path = tmp_path / "v.csv", tmp_path / "v.json"
+    p = subprocess.Popen([sys.executable, "-m", "simulator", "validate", "--hw", "h100-sxm",
+                          "--measurements", DATA, "--suites", "grid", "--workers", "1",
+                          "--csv", str(csv_path), "--json", str(json_path)],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(25)                       # imports, JIT cache, a few records
+    t0 = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    waited = time.perf_counter() - t0
+    assert p.returncode == 130, (out, err)
+    assert "Traceback" not in err and err.strip().endswith("interrupted")
+    assert waited < 15
+    rows = list(csv.DictReader(csv_path.open()))
+    doc = json.loads(json_path.read_text())
+    assert doc["partial"] is True and 0 < doc["records_done"] < doc["records_total"]
+    assert len(rows) == doc["records_done"] and all(r["partial"] == "True" for r in rows)
