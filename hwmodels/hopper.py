@@ -41,6 +41,8 @@ HOPPER_SM = SM(
     l1=Cache(size_bytes=28 * KiB, line_bytes=128, sector_bytes=32, ways=4,  # 256 KiB array - 228 [WP]
              latency_cycles=72,                               # [CAL] latency_l1 (load-to-use, chase)
              bandwidth_bytes_per_cycle=128.0,                 # [WP] 128 B/clk per SM
+             lines_per_cycle=1.0,                             # [CAL] lines suite: 8, 16, 32 lines
+                                                              # a request take 8.0, 16.0, 32.1 cycles
              mshrs=512),  # guess (32 B sectors in flight per SM), sized by Little's law:
                           # 132 SMs x 512 x 32 B / 717 cycles = 6 KB/cycle covers the
                           # measured copy bandwidth [CAL]; not measured by the micro suite

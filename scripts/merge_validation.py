@@ -1,13 +1,12 @@
-"""Merge per-suite `roofsim validate --json` outputs into data/validation/:
+"""Merge `roofsim validate --json` outputs into data/validation/:
 
-    python3 scripts/merge_validation.py DIR grid=6e7 gemm=9e8 conv=2e8 \
-        h200.grid=6e7 h200.gemm=4e8 h200.conv=6e7
+    python3 scripts/merge_validation.py DIR
 
-DIR holds grid.json, gemm.json, conv.json (the H100) and h200_grid.json, h200_gemm.json,
-h200_conv.json (the H200, predicted from the H100 calibration changed only by its
-datasheet), each from `roofsim validate --suites SUITE --engine-budget BUDGET --json`.
-Writes h100-sxm_scores.json and h200_scores.json (per suite: the scores, the engine
-budget and the command) and h100-sxm_predictions.csv, and prints the README's table rows."""
+DIR holds h100-sxm.json and h200.json, each from `roofsim validate --hw HW
+--measurements data/measurements/HW --json` (every suite, the engine on every record; the
+H200 predicted from the H100 calibration changed only by its datasheet). Writes
+h100-sxm_scores.json and h200_scores.json (per suite: the scores; the command) and
+h100-sxm_predictions.csv and h200_predictions.csv, and prints the README's table rows."""
 import csv
 import json
 import sys
@@ -17,43 +16,23 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "data" / "validation"
 COLUMNS = ["suite", "group", "kernel", "label", "measured_s", "measured_min_s", "measured_max_s",
            "engine_s", "analytic_s", "roofline_s", "warp_instructions",
-           "engine_simulated_instructions", "l2_warm"]
-H100 = "roofsim validate --hw h100-sxm --measurements data/measurements/h100-sxm"
-H200 = "roofsim validate --hw h200 --measurements data/measurements/h200"
+           "engine_simulated_instructions", "engine_wall_s", "l2_warm"]
 
 
-def main(src, budgets):
+def main(src):
     src = Path(src)
-    scores = {"hw": "h100-sxm", "measurements": "data/measurements/h100-sxm", "suites": {}}
-    commands, rows = [], []
-    h100 = {k: v for k, v in budgets.items() if "." not in k}
-    for suite, budget in h100.items():
-        d = json.loads((src / f"{suite}.json").read_text())
-        scores["suites"][suite] = {**d["suites"][suite], "engine_budget": float(budget)}
-        commands.append(f"{H100} --suites {suite} --engine-budget {budget}")
-        rows += d["rows"]
-    scores["command"] = "; ".join(commands)
-    scores = {k: scores[k] for k in ("hw", "measurements", "command", "suites")}
-    (OUT / "h100-sxm_scores.json").write_text(json.dumps(scores, indent=1) + "\n")
-    with open(OUT / "h100-sxm_predictions.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
-    # the H200: the engine per suite where h200_SUITE.json is there, else analytic only
-    h200 = {"hw": "h200", "measurements": "data/measurements/h200", "suites": {}}
-    commands = []
-    for key, budget in budgets.items():
-        if not key.startswith("h200."):
-            continue
-        suite = key[5:]
-        f = src / f"h200_{suite}.json"
-        h200["suites"][suite] = {**json.loads(f.read_text())["suites"][suite],
-                                 "engine_budget": float(budget)}
-        commands.append(f"{H200} --suites {suite} --engine-budget {budget}")
-    if h200["suites"]:
-        h200["command"] = "; ".join(commands)
-        h200 = {k: h200[k] for k in ("hw", "measurements", "command", "suites")}
-        (OUT / "h200_scores.json").write_text(json.dumps(h200, indent=1) + "\n")
+    for hw in ("h100-sxm", "h200"):
+        d = json.loads((src / f"{hw}.json").read_text())
+        if d.get("partial"):
+            sys.exit(f"{src / hw}.json is partial (an interrupted run): not merged")
+        scores = {"hw": hw, "measurements": f"data/measurements/{hw}",
+                  "command": f"roofsim validate --hw {hw} --measurements data/measurements/{hw}",
+                  "wall_seconds": d.get("wall_seconds"), "suites": d["suites"]}
+        (OUT / f"{hw}_scores.json").write_text(json.dumps(scores, indent=1) + "\n")
+        with open(OUT / f"{hw}_predictions.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
+            w.writeheader()
+            w.writerows(d["rows"])
     print_table()
 
 
@@ -73,6 +52,6 @@ def print_table():
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3:
-        sys.exit("usage: merge_validation.py DIR SUITE=BUDGET [SUITE=BUDGET ...]")
-    main(sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:]))
+    if len(sys.argv) != 2:
+        sys.exit("usage: merge_validation.py DIR")
+    main(sys.argv[1])

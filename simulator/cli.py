@@ -418,7 +418,8 @@ def _problem(args, hw, grid=None, block=None):
     """The registered kernel's problem from the command line: every option the kernel's
     SPEC.args name, and an error for an option it does not take."""
     from simulator.simt import api
-    return api.build(hw, *_problem_args(args, grid, block))
+    name, kw = _problem_args(args, grid, block)
+    return api.build(hw, name, **kw)
 
 
 def _problem_args(args, grid=None, block=None):
@@ -786,6 +787,7 @@ def cmd_validate(args):
 
 def cmd_plan(args):
     from simulator.analysis.plan import predict_plan, uniform
+    from simulator.analysis.plots import plan_chart
     from simulator.table import format_table
     hw = _hw(args)
     if getattr(hw, "family", None) != "simt":
@@ -815,30 +817,9 @@ def cmd_plan(args):
         doc.update(partial=True, layers_done=out.done, layers_total=len(out.results))
         rows = [{**r, "partial": True} for r in rows]
     if rows:
-        _write_outputs(args, rows, lambda: doc, lambda path: _plan_chart(rows, path, doc))
+        _write_outputs(args, rows, lambda: doc, lambda path: plan_chart(rows, path, doc))
     if out.interrupted:
         raise KeyboardInterrupt
-
-
-def _plan_chart(rows, path, doc):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(12, 4))
-    x = range(len(rows))
-    for p, mk in (("engine", "o"), ("analytic", "s"), ("roofline", "v")):
-        ys = [r[f"{p}_seconds"] for r in rows]
-        if None not in ys:
-            ax.plot(x, [y * 1e6 for y in ys], mk + "-", label=p, ms=3)
-    ax.set_yscale("log")
-    ax.set_xticks(list(x))
-    ax.set_xticklabels([r["layer"] for r in rows], rotation=90, fontsize=6)
-    ax.set_ylabel("predicted us")
-    ax.set_title(f"{doc['workload']} batch {doc['batch']} on {doc['hw']}, plan {doc['plan']}")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
 
 
 def _check_outputs(args):

@@ -282,3 +282,23 @@ def validation_chart(rows, path, title="", hw=None):
         ax.set_title(f"{hw.name}: measured and predicted on the roofline")
         ax.legend(fontsize=7)
     _save(fig, path)
+
+
+def plan_chart(rows, path, doc):
+    """Per-layer predicted time of a plan (``roofsim plan``'s rows), one line per
+    predictor, log scale."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(12, 4))
+    x = list(range(len(rows)))
+    for p, mk in (("engine", "o"), ("analytic", "s"), ("roofline", "v")):
+        ys = [r[f"{p}_seconds"] for r in rows]
+        if None not in ys:
+            ax.plot(x, [y * 1e6 for y in ys], mk + "-", label=p, ms=3)
+    ax.set_yscale("log")
+    ax.set_xticks(x)
+    ax.set_xticklabels([r["layer"] for r in rows], rotation=90, fontsize=6)
+    ax.set_ylabel("predicted us")
+    ax.set_title(f"{doc['workload']} batch {doc['batch']} on {doc['hw']}, plan {doc['plan']}")
+    ax.legend()
+    _save(fig, path)
+    plt.close(fig)

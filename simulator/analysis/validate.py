@@ -147,14 +147,16 @@ def predict_record(task: RecordTask) -> ValidationRow:
                          f"rotating buffer sets must span at least twice the L2 "
                          f"({2 * hw.l2.size_bytes} bytes) for the launch to start cold")
     a = api.analytic(hw, prob, l2_warm=warm)
-    # the budget counts what sampled mode simulates, not the whole launch
-    simulated = sum(lc.instructions * engine.simulated_fraction(hw, p)
-                    for lc, p in zip(a.launches, prob.programs))
     e = wall = None
+    if task.engine_budget is not None:
+        # the budget counts what sampled mode simulates, not the whole launch
+        simulated = sum(lc.instructions * engine.simulated_fraction(hw, p)
+                        for lc, p in zip(a.launches, prob.programs))
     if task.engine_budget is None or simulated <= task.engine_budget:
         t0 = time.perf_counter()
         e = dataclasses.replace(api.simulate(hw, prob, "sampled", l2_warm=warm), detail=None)
         wall = time.perf_counter() - t0
+        simulated = sum(lc.instructions * lc.simulated_fraction for lc in e.launches)
     return ValidationRow(
         suite=sf.suite, group="/".join(map(str, spec.group(prob.args))), kernel=prob.kernel,
         label=prob.programs[-1].describe(), measurement=measurement(sf, i, prob, r),

@@ -35,6 +35,7 @@ from numba import njit
 
 from . import dispatch, isa, memory
 from .hwvec import (H_BANKB, H_BANKS, H_BPS, H_BSTART, H_FPLAT, H_GTO, H_INTII, H_ISSUE, H_L1BW,
+                    H_L1LINEB, H_L1LINEC,
                     H_L1SETS, H_L1WAYS, H_L2SEC, H_LAUNCH, H_LDSTII, H_MAXW, H_MSHR, H_NSCHED,
                     H_NSM, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, H_WPB)
 from .memory import l1_fill, l1_holds, l1_read, l1_write, l2_access
@@ -560,7 +561,16 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blocks, t0,
                 elif op == isa.LDG or op == isa.STG:
                     m = wnseg[g]
                     st[S_LDST] += 1
-                    ldst_free[sm] = t + max(hp[H_LDSTII], m * seg_bytes / hp[H_L1BW])
+                    hold = max(hp[H_LDSTII], m * seg_bytes / hp[H_L1BW])
+                    if hp[H_L1LINEC] > 0:
+                        # one tag a cycle: the request's distinct lines (segments sorted)
+                        per = max(1, int(hp[H_L1LINEB]) // seg_bytes)
+                        lines = 0
+                        for k in range(m):
+                            if k == 0 or wseg[g, k] // per != wseg[g, k - 1] // per:
+                                lines += 1
+                        hold = max(hold, lines * hp[H_L1LINEC])
+                    ldst_free[sm] = t + hold
                     done = t
                     for k in range(m):
                         s = wseg[g, k]

@@ -304,10 +304,26 @@ def footprint_bytes(programs) -> int:
     return sum(arrays.values())
 
 
-def _sectors(hw, arrays):
+def _ranges(hw, arrays):
+    """The arrays' L2 sectors as disjoint [lo, hi) ranges, in address order."""
     sec = hw.l2.sector_bytes
-    return np.unique(np.concatenate([np.arange(base // sec, -(-(base + 4 * n) // sec),
-                                               dtype=np.int64) for _, base, n in arrays]))
+    spans = sorted((base // sec, -(-(base + 4 * n) // sec)) for _, base, n in arrays)
+    merged = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return merged
+
+
+def _sectors(hw, arrays):
+    """The arrays' L2 sectors, each once, in address order."""
+    return np.concatenate([np.arange(lo, hi, dtype=np.int64) for lo, hi in _ranges(hw, arrays)])
+
+
+def _n_sectors(hw, arrays) -> int:
+    return sum(hi - lo for lo, hi in _ranges(hw, arrays))
 
 
 def _warm(hw, state, programs):
@@ -555,8 +571,8 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
             # on other SMs would have brought many of them first -- runs again owning
             # just its share of them
             # sectors in the L2 at the start: what earlier launches wrote, up to its size
-            held = min(sum(_sectors(hw, _stored(p)).size for p in programs[:k]), state[0].size)
-            cold = max(0, _sectors(hw, _loaded(prog)).size - held) if _loaded(prog) else 0
+            held = min(sum(_n_sectors(hw, _stored(p)) for p in programs[:k]), state[0].size)
+            cold = max(0, _n_sectors(hw, _loaded(prog)) - held) if _loaded(prog) else 0
             first = run.stats[S_FIRST]
             if first > 1.1 * cold:
                 sec = hw.l2.sector_bytes
@@ -622,7 +638,7 @@ def _slice_flush(hw, state, programs, pl: Plan, scale: float) -> float:
     sets = int(pl.h[H_L2SETS])
     total_sets = state[0].shape[1]
     if sets == total_sets:
-        stored = _sectors(hw, [a for p in programs for a in _stored(p)]).size
+        stored = _n_sectors(hw, [a for p in programs for a in _stored(p)])
         return min(float(state[3].sum()) * scale, float(stored))
     return float(state[3][0, :sets].sum()) * total_sets / sets
 

@@ -80,6 +80,9 @@ HW_FIELDS = (
     # sampled mode's slices of SMs: the share of missed sectors the slice fetches itself
     # (the rest the whole GPU's other SMs brought into the L2 first); 1 for the whole GPU
     ("l2_owned_fraction", lambda c: 1.0),
+    # an L1 that serves a request's scattered lines one tag at a time: cycles per line
+    ("l1_line_cycles", lambda c: 1.0 / c.l1.lines_per_cycle if c.l1.lines_per_cycle else 0.0),
+    ("l1_line_bytes", lambda c: c.l1.line_bytes),
 )
 
 HW_NAMES = tuple(name for name, _ in HW_FIELDS)
@@ -123,6 +126,8 @@ H_BSTART = H["block_start_cycles"]
 H_INTII = H["int_ii"]
 H_L2HASH = H["l2_hashed"]
 H_L2OWN = H["l2_owned_fraction"]
+H_L1LINEC = H["l1_line_cycles"]
+H_L1LINEB = H["l1_line_bytes"]
 
 _named = sorted(v for k, v in list(globals().items()) if k.startswith("H_"))
 if _named != list(range(N_HW)):             # every field has exactly one H_ index
