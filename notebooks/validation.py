@@ -32,7 +32,7 @@
 # **What runs here.** The notebook runs in CI, so it skips the slow part of the
 # validation. Every prediction below comes from the *analytic* model and the roofline
 # bound; the cycle-level engine runs only on a handful of cheap launches in section 3
-# (`engine_budget` limits it). The full engine figures come from
+# (`engine_budget` limits it). The engine's figures on every record come from
 # `roofsim validate --hw h100-sxm --measurements data/measurements/h100-sxm` and are in
 # the README's validation table; `docs/measure.md` describes the harness and the suites.
 
@@ -383,14 +383,12 @@ print("\nfor scale, the block_launch_rate microbenchmark: "
 #
 # ### The engine on a few cheap launches
 #
-# The cycle-level engine is the model the analytic one simplifies. It is too slow to run
-# on every measurement in CI, but the cheapest launches take it well under a second
-# each: here the in-L2 relu at 256 threads, up to `engine_budget = 5e5`
-# warp-instructions per launch (sampled mode, as `roofsim validate` runs it). This is a
-# small, easy subset; the engine's figures on all suites are in the README.
-# The grids of k x 132 blocks where the analytic model spikes take the engine about
-# 1.5 M warp-instructions each, beyond this budget; its figures for them are in
-# `data/validation/h100-sxm_predictions.csv`.
+# The cycle-level engine is the model the analytic one simplifies. Sampled, it takes
+# about a second a launch -- too long for all 566 measured launches in CI -- so here it
+# runs on the in-L2 relu at 256 threads whose sampled runs simulate at most
+# `engine_budget = 5e5` warp-instructions (sampled mode, as `roofsim validate` runs it).
+# This is a small, easy subset; the engine's figures on every record of every suite are
+# in the README and `data/validation/h100-sxm_predictions.csv`.
 
 # %%
 grid_suite = data["grid"]

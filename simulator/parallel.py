@@ -102,22 +102,25 @@ def map_tasks(fn, items, *, workers: int | None = None, scheduler: str | None = 
 def _distributed(fn, items, results, progress, workers, scheduler) -> int:
     import logging
 
+    import dask
     from distributed import Client, LocalCluster, as_completed
+    quiet = {"logging.distributed": "error"}
     for name in ("distributed", "bokeh", "tornado"):
         logging.getLogger(name).setLevel(logging.ERROR)
     cluster = None
     # the workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process group):
-    # this process handles it and cancels them; their SIG_IGN survives the exec
+    # this process handles it and stops them; their SIG_IGN survives the exec
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        if scheduler is None:
-            cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1,
-                                   processes=True, dashboard_address=None)
-            client = Client(cluster)
-        else:
-            client = Client(scheduler)
+        with dask.config.set(quiet):
+            if scheduler is None:
+                cluster = LocalCluster(n_workers=workers or default_workers(),
+                                       threads_per_worker=1, processes=True,
+                                       dashboard_address=":0")
+                client = Client(cluster)
+            else:
+                client = Client(scheduler, timeout=10)
     except OSError as e:
-        signal.signal(signal.SIGINT, old)
         raise ValueError(f"--scheduler {scheduler!r}: cannot reach it ({e})") from None
     finally:
         signal.signal(signal.SIGINT, old)
@@ -131,10 +134,33 @@ def _distributed(fn, items, results, progress, workers, scheduler) -> int:
             results[i] = fut.result()
             done += 1
             progress.done(items[i])
-    finally:
-        for f in futures:
-            f.cancel()
-        client.close(timeout=2)
-        if cluster is not None:
-            cluster.close(timeout=2)
+    except KeyboardInterrupt:
+        _stop(client, cluster, futures)
+        raise
+    client.close(timeout=5)
+    if cluster is not None:
+        cluster.close(timeout=5)
     return done
+
+
+def _stop(client, cluster, futures):
+    """Stop at once: a local cluster's worker processes are killed (they are busy inside
+    numba and would not hear a polite request for seconds); a remote cluster's tasks are
+    cancelled."""
+    if cluster is not None:
+        for w in list(getattr(cluster, "workers", {}).values()):
+            proc = getattr(getattr(w, "process", None), "process", None)
+            pid = getattr(proc, "pid", None)
+            if pid:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+    else:
+        client.cancel(futures)
+    try:
+        client.close(timeout=0.5)
+        if cluster is not None:
+            cluster.close(timeout=0.5)
+    except Exception:          # a cluster torn down this hard may complain; the run is over
+        pass

@@ -479,3 +479,20 @@ def test_l1_by_hand():
         memory.l1_fill(3 + i * sets, hp, tags, lru, fill, 0, 10 + i, 0.0)
     memory.l1_fill(3 + ways * sets, hp, tags, lru, fill, 0, 99, 0.0)
     assert not memory.l1_holds(tags, 0, 3, sets, ways) and memory.l1_holds(tags, 0, 3 + sets, sets, ways)
+
+
+def test_hopper_l1_serves_scattered_lines_one_a_cycle():
+    """The lines suite: an H100 warp request touching 8, 16 or 32 lines takes 8.0, 16.0,
+    32.1 cycles of the L1. The Hopper presets say so (``lines_per_cycle = 1``): the
+    uncoalesced naive GEMM (every load of A on 16 lines) slows, the coalesced one does
+    not, and a preset without it prices requests by bytes alone."""
+    assert H100.sm.l1.lines_per_cycle == 1.0 and FERMI.sm.l1.lines_per_cycle is None
+    by_bytes = dataclasses.replace(H100, sm=dataclasses.replace(
+        H100.sm, l1=dataclasses.replace(H100.sm.l1, lines_per_cycle=None)))
+    rows = api.build(H100, "gemm-naive", m=256, n=256, k=64, thread_x="rows").programs
+    cols = api.build(H100, "gemm-naive", m=256, n=256, k=64).programs
+    assert engine.simulate(H100, rows).cycles > 1.05 * engine.simulate(by_bytes, rows).cycles
+    assert engine.simulate(H100, cols).cycles == pytest.approx(engine.simulate(by_bytes, cols).cycles,
+                                                               rel=0.01)
+    with pytest.raises(ValueError, match="lines_per_cycle"):
+        dataclasses.replace(H100.sm.l1, lines_per_cycle=0)
