@@ -22,6 +22,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--suites", default="grid,gemm,conv")
+    ap.add_argument("--json-dir", metavar="DIR",
+                    help="also write each device's rows and scores there as `roofsim validate "
+                         "--json` does (scripts/merge_validation.py reads them)")
     args = ap.parse_args()
     import hwmodels
     from simulator.analysis.measurements import load_suite
@@ -38,6 +41,16 @@ def main():
         rows = out.finished
         allrows += rows
         print(f"{hwname}: {len(rows)} records in {out.wall_seconds:.0f} s")
+        if args.json_dir:
+            from pathlib import Path
+
+            from simulator.table import write_json
+            doc = {"hw": hwname, "measurements": folder, "engine_budget": None,
+                   "wall_seconds": out.wall_seconds,
+                   "suites": {f.suite: {**score([r for r in rows if r.suite == f.suite]),
+                                        "device": f.device} for f in files},
+                   "rows": [r.to_dict() for r in rows]}
+            write_json(Path(args.json_dir) / f"{hwname}.json", doc)
         for s in suites:
             rs = [r for r in rows if r.suite == s]
             sc = score(rs)

@@ -51,7 +51,7 @@ def test_parallel_validation_equals_the_serial_one():
 def test_warm_bound_prices_l2_bytes_at_the_l2_and_stays_a_bound():
     """A relu repeated on buffers that fit in the L2: the DRAM term vanishes, the L2's
     prices the bytes, and the engine's warm run is no faster than the bound."""
-    op = Elementwise(name="relu", N=1 << 22)
+    op = Elementwise(name="relu", n=1 << 22)
     cold, warm = bound(H100, op, "fp32"), bound(H100, op, "fp32", l2_warm=True)
     assert warm.seconds < cold.seconds
     assert warm.seconds == pytest.approx(op.min_bytes() / H100.memory_levels()[1].bandwidth_bytes_per_s)
@@ -59,7 +59,7 @@ def test_warm_bound_prices_l2_bytes_at_the_l2_and_stays_a_bound():
     e = engine.simulate(H100, prob.programs, mode="sampled", l2_warm=True)
     assert e.seconds >= warm.seconds
     # past the L2 only what exceeds it must cross DRAM
-    big = Elementwise(name="relu", N=1 << 26)
+    big = Elementwise(name="relu", n=1 << 26)
     w = bound(H100, big, "fp32", l2_warm=True).detail.points[0]
     assert w.dram_bytes == big.min_bytes() - H100.l2.size_bytes
 

@@ -207,25 +207,45 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True) ->
     keep = (HEAD_WAVES + TAIL_WAVES) / waves if waves > SAMPLE_MIN_WAVES else 1.0
     per_sm = np.bincount(np.arange(B) % N, cost, minlength=N)[:N] * keep
     sms = 1
-    while sms * 2 <= N and per_sm[spread(sms * 2, N)].sum() <= budget:
+    while sms * 2 <= N and per_sm[spread(sms * 2, N, B)].sum() <= budget:
         sms *= 2
-    while sms < N and per_sm[spread(sms + 1, N)].sum() <= budget:
+    while sms < N and per_sm[spread(sms + 1, N, B)].sum() <= budget:
         sms += 1
     if sms == N:
         positions = np.arange(B, dtype=np.int64)
         share, hs = 1.0, h
     else:
-        positions = np.nonzero(np.isin(np.arange(B) % N, spread(sms, N)))[0].astype(np.int64)
+        positions = np.nonzero(np.isin(np.arange(B) % N, spread(sms, N, B)))[0].astype(np.int64)
         share = float(weight[positions].sum() / weight.sum())
         hs = slice_vector(hw, h, sms, share, whole_l2)
     skips = _skips(work[positions], sms * bps)
     return Plan(positions, skips, caps, sms, share, hs, weight, trips, N)
 
 
-def spread(sms: int, n: int) -> np.ndarray:
-    """``sms`` of ``n`` SMs spread evenly, SM 0 (which gets a tail's extra blocks) first:
-    a slice's blocks come from the whole grid -- its edges and its middle alike."""
-    return np.unique(np.arange(min(sms, n)) * n // max(1, min(sms, n)))
+def spread(sms: int, n: int, blocks: int) -> np.ndarray:
+    """Which ``sms`` of ``n`` SMs a slice simulates, for a launch of ``blocks`` blocks
+    (block b goes to SM b mod n). The SMs fall in two groups, those with one block more
+    (the first ``blocks mod n``: a tail's extra wave) and the rest; the slice takes from
+    each in proportion to its size (at least one from the first), spread evenly from the
+    group's start, so that its blocks come from the whole grid. A launch of at most a
+    block an SM takes SMs that have one, spread from the middle out: its time is its
+    slowest block's, and a padded convolution's edge blocks skip taps its middle ones
+    run."""
+    sms = min(sms, n, blocks)
+    if blocks <= n:                      # one block an SM: the SMs that have one
+        groups, ks = (np.arange(blocks),), (sms,)
+    else:
+        first = blocks % n
+        k0 = min(first, max(1, round(sms * first / n))) if first else 0
+        groups, ks = (np.arange(first), np.arange(first, n)), (k0, sms - k0)
+    # a short launch's SMs from the middle out; a longer one's from each group's start
+    at = 0.5 if blocks <= n else 0.0
+    pick = []
+    for g, k in zip(groups, ks):
+        k = min(k, len(g))
+        if k > 0:
+            pick += list(g[((np.arange(k) + at) * len(g) / k).astype(np.int64)])
+    return np.unique(np.array(pick, np.int64))
 
 
 def slice_vector(hw, h, sms: int, share: float, whole_l2: bool = True) -> np.ndarray:

@@ -326,9 +326,13 @@ def program(op, block: int = 256) -> isa.Program:
         tuple((n, bases[n], e) for n, e in (("x", xs), ("w", wsz), ("y", ys))),
         REGS_ESTIMATE, 0, "estimate", op.flops(), op.min_bytes(),
         label=op.name or op.describe(),
-        # the overheads repeat with each c (NCHW) or each (r, s) (NHWC, four taps a trip)
+        # the per-trip work repeats with each c (NCHW: its R S taps, padding skipped alike
+        # for every c) or, NHWC (four taps a trip), with each (r, s) where no tap falls
+        # in the padding; with padding, the taps a thread skips differ from one (r, s) to
+        # the next, so the work repeats only with the whole window (no trip sampling)
         trip_period=op.R * op.S if op.layout == "nchw" else
-        (max(1, op.C // 4) if op.R * op.S > 1 else 1), param_names=names)
+        (1 if op.R * op.S == 1 else max(1, op.C // 4) * (op.R * op.S if op.padding else 1)),
+        param_names=names)
 
 
 # --- the registry entry -------------------------------------------------------------------
