@@ -113,9 +113,7 @@ class Cache:
     bandwidth_bytes_per_cycle: float = p(doc="peak bytes per core cycle (per SM for L1, total for L2)")
     mshrs: int = p(32, doc="miss status holding registers (outstanding misses)")
     hashed_banks: bool = p(False, doc="lines go to banks (L2: DRAM channels) by address hash")
-    lines_per_cycle: float | None = p(None, doc="distinct lines the cache serves a cycle to one "
-                                      "request that scatters over lines (L1); None: priced by "
-                                      "bytes alone")
+    lines_per_cycle: float | None = p(None, doc="lines a cycle to a scattered request (-: bytes)")
 
     def __post_init__(self):
         _integer(self, "size_bytes", "line_bytes", "sector_bytes", "ways", "banks",

@@ -588,7 +588,7 @@ def cmd_sweep_grid(args):
     eng = args.mode != "analytic"
     print((f"{args.kernel} on {hw.name}: {len(rows)} launches, {args.mode} engine"
            if eng else f"{args.kernel} on {hw.name}: {len(rows)} launches, analytic model only")
-          + f"; L2 {args.l2}; {out.wall_seconds:.1f} s")
+          + f"; L2 {args.l2}")
     if out.interrupted:
         print(f"interrupted: {out.done} of {len(out.results)} points; the outputs are marked partial")
         rows = [{**r, "partial": True} for r in rows]
@@ -648,8 +648,7 @@ def cmd_sweep_layout(args):
         rows.append(row)
     key = "engine" if args.mode != "analytic" else "analytic"
     print(f"{args.kernel} on {hw.name}, {args.workload} batch {args.batch or 1}: NCHW vs NHWC "
-          f"({key}{', ' + args.mode if key == 'engine' else ''}; L2 {args.l2}; "
-          f"{out.wall_seconds:.1f} s)")
+          f"({key}{', ' + args.mode if key == 'engine' else ''}; L2 {args.l2})")
     if not rows:
         raise KeyboardInterrupt
     tot = {lay: sum(r[f"{lay}_{key}_seconds"] for r in rows) for lay in ("nchw", "nhwc")}
@@ -799,8 +798,7 @@ def cmd_plan(args):
     rows = out.finished
     eng = args.mode != "analytic"
     print(f"{args.workload} batch {args.batch} on {hw.name}, plan {args.plan}: {len(rows)} "
-          f"layers, {'engine (sampled), ' if eng else ''}analytic, roofline; L2 {args.l2}; "
-          f"{out.wall_seconds:.1f} s")
+          f"layers, {'engine (sampled), ' if eng else ''}analytic, roofline; L2 {args.l2}")
 
     def us(v):
         return "-" if v is None else v * 1e6
