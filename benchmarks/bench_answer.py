@@ -22,10 +22,36 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--suites", default="grid,gemm,conv")
+    ap.add_argument("--plans-only", action="store_true",
+                    help="only the ResNet-50 plans (batch 32, h100-sxm, the four uniform plans)")
     ap.add_argument("--json-dir", metavar="DIR",
                     help="also write each device's rows and scores there as `roofsim validate "
                          "--json` does (scripts/merge_validation.py reads them)")
     args = ap.parse_args()
+    if not args.plans_only:
+        validation(args)
+    plans(args)
+
+
+def plans(args):
+    """ResNet-50 at batch 32 on h100-sxm, every convolution and the FC, under the four
+    uniform plans (both layouts, direct and im2col): engine, analytic and roofline per
+    layer. Goal: at most 60 s in all."""
+    import hwmodels
+    from simulator.analysis.plan import UNIFORM, predict_plan, uniform
+    hw = hwmodels.get("h100-sxm")
+    t0 = time.perf_counter()
+    for name in UNIFORM:
+        out, totals = predict_plan(hw, uniform("resnet50", 32, name), "sampled", False,
+                                   args.workers)
+        walls = [r["engine_wall_seconds"] for r in out.finished]
+        print(f"plan {name:12s} {len(walls)} layers in {out.wall_seconds:5.1f} s (engine s/layer "
+              f"median {statistics.median(walls):.2f}, max {max(walls):.2f}); engine total "
+              f"{totals['engine'] * 1e3:.2f} ms, analytic {totals['analytic'] * 1e3:.2f} ms")
+    print(f"ResNet-50 batch 32, four plans: {time.perf_counter() - t0:.0f} s")
+
+
+def validation(args):
     import hwmodels
     from simulator.analysis.measurements import load_suite
     from simulator.analysis.validate import predict_suites, score
