@@ -86,14 +86,14 @@ THREE = [
 @pytest.mark.parametrize("argv", THREE, ids=[" ".join(a) for a in THREE])
 def test_trip_extrapolated_launches_print_their_results(argv, capsys, tmp_path):
     """These ended in KeyError: 'estimated_error' (loop-trip extrapolation set no error
-    estimate); now the launch says its error is not estimated, and the JSON holds None."""
+    estimate); now every sampled launch prints its estimated error, and the JSON holds it."""
     out = tmp_path / "r.json"
     assert main(["simulate", "simt", "--hw", "h100-sxm", *argv, "--json", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "error not estimated" in text and "warp instructions" in text
+    assert "est. error" in text and "warp instructions" in text
     import json
     d = json.loads(out.read_text())
-    assert d["engine"]["estimated_error"] is None and 0 < d["engine"]["simulated_fraction"] < 1
+    assert d["engine"]["estimated_error"] >= 0 and 0 < d["engine"]["simulated_fraction"] < 1
 
 
 def test_no_issue_numbers_or_outside_files_in_code_and_docs():
