@@ -1119,6 +1119,9 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # e.g. `roofsim ... | head`
         sys.stderr.close()
         return 0
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as e:
+        from simulator.parallel import interrupted
+        if not interrupted(e):
+            raise
         print("roofsim: interrupted", file=sys.stderr)
         return 130

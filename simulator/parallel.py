@@ -36,6 +36,19 @@ class Outcome:
         return [r for r in self.results if r is not None]
 
 
+def interrupted(e: BaseException) -> bool:
+    """Whether ``e`` is a Ctrl-C: a KeyboardInterrupt, or the SystemError a numba function
+    raises when SIGINT arrives inside it ("returned a result with an exception set",
+    chained to the KeyboardInterrupt)."""
+    while e is not None:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        if not isinstance(e, SystemError):
+            return False
+        e = e.__cause__ or e.__context__
+    return False
+
+
 def default_workers() -> int:
     """One worker per core this process may run on."""
     try:
@@ -91,7 +104,9 @@ def map_tasks(fn, items, *, workers: int | None = None, scheduler: str | None = 
                 progress.done(it)
         else:
             done = _distributed(fn, items, results, progress, workers, scheduler)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as e:
+        if not interrupted(e):
+            raise
         progress.close()
         return Outcome(results, sum(r is not None for r in results), True,
                        time.perf_counter() - t0)

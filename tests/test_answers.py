@@ -114,3 +114,17 @@ def test_ctrl_c_during_validate_keeps_the_finished_rows(tmp_path):
     doc = json.loads(json_path.read_text())
     assert doc["partial"] is True and 0 < doc["records_done"] < doc["records_total"]
     assert len(rows) == doc["records_done"] and all(r["partial"] == "True" for r in rows)
+
+
+def test_ctrl_c_inside_numba_counts_as_an_interrupt():
+    """SIGINT inside a numba function surfaces as a SystemError chained to the
+    KeyboardInterrupt; map_tasks and the CLI treat it as Ctrl-C, and nothing else."""
+    from simulator.parallel import interrupted
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as k:
+            raise SystemError("CPUDispatcher(...) returned a result with an exception set") from k
+    except SystemError as e:
+        assert interrupted(e)
+    assert not interrupted(SystemError("other")) and not interrupted(ValueError("x"))
