@@ -35,7 +35,13 @@ def uniform(network_name: str, batch: int, name: str) -> list[LayerPlan]:
     if name not in UNIFORM:
         raise ValueError(f"--plan {name!r}: allowed: {', '.join(UNIFORM)}")
     algorithm, layout = name.split("-")
-    net = workloads.resolve(network_name, batch=batch, layout=layout)
+    try:
+        net = workloads.resolve(network_name, batch=batch, layout=layout)
+    except ValueError:
+        # a workload without convolutions (a GEMM) has no tensor layout to set
+        net = workloads.resolve(network_name, batch=batch)
+        if any(op.kind == "conv2d" for op in net.ops):
+            raise
     layers = []
     for op in net.ops:
         if op.kind == "conv2d":
