@@ -128,3 +128,11 @@ def test_ctrl_c_inside_numba_counts_as_an_interrupt():
     except SystemError as e:
         assert interrupted(e)
     assert not interrupted(SystemError("other")) and not interrupted(ValueError("x"))
+
+
+def test_plan_of_a_gemm_takes_no_layout():
+    from simulator.analysis.plan import uniform
+    layers = uniform("gemm:64x64x64", 1, "im2col-nhwc")
+    assert [(lp.kernel, lp.layout) for lp in layers] == [("gemm-tiled", "-")]
+    with pytest.raises(ValueError, match="has no kernel"):
+        uniform("relu:1000", 1, "direct-nchw")
