@@ -591,7 +591,6 @@ def cmd_sweep_grid(args):
           + f"; L2 {args.l2}")
     if out.interrupted:
         print(f"interrupted: {out.done} of {len(out.results)} points; the outputs are marked partial")
-        rows = [{**r, "partial": True} for r in rows]
     show = rows if len(rows) <= 60 else rows[:30] + rows[-30:]
     print(format_table(["grid", "block", "blocks", "waves", "occupancy", "engine us", "analytic us"],
                        [[r["grid"], r["block"], r["blocks"], r["waves"], r["occupancy"],
@@ -599,13 +598,9 @@ def cmd_sweep_grid(args):
                         for r in show], right=[False, False] + [True] * 5))
     if len(rows) > 60:
         print(f"(first and last 30 of {len(rows)} rows; --csv has them all)")
-    if rows:
-        _write_outputs(args, rows, lambda: {"hw": hw.name, "kernel": args.kernel, "mode": args.mode,
-                                            "l2": args.l2, "rows": rows,
-                                            **({"partial": True} if out.interrupted else {})},
-                       lambda path: grid_sweep_chart(rows, path, f"{args.kernel} on {hw.name}"))
-    if out.interrupted:
-        raise KeyboardInterrupt
+    _finish(args, out, rows, lambda rs: {"hw": hw.name, "kernel": args.kernel, "mode": args.mode,
+                                         "l2": args.l2, "rows": rs},
+            lambda path: grid_sweep_chart(rows, path, f"{args.kernel} on {hw.name}"))
 
 
 def cmd_sweep_layout(args):
@@ -660,14 +655,8 @@ def cmd_sweep_layout(args):
                        right=[False, False, True, True, True]))
     if out.interrupted:
         print(f"interrupted: {len(rows)} of {len(pairs)} layers; the outputs are marked partial")
-        rows = [{**r, "partial": True} for r in rows]
-    if rows:
-        _write_outputs(args, rows, lambda: {"hw": hw.name, "kernel": args.kernel, "l2": args.l2,
-                                            "rows": rows,
-                                            **({"partial": True} if out.interrupted else {})},
-                       lambda path: None)
-    if out.interrupted:
-        raise KeyboardInterrupt
+    _finish(args, out, rows, lambda rs: {"hw": hw.name, "kernel": args.kernel, "l2": args.l2,
+                                         "rows": rs})
 
 
 # ---------------------------------------------------------------- measure
@@ -747,7 +736,7 @@ def cmd_validate(args):
     report = {"hw": hw.name, "measurements": args.measurements, "suites": {},
               "engine_budget": args.engine_budget, "wall_seconds": out.wall_seconds}
     if out.interrupted:
-        report.update(partial=True, records_done=out.done, records_total=len(out.results))
+        report.update(records_done=out.done, records_total=len(out.results))
     for sf in files:
         rs = [r for r in rows if r.suite == sf.suite]
         if rs:
@@ -774,14 +763,8 @@ def cmd_validate(args):
         print(format_table(["suite", "predictor", "records", "MAPE", "Pearson (log)", "Spearman",
                             "pairs in order", "faster than bound"], table,
                            right=[False, False, True, True, True, True, True, True]))
-    flat = [r.to_dict() for r in rows]
-    if out.interrupted:
-        flat = [{**r, "partial": True} for r in flat]
-    if flat:
-        _write_outputs(args, flat, lambda: {**report, "rows": flat},
-                       lambda path: validation_chart(rows, path, f"{hw.name} validation", hw))
-    if out.interrupted:
-        raise KeyboardInterrupt
+    _finish(args, out, [r.to_dict() for r in rows], lambda rs: {**report, "rows": rs},
+            lambda path: validation_chart(rows, path, f"{hw.name} validation", hw))
 
 
 def cmd_plan(args):
@@ -809,13 +792,24 @@ def cmd_plan(args):
                            us(totals["roofline"])]],
                        right=[False, False, False, True, True, True]))
     doc = {"hw": hw.name, "workload": args.workload, "batch": args.batch, "plan": args.plan,
-           "mode": args.mode, "l2": args.l2, "layers": rows,
-           "total_seconds": totals, "wall_seconds": out.wall_seconds}
+           "mode": args.mode, "l2": args.l2, "total_seconds": totals,
+           "wall_seconds": out.wall_seconds}
     if out.interrupted:
-        doc.update(partial=True, layers_done=out.done, layers_total=len(out.results))
+        doc.update(layers_done=out.done, layers_total=len(out.results))
+    _finish(args, out, rows, lambda rs: {**doc, "layers": rs},
+            lambda path: plan_chart(rows, path, doc))
+
+
+def _finish(args, out, rows, to_dict, plot=None):
+    """--csv, --json and --plot of a run over ``map_tasks`` (``out``): the rows (dicts)
+    and the document ``to_dict(rows)``; where Ctrl-C stopped it, each row and the
+    document marked ``partial``, then the interrupt passed on (exit 130)."""
+    if out.interrupted:
         rows = [{**r, "partial": True} for r in rows]
     if rows:
-        _write_outputs(args, rows, lambda: doc, lambda path: plan_chart(rows, path, doc))
+        _write_outputs(args, rows, lambda: {**to_dict(rows),
+                                            **({"partial": True} if out.interrupted else {})},
+                       plot or (lambda path: None))
     if out.interrupted:
         raise KeyboardInterrupt
 

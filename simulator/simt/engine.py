@@ -387,8 +387,7 @@ def written_fraction(programs) -> float:
     for p in programs:
         for name, base, elements in p.arrays:
             arrays[(name, base)] = 4 * elements
-        stores = {p.streams[int(s)].array for s in p.template[p.template[:, 0] == isa.STG, 5]}
-        written |= {(name, base) for name, base, _ in p.arrays if name in stores}
+        written |= {(name, base) for name, base, _ in _stored(p)}
     total = sum(arrays.values())
     return sum(arrays[a] for a in written) / total if total else 0.0
 
@@ -492,16 +491,18 @@ def _owning(pl: Plan, fraction: float) -> Plan:
     return dataclasses.replace(pl, h=hs)
 
 
-def _loaded(prog):
-    """The arrays ``prog`` loads from."""
-    names = {prog.streams[int(s)].array for s in prog.template[prog.template[:, 0] == isa.LDG, 5]}
+def _arrays(prog, opcode):
+    """The arrays ``prog``'s instructions of ``opcode`` (LDG, STG) address."""
+    names = {prog.streams[int(s)].array for s in prog.template[prog.template[:, 0] == opcode, 5]}
     return [a for a in prog.arrays if a[0] in names]
+
+
+def _loaded(prog):
+    return _arrays(prog, isa.LDG)
 
 
 def _stored(prog):
-    """The arrays ``prog`` stores to."""
-    names = {prog.streams[int(s)].array for s in prog.template[prog.template[:, 0] == isa.STG, 5]}
-    return [a for a in prog.arrays if a[0] in names]
+    return _arrays(prog, isa.STG)
 
 
 def _trip_error(first, second, third, pl, cycles) -> float:
@@ -592,7 +593,8 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
             # just its share of them
             # sectors in the L2 at the start: what earlier launches wrote, up to its size
             held = min(sum(_n_sectors(hw, _stored(p)) for p in programs[:k]), state[0].size)
-            cold = max(0, _n_sectors(hw, _loaded(prog)) - held) if _loaded(prog) else 0
+            loaded = _loaded(prog)
+            cold = max(0, _n_sectors(hw, loaded) - held) if loaded else 0
             first = run.stats[S_FIRST]
             if first > 1.1 * cold:
                 sec = hw.l2.sector_bytes
