@@ -136,3 +136,26 @@ def test_plan_of_a_gemm_takes_no_layout():
     assert [(lp.kernel, lp.layout) for lp in layers] == [("gemm-tiled", "-")]
     with pytest.raises(ValueError, match="has no kernel"):
         uniform("relu:1000", 1, "direct-nchw")
+
+
+def test_plan_predicts_a_repeated_shape_once():
+    """Layers of one kernel on one shape (a network's repeated blocks) are predicted once:
+    the copies equal a prediction of each layer on its own and say which layer they copy."""
+    import dataclasses
+
+    from simulator.analysis.plan import LayerPlan, LayerTask, predict_layer, predict_plan
+    from workloads.ir import Conv2d
+    op = Conv2d(name="a", N=1, C=8, H=8, W=8, K=16, R=3, S=3, stride=1, padding=1, layout="nhwc")
+    ops = [op, dataclasses.replace(op, name="b"), dataclasses.replace(op, name="c", K=32),
+           dataclasses.replace(op, name="d")]
+    layers = [LayerPlan(o, "conv-direct", "direct", "nhwc") for o in ops]
+    out, totals = predict_plan(H100, layers, "sampled", workers=1)
+    rows = out.finished
+    assert [r["layer"] for r in rows] == ["a", "b", "c", "d"]
+    assert [r["same_as"] for r in rows] == [None, "a", None, "a"]
+    assert rows[1]["engine_wall_seconds"] == 0.0 and rows[0]["engine_wall_seconds"] > 0
+    for lp, row in zip(layers, rows):
+        own = predict_layer(LayerTask(H100, lp, "sampled", False))
+        for k in ("engine_seconds", "analytic_seconds", "roofline_seconds"):
+            assert row[k] == own[k], (lp.op.name, k)
+    assert totals["engine"] == pytest.approx(sum(r["engine_seconds"] for r in rows))

@@ -88,16 +88,45 @@ def predict_layer(task: LayerTask) -> dict:
             "engine_wall_seconds": e.wall_seconds if e is not None else None}
 
 
+def _shape_key(lp: LayerPlan):
+    """Layers of one kernel on one shape (a network repeats its blocks) predict alike."""
+    import dataclasses
+    return (lp.kernel, lp.layout, dataclasses.replace(lp.op, name=""))
+
+
 def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, workers=None,
                  scheduler=None):
     """Every layer of a plan predicted (spread over Dask workers, see
     ``simulator.parallel``): (Outcome whose results are layer rows, totals per
-    predictor over the layers that finished)."""
-    from simulator.parallel import map_tasks
+    predictor over the layers that finished).
+
+    Each distinct (kernel, shape) is predicted once -- the predictors are deterministic
+    -- and its row copied to the layers that repeat it, marked ``same_as`` the first
+    (their ``engine_wall_seconds`` is 0: nothing ran for them)."""
+    import dataclasses
+
+    from simulator.parallel import Outcome, map_tasks
     if mode not in ("sampled", "analytic"):
         raise ValueError(f"--mode {mode!r}: allowed: sampled, analytic")
-    out = map_tasks(predict_layer, [LayerTask(hw, lp, mode, l2_warm) for lp in layers],
+    first = {}
+    for i, lp in enumerate(layers):
+        first.setdefault(_shape_key(lp), i)
+    unique = sorted(set(first.values()))
+    out = map_tasks(predict_layer, [LayerTask(hw, layers[i], mode, l2_warm) for i in unique],
                     workers=workers, scheduler=scheduler, label="plan")
+    by_first = dict(zip(unique, out.results))
+    results = []
+    for i, lp in enumerate(layers):
+        j = first[_shape_key(lp)]
+        row = by_first[j]
+        if row is not None and j == i:
+            row = {**row, "same_as": None}
+        elif row is not None:
+            row = {**row, "layer": lp.op.name, "same_as": layers[j].op.name,
+                   "engine_wall_seconds": 0.0 if row["engine_wall_seconds"] is not None else None}
+        results.append(row)
+    out = dataclasses.replace(out, results=results,
+                              done=sum(r is not None for r in results))
     rows = out.finished
     totals = {}
     for p in PREDICTORS:
