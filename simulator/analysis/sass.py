@@ -39,10 +39,13 @@ def parse(text: str):
     return ins, labels
 
 
+def _word(instr: str) -> str:
+    return instr.split()[1] if instr.startswith("@") else instr.split()[0]
+
+
 def opcode(instr: str) -> str:
     """The opcode of one instruction, without its predicate or modifiers: ``IMAD``."""
-    word = instr.split()[1] if instr.startswith("@") else instr.split()[0]
-    return word.split(".")[0]
+    return _word(instr).split(".")[0]
 
 
 def fast_path(text: str) -> list[tuple[int, str]]:
@@ -89,8 +92,9 @@ def loops(text: str) -> list[tuple[int, int]]:
 def classes(instrs) -> Counter:
     """Counts by the engine's opcodes (``simulator.simt.isa``): LDG, STG, LDS, STS, BAR,
     FFMA, BRA (EXIT counts as one), SFU (MUFU, I2F, F2I), IMAD (IMAD and the HFMA2.MMA
-    moves, on the FP32 pipe), UNI (the uniform datapath: U* and S2UR) and ALU (the rest:
-    integer, compare, select, move, barrier-sync bookkeeping, constant loads)."""
+    moves, on the FP32 pipe), IMADW (IMAD.WIDE, two passes of that pipe), UNI (the
+    uniform datapath: U* and S2UR) and ALU (the rest: integer, compare, select, move,
+    barrier-sync bookkeeping, constant loads)."""
     c = Counter()
     for i in instrs:
         op = opcode(i)
@@ -100,6 +104,8 @@ def classes(instrs) -> Counter:
             c["BRA"] += 1
         elif op.startswith(SFU_PREFIXES):
             c["SFU"] += 1
+        elif op == "IMAD" and "WIDE" in _word(i).split("."):
+            c["IMADW"] += 1
         elif op == "IMAD" or op == "HFMA2":
             c["IMAD"] += 1
         elif op.startswith("U") or op == "S2UR":

@@ -121,8 +121,8 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     def issue_time(warps, prof_w):
         return max(warps * prof_w[P.P_INSTR] * h[H_ISSUE] / ns,
                    warps * prof_w[P.P_SP] * h[H_SPII] / ns if not h[H_INTII] else
-                   max(warps * ((prof_w[P.P_SP] - prof_w[P.P_ALU] - prof_w[P.P_IMAD]) * h[H_SPII]
-                                + prof_w[P.P_IMAD] * h[H_INTII]) / ns,
+                   max(warps * ((prof_w[P.P_SP] - prof_w[P.P_ALU] - prof_w[P.P_IMAD] - prof_w[P.P_IMADW])
+                                 * h[H_SPII] + (prof_w[P.P_IMAD] + 2 * prof_w[P.P_IMADW]) * h[H_INTII]) / ns,
                        warps * prof_w[P.P_ALU] * h[H_INTII] / ns),
                    warps * prof_w[P.P_SFU] * h[H_SFUII],
                    warps * (prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]

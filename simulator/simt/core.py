@@ -531,11 +531,13 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blocks, t0,
                         rready[g, dst] = t + hp[H_FPLAT]
                         rmem[g, dst] = False
                 elif op == isa.FFMA or op == isa.FMNMX or op == isa.FADD or op == isa.ALU or op == isa.BRA \
-                        or op == isa.IMAD:
+                        or op == isa.IMAD or op == isa.IMADW:
                     if op == isa.ALU and hp[H_INTII] > 0:
                         int_free[sm, sc] = t + hp[H_INTII]
                     elif op == isa.IMAD and hp[H_INTII] > 0:
                         sp_free[sm, sc] = t + hp[H_INTII]
+                    elif op == isa.IMADW and hp[H_INTII] > 0:   # two passes at the INT32 rate
+                        sp_free[sm, sc] = t + 2 * hp[H_INTII]
                     else:
                         sp_free[sm, sc] = t + hp[H_SPII]
                     st[S_SP] += 1

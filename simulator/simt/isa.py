@@ -35,13 +35,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 # opcodes
-ALU, FFMA, FMNMX, SFU, BRA, LDG, STG, LDS, STS, BAR, FADD, IMAD, UNI = range(13)
+ALU, FFMA, FMNMX, SFU, BRA, LDG, STG, LDS, STS, BAR, FADD, IMAD, UNI, IMADW = range(14)
 OP_NAMES = ("ALU", "FFMA", "FMNMX", "SFU", "BRA", "LDG", "STG", "LDS", "STS", "BAR", "FADD", "IMAD",
-            "UNI")
+            "UNI", "IMADW")
 # ALU: integer work on the INT32 pipe (IADD3, LOP3, SHF, ISETP, LEA, SEL, MOV...) where the
 # target has one, else on the FP32 pipe; IMAD: integer multiply-adds (and the IMAD.MOV
 # moves the compiler puts there) on the FP32 pipe at the INT32 rate; UNI: the uniform
-# datapath (U* opcodes, one value per warp): an issue slot and no lane pipe
+# datapath (U* opcodes, one value per warp): an issue slot and no lane pipe; IMADW: a
+# 64-bit IMAD.WIDE (address arithmetic), two passes of the FP32 pipe at the INT32 rate
+# where the target has one (on Fermi's presets, which time these sm_90 templates without
+# an INT32 rate, an IMAD's one pass at the FP32 rate, as before). Nsight Compute on
+# the H100 (scripts/ncu_conv_probe.sh, docs/simt.md): the FMA-heavy pipe is busy 2.38 and
+# 2.54 cycles per instruction in conv-direct's NCHW and NHWC loops, as IMAD and FFMA at 2
+# and IMAD.WIDE at 4 give from their SASS (2.36, 2.50)
 NO_REG = -1
 TV = 8          # thread-variable columns per lane
 GLOBAL_BASE = 1 << 20
@@ -81,21 +87,31 @@ class Asm:
     def alu(self, dst, *srcs, stream=-1, n=1):
         self._repeat(ALU, dst, srcs, stream, n)
 
-    def imad(self, dst, *srcs, stream=-1, n=1):
-        self._repeat(IMAD, dst, srcs, stream, n)
+    def imad(self, dst, *srcs, stream=-1, n=1, wide=0):
+        """``n`` IMAD rows, the last ``wide`` of them IMAD.WIDE (``IMADW``)."""
+        if not 0 <= wide <= n:
+            raise ValueError(f"wide = {wide}: at most n = {n}")
+        self._repeat(IMAD, dst, srcs, stream, n - wide)
+        self._repeat(IMADW, dst, srcs, stream, wide)
 
     def uni(self, dst, *srcs, stream=-1, n=1):
         self._repeat(UNI, dst, srcs, stream, n)
 
-    def block(self, dst, src, alu=0, imad=0, uni=0, bra=0, depth=6, stream=-1):
+    def block(self, dst, src, alu=0, imad=0, uni=0, bra=0, depth=6, stream=-1, wide=0):
         """Integer work that computes ``dst`` from ``src`` (addresses, bounds tests, loop
         counters) with a critical path of ``depth`` instructions, as compiled code has: the
         ALU and IMAD rows, interleaved, are spread over ``depth`` levels, each level reading
         the one before; the uniform-datapath rows read nothing (loop counters); the
-        branches test ``dst`` at the end."""
+        branches test ``dst`` at the end. ``wide`` of the IMAD rows, spread among them,
+        are IMAD.WIDE."""
+        if not 0 <= wide <= imad:
+            raise ValueError(f"wide = {wide}: at most imad = {imad}")
         kinds = []
         for j in range(alu + imad):          # interleave so each level mixes the two pipes
             kinds.append(IMAD if (j + 1) * imad // (alu + imad) > j * imad // (alu + imad) else ALU)
+        at = [i for i, k in enumerate(kinds) if k == IMAD]
+        for q in range(wide):                # IMAD.WIDE spread evenly over the IMAD rows
+            kinds[at[(2 * q + 1) * len(at) // (2 * wide)]] = IMADW
         n = len(kinds)
         depth = max(1, min(depth, n))
         prev = src

@@ -75,6 +75,7 @@ PROFILE_FIELDS = (
     "body_iterations",          # P_BODY_ITERS: the warp's loop trips
     "alu_instructions",         # P_ALU
     "imad_instructions",        # P_IMAD
+    "imad_wide_instructions",   # P_IMADW: two passes where there is an INT32 rate
 )
 P = {name: i for i, name in enumerate(PROFILE_FIELDS)}
 N_PROFILE = len(PROFILE_FIELDS)
@@ -93,6 +94,7 @@ P_ROUNDS = P["rounds"]
 P_BODY_ITERS = P["body_iterations"]
 P_ALU = P["alu_instructions"]
 P_IMAD = P["imad_instructions"]
+P_IMADW = P["imad_wide_instructions"]
 
 
 @njit(cache=True)
@@ -178,6 +180,8 @@ def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, b
                 acc[P_ALU] += 1
             elif op == isa.IMAD:
                 acc[P_IMAD] += 1
+            elif op == isa.IMADW:
+                acc[P_IMADW] += 1
             acc[P_FLOPS] += isa.flops(op, act)
         if dst >= 0:
             ready[dst] = t + lat

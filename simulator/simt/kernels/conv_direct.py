@@ -255,37 +255,37 @@ def _template(layout):
     for _ in range(6):
         a.div64("o", "o", stream=2)
     if layout == "nchw":
-        a.block("px", "o", imad=36, uni=52, bra=5, stream=2)  # pointers, the c loop's set-up
+        a.block("px", "o", imad=36, uni=52, bra=5, stream=2, wide=6)  # pointers, the c loop's set-up
     else:
-        a.block("px", "o", alu=27, imad=30, uni=31, bra=3, stream=2)
+        a.block("px", "o", alu=27, imad=30, uni=31, bra=3, stream=2, wide=8)
     a.body()
     if layout == "nchw":
-        a.block("pc", "px", alu=18, imad=10, uni=34, bra=2, stream=5)  # c loop head, tail
+        a.block("pc", "px", alu=18, imad=10, uni=34, bra=2, stream=5, wide=2)  # c loop head, tail
         a.block("pr", "pc", alu=8, imad=3, uni=18, bra=2, stream=6)    # r head, h test, tail
-        a.block("ps", "pr", alu=2, imad=13, uni=12, bra=1, stream=7)   # s loop set-up
+        a.block("ps", "pr", alu=2, imad=13, uni=12, bra=1, stream=7, wide=2)   # s loop set-up
         a.block("ps", "ps", alu=1, imad=6, uni=9, stream=8)            # unrolled part's set-up
         a.block("h", "ps", alu=15, imad=3, bra=1, stream=9)            # w test (unrolled tap)
         a.block("h", "ps", alu=20, imad=1, uni=6, bra=3, stream=10)    # remainder taps' tests
         a.block("h", "ps", alu=9, imad=3, uni=6, bra=2, stream=11)
         a.block("h", "ps", alu=5, imad=1, uni=4, bra=1, stream=12)
-        a.block("ix", "h", alu=10, imad=7, stream=0)                  # 64-bit offsets of x, w
+        a.block("ix", "h", alu=10, imad=7, stream=0, wide=2)                  # 64-bit offsets of x, w
         a.ldg("xv", 0, "ix")
         a.ldg("wv", 1, "ix")
         a.ffma("acc", "xv", "wv", "acc", stream=0)
     else:
         a.block("pr", "px", alu=12, imad=7, uni=15, bra=2, stream=5)   # r loop head, tail
         a.block("ps", "pr", alu=14, imad=5, uni=1, bra=2, stream=6)    # s head, w test, tail
-        a.block("ps", "ps", alu=30, imad=11, uni=28, bra=2, stream=7)  # c loop set-up
+        a.block("ps", "ps", alu=30, imad=11, uni=28, bra=2, stream=7, wide=3)  # c loop set-up
         # four taps of the c loop (unrolled by four): 161 instructions, half of them uniform.
         # The first two taps' addresses, their loads, then the last two taps' addresses
         # (while those loads are in flight), the first two FMAs, the last two taps' loads,
         # the loop counters, their FMAs
-        a.block("ia", "ps", alu=10, imad=15, uni=20, stream=0)
+        a.block("ia", "ps", alu=10, imad=15, uni=20, stream=0, wide=6)
         a.ldg("x0", 0, "ia")
         a.ldg("w0", 1, "ia")
         a.ldg("x1", 3, "ia")
         a.ldg("w1", 4, "ia")
-        a.block("ib", "ps", alu=12, imad=20, uni=22, stream=13)
+        a.block("ib", "ps", alu=12, imad=20, uni=22, stream=13, wide=6)
         a.ffma("acc", "x0", "w0", "acc", stream=0)
         a.ffma("acc", "x1", "w1", "acc", stream=3)
         a.ldg("x2", 13, "ib")
@@ -297,7 +297,7 @@ def _template(layout):
         a.ffma("acc", "x3", "w3", "acc", stream=15)
         a.bra("ic")
     a.epilogue()
-    a.block("iy", "o", alu=22, imad=16, uni=5, stream=2)
+    a.block("iy", "o", alu=22, imad=16, uni=5, stream=2, wide=3)
     a.stg(2, "acc", "iy")
     a.bra("iy", stream=2)            # EXIT
     return a.template()

@@ -176,16 +176,16 @@ def _template():
     a = isa.Asm()
     a.alu("e", n=7)                  # S2R tid, ctaid, compare
     a.uni("u", n=14)                 # the element count N P Q Kc
-    a.imad("e", "u", n=13)           # e = blockIdx.x * blockDim.x + threadIdx.x, 64-bit
+    a.imad("e", "u", n=13, wide=4)           # e = blockIdx.x * blockDim.x + threadIdx.x, 64-bit
     a.bra("e")                       # @!P0 EXIT
     a.alu("m", "e", n=15)            # operands of the first division
     a.bra("m", n=3)
     for _ in range(10):
         a.div64("m", "m")
-    a.block("h", "m", alu=14, imad=7, uni=6, bra=1)             # h, w and their bounds
-    a.block("ix", "h", alu=24, imad=13, uni=5, stream=0)        # the input element's address
+    a.block("h", "m", alu=14, imad=7, uni=6, bra=1, wide=2)             # h, w and their bounds
+    a.block("ix", "h", alu=24, imad=13, uni=5, stream=0, wide=5)        # the input element's address
     a.ldg("v", 0, "ix")
-    a.block("ic", "e", alu=11, imad=6, uni=3)                   # the column element's address
+    a.block("ic", "e", alu=11, imad=6, uni=3, wide=1)                   # the column element's address
     a.stg(1, "v", "ic")
     a.bra("ic")                      # EXIT
     return a.template()

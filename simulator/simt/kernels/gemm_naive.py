@@ -136,12 +136,12 @@ def _template():
     a = isa.Asm()
     a.alu("r", n=20)                 # row, col from block and thread indices
     a.uni("u", n=11)
-    a.imad("r", "r", n=12)
+    a.imad("r", "r", n=12, wide=2)
     a.alu("pa", "r", n=31)           # base pointers, r < M and c < N, the trip count
     a.bra("pa", n=3)
     a.body()
     for u in range(UNROLL):
-        a.block(f"ia{u}", "pa", alu=6, imad=5, depth=5)  # addresses of A[r, k] and B[k, c]
+        a.block(f"ia{u}", "pa", alu=6, imad=5, depth=5, wide=2)  # addresses of A[r, k] and B[k, c]
         a.ldg(f"a{u}", 2 * u, f"ia{u}")
         a.ldg(f"b{u}", 2 * u + 1, f"ia{u}")
         a.block("pa", "pa", alu=16, imad=4, depth=4)      # the next k's indices
@@ -150,7 +150,7 @@ def _template():
     a.epilogue()
     a.alu("ic", "pa", n=20)          # the remainder test, C[r, c]'s address
     a.uni("u", n=5)
-    a.imad("ic", "ic", n=8)
+    a.imad("ic", "ic", n=8, wide=1)
     a.stg(2 * UNROLL, "acc", "ic")
     a.bra("ic", n=2)
     return a.template()

@@ -150,11 +150,11 @@ def _template(T):
     a = isa.Asm()
     a.alu("row", n=24)                   # row, col, tile pointers
     a.uni("u", n=37)
-    a.imad("pa", "row", n=8)
+    a.imad("pa", "row", n=8, wide=2)
     a.bra("pa")
     a.body()
     # the tile elements' guards and addresses: two chains of about eight
-    a.block("pa", "pa", alu=33 if T > 8 else 34, imad=10 if T > 8 else 8, depth=8)
+    a.block("pa", "pa", alu=33 if T > 8 else 34, imad=10 if T > 8 else 8, depth=8, wide=2)
     a.ldg("ga", 0, "pa")                 # A tile element (guarded; else 0)
     a.ldg("gb", 1, "pa")                 # B tile element
     a.uni("u", n=12)                     # the loop counter
@@ -172,7 +172,7 @@ def _template(T):
     a.epilogue()
     a.alu("ic", "row", n=16)             # row < M and col < N, C[row, col]'s address
     a.uni("u", n=5)
-    a.imad("ic", "ic", n=6)
+    a.imad("ic", "ic", n=6, wide=1)
     a.stg(4 + 2 * T, "acc", "ic")
     a.bra("ic", n=2)
     return a.template()
