@@ -44,8 +44,9 @@ def plans(args):
     for name in UNIFORM:
         out, totals = predict_plan(hw, uniform("resnet50", 32, name), "sampled", False,
                                    args.workers)
-        walls = [r["engine_wall_seconds"] for r in out.finished]
-        print(f"plan {name:12s} {len(walls)} layers in {out.wall_seconds:5.1f} s (engine s/layer "
+        walls = [r["engine_wall_seconds"] for r in out.finished if r.get("same_as") is None]
+        print(f"plan {name:12s} {len(out.finished)} layers ({len(walls)} shapes) in "
+              f"{out.wall_seconds:5.1f} s (engine s/shape "
               f"median {statistics.median(walls):.2f}, max {max(walls):.2f}); engine total "
               f"{totals['engine'] * 1e3:.2f} ms, analytic {totals['analytic'] * 1e3:.2f} ms")
     print(f"ResNet-50 batch 32, four plans: {time.perf_counter() - t0:.0f} s")

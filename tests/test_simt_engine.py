@@ -496,3 +496,20 @@ def test_hopper_l1_serves_scattered_lines_one_a_cycle():
                                                                rel=0.01)
     with pytest.raises(ValueError, match="lines_per_cycle"):
         dataclasses.replace(H100.sm.l1, lines_per_cycle=0)
+
+
+def test_analytic_issue_interference_is_the_machine_repairman():
+    """The analytic model's scheduler: W warps each needing service s and waiting z between
+    services keep one server busy 1 - 1 / sum_k W!/(W-k)! (s/z)^k of the time (the
+    finite-source queue, closed form); the wave's issue time is its service over that,
+    between one warp's T1 and the bare issue time."""
+    from simulator.simt.analytic import busy_fraction, contended
+    r = 0.25
+    assert busy_fraction(1, r) == pytest.approx(r / (1 + r))
+    assert busy_fraction(2, r) == pytest.approx(1 - 1 / (1 + 2 * r + 2 * r * r))
+    assert busy_fraction(3, r) == pytest.approx(1 - 1 / (1 + 3 * r + 6 * r ** 2 + 6 * r ** 3))
+    assert busy_fraction(16, 5.0) == pytest.approx(1.0, abs=1e-9)
+    assert contended(100.0, 1, 400.0) == pytest.approx(400.0)      # one warp: its T1
+    assert contended(1000.0, 10, 100.0) == pytest.approx(1000.0)   # never waits: issue-bound
+    both = contended(1000.0, 10, 1000.0)                           # each alone as long as all
+    assert 1000.0 < both < 2000.0 and both == pytest.approx(1000.0 / busy_fraction(10, 100 / 900))

@@ -1,7 +1,7 @@
 """The analytic fast path: occupancy x waves x per-wave time, in milliseconds.
 
-From a few sampled warps (``walk.profile``: the first warp of the first block, the first
-warp of a middle block, the last warp of the last block; at most ``MAX_ITERS`` loop
+From a few sampled warps (``walk.profile``: the first warp of ``BODY_SAMPLES`` blocks
+spread evenly over the grid, the last warp of the last block; at most ``MAX_ITERS`` loop
 iterations each, scaled to the warp's trips, or the whole loop where its trips differ)
 the model takes per block: instructions by unit, global-memory segments, shared-memory
 passes, and T1, one warp's time alone on an SM with every load taking the average memory
@@ -9,7 +9,10 @@ latency. A wave (``blocks_per_sm`` blocks on every SM) then lasts the longest of
 
 * **latency**: T1 -- the warps of a wave run side by side (with barriers, plus the
   block's own issue time, which cannot hide behind its own warps' waits);
-* **issue**: the wave's instructions over the schedulers (and SP, SFU, LD/ST pipes);
+* **issue**: the wave's instructions over the schedulers (and SP, SFU, LD/ST pipes),
+  over the share of time a scheduler's issue slot is busy when its warps also wait on
+  their dependencies (``contended``: the machine-repairman model, between T1 for one
+  warp and the issue time for many);
 * **bandwidth**: the wave's share of DRAM and L2 bytes at peak bandwidth;
 * **concurrency** (Little's law): the wave's missing bytes at the bandwidth that the
   outstanding requests allow, ``min(MSHRs, warps x loads per round) x segment / latency``.
@@ -41,6 +44,7 @@ MAX_ITERS = 64           # loops whose trips all cost alike (trip_period 1)
 MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole: a padded convolution's
 #                           first taps are not its average
 SEGBUF = 1 << 20
+BODY_SAMPLES = 4         # blocks whose first warps stand for the grid's body
 
 
 @dataclass
@@ -77,6 +81,38 @@ def _profile(prog, h, b, w, lat_mem, segbuf):
                         MAX_ITERS if prog.trip_period <= 1 else MAX_ITERS_NEST, segbuf)
 
 
+def busy_fraction(w: float, r: float) -> float:
+    """The machine-repairman model: the fraction of time one server (a scheduler's issue
+    slot, or the pipe that binds it) is busy with ``w`` customers (warps), each needing
+    ``r`` times as long in service as it spends away (waiting on its dependencies)
+    between two services; exponential times. Exact for whole ``w``, interpolated
+    between."""
+    w = max(w, 1.0)
+
+    def busy(n):
+        term, total = 1.0, 1.0
+        for k in range(1, n + 1):
+            term *= (n - k + 1) * r
+            total += term
+        return 1.0 - 1.0 / total
+    lo = int(w)
+    b = busy(lo)
+    return b + (busy(lo + 1) - b) * (w - lo) if w > lo else b
+
+
+def contended(issue: float, w: float, t1: float) -> float:
+    """A scheduler's time for its ``w`` warps when all of them together need ``issue``
+    cycles of its issue slot (or its binding pipe) and one alone takes ``t1``: their
+    service over the busy fraction (``busy_fraction``), not the larger of the two, which
+    holds only if no warp ever waits for another. One warp alone: ``t1``; many: ``issue``."""
+    w = max(w, 1.0)
+    own = issue / w                    # one warp's service
+    away = t1 - own                    # and its waits between services
+    if own <= 0 or away <= 0:
+        return max(issue, t1)
+    return max(issue / busy_fraction(w, own / away), t1)
+
+
 def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> AnalyticLaunch:
     occ = _launch_occupancy(hw, prog)
     h = hw_vector(hw, occ, policy, prog.smem_per_block)
@@ -92,12 +128,14 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
         _profile(prog, h, B // 2, w, l2.latency_cycles, segbuf)
     touched = segbuf[1:segbuf[0] + 1]
     h1 = 1.0 - np.unique(touched).size / touched.size if touched.size else 0.0
-    # samples: first and middle blocks stand for the body of the grid, the last for itself
-    samples = [(0, 0), (B // 2, 0), (B - 1, wpb - 1)]
+    # samples: blocks spread evenly over the grid stand for its body (a padded
+    # convolution's first block, a corner, skips five of its nine taps), the last for itself
+    body_blocks = sorted({min(B - 1, (2 * i + 1) * B // (2 * BODY_SAMPLES)) for i in range(BODY_SAMPLES)})
+    samples = [(b, 0) for b in body_blocks] + [(B - 1, wpb - 1)]
     scratch = np.zeros(2, np.int64)
     prof0 = [_profile(prog, h, b, w, l2.latency_cycles, scratch) for b, w in samples]
-    per_warp = (prof0[0] + prof0[1]) / 2
-    last = prof0[2]
+    per_warp = np.mean(prof0[:-1], axis=0)
+    last = prof0[-1]
     P = walk
     gld_seg_total = per_warp[P.P_GLD_SEG] * wpb * max(B - 1, 0) + last[P.P_GLD_SEG] * wpb
     l1_miss_bytes = (1 - h1) * gld_seg_total * seg
@@ -106,8 +144,8 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     lat = h1 * l1.latency_cycles + (1 - h1) * (h2 * l2.latency_cycles + (1 - h2) * hw.dram.latency_cycles)
     # the same samples again at the mixed latency
     prof = [_profile(prog, h, b, w, lat, scratch) for b, w in samples]
-    per_warp = (prof[0] + prof[1]) / 2
-    last = prof[2]
+    per_warp = np.mean(prof[:-1], axis=0)
+    last = prof[-1]
     R = occ.blocks_per_sm
     ns = sm.warp_schedulers
     store_bytes = (per_warp[P.P_GST_SEG] * wpb * max(B - 1, 0) + last[P.P_GST_SEG] * wpb) * seg
@@ -132,10 +170,10 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     def wave(blocks_per_sm, prof_w, blocks_in_wave):
         warps = blocks_per_sm * wpb
         frac = blocks_in_wave / B
-        issue = issue_time(warps, prof_w)
         # a block's warps wait for each other at every barrier, so its own issue time
         # adds to the warp's latency instead of hiding behind it
         latency = prof_w[P.P_T1] + (issue_time(wpb, prof_w) if has_barrier else 0.0)
+        issue = contended(issue_time(warps, prof_w), warps / ns, latency)
         miss_bytes = (l1_miss_bytes + store_bytes) * frac
         per_round = prof_w[P.P_GLD_SEG] / max(prof_w[P.P_ROUNDS], 1.0)
         inflight = min(float(l1.mshrs), warps * max(per_round, 1.0)) * hw.sm_count
