@@ -20,8 +20,14 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
     p = Path(path)
     if not p.parent.is_dir():
         raise ValueError(f"{path}: folder {str(p.parent)!r} does not exist")
+    if p.is_dir():
+        raise ValueError(f"{path}: is a folder, not a file")
     mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    except OSError as e:
+        raise ValueError(f"{path}: cannot write in folder {str(p.parent)!r} "
+                         f"({e.strerror or e})") from None
     try:
         with os.fdopen(fd, mode) as fh:
             fh.write(data)

@@ -38,6 +38,14 @@ def names() -> list[str]:
     return list(PRESETS)
 
 
+MAX_NUMBER = 2**53       # any numeric field: exact as a float and as an int
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 24 else f"{text[:10]}...({len(text)} characters)"
+
+
 def get(name_or_path: str | os.PathLike):
     """A preset by name, or hardware loaded from a TOML file path."""
     key = str(name_or_path)
@@ -46,7 +54,10 @@ def get(name_or_path: str | os.PathLike):
     if key.lower().endswith(".cfg"):
         from .scalesim_cfg import load_cfg
         return load_cfg(key)
-    if key.endswith(".toml") or os.sep in key or Path(key).exists():
+    if not key.strip():
+        raise ValueError(f"hardware {key!r} is empty; allowed: {', '.join(PRESETS)}, a path to a "
+                         ".toml file, or a SCALE-Sim .cfg")
+    if key.endswith(".toml") or os.sep in key or Path(key).is_file():
         return load_toml(key)
     close = difflib.get_close_matches(key, PRESETS, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -113,7 +124,9 @@ def _convert(value, tp, name: str, path: str):
         else:
             raise ValueError(f"{path}: {value!r} must be a number")
         if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
-            raise ValueError(f"{path}: {value!r} must be a finite number")
+            raise ValueError(f"{path}: {_short(value)} must be a finite number")
+        if abs(x) > MAX_NUMBER:
+            raise ValueError(f"{path}: {_short(value)} is too large; at most {MAX_NUMBER:.3g} (2**53)")
         if tp is int:
             if float(x) != int(x):
                 raise ValueError(f"{path}: {value!r} must be a whole number")

@@ -8,6 +8,7 @@ guess.
 """
 from __future__ import annotations
 
+import math
 import re
 
 KiB = 1024
@@ -39,6 +40,9 @@ UNIT_FAMILIES = {
 }
 
 _NUM = r"([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)"
+#: the largest quantity accepted in any unit (a petabyte, a petahertz, a petabyte a
+#: second or ~31 million years): beyond any hardware, and exact as a float and an int64
+MAX_QUANTITY = 1e15
 
 
 def family_of_field(name: str) -> str | None:
@@ -67,6 +71,8 @@ def parse_quantity(text: str, family: str, field: str = "value") -> float:
     allowed = UNIT_FAMILIES[family]
     m = re.fullmatch(_NUM + r"(.*)", s)
     if not m:
+        if re.fullmatch(r"-" + _NUM + r".*", s):
+            raise ValueError(f"{field}: {text!r} is negative; expected {allowed}")
         raise ValueError(f"{field}: {text!r} is not a number with a unit; expected {allowed}")
     number, unit = float(m.group(1)), m.group(2)
     if unit == "":
@@ -88,7 +94,13 @@ def parse_quantity(text: str, family: str, field: str = "value") -> float:
         scale = _TIME_PREFIX.get(unit)
     if scale is None:
         raise ValueError(f"{field}: unit {unit!r} in {text!r} is not allowed; expected {allowed}")
-    return number * scale
+    value = number * scale
+    if not math.isfinite(value) or value > MAX_QUANTITY:
+        raise ValueError(f"{field}: {text!r} is too large; at most 1e15 "
+                         f"({allowed})")
+    if family == "bytes" and value != math.floor(value):
+        raise ValueError(f"{field}: {text!r} is {value:g} bytes, not a whole number of bytes")
+    return value
 
 
 def format_bytes(n: float) -> str:

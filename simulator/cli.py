@@ -17,9 +17,39 @@ class UsageError(Exception):
     pass
 
 
+# the help of options many commands share, where a command gives none of its own
+COMMON_HELP = {
+    "--csv": "write the table as CSV to FILE",
+    "--json": "write the result, with its inputs, as JSON to FILE",
+    "--plot": "draw the chart to FILE (.png, .svg or .pdf)",
+    "--toml": "write the hardware as a TOML preset to FILE",
+    "--batch": "batch size (default 1)",
+    "--resolution": "input height and width of a network (default: its own)",
+    "--dtype": "element type (default fp32)",
+    "--layout": "activation layout of the convolutions (default nchw)",
+    "--policy": "warp scheduler: gto (greedy then oldest) or lrr (loose round robin); default gto",
+    "--kernel": "a registered kernel (roofsim simulate simt --help lists them)",
+    "--mode": "how to predict (see the command's description)",
+    "--suites": "comma-separated suites, e.g. grid,gemm,conv",
+    "hw": "a hardware preset name (roofsim hw list), a TOML file or a SCALE-Sim .cfg",
+    "workload": "a network (resnet50...), gemm:MxNxK, relu:N, conv:n=..,c=..,... or a "
+                "SCALE-Sim topology CSV",
+}
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
         raise UsageError(f"{self.prog}: {message}")
+
+    def add_argument(self, *names, **kw):
+        if not kw.get("help") and names and names[0] in COMMON_HELP:
+            kw["help"] = COMMON_HELP[names[0]]
+        action = super().add_argument(*names, **kw)
+        if names and names[0] in ("--csv", "--json") and "--no-timing" not in self._option_string_actions:
+            super().add_argument("--no-timing", action="store_true",
+                                 help="leave the run's own wall times out of --csv and --json, "
+                                      "so that two runs' files compare equal")
+        return action
 
 
 def _hw(args):
@@ -59,8 +89,9 @@ def _workload(args, hw=None):
 
 
 def _add_hw(p, required=True):
-    p.add_argument("--hw", required=required, metavar="NAME|FILE.toml",
-                   help="hardware preset name (`roofsim hw list`) or a TOML file")
+    p.add_argument("--hw", required=required, metavar="NAME|FILE",
+                   help="hardware preset name (`roofsim hw list`), a TOML file or a SCALE-Sim "
+                        ".cfg file")
     p.add_argument("--set", action="append", metavar="FIELD=VALUE",
                    help="override one hardware field, e.g. l2.size_bytes=8MiB (repeatable)")
 
@@ -615,6 +646,10 @@ def cmd_sweep_layout(args):
     from simulator.analysis.compare import PointTask, predict_point
     from simulator.parallel import map_tasks
     _check_outputs(args)
+    plain = workloads.resolve(args.workload, batch=args.batch)
+    if not any(op.kind == "conv2d" for op in plain.ops):
+        raise ValueError(f"--workload {args.workload[:60]!r}: no convolution to compare layouts "
+                         "on (a tensor layout applies to convolutions)")
     nets = {lay: workloads.resolve(args.workload, batch=args.batch, layout=lay)
             for lay in ("nchw", "nhwc")}
     pairs = [(a, b) for a, b in zip(nets["nchw"].ops, nets["nhwc"].ops)
@@ -814,19 +849,25 @@ def _finish(args, out, rows, to_dict, plot=None):
         raise KeyboardInterrupt
 
 
+OUTPUT_OPTIONS = ("csv", "json", "plot", "toml", "scalesim_csv")   # files a command writes
+
+
 def _check_outputs(args):
     """Refuse output paths that cannot be written before any work, not after it."""
     import os
     from pathlib import Path
-    for opt in ("csv", "json", "plot"):
+    for opt in OUTPUT_OPTIONS:
         path = getattr(args, opt, None)
         if not path:
             continue
+        name = "--" + opt.replace("_", "-")
         folder = Path(path).resolve().parent
+        if Path(path).is_dir():
+            raise ValueError(f"{name} {path!r}: is a folder, not a file")
         if not folder.is_dir():
-            raise ValueError(f"--{opt} {path!r}: no folder {str(folder)!r}")
+            raise ValueError(f"{name} {path!r}: folder {str(folder)!r} does not exist")
         if not os.access(folder, os.W_OK):
-            raise ValueError(f"--{opt} {path!r}: folder {str(folder)!r} is not writable")
+            raise ValueError(f"{name} {path!r}: folder {str(folder)!r} is not writable")
 
 
 # ---------------------------------------------------------------- parser
@@ -896,7 +937,7 @@ def build_parser(kernels: bool = True) -> Parser:
     p = hw.add_parser("list", help="list presets")
     p.set_defaults(func=cmd_hw_list)
     p = hw.add_parser("show", help="every field of one hardware, with derived peaks and ridges")
-    p.add_argument("hw", metavar="NAME|FILE.toml")
+    p.add_argument("hw", metavar="NAME|FILE")
     p.add_argument("--set", action="append", metavar="FIELD=VALUE", help="override a field")
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--toml", metavar="FILE", help="save as a TOML file to edit and load with --hw")
@@ -931,7 +972,8 @@ def build_parser(kernels: bool = True) -> Parser:
 
     p = sub.add_parser("roofline-compare",
                        help="several hardware rooflines on one chart (default: the TPU paper's)")
-    p.add_argument("--hw", default="tpu-v1,k80,haswell-e5-2699v3", metavar="A,B,...")
+    p.add_argument("--hw", default="tpu-v1,k80,haswell-e5-2699v3", metavar="A,B,...",
+                   help="comma-separated hardware presets or files (default: the TPU paper's three)")
     p.add_argument("--plot", metavar="FILE")
     p.set_defaults(func=cmd_roofline_compare)
 
@@ -953,7 +995,7 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--plot", metavar="FILE", help="utilisation per layer and a fold-by-PE heatmap")
-    p.set_defaults(func=cmd_simulate_systolic, dtype=None)
+    p.set_defaults(func=cmd_simulate_systolic, dtype=None, in_thread=True)
 
     p = sim.add_parser("simt", help="Fermi-style SIMT GPU running one kernel launch (or two)",
                        description="Simulate a kernel on a SIMT GPU preset. Default launches: relu "
@@ -973,7 +1015,7 @@ def build_parser(kernels: bool = True) -> Parser:
                    help="cold: the L2 starts empty (default); warm: the launch's buffers start "
                         "in it, as after an identical launch (what repeated measurements see)")
     p.add_argument("--json", metavar="FILE")
-    p.set_defaults(func=cmd_simulate_simt)
+    p.set_defaults(func=cmd_simulate_simt, in_thread=True)
 
     sw = sub.add_parser("sweep", help="what-if sweeps on the SIMT model").add_subparsers(
         dest="sweep", metavar="WHAT", parser_class=Parser)
@@ -1001,7 +1043,8 @@ def build_parser(kernels: bool = True) -> Parser:
                       "runs the engine too (minutes for ResNet-50).")
     _add_hw(p)
     p.add_argument("--kernel", choices=_kernels_taking("conv") if kernels else None, default="conv-direct")
-    p.add_argument("--workload", default="resnet50", metavar="W")
+    p.add_argument("--workload", default="resnet50", metavar="W",
+                   help="a network or a convolution with the layers to compare (default resnet50)")
     p.add_argument("--batch", type=_positive_int("batch"))
     p.add_argument("--block", type=_positive_int("block"), help="threads per block (default 256)")
     p.add_argument("--mode", choices=("full", "sampled", "analytic"), default="analytic")
@@ -1026,7 +1069,8 @@ def build_parser(kernels: bool = True) -> Parser:
     p = sub.add_parser("measure", help="time the kernels on this machine's NVIDIA GPU (numba.cuda)",
                        description="Run a measurement suite on a real GPU and write SUITE.json "
                        "(records with provenance) into --out.")
-    p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "all"))
+    p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "all"),
+                   help="the measurement suite to run (all: every one)")
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
     p.add_argument("--deadline", type=float, metavar="SECONDS",
                    help="gemm, conv: start no new shape after this long; keep what finished")
@@ -1063,7 +1107,8 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("--workload", default="resnet50", metavar="NET", help="a network (default resnet50)")
     p.add_argument("--batch", type=_positive_int("batch"), default=1)
     p.add_argument("--plan", required=True, choices=("direct-nchw", "direct-nhwc", "im2col-nchw",
-                                                     "im2col-nhwc"))
+                                                     "im2col-nhwc"),
+                   help="every convolution direct or by im2col, in NCHW or NHWC")
     p.add_argument("--mode", choices=("sampled", "analytic"), default="sampled")
     p.add_argument("--l2", choices=("cold", "warm"), default="cold",
                    help="each layer's L2 at its start (default cold)")
@@ -1093,29 +1138,124 @@ def _version():
 
 
 def main(argv=None) -> int:
+    """Run one command; the exit code: 0 done, 2 bad input (one line on stderr naming
+    the field, the value and what is allowed), 130 interrupted (Ctrl-C; what finished is
+    written, marked partial), 1 an internal error (one line too; ``ROOFSIM_DEBUG=1``
+    shows its traceback). Never a traceback otherwise."""
+    import os
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         # the kernel registry only for the commands that take kernels (and for help)
         args = build_parser(kernels=not argv or bool({"simt", "sweep", "plan", "-h", "--help"}
                                                      & set(argv))
-                            ).parse_args(argv)
+                            ).parse_args(_join_negative_values(argv))
         plot = getattr(args, "plot", None)
         if plot and str(plot).rsplit(".", 1)[-1].lower() not in ("png", "svg", "pdf"):
             raise ValueError(f"--plot {plot!r}: the file must end in .png, .svg or .pdf")
-        args.func(args)
+        _check_outputs(args)          # every output path, before any work
+        from simulator import table
+        table.NO_TIMING = bool(getattr(args, "no_timing", False))
+        if getattr(args, "in_thread", False):
+            _run_interruptibly(args)
+        else:
+            args.func(args)
+        sys.stdout.flush()
         return 0
     except UsageError as e:
         print(f"{e}", file=sys.stderr)
         return 2
-    except (ValueError, OSError) as e:
-        print(f"roofsim: error: {e}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # e.g. `roofsim ... | head`
-        sys.stderr.close()
+    except BrokenPipeError:  # e.g. `roofsim hw list | head -1`: the reader left, not an error
+        try:
+            # nothing more reaches the closed pipe, not even the interpreter's last flush
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
         return 0
+    except (ValueError, OSError, OverflowError) as e:
+        print(f"roofsim: error: {_one_line(e)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("roofsim: error: not enough memory for this input; make it smaller",
+              file=sys.stderr)
+        return 2
     except (KeyboardInterrupt, SystemError) as e:
         from simulator.parallel import interrupted
         if not interrupted(e):
-            raise
+            return _internal(e)
         print("roofsim: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:  # noqa: BLE001 -- the last line of defence: one line, exit 1
+        return _internal(e)
+
+
+def _run_interruptibly(args):
+    """``args.func(args)`` on a thread of its own, so that Ctrl-C stops the command within
+    a fraction of a second even inside one long numba call (which does not look at
+    signals): the main thread waits, and on SIGINT the process ends at once, exit 130.
+    Such a command writes its outputs only when done, each atomically, so nothing
+    half-written is left."""
+    import os
+    import threading
+    box = {}
+
+    def work():
+        try:
+            args.func(args)
+        except BaseException as e:  # noqa: BLE001 -- handed to the main thread
+            box["error"] = e
+    t = threading.Thread(target=work, name="roofsim-command", daemon=True)
+    t.start()
+    import time
+    t0, shown = time.monotonic(), False
+    tty = sys.stderr.isatty()
+    try:
+        while t.is_alive():
+            t.join(0.05)
+            waited = int(time.monotonic() - t0)
+            if tty and waited > 2 and waited != shown:   # a long run: time so far, how to stop
+                print(f"\r  running {waited:5d} s (Ctrl-C stops)", end="", file=sys.stderr,
+                      flush=True)
+                shown = waited
+        if shown:
+            print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        print("roofsim: interrupted", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(130)
+    if "error" in box:
+        raise box["error"]
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return text or type(e).__name__
+
+
+def _internal(e: BaseException) -> int:
+    """An error that is roofsim's, not the input's: one line (the traceback with
+    ROOFSIM_DEBUG=1), exit 1."""
+    import os
+    if os.environ.get("ROOFSIM_DEBUG"):
+        import traceback
+        traceback.print_exception(e)
+    print(f"roofsim: internal error: {type(e).__name__}: {_one_line(e)[:300]} (a bug in roofsim; "
+          "ROOFSIM_DEBUG=1 shows where)", file=sys.stderr)
+    return 1
+
+
+def _join_negative_values(argv):
+    """``--opt -1KiB`` as ``--opt=-1KiB``: argparse takes a value that starts with '-' and
+    is not a plain number for an option, and says "expected one argument"; joined, the
+    option's own parser names the value and what is allowed."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        b = argv[i + 1] if i + 1 < len(argv) else ""
+        if (a.startswith("--") and "=" not in a and len(b) > 1 and b[0] == "-"
+                and (b[1].isdigit() or b[1] == ".")):
+            out.append(f"{a}={b}")
+            i += 2
+        else:
+            out.append(a)
+            i += 1
+    return out

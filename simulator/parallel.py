@@ -49,6 +49,15 @@ def interrupted(e: BaseException) -> bool:
     return False
 
 
+def progress(items, label: str, unit: str = "item"):
+    """``items`` with a tqdm bar on a terminal (stderr), as they are consumed; the items
+    themselves elsewhere."""
+    if not sys.stderr.isatty() or len(items) < 2:
+        return items
+    from tqdm import tqdm
+    return tqdm(items, desc=label, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
+
+
 def default_workers() -> int:
     """One worker per core this process may run on."""
     try:
@@ -119,9 +128,12 @@ def _distributed(fn, items, results, progress, workers, scheduler) -> int:
 
     import dask
     from distributed import Client, LocalCluster, as_completed
-    quiet = {"logging.distributed": "error"}
+    # a task's own error reaches this process through its future; what the scheduler and
+    # workers log (a heartbeat missed while the cluster shuts down, with its traceback)
+    # is not the user's business
+    quiet = {"logging.distributed": "critical"}
     for name in ("distributed", "bokeh", "tornado"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     cluster = None
     # the workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process group):
     # this process handles it and stops them; their SIG_IGN survives the exec

@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import math
+import re
 
 
 def fmt_num(x, digits=4) -> str:
@@ -43,10 +44,31 @@ def format_table(headers, rows, right=None) -> str:
     return "\n".join(out)
 
 
+#: set by ``roofsim ... --no-timing``: the writers leave out every field that times the
+#: run itself (wall_seconds, engine_wall_s, ...), so two runs' files compare equal
+NO_TIMING = False
+_TIMING = re.compile(r"(^|_)wall(_|$)")
+
+
+def is_timing(key) -> bool:
+    """Whether a field name is a wall time of the run (not a prediction)."""
+    return isinstance(key, str) and bool(_TIMING.search(key))
+
+
+def _untimed(o):
+    if isinstance(o, dict):
+        return {k: _untimed(v) for k, v in o.items() if not is_timing(k)}
+    if isinstance(o, (list, tuple)):
+        return [_untimed(v) for v in o]
+    return o
+
+
 def write_csv(path, rows: list[dict]) -> None:
     from hwmodels.fileio import atomic_write
     if not rows:
         raise ValueError("nothing to write")
+    if NO_TIMING:
+        rows = [{k: v for k, v in r.items() if not is_timing(k)} for r in rows]
     cols = []
     for r in rows:
         for k in r:
@@ -76,4 +98,5 @@ def _jsonable(o):
 
 def write_json(path, data) -> None:
     from hwmodels.fileio import atomic_write
-    atomic_write(path, json.dumps(_jsonable(data), indent=1) + "\n")
+    data = _jsonable(data)
+    atomic_write(path, json.dumps(_untimed(data) if NO_TIMING else data, indent=1) + "\n")

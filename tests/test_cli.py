@@ -91,7 +91,7 @@ BAD = [
     (["roofline", "--hw", "gtx480", "--workload", "resnet50", "--set", "sm_count=0"],
      "sm_count = 0: must be > 0"),
     (["roofline", "--hw", "gtx480", "--workload", "resnet50", "--set", "l2.size_bytes=-8MiB"],
-     "not a number"),
+     "'-8MiB' is negative"),
     (["roofline", "--hw", "gtx480", "--workload", "conv:n=1,c=3,h=4,w=4,k=8,r=7,s=7"],
      "filter is larger than the padded input"),
     (["roofline", "--hw", "gtx480", "--workload", "conv:n=1,c=3,h=8,w=8,k=8,r=3,s=3,stride=0"],

@@ -313,13 +313,16 @@ def test_compiled_register_counts_match_the_resources_suite():
     ("[]", "a suite file is a JSON object"),
     ("{}", "field 'provenance' missing"),
     ('{"provenance": {"device": "x", "date": "2026"}}', "field 'records' missing"),
-    ('{"provenance": {"device": "x"}, "records": []}', "provenance field 'date'"),
+    ('{"provenance": {"device": "x", "date": "d"}, "records": []}', "field 'suite' is None, expected 'gemm'"),
+    ('{"suite": "gemm", "schema_version": 2, "provenance": {"device": "x", "date": "d"}, "records": []}',
+     "field 'schema_version' is 2; this roofsim reads 1"),
+    ('{"suite": "gemm", "schema_version": 1, "provenance": {"device": "x"}, "records": []}', "provenance field 'date'"),
     ('{"suite": "conv", "provenance": {"device": "x", "date": "d"}, "records": []}',
      "field 'suite' is 'conv', expected 'gemm'"),
-    ('{"provenance": {"device": "x", "date": "d"}, "records": ["a"]}', "record 0 is a str"),
-    ('{"provenance": {"device": "x", "date": "d"}, "records": [{"kernel": "gemm-naive"}]}',
+    ('{"suite": "gemm", "schema_version": 1, "provenance": {"device": "x", "date": "d"}, "records": ["a"]}', "record 0 is a str"),
+    ('{"suite": "gemm", "schema_version": 1, "provenance": {"device": "x", "date": "d"}, "records": [{"kernel": "gemm-naive"}]}',
      "record 0: field 'm' missing"),
-    ('{"provenance": {"device": "x", "date": "d"}, "records": [{"kernel": "gemm-naive", "m": 8, '
+    ('{"suite": "gemm", "schema_version": 1, "provenance": {"device": "x", "date": "d"}, "records": [{"kernel": "gemm-naive", "m": 8, '
      '"n": 8, "k": 8, "ok": true, "median_s": -1, "min_s": 1, "max_s": 1}]}',
      "record 0: field 'median_s' = -1: must be a positive number of seconds"),
     ('{"provenance": {', "not a measurement JSON"),
@@ -338,6 +341,25 @@ def test_validate_cli_names_a_broken_file(tmp_path, capsys):
     assert main(["validate", "--hw", "h100-sxm", "--measurements", str(tmp_path), "--suites", "grid"]) == 2
     err = capsys.readouterr().err
     assert "grid.json" in err and err.count("\n") == 1
+
+
+def test_calibrate_checks_the_records_it_reads_and_the_gpu(tmp_path):
+    """calibrate reads micro records by name: a missing or non-positive number is named
+    (file, record, field); measurements of another GPU are refused, not applied."""
+    import json
+    import shutil
+    doc = json.loads((DATA / "micro.json").read_text())
+    i = next(j for j, r in enumerate(doc["records"]) if r.get("ok") and r["name"] == "l2_read")
+    del doc["records"][i]["bandwidth_bytes_per_s"]
+    (tmp_path / "micro.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=rf"micro.json: record {i}: field 'bandwidth_bytes_per_s' = None"):
+        calibrate.calibrate(H100, tmp_path)
+    other = tmp_path / "h200"
+    other.mkdir()
+    shutil.copy(DATA.parent / "h200" / "micro.json", other / "micro.json")
+    with pytest.raises(ValueError, match="provenance device 'NVIDIA H200' is not a h100-sxm"):
+        calibrate.calibrate(H100, other)
+    assert main(["calibrate", "--hw", "h100-sxm", "--measurements", str(other)]) == 2
 
 
 def test_calibrate_refuses_a_truncated_h2d_suite(tmp_path):

@@ -240,3 +240,19 @@ def test_scalesim_export_round_trip(tmp_path):
     assert [op.macs() for op in back.ops] == [op.macs() for op in net.ops]
     with pytest.raises(ValueError, match="no batch"):
         to_topology_csv(workloads.resnet50(batch=2))
+
+
+def test_touched_rows_closed_form_matches_the_windows():
+    """The input positions a strided convolution reads, in closed form, against walking
+    every window (stride larger than the filter: windows disjoint, some in the padding);
+    a height of 10^9 answers at once."""
+    import itertools
+
+    from workloads.ir import _touched_1d
+    for size, k, s, p in itertools.product(range(1, 23), range(1, 5), range(1, 8), range(0, 7)):
+        if size + 2 * p < k:
+            continue
+        out = (size + 2 * p - k) // s + 1
+        walked = {o * s + r - p for o in range(out) for r in range(k)} & set(range(size))
+        assert _touched_1d(size, out, k, s, p) == len(walked), (size, k, s, p)
+    assert _touched_1d(10 ** 9, (10 ** 9 - 1) // 2 + 1, 1, 2, 0) == 5 * 10 ** 8

@@ -21,13 +21,32 @@ ELEMENTWISE_OPS = {"relu": (1, 1), "add": (2, 1), "sigmoid": (1, 4), "copy": (1,
 # op -> (inputs, FLOP per element); sigmoid counted as 4 (exp, add, div, neg) by convention
 
 
-def _check_dim(obj, *names, minimum=1):
+MAX_DIM = 2**31 - 1      # a tensor dimension: a C int, as CUDA kernels index it
+MAX_ELEMENTS = 2**48     # elements of one tensor (1 PiB of fp32): beyond any device
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 24 else f"{text[:10]}...({len(text)} digits)"
+
+
+def _check_dim(obj, *names, minimum=1, maximum=MAX_DIM):
     for n in names:
         v = getattr(obj, n)
         if isinstance(v, bool) or not isinstance(v, int):
-            raise ValueError(f"{type(obj).__name__}.{n} = {v!r}: must be an integer >= {minimum}")
+            raise ValueError(f"{type(obj).__name__}.{n} = {_short(v)}: must be an integer >= {minimum}")
         if v < minimum:
-            raise ValueError(f"{type(obj).__name__}.{n} = {v!r}: must be >= {minimum}")
+            raise ValueError(f"{type(obj).__name__}.{n} = {_short(v)}: must be >= {minimum}")
+        if v > maximum:
+            raise ValueError(f"{type(obj).__name__}.{n} = {_short(v)}: must be at most {maximum}")
+
+
+def _check_tensors(op):
+    """Each operand of ``op`` at most MAX_ELEMENTS elements."""
+    for t in op.operands():
+        if t.elements > MAX_ELEMENTS:
+            raise ValueError(f"{type(op).__name__}: tensor {t.name} has {t.elements:.3g} elements; "
+                             f"at most {MAX_ELEMENTS:.3g} (2**48)")
 
 
 def _check_choice(obj, name, allowed):
@@ -127,6 +146,7 @@ class Gemm(TensorOp):
         super().__post_init__()
         _check_dim(self, "M", "N", "K")
         _check_choice(self, "layout", GEMM_LAYOUTS)
+        _check_tensors(self)
 
     def macs(self) -> int:
         return self.M * self.N * self.K
@@ -147,13 +167,22 @@ def _touched_1d(size: int, out: int, kernel: int, stride: int, pad: int) -> int:
         lo = max(0, -pad)
         hi = min(size - 1, (out - 1) * stride + kernel - 1 - pad)
         return max(0, hi - lo + 1)
-    hit = set()
-    for o in range(out):
-        for r in range(kernel):
-            x = o * stride + r - pad
-            if 0 <= x < size:
-                hit.add(x)
-    return len(hit)
+    # disjoint windows (stride > kernel): those wholly inside [0, size) read ``kernel``
+    # each; at most a window or two at each end is cut by the padding (closed form, so a
+    # height of 10^9 costs nothing)
+    def overlap(o):
+        a = o * stride - pad
+        return max(0, min(size - 1, a + kernel - 1) - max(0, a) + 1)
+    first = max(0, -(-(pad - kernel + 1) // stride))     # the first window reaching 0
+    last = min(out - 1, (size - 1 + pad) // stride)       # the last one starting inside
+    if last < first:
+        return 0
+    lo = max(first, -(-pad // stride))                    # whole windows: lo..hi
+    hi = min(last, (size - kernel + pad) // stride)
+    if hi < lo:
+        return sum(overlap(o) for o in range(first, last + 1))
+    return ((hi - lo + 1) * kernel + sum(overlap(o) for o in range(first, lo))
+            + sum(overlap(o) for o in range(hi + 1, last + 1)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,6 +222,7 @@ class Conv2d(TensorOp):
             if getattr(self, n) % self.groups:
                 raise ValueError(f"Conv2d.{n} = {getattr(self, n)}: must be divisible by "
                                  f"groups ({self.groups})")
+        _check_tensors(self)
 
     @property
     def P(self) -> int:
@@ -243,7 +273,7 @@ class Elementwise(TensorOp):
 
     def __post_init__(self):
         super().__post_init__()
-        _check_dim(self, "n")
+        _check_dim(self, "n", maximum=MAX_ELEMENTS)
         _check_choice(self, "op", tuple(ELEMENTWISE_OPS))
 
     def flops(self) -> int:

@@ -157,7 +157,10 @@ def parse_conv_shape(text: str) -> dict:
             raise ValueError(f"conv shape: {part!r} is not KEY=VALUE with KEY one of "
                              f"{', '.join(_CONV_KEYS)}")
         if not re.fullmatch(r"-?\d+", val.strip()):
-            raise ValueError(f"conv shape: {key} = {val.strip()!r} is not an integer")
+            raise ValueError(f"conv shape: {key} = {val.strip()[:40]!r} is not an integer")
+        if len(val.strip().lstrip("-")) > 18:
+            raise ValueError(f"conv shape: {key} = {val.strip()[:12]}... ({len(val.strip())} digits) "
+                             "is too large")
         if _CONV_KEYS[key] in kw:
             raise ValueError(f"conv shape: {key} is given twice")
         kw[_CONV_KEYS[key]] = int(val)
@@ -187,13 +190,19 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
         if single == "gemm":
             m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*[xX]\s*(\d+)\s*", body)
             if not m:
-                raise ValueError(f"workload {spec!r}: expected gemm:MxNxK with positive integers")
+                raise ValueError(f"workload {spec[:60]!r}: expected gemm:MxNxK with positive integers")
+            if any(len(g) > 18 for g in m.groups()):
+                raise ValueError(f"workload gemm: a size of {max(map(len, m.groups()))} digits is too "
+                                 "large; each of M, N, K at most 2147483647")
             M, N, K = map(int, m.groups())
             op = Gemm(name="gemm", dtype=d, M=M * (batch or 1), N=N, K=K,
                       **({"layout": layout} if layout else {}))
         elif single == "relu":
             if not re.fullmatch(r"\s*\d+\s*", body):
-                raise ValueError(f"workload {spec!r}: expected relu:N with a positive integer N")
+                raise ValueError(f"workload {spec[:60]!r}: expected relu:N with a positive integer N")
+            if len(body.strip()) > 18:
+                raise ValueError(f"workload relu: N of {len(body.strip())} digits is too large; at "
+                                 "most 2**48 elements")
             op = Elementwise(name="relu", dtype=d, n=int(body) * (batch or 1), op="relu")
         else:
             ckw = parse_conv_shape(body)
@@ -201,7 +210,9 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
                 ckw["N"] = batch
             op = Conv2d(name="conv", dtype=d, **({"layout": layout} if layout else {}), **ckw)
         return Network(spec, (op,), op.describe(), {"dtype": d})
-    if spec.lower().endswith(".csv") or Path(spec).exists():
+    if not spec:
+        raise ValueError("workload '' is empty; allowed: " + ", ".join(list(NETWORKS) + list(SINGLE_OP_FORMS)))
+    if spec.lower().endswith(".csv") or Path(spec).is_file():
         from .scalesim import load_topology
         net = load_topology(spec, batch=batch or 1, dtype=dtype or "fp32",
                             layout=layout or "nchw")
@@ -209,4 +220,4 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
             raise ValueError("--resolution does not apply to a topology CSV (its sizes are fixed)")
         return net
     allowed = ", ".join(list(NETWORKS) + list(SINGLE_OP_FORMS))
-    raise ValueError(f"workload {spec!r} is unknown; allowed: {allowed}")
+    raise ValueError(f"workload {spec[:60]!r} is unknown; allowed: {allowed}")

@@ -12,7 +12,8 @@ GEMM format (``topologies/GEMM_mnk``): ``Layer, M, N, K[, sparsity],`` with M th
 output rows, N the output columns and K the reduction.
 
 SCALE-Sim needs a trailing comma on every row; this reader accepts rows with or
-without it. Only dense layers (sparsity 1:1 or absent) are accepted. ``--batch``
+without it. What follows the last comma of a row with more than the format's columns
+SCALE-Sim never reads (a note such as ``#dw``), and neither does this reader. Only dense layers (sparsity 1:1 or absent) are accepted. ``--batch``
 multiplies N (conv) or M (GEMM). The file is parsed, never executed.
 """
 from __future__ import annotations
@@ -61,7 +62,8 @@ def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw
         raise ValueError(f"batch = {batch!r}: must be an integer >= 1")
     try:
         with open(p, newline="", encoding="utf-8") as fh:
-            rows = [(i, _cells(r)) for i, r in enumerate(csv.reader(fh), start=1)]
+            raw = {i: r for i, r in enumerate(csv.reader(fh), start=1)}
+            rows = [(i, _cells(r)) for i, r in raw.items()]
     except UnicodeDecodeError:
         raise ValueError(f"{p}: not a text (UTF-8) topology file") from None
     rows = [(i, r) for i, r in rows if r]
@@ -84,6 +86,11 @@ def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw
     for lineno, r in rows[1:]:
         if not any(r):
             continue
+        if len(r) > ncols and raw[lineno][-1].strip():
+            # SCALE-Sim splits a row at its commas and drops the last piece: text after
+            # the last comma (nothing, when the row ends in one) it never reads -- its own
+            # mobilnet_paper.csv puts a "#dw" note there
+            r = r[:-1]
         if not (ncols <= len(r) <= width):
             raise ValueError(f"{p} line {lineno}: expected {ncols} columns "
                              f"({', '.join(CONV_COLUMNS if fmt == 'conv' else GEMM_COLUMNS)}) "

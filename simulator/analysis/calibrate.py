@@ -25,13 +25,16 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from .measurements import load_suite
+from .measurements import load_suite, same_gpu
 
 
 def parameters(hw, folder) -> dict:
     """{field path: (value, source)} from the folder's micro (and h2d) suite."""
     micro = load_suite(folder, "micro")
     prov = micro.provenance
+    if not same_gpu(hw, micro.device):
+        raise ValueError(f"{micro.path}: provenance device {micro.device!r} is not a {hw.name} "
+                         f"({hw.description}); calibrate the preset of the GPU that was measured")
     clock_mhz = float((prov.get("nvidia_smi") or {}).get("clock_sm_mhz") or 0)
     if abs(clock_mhz * 1e6 - hw.clock_hz) > 0.01 * hw.clock_hz:
         raise ValueError(f"{hw.name}: measured SM clock {clock_mhz} MHz differs from the preset's "

@@ -103,13 +103,12 @@ def tpu_paper_chart(path, hardware=None):
         prec = hw.fastest_precision()
         peak = hw.peak_flop_per_s(prec)
         dram = hw.memory_levels()[0]
+        r = peak / dram.bandwidth_bytes_per_s
+        # the ridge in the legend, not beside its point: close ridges' labels overlapped
         ax.plot(x, np.minimum(peak, dram.bandwidth_bytes_per_s * x), color=color, lw=2,
                 label=f"{hw.name}: {peak / 1e12:.3g} T{'OP' if prec == 'int8' else 'FLOP'}/s "
-                      f"{prec}, {dram.bandwidth_bytes_per_s / 1e9:.3g} GB/s")
-        r = peak / dram.bandwidth_bytes_per_s
+                      f"{prec}, {dram.bandwidth_bytes_per_s / 1e9:.3g} GB/s, ridge {r:.0f} op/B")
         ax.plot([r], [peak], "o", color=color)
-        ax.annotate(f"ridge {r:.0f} op/B", (r, peak), textcoords="offset points",
-                    xytext=(-20, 6), fontsize=8, color=color)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("operational intensity (ops per DRAM byte; a MAC = 2 ops)")
@@ -164,9 +163,24 @@ def grid_sweep_chart(rows, path, title=""):
     """Predicted time against grid size, one line per block size: engine solid, analytic
     dashed (the wave staircase). ``rows`` are ``sweep grid`` rows."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(9, 5))
+    fig, ax = plt.subplots(figsize=(10, 5))
     blocks = list(dict.fromkeys(r["block"] for r in rows))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    if len(blocks) > 1 and len(blocks) == len(rows):
+        # one grid, several block sizes: time against the block size, not a dot per series
+        x = [r["threads_per_block"] if "threads_per_block" in r else i for i, r in enumerate(rows)]
+        if rows[0]["engine_seconds"] is not None:
+            ax.plot(x, [r["engine_seconds"] * 1e6 for r in rows], "-o", label="engine")
+        ax.plot(x, [r["analytic_seconds"] * 1e6 for r in rows], "--s", label="analytic")
+        ax.set_xticks(x)
+        ax.set_xticklabels([str(r["block"]) for r in rows], fontsize=8)
+        ax.set_xlabel(f"block ({rows[0]['blocks']} blocks in the grid)")
+        ax.set_ylabel("predicted time (us)")
+        ax.set_title(title or "block-size sweep")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        _save(fig, path)
+        return
     for i, b in enumerate(blocks):
         rs = [r for r in rows if r["block"] == b]
         x = [r["blocks"] for r in rs]
@@ -180,7 +194,7 @@ def grid_sweep_chart(rows, path, title=""):
     ax.set_ylabel("predicted time (us)")
     ax.set_title(title or "grid-size sweep")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))   # beside the data
     _save(fig, path)
 
 
@@ -204,9 +218,11 @@ def simt_timeline_chart(result, path, launch=0, warps=False):
             k = (int(r[1]), int(r[3]), int(r[4]))
             ax.plot([r[0], r[0] + 1], [row[k], row[k]], lw=6, color=colors[k[1] % len(colors)],
                     solid_capstyle="butt")
-        ax.set_yticks(range(len(keys)))
-        ax.set_yticklabels([f"SM{s} b{b} w{w}" for s, b, w in keys], fontsize=7)
-        ax.set_ylabel("warp")
+        # at most ~16 labels, however many warps: every k-th row named
+        step = max(1, -(-len(keys) // 16))
+        ax.set_yticks(range(0, len(keys), step))
+        ax.set_yticklabels([f"SM{s} b{b} w{w}" for s, b, w in keys[::step]], fontsize=7)
+        ax.set_ylabel(f"warp ({len(keys)} rows)")
     else:
         b = lr.blocks
         for i, (s, t0, t1) in enumerate(zip(b["sm"], b["start"], b["end"])):

@@ -46,6 +46,8 @@ TRIP_CAPS = (16, 32, 48)
 TRIP_SAMPLE_MIN = 192
 RERUN_DRAM_BUSY = 0.25   # a slice reruns owning its share of first touches past this DRAM load
 SLICE_BUDGET = 1.5e6       # warp instructions a sampled launch aims to simulate
+FULL_MAX = 2e10            # full mode refuses launches past this many warp instructions
+FULL_RATE = 5e6            # warp instructions a second, about, on one core (bench_simt)
 
 
 class CoreRun(NamedTuple):
@@ -113,6 +115,39 @@ def _state(hw):
     return (np.full(shape, -1, np.int64), np.zeros(shape, np.int64),
             np.zeros(shape), np.zeros(shape, np.bool_),
             np.zeros(l2.banks), np.zeros(hw.dram.channels), np.zeros(1, np.bool_))
+
+
+def state_bytes(hw, programs, mode: str) -> int:
+    """About how much memory the engine's state takes for ``programs``: every SM's warp
+    slots (thread variables, addresses, registers), its L1's tags, the L2's tags, a row
+    per block, and in sampled mode a flag per sector of the launches' arrays."""
+    l1 = hw.sm.l1
+    per_slot = 32 * isa.TV * 8 + 32 * 8 + 33 * 8 + 64 * 9 + 128
+    sms = hw.sm_count * (hw.sm.max_warps * per_slot + (l1.size_bytes + hw.sm.shared_bytes)
+                         // max(1, l1.sector_bytes) * 25)
+    l2 = hw.l2.size_bytes // max(1, hw.l2.sector_bytes) * 25
+    blocks = max(p.launch.blocks for p in programs) * 96
+    seen = footprint_bytes(programs) // max(1, hw.l2.sector_bytes) if mode == "sampled" else 0
+    return int(sms + l2 + blocks + seen)
+
+
+def _check_size(hw, programs, mode: str) -> None:
+    """Refuse, up front, a simulation whose state would not fit in free memory."""
+    need = state_bytes(hw, programs, mode)
+    free = _free_memory()
+    if free is not None and need > 0.8 * free:
+        blocks = max(p.launch.blocks for p in programs)
+        raise ValueError(f"simulating this needs about {need / 2**30:.3g} GiB of engine state "
+                         f"({hw.sm_count} SMs, {blocks} blocks, a {hw.l2.size_bytes / 2**20:.4g} MiB "
+                         f"L2); this machine has {free / 2**30:.3g} GiB free")
+
+
+def _free_memory() -> int | None:
+    import os
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def _run(prog, h, positions, t0, state, trace, skips, cap) -> CoreRun:
@@ -196,7 +231,14 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True) ->
     B, N = prog.launch.blocks, int(h[H_NSM])
     wpb, bps = int(h[H_WPB]), int(h[H_BPS])
     if mode == "full":
-            return Plan(np.arange(B, dtype=np.int64), np.zeros((0, 2), np.int64), None, N, 1.0, h,
+        work, _ = _work(prog, h)
+        cost = float(_block_cost(prog, work, wpb, None).sum())
+        if cost > FULL_MAX:
+            raise ValueError(f"--mode full: {prog.name} would simulate about {cost:.2g} warp "
+                             f"instructions, some {cost / FULL_RATE / 3600:.2g} hours at "
+                             f"{FULL_RATE / 1e6:.0f} M a second; at most {FULL_MAX:.0e} -- the "
+                             "sampled mode (the default) answers it in seconds")
+        return Plan(np.arange(B, dtype=np.int64), np.zeros((0, 2), np.int64), None, N, 1.0, h,
                     np.ones(B), 0, N)
     budget = SLICE_BUDGET if budget is None else budget
     work, trips = _work(prog, h)
@@ -560,6 +602,7 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     _check(hw, policy, mode)
     if not isinstance(programs, (list, tuple)):
         programs = (programs,)
+    _check_size(hw, programs, mode)
     wall = time.perf_counter()
     state = _state(hw)
     warm_start = l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes

@@ -94,6 +94,10 @@ def _layer_result(r: SystolicResult, op, hw, word_bytes: int, wall: float) -> Re
                   op=op.identity(), extra=extra, detail=r)
 
 
+PIPELINE_MAX_FOLDS = 300_000     # the simpy stall model's limit: some 20 s of folds
+PIPELINE_FOLDS_PER_S = 15_000    # folds a second through it, about, on one core
+
+
 def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
                      rows: int | None = None, cols: int | None = None,
                      stalls: str = "pipeline") -> Result:
@@ -145,7 +149,19 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
     hw = dataclasses.replace(hw, rows=rows, cols=cols)
     wb = _word_bytes(hw, mode)
     out, layer_results = [], []
-    for op in network.ops:
+    if mode == "default" and stalls == "pipeline":
+        folds = 0
+        for op in network.ops:
+            one, g = split_groups(op)
+            L = Lowered(one, dataflow, rows, cols)
+            folds += L.row_folds * L.col_folds * g
+        if folds > PIPELINE_MAX_FOLDS:
+            raise ValueError(f"--stalls pipeline runs every fold through a simpy model: "
+                             f"{network.name} on a {rows}x{cols} array is {folds:,} folds, some "
+                             f"{folds / PIPELINE_FOLDS_PER_S / 60:.2g} minutes; at most "
+                             f"{PIPELINE_MAX_FOLDS:,} -- use --stalls closed-form, or a larger array")
+    from simulator.parallel import progress
+    for op in progress(network.ops, f"{network.name} on {hw.name}", "layer"):
         t1 = time.perf_counter()
         gemm_view(split_groups(op)[0])  # a clear error for ops without a lowering
         one, g = split_groups(op)

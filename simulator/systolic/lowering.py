@@ -57,6 +57,9 @@ def check_dataflow(dataflow):
         raise ValueError(f"dataflow = {dataflow!r}: allowed: {', '.join(DATAFLOWS)}")
 
 
+MAX_FOLDS = 10**8    # folds of one layer (about 6 GiB of per-fold state at most)
+
+
 @dataclass(frozen=True)
 class Lowered:
     """An op mapped onto an array: dimensions, folds and their order."""
@@ -70,6 +73,13 @@ class Lowered:
         check_dataflow(self.dataflow)
         check_array(self.rows, self.cols)
         gemm_view(self.op)
+        F = self.row_folds * self.col_folds
+        if F > MAX_FOLDS:
+            M, N, K = self.mnk
+            raise ValueError(f"{self.op.name or self.op.kind}: {M}x{N}x{K} on a {self.rows}x{self.cols} "
+                             f"array is {F:.3g} folds; the engines take at most {MAX_FOLDS:.0e} a layer "
+                             "(a fold's rows of state each, some 64 bytes); use a larger array or a "
+                             "smaller layer")
 
     @cached_property
     def mnk(self) -> tuple[int, int, int]:

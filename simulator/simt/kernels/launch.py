@@ -4,10 +4,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-def _dims(name, v):
+# CUDA's limits on a grid (the programming guide's table of technical specifications,
+# every compute capability since 3.0): x up to 2^31 - 1, y and z up to 65535. A block's
+# threads are held to the hardware's own limit by ``Launch.check``.
+GRID_MAX = (2**31 - 1, 65535, 65535)
+BLOCK_MAX = (2**31 - 1,) * 3
+
+
+def _dims(name, v, limits):
     t = (v,) if isinstance(v, int) else tuple(v)
     if not 1 <= len(t) <= 3 or any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in t):
-        raise ValueError(f"{name} = {v!r}: must be 1 to 3 positive integers")
+        raise ValueError(f"{name} = {str(v)[:40]}: must be 1 to 3 positive integers")
+    for axis, x, most in zip("xyz", t, limits):
+        if x > most:
+            raise ValueError(f"{name} = {str(v)[:40]}: {axis} = {str(x)[:24]} exceeds CUDA's "
+                             f"limit of {most}")
     return t + (1,) * (3 - len(t))
 
 
@@ -19,8 +30,8 @@ class Launch:
     block: tuple
 
     def __init__(self, grid, block):
-        object.__setattr__(self, "grid", _dims("grid", grid))
-        object.__setattr__(self, "block", _dims("block", block))
+        object.__setattr__(self, "grid", _dims("grid", grid, GRID_MAX))
+        object.__setattr__(self, "block", _dims("block", block, BLOCK_MAX))
 
     @property
     def threads_per_block(self) -> int:

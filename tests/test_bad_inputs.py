@@ -1,0 +1,144 @@
+"""Nothing a user types ends in a traceback, a hang or a silent wrong answer (issue 15).
+
+``tests/bad_inputs/cli.txt`` holds command lines with the exit code each must end with;
+for exit 2 the error is one line on stderr naming the problem. Property tests feed any
+text or number to the fields users type most: exit 0 or 2, one line, never a traceback
+(an internal error, exit 1, fails them too)."""
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simulator.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "bad_inputs" / "cli.txt"
+
+
+def _cases():
+    out = []
+    for line in CORPUS.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        code, cmd = line.split("\t", 1)
+        out.append((int(code), cmd))
+    return out
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("code,cmd", CASES, ids=[c[:80] for _, c in CASES])
+def test_bad_input_corpus(code, cmd):
+    argv = shlex.split(cmd)
+    assert argv[0] == "roofsim"
+    p = subprocess.run([sys.executable, "-m", "simulator", *argv[1:]], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert p.returncode == code, (p.returncode, p.stderr[-2000:])
+    assert "Traceback" not in p.stderr
+    if code == 2:
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1, p.stderr
+        assert lines[0].startswith("roofsim"), lines
+
+
+def _one_line_or_ok(argv, capsys):
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code in (0, 2), (argv, code, err)
+    assert "Traceback" not in err
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1, (argv, err)
+
+
+TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
+NUMBERISH = st.one_of(
+    TEXT,
+    st.integers(min_value=-(10 ** 30), max_value=10 ** 30).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.builds(lambda a, u: f"{a}{u}", st.floats(allow_nan=True, allow_infinity=True),
+              st.sampled_from(["B", "KiB", "MiB", "GB", "TB/s", "Hz", "GHz", "us", ""])),
+    st.just("9" * 400), st.just("1e400KiB"))
+FAST = settings(max_examples=40, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@FAST
+@given(NUMBERISH)
+def test_any_onchip_size(capsys, value):
+    _one_line_or_ok(["datamove", "--hw", "h100-sxm", "--workload", "gemm:64x64x64",
+                     f"--onchip-bytes={value}"], capsys)
+
+
+@FAST
+@given(NUMBERISH)
+def test_any_workload_text(capsys, value):
+    for form in (f"{value}", f"relu:{value}", f"gemm:{value}x8x8", f"conv:n=1,c=2,h={value},w=8,k=2,r=3,s=3,stride=1,pad=1"):
+        _one_line_or_ok(["workload", "show", form], capsys)
+
+
+@FAST
+@given(st.sampled_from(["sm_count", "clock_hz", "l2.size_bytes", "dram.bandwidth_bytes_per_s",
+                        "sm.max_threads_per_sm", "sm.l1.latency_cycles"]), NUMBERISH)
+def test_any_hardware_override(capsys, field, value):
+    _one_line_or_ok(["roofline", "--hw", "h100-sxm", "--workload", "gemm:64x64x64",
+                     "--set", f"{field}={value}"], capsys)
+
+
+@FAST
+@given(NUMBERISH, NUMBERISH)
+def test_any_occupancy(capsys, block, smem):
+    _one_line_or_ok(["occupancy", "--hw", "h100-sxm", f"--block={block}", "--regs", "32",
+                     f"--smem={smem}"], capsys)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["n", "grid", "block"]), NUMBERISH)
+def test_any_simt_size(capsys, field, value):
+    argv = ["simulate", "simt", "--hw", "gtx480", "--kernel", "relu", "--n", "4096",
+            "--mode", "analytic"]
+    if field == "n":
+        argv[argv.index("--n") + 1] = value
+        argv = argv[:7] + [f"--n={value}"] + argv[9:] if value.startswith("-") else argv
+    else:
+        argv += [f"--{field}={value}"]
+    _one_line_or_ok(argv, capsys)
+
+
+def test_every_option_has_help():
+    """Every option and argument of every command says what it is (`--help`)."""
+    import argparse
+
+    from simulator.cli import build_parser
+    missing = []
+
+    def walk(parser, path):
+        for a in parser._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sub in a.choices.items():
+                    walk(sub, f"{path} {name}")
+            elif not isinstance(a, argparse._HelpAction) and not isinstance(a, argparse._VersionAction):
+                if not a.help:
+                    missing.append(f"{path} {'/'.join(a.option_strings) or a.dest}")
+    walk(build_parser(kernels=True), "roofsim")
+    assert not missing, missing
+
+
+def test_no_timing_runs_compare_equal(tmp_path, capsys):
+    """Two runs with --no-timing write byte-identical JSON and CSV."""
+    outs = []
+    for i in range(2):
+        j, c = tmp_path / f"{i}.json", tmp_path / f"{i}.csv"
+        assert main(["sweep", "grid", "--hw", "gtx480", "--kernel", "relu", "--n", "65536",
+                     "--grids", "15,30", "--blocks", "256", "--mode", "analytic", "--workers", "1",
+                     "--json", str(j), "--csv", str(c), "--no-timing"]) == 0
+        outs.append((j.read_bytes(), c.read_bytes()))
+    assert outs[0] == outs[1]
+    assert b"wall" not in outs[0][0] and b"wall" not in outs[0][1]
+    capsys.readouterr()
