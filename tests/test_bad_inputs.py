@@ -142,3 +142,21 @@ def test_no_timing_runs_compare_equal(tmp_path, capsys):
     assert outs[0] == outs[1]
     assert b"wall" not in outs[0][0] and b"wall" not in outs[0][1]
     capsys.readouterr()
+
+
+def test_ctrl_c_inside_one_long_numba_call():
+    """SIGINT during one long engine call (full mode, a single launch: numba never looks
+    at signals) ends the command within about a second: one line, exit 130."""
+    import signal
+    import time
+    p = subprocess.Popen([sys.executable, "-m", "simulator", "simulate", "simt", "--hw", "h100-sxm",
+                          "--kernel", "gemm-naive", "--m", "1024", "--n", "1024", "--k", "1024",
+                          "--mode", "full"], cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(6)                       # imports, compilation from the cache, then simulating
+    assert p.poll() is None, "the launch ended before the signal; the test needs a longer one"
+    t = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and time.monotonic() - t < 2.0, (p.returncode, err)
+    assert err.strip().splitlines() == ["roofsim: interrupted"]

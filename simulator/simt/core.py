@@ -230,7 +230,7 @@ def _prepare(g, pc, tmpl, rready, rmem, wdep, wdepm, addr, seg_bytes, wseg, wnse
         wnseg[g] = _segments(addr, g, seg_bytes, wseg)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def block_trips(kind, p, n_blocks, wpb):
     """Per block: loop trips summed over its warps (the sampler's measure of block work)
     and the most trips of any one of its warps."""
@@ -246,7 +246,7 @@ def block_trips(kind, p, n_blocks, wpb):
     return total, most
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blocks, t0,
         tags2, lru2, fill2, dirty2, bank_free, chan_free, seen, trace_cap, skips, trip_cap):
     """Simulate the blocks ``blocks`` (block ids, dispatched in that order) of a launch

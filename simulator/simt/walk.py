@@ -97,7 +97,7 @@ P_IMAD = P["imad_instructions"]
 P_IMADW = P["imad_wide_instructions"]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, banks, bank_bytes,
             issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, max_iters, segbuf):
     """Counts for one warp, walking at most ``max_iters`` body iterations and scaling the

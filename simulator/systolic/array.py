@@ -30,7 +30,7 @@ from .lowering import Lowered, operand_matrices
 _NAN = np.nan
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _run(os_mode, H, Hv, V, S, Sv, folds, R, C, T, out, record, rec_active, rec_h, rec_v, rec_s,
          os_gap_override):
     F = folds.shape[0]

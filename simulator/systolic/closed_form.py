@@ -57,7 +57,7 @@ from .lowering import Lowered, a_valid_total
 OPERANDS = ("ifmap", "filter", "ofmap")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _starts_os(ru, T):
     F = ru.shape[0]
     s = np.zeros(F, np.int64)
@@ -66,7 +66,7 @@ def _starts_os(ru, T):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _starts_stationary(ru, cu, T, C):
     F = ru.shape[0]
     s = np.zeros(F, np.int64)

@@ -63,7 +63,7 @@ def _cdiv(a, b):
 
 
 # ----------------------------------------------------------------------------- addresses
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ifm(p, w, g):
     """Address of ifmap operand entry (pixel row p, window column w), -1 outside the input."""
     ehew = g[_EH] * g[_EW]
@@ -83,7 +83,7 @@ def _ifm(p, w, g):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _demand(op, fr, fc, t, g, out):
     """Valid addresses of line t of fold (fr, fc) for op 0 (ifmap) / 1 (filter), left to
     right, into out; returns how many."""
@@ -131,7 +131,7 @@ def _demand(op, fr, fc, t, g, out):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ofmap_count(fr, fc, t, g):
     """Number of valid ofmap writes of line t of fold (fr, fc)."""
     df, AR, AC, T = g[_DF], g[_AR], g[_AC], g[_T]
@@ -150,7 +150,7 @@ def _ofmap_count(fr, fc, t, g):
     return max(0, hi - lo + 1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _prefetch_elem(op, i, j, g):
     """Entry (i, j) of the prefetch matrix of op (-1: padding or outside the input)."""
     df, AR, AC, T = g[_DF], g[_AR], g[_AC], g[_T]
@@ -180,7 +180,7 @@ def _prefetch_elem(op, i, j, g):
     return (i - blk * T) * Wn + w if w < Wn else -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _advance(a, b, M, N, anti):
     """Next position of the prefetch walk: row-major (a=row, b=col) or anti-diagonal
     (a=diagonal, b=col ascending = row descending)."""
@@ -194,7 +194,7 @@ def _advance(a, b, M, N, anti):
     return a + 1, 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _occurrences(op, g, M, N, anti, eps, space):
     """Walk the prefetch stream of op: for every address, the ascending ids of the sets
     (of eps valid entries) holding it, as CSR (offs, occ); and the number of valid entries."""
@@ -225,7 +225,7 @@ def _occurrences(op, g, M, N, anti, eps, space):
     return offs, occ, nv
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _in_window(offs, occ, a, s, nact, nl):
     """Is address a in one of the sets s, s+1, ..., s+nact-1 (mod nl)?"""
     lo, hi = offs[a], offs[a + 1]
@@ -246,7 +246,7 @@ def _in_window(offs, occ, a, s, nact, nl):
 # ----------------------------------------------------------------------------- buffers
 # USER read state: 0 window start (set id), 1 ready cycle, 2 DRAM reads, 3 eps, 4 n_sets,
 #                  5 n_act, 6 n_pf, 7 bw, 8 fetch lines per refill
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _user_read(buf, n, cyc, offs, occ, st):
     """Returns the completion offset of the line (completes at cyc + offset)."""
     off = 1
@@ -271,7 +271,7 @@ def _user_read(buf, n, cyc, offs, occ, st):
 
 
 # CALC read state: 0 epoch, 1 new addresses in the epoch, 2 epoch length (0: none), 3 DRAM reads
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _calc_read(buf, n, seen, st):
     for q in range(n):
         a = buf[q]
@@ -287,7 +287,7 @@ def _calc_read(buf, n, seen, st):
 # OFMAP write state: 0 free, 1 words in the open line, 2 committed lines, 3 first undrained
 # line, 4 drain end, 5 DRAM writes, 6 A, 7 D, 8 bw, 9 fifo head, 10 fifo tail
 # fifo: partial (padded) committed lines not yet drained: line index, padding
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _flush(st, fidx, fpad):
     if st[1] > 0:
         fidx[st[10]] = st[2]
@@ -297,7 +297,7 @@ def _flush(st, fidx, fpad):
         st[1] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _drain(start, st, fidx, fpad):
     end = min(st[3] + (st[7] + st[8] - 1) // st[8], st[2])
     nch = end - st[3]
@@ -313,7 +313,7 @@ def _drain(start, st, fidx, fpad):
     return start + nch - 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _write(n, cyc, st, fidx, fpad):
     cur = cyc
     for _ in range(n):
@@ -332,7 +332,7 @@ def _write(n, cyc, st, fidx, fpad):
 
 
 # ----------------------------------------------------------------------------- service loop
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _replay(g, user, wst, ist, iseen, ioffs, iocc, fst, fseen, foffs, focc):
     """The service loop over all demand lines; returns the stall cycles. ist/fst are the
     read states of the mode; seen: CALC epochs per address; offs/occ: USER set ids."""
