@@ -160,3 +160,16 @@ def test_ctrl_c_inside_one_long_numba_call():
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130 and time.monotonic() - t < 2.0, (p.returncode, err)
     assert err.strip().splitlines() == ["roofsim: interrupted"]
+
+
+def test_a_reader_that_leaves_early_is_not_an_error(tmp_path):
+    """`roofsim ... | head -1`: the closed pipe ends the command quietly, exit 0 (the table
+    here, some 300 KB, is larger than any pipe's buffer)."""
+    topo = tmp_path / "big.csv"
+    topo.write_text("Layer, M, N, K,\n" + "".join(f"g{i}, 64, 64, 64,\n" for i in range(3000)))
+    p = subprocess.Popen([sys.executable, "-m", "simulator", "workload", "show", str(topo)],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = p.stdout.readline()
+    p.stdout.close()                     # the reader is gone after one line
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 0 and first.startswith(b"big") and err == "", err
