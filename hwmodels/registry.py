@@ -57,6 +57,9 @@ def get(name_or_path: str | os.PathLike):
     if not key.strip():
         raise ValueError(f"hardware {key!r} is empty; allowed: {', '.join(PRESETS)}, a path to a "
                          ".toml file, or a SCALE-Sim .cfg")
+    if Path(key).is_dir():
+        raise ValueError(f"hardware {key!r} is a folder; give a preset name, a .toml file or a "
+                         "SCALE-Sim .cfg")
     if key.endswith(".toml") or os.sep in key or Path(key).is_file():
         return load_toml(key)
     close = difflib.get_close_matches(key, PRESETS, n=1)

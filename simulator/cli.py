@@ -58,14 +58,23 @@ def _hw(args):
     return hwmodels.with_overrides(hw, args.set or [])
 
 
-def _positive_int(name):
+MAX_COUNT = 2**48     # any count typed on the command line (elements, sizes, batch...)
+
+
+def _positive_int(name, maximum=MAX_COUNT):
     def conv(text):
+        t = str(text).strip()
+        if len(t) > 18:
+            raise argparse.ArgumentTypeError(f"{t[:12]}... ({len(t)} characters) is too large; "
+                                             f"at most {maximum}")
         try:
-            v = int(text)
+            v = int(t)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+            raise argparse.ArgumentTypeError(f"{t[:40]!r} is not an integer") from None
         if v < 1:
             raise argparse.ArgumentTypeError(f"{v} must be >= 1")
+        if v > maximum:
+            raise argparse.ArgumentTypeError(f"{v} is too large; at most {maximum}")
         return v
     conv.__name__ = name
     return conv
@@ -852,15 +861,27 @@ def _finish(args, out, rows, to_dict, plot=None):
 OUTPUT_OPTIONS = ("csv", "json", "plot", "toml", "scalesim_csv")   # files a command writes
 
 
+def _max_workers() -> int:
+    """Four local worker processes a core: past that they only contend (and each holds an
+    interpreter and numba's cache)."""
+    from simulator.parallel import default_workers
+    return 4 * default_workers()
+
+
+MAX_WORKERS = _max_workers()
+
+
 def _check_outputs(args):
     """Refuse output paths that cannot be written before any work, not after it."""
     import os
     from pathlib import Path
     for opt in OUTPUT_OPTIONS:
         path = getattr(args, opt, None)
+        name = "--" + opt.replace("_", "-")
+        if path is not None and not str(path).strip():
+            raise ValueError(f"{name} '': an empty path; give a file name")
         if not path:
             continue
-        name = "--" + opt.replace("_", "-")
         folder = Path(path).resolve().parent
         if Path(path).is_dir():
             raise ValueError(f"{name} {path!r}: is a folder, not a file")
@@ -914,7 +935,7 @@ def _workers(args):
 
 
 def _add_workers(p):
-    p.add_argument("--workers", type=_positive_int("workers"), metavar="N",
+    p.add_argument("--workers", type=_positive_int("workers", MAX_WORKERS), metavar="N",
                    help="local worker processes (Dask LocalCluster; default: one per core; "
                         "1: run here)")
     p.add_argument("--scheduler", metavar="ADDRESS",

@@ -138,8 +138,10 @@ def _distributed(fn, items, results, progress, workers, scheduler) -> int:
     # the workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process group):
     # this process handles it and stops them; their SIG_IGN survives the exec
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import warnings
     try:
-        with dask.config.set(quiet):
+        with dask.config.set(quiet), warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # a slow start's advice is not the user's
             if scheduler is None:
                 cluster = LocalCluster(n_workers=workers or default_workers(),
                                        threads_per_worker=1, processes=True,

@@ -513,3 +513,18 @@ def test_analytic_issue_interference_is_the_machine_repairman():
     assert contended(1000.0, 10, 100.0) == pytest.approx(1000.0)   # never waits: issue-bound
     both = contended(1000.0, 10, 1000.0)                           # each alone as long as all
     assert 1000.0 < both < 2000.0 and both == pytest.approx(1000.0 / busy_fraction(10, 100 / 900))
+
+
+def test_analytic_one_partly_filled_block_is_not_its_empty_warps():
+    """A convolution whose grid is one block, partly filled: the analytic model samples
+    every warp of it (its last warps have nothing to do) and lands near full mode, where
+    it once priced only the empty last warp (0.3 us against 299 us)."""
+    from simulator.simt import analytic
+    from workloads.ir import Conv2d
+    op = Conv2d(name="c", N=1, C=64, H=8, W=8, K=4, R=3, S=3)
+    prob = api.build(FERMI, "conv-direct", conv=op)
+    a = analytic.predict(FERMI, prob.programs)
+    full = engine.simulate(FERMI, prob.programs, mode="full")
+    assert prob.programs[0].launch.blocks == 1
+    assert 0.5 < a.seconds / full.seconds < 1.5
+    assert 0.8 < a.instructions / full.instructions < 1.25

@@ -58,6 +58,8 @@ def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw
     p = Path(path)
     if not p.exists():
         raise ValueError(f"topology file {str(p)!r} does not exist")
+    if not p.is_file():
+        raise ValueError(f"topology file {str(p)!r} is a folder, not a file")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ValueError(f"batch = {batch!r}: must be an integer >= 1")
     try:

@@ -48,7 +48,12 @@ def parameters(hw, folder) -> dict:
     out = {}
     if "dram_copy" in rec:
         best = max(r["bandwidth_bytes_per_s"] for r in rec["dram_copy"])
-        out["dram.sustained_fraction"] = (min(1.0, best / hw.dram.bandwidth_bytes_per_s),
+        if best > hw.dram.bandwidth_bytes_per_s:
+            raise ValueError(f"{micro.path}: dram_copy measured {best / 1e12:.4g} TB/s, above the "
+                             f"preset's peak dram.bandwidth_bytes_per_s "
+                             f"({hw.dram.bandwidth_bytes_per_s / 1e12:.4g} TB/s): the measurement or "
+                             "the preset is wrong, and a sustained fraction above 1 means neither")
+        out["dram.sustained_fraction"] = (best / hw.dram.bandwidth_bytes_per_s,
                                           f"best dram_copy {best / 1e12:.3g} TB/s over the peak, {src}")
     if "l2_read" in rec:
         out["l2.bandwidth_bytes_per_cycle"] = (rec["l2_read"][0]["bandwidth_bytes_per_s"] / cyc,
@@ -109,6 +114,15 @@ def calibrate(hw, folder):
     changes = []
     for field, (value, source) in parameters(hw, folder).items():
         old = _get(hw, field)
-        hw = _set(hw, field, type(old)(value) if isinstance(old, int) else float(value))
+        if field.endswith("_cycles") and value < 1:
+            raise ValueError(f"{folder}: {field} from {source} comes to {value} cycles; a "
+                             "measurement that short is an error in it, not a parameter")
+        if field.endswith("_s") and value <= 0:
+            raise ValueError(f"{folder}: {field} from {source} comes to {value:.3g} s; it must be "
+                             "positive (the measurement is shorter than what it includes)")
+        try:
+            hw = _set(hw, field, type(old)(value) if isinstance(old, int) else float(value))
+        except ValueError as e:
+            raise ValueError(f"{folder}: {field} from {source}: {e}") from None
         changes.append((field, old, _get(hw, field), source))
     return hw, changes

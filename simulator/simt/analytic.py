@@ -45,6 +45,7 @@ MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole: a padded co
 #                           first taps are not its average
 SEGBUF = 1 << 20
 BODY_SAMPLES = 4         # blocks whose first warps stand for the grid's body
+TAIL_ALL_WARPS = 4       # grids of at most this many blocks sample every warp of the last
 
 
 @dataclass
@@ -87,13 +88,15 @@ def busy_fraction(w: float, r: float) -> float:
     ``r`` times as long in service as it spends away (waiting on its dependencies)
     between two services; exponential times. Exact for whole ``w``, interpolated
     between."""
-    w = max(w, 1.0)
+    w, r = max(float(w), 1.0), float(r)
 
     def busy(n):
         term, total = 1.0, 1.0
         for k in range(1, n + 1):
             term *= (n - k + 1) * r
             total += term
+            if total > 1e300:            # busy all the time, to any precision
+                return 1.0
         return 1.0 - 1.0 / total
     lo = int(w)
     b = busy(lo)
@@ -131,12 +134,17 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     # samples: blocks spread evenly over the grid stand for its body (a padded
     # convolution's first block, a corner, skips five of its nine taps), the last for itself
     body_blocks = sorted({min(B - 1, (2 * i + 1) * B // (2 * BODY_SAMPLES)) for i in range(BODY_SAMPLES)})
-    samples = [(b, 0) for b in body_blocks] + [(B - 1, wpb - 1)]
+    # the last block: its last warp stands for it in a long grid; in a short one (a
+    # block or a few, where it weighs) every warp of it, since a partly filled block's
+    # last warps may have nothing to do
+    tail = [(B - 1, w) for w in range(wpb)] if B <= TAIL_ALL_WARPS else [(B - 1, wpb - 1)]
+    samples = [(b, 0) for b in body_blocks] + tail
     scratch = np.zeros(2, np.int64)
-    prof0 = [_profile(prog, h, b, w, l2.latency_cycles, scratch) for b, w in samples]
-    per_warp = np.mean(prof0[:-1], axis=0)
-    last = prof0[-1]
     P = walk
+    prof0 = [_profile(prog, h, b, w, l2.latency_cycles, scratch) for b, w in samples]
+    nb = len(body_blocks)
+    per_warp = np.mean(prof0[:nb], axis=0)
+    last = np.mean(prof0[nb:], axis=0)
     gld_seg_total = per_warp[P.P_GLD_SEG] * wpb * max(B - 1, 0) + last[P.P_GLD_SEG] * wpb
     l1_miss_bytes = (1 - h1) * gld_seg_total * seg
     dram_read = 0.0 if l2_warm else min(l1_miss_bytes, float(prog.min_bytes))
@@ -144,8 +152,9 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     lat = h1 * l1.latency_cycles + (1 - h1) * (h2 * l2.latency_cycles + (1 - h2) * hw.dram.latency_cycles)
     # the same samples again at the mixed latency
     prof = [_profile(prog, h, b, w, lat, scratch) for b, w in samples]
-    per_warp = np.mean(prof[:-1], axis=0)
-    last = prof[-1]
+    per_warp = np.mean(prof[:nb], axis=0)
+    last = np.mean(prof[nb:], axis=0)
+    last[P.P_T1] = max(x[P.P_T1] for x in prof[nb:])   # the block lasts as long as its slowest warp
     R = occ.blocks_per_sm
     ns = sm.warp_schedulers
     store_bytes = (per_warp[P.P_GST_SEG] * wpb * max(B - 1, 0) + last[P.P_GST_SEG] * wpb) * seg
