@@ -61,6 +61,18 @@ def _hw(args):
 MAX_COUNT = 2**48     # any count typed on the command line (elements, sizes, batch...)
 
 
+def _budget(text):
+    """--engine-budget: a whole number of warp instructions, 0 up to 1e15."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{str(text)[:40]!r} is not a number") from None
+    if not 0 <= v <= 1e15 or v != int(v):
+        raise argparse.ArgumentTypeError(f"{str(text)[:40]!r}: a whole number of warp "
+                                         "instructions from 0 to 1e15")
+    return v
+
+
 def _positive_int(name, maximum=MAX_COUNT):
     def conv(text):
         t = str(text).strip()
@@ -875,6 +887,14 @@ def _check_outputs(args):
     """Refuse output paths that cannot be written before any work, not after it."""
     import os
     from pathlib import Path
+    given = [(opt, getattr(args, opt, None)) for opt in OUTPUT_OPTIONS if getattr(args, opt, None)]
+    seen = {}
+    for opt, path in given:
+        real = str(Path(path).resolve())
+        if real in seen:
+            raise ValueError(f"--{opt.replace('_', '-')} {path!r}: the same file as "
+                             f"--{seen[real].replace('_', '-')}; give each output its own")
+        seen[real] = opt
     for opt in OUTPUT_OPTIONS:
         path = getattr(args, opt, None)
         name = "--" + opt.replace("_", "-")
@@ -1109,7 +1129,7 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("--measurements", required=True, metavar="DIR",
                    help="folder with the suites' JSON, e.g. data/measurements/h100-sxm")
     p.add_argument("--suites", default="grid,gemm,conv", metavar="LIST")
-    p.add_argument("--engine-budget", type=float, default=None, metavar="N",
+    p.add_argument("--engine-budget", type=_budget, default=None, metavar="N",
                    help="run the engine (sampled) only on records whose sampled run simulates "
                         "at most N warp-instructions (default: every record); 0: analytic and "
                         "roofline only")

@@ -143,6 +143,7 @@ SINGLE_OP_FORMS = {
     "PATH.csv": "a SCALE-Sim topology CSV (conv or GEMM format)",
 }
 
+CONV_LAYOUT_NAMES = ("nchw", "nhwc")
 _CONV_KEYS = {"n": "N", "c": "C", "h": "H", "w": "W", "k": "K", "r": "R", "s": "S",
               "stride": "stride", "pad": "padding", "groups": "groups"}
 
@@ -195,6 +196,9 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
                 raise ValueError(f"workload gemm: a size of {max(map(len, m.groups()))} digits is too "
                                  "large; each of M, N, K at most 2147483647")
             M, N, K = map(int, m.groups())
+            if layout in CONV_LAYOUT_NAMES:
+                raise ValueError(f"--layout {layout}: a tensor layout applies to convolutions; "
+                                 "a GEMM's operands are row (row-major) or col")
             op = Gemm(name="gemm", dtype=d, M=M * (batch or 1), N=N, K=K,
                       **({"layout": layout} if layout else {}))
         elif single == "relu":
