@@ -635,7 +635,6 @@ def cmd_sweep_grid(args):
             raise ValueError(f"{args.kernel} needs --grids")
         grids = [None]
     pairs = [(g, b) for b in blocks for g in grids]
-    _check_outputs(args)
     rows, out = _sweep_rows(args, hw, pairs)
     eng = args.mode != "analytic"
     print((f"{args.kernel} on {hw.name}: {len(rows)} launches, {args.mode} engine"
@@ -666,7 +665,6 @@ def cmd_sweep_layout(args):
         raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
     from simulator.analysis.compare import PointTask, predict_point
     from simulator.parallel import map_tasks
-    _check_outputs(args)
     plain = workloads.resolve(args.workload, batch=args.batch)
     if not any(op.kind == "conv2d" for op in plain.ops):
         raise ValueError(f"--workload {args.workload[:60]!r}: no convolution to compare layouts "
@@ -784,7 +782,6 @@ def cmd_validate(args):
     bad = [x for x in suites if x not in KERNEL_SUITES]
     if bad or not suites:
         raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)}")
-    _check_outputs(args)
     files = [load_suite(args.measurements, suite) for suite in suites]
     out = predict_suites(hw, files, args.engine_budget, args.workers, args.scheduler,
                          log=lambda line: print(f"validate: {line}", file=sys.stderr, flush=True))
@@ -830,7 +827,6 @@ def cmd_plan(args):
     hw = _hw(args)
     if getattr(hw, "family", None) != "simt":
         raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
-    _check_outputs(args)
     layers = uniform(args.workload, args.batch, args.plan)
     out, totals = predict_plan(hw, layers, args.mode, args.l2 == "warm", args.workers,
                                args.scheduler)
