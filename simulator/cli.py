@@ -5,6 +5,7 @@ Bad input ends with exit code 2 and one line naming the problem; no traceback.
 from __future__ import annotations
 
 import argparse
+import re
 import dataclasses
 import sys
 
@@ -1199,7 +1200,7 @@ def main(argv=None) -> int:
         sys.stdout.flush()
         return 0
     except UsageError as e:
-        print(f"{e}", file=sys.stderr)
+        print(_one_line(e), file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `roofsim hw list | head -1`: the reader left, not an error
         try:
@@ -1264,7 +1265,11 @@ def _run_interruptibly(args):
 
 
 def _one_line(e: BaseException) -> str:
-    text = " ".join(str(e).split())
+    """The error as one printable line: runs of spaces, tabs and line breaks become one
+    space; any other character a terminal would act on (a record separator, an escape,
+    a NUL, typed into a value) is shown escaped, as ``\\x1e``."""
+    text = " ".join(re.split(r"[ \t\n\r]+", str(e).strip()))
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
     return text or type(e).__name__
 
 

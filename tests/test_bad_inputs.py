@@ -69,6 +69,24 @@ FAST = settings(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
+# characters str.splitlines() breaks on, and ones a terminal acts on: the message shows
+# each escaped, on one line (a hypothesis run found a record separator, \x1e, in --block)
+CONTROL = ["\x1e", "\x1c", "\x1d", "\x85", "\u2028", "\u2029", "\x0b", "\x0c", "\r",
+           "\n", "\x1b[31m", "\x00", "\x7f"]
+
+
+@pytest.mark.parametrize("ch", CONTROL, ids=[repr(c) for c in CONTROL])
+@pytest.mark.parametrize("argv", [["occupancy", "--hw", "h100-sxm", "--block=1{}2"],
+                                  ["roofline", "--hw", "h100-sxm", "--workload", "gemm:1{}2"],
+                                  ["hw", "show", "h100{}sxm"]])
+def test_control_characters_in_a_value_stay_on_one_printable_line(capsys, ch, argv):
+    code = main([a.format(ch) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    line = err.rstrip("\n")
+    assert len(line.splitlines()) == 1 and line.isprintable(), repr(err)
+
+
 @FAST
 @given(NUMBERISH)
 def test_any_onchip_size(capsys, value):
