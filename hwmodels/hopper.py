@@ -73,7 +73,8 @@ H100_SXM = SIMTGPU(
                                                               # function is not public), see core._owner
     dram=DRAM(kind="HBM3 5120-bit", size_bytes=80 * GiB,
               bandwidth_bytes_per_s=3.35 * TB,                # [DS]
-              sustained_fraction=0.7251932759418567,          # [CAL] dram_copy 2.43 TB/s
+              sustained_fraction=0.8772085642125625,          # [CAL] dram_copy at 32 and 64 warps
+              queue_cycles=219.2494142072882,                 # an SM: loaded latency, 2.94 TB/s peak
               latency_cycles=717,                             # [CAL] latency_dram_stream (2 KiB steps, 1 GiB)
               channels=10),                                   # 5 stacks x 2 (guess)
     host_link=HostLink(kind="PCIe Gen5 x16",

@@ -146,12 +146,15 @@ class DRAM:
     latency_cycles: int = p(doc="unloaded access latency in core cycles")
     channels: int = p(1, doc="independent channels (memory partitions)")
     # the SIMT engine serves DRAM at peak x sustained_fraction; bounds use the peak
-    sustained_fraction: float = p(1.0, doc="share of the peak that streaming kernels reach")
+    sustained_fraction: float = p(1.0, doc="share of the peak the DRAM serves at full load")
+    queue_cycles: float = p(0.0, doc="loaded latency: at utilisation u of the sustained "
+                                     "bandwidth an access waits queue_cycles x u/(1-u) more "
+                                     "(0: latency independent of load)")
 
     def __post_init__(self):
         _integer(self, "size_bytes", "latency_cycles", "channels")
         _positive(self, "size_bytes", "bandwidth_bytes_per_s", "channels", "sustained_fraction")
-        _positive(self, "latency_cycles", allow_zero=True)
+        _positive(self, "latency_cycles", "queue_cycles", allow_zero=True)
         if self.sustained_fraction > 1:
             raise ValueError(f"DRAM.sustained_fraction = {self.sustained_fraction}: must be <= 1")
 

@@ -5,7 +5,9 @@ kernels that are validated against it:
 
 | parameter | from |
 |---|---|
-| ``dram.sustained_fraction`` | best ``dram_copy`` (bytes read + written per second) over the peak |
+| ``dram.sustained_fraction``, | ``dram_copy`` at two occupancies (``loaded_latency``): the rate the |
+| ``dram.queue_cycles`` | DRAM approaches at full load over the peak, and how its latency grows |
+| | with load; with copies at one occupancy only, the best copy over the peak |
 | ``l2.bandwidth_bytes_per_cycle`` | ``l2_read`` |
 | ``sm.l1.latency_cycles`` | ``latency_l1`` (pointer chase, 16 KiB) |
 | ``l2.latency_cycles`` | ``latency_l2`` (pointer chase, 8 MiB) |
@@ -46,6 +48,7 @@ def parameters(hw, folder) -> dict:
     src = f"micro suite, {prov['device']}, {prov['date'][:10]}"
     cyc = hw.clock_hz
     out = {}
+    dram = "latency_dram_stream" if "latency_dram_stream" in rec else "latency_dram"
     if "dram_copy" in rec:
         best = max(r["bandwidth_bytes_per_s"] for r in rec["dram_copy"])
         if best > hw.dram.bandwidth_bytes_per_s:
@@ -53,14 +56,22 @@ def parameters(hw, folder) -> dict:
                              f"preset's peak dram.bandwidth_bytes_per_s "
                              f"({hw.dram.bandwidth_bytes_per_s / 1e12:.4g} TB/s): the measurement or "
                              "the preset is wrong, and a sustained fraction above 1 means neither")
-        out["dram.sustained_fraction"] = (best / hw.dram.bandwidth_bytes_per_s,
-                                          f"best dram_copy {best / 1e12:.3g} TB/s over the peak, {src}")
+        fit = (loaded_latency(hw, rec["dram_copy"], rec[dram][0]["latency_s"])
+               if dram in rec else None)
+        if fit:
+            peak, queue_s, how = fit
+            out["dram.sustained_fraction"] = (peak / hw.dram.bandwidth_bytes_per_s,
+                                              f"dram_copy loaded latency ({how}), {src}")
+            out["dram.queue_cycles"] = (queue_s * cyc, f"dram_copy loaded latency ({how}), {src}")
+        else:
+            out["dram.sustained_fraction"] = (best / hw.dram.bandwidth_bytes_per_s,
+                                              f"best dram_copy {best / 1e12:.3g} TB/s over the "
+                                              f"peak, {src}")
     if "l2_read" in rec:
         out["l2.bandwidth_bytes_per_cycle"] = (rec["l2_read"][0]["bandwidth_bytes_per_s"] / cyc,
                                                f"l2_read, {src}")
     # DRAM: the streaming chase (TLB hits, as kernels walking their arrays see) where the
     # suite has it; the random 1 GiB chase adds TLB misses
-    dram = "latency_dram_stream" if "latency_dram_stream" in rec else "latency_dram"
     for name, field in (("latency_l1", "sm.l1.latency_cycles"), ("latency_l2", "l2.latency_cycles"),
                         (dram, "dram.latency_cycles")):
         if name in rec:
@@ -92,6 +103,44 @@ def parameters(hw, folder) -> dict:
                 out[f"host_link.{kind}_bandwidth_bytes_per_s"] = (
                     big["bandwidth_bytes_per_s"], f"largest {kind} copy ({big['bytes'] >> 20} MiB), {hs}")
     return out
+
+
+def loaded_latency(hw, copies, latency_s):
+    """(peak bytes/s, queue seconds, how) of a DRAM whose latency grows with load as a
+    single-server queue's: ``L = L0 (1 + a u / (1 - u))``, u = X / peak, from the grid-
+    stride copies (``micro.copy_kernel``: a warp has one 128-byte load in flight, and
+    writes 128 bytes, per trip) at the fewest and the most resident warps. Little's law
+    gives each copy's latency, ``L = warps x 256 B / X``; two copies, two unknowns (peak,
+    a); L0 is the streaming pointer chase. None where the copies do not tell them apart
+    (one occupancy only, or latency not growing with load)."""
+    from simulator.simt.occupancy import occupancy
+
+    def warps(r):
+        per_sm = occupancy(hw, r["block"], regs=32).blocks_per_sm
+        return min(-(-r["grid"] // hw.sm_count), per_sm) * hw.sm_count * r["block"] // 32
+
+    at = {}                          # the fastest copy at each occupancy
+    for r in copies:
+        w = warps(r)
+        if w not in at or r["bandwidth_bytes_per_s"] > at[w]["bandwidth_bytes_per_s"]:
+            at[w] = r
+    pts = sorted(at.items())
+    if len(pts) < 2:
+        return None
+    (w1, r1), (w2, r2) = pts[0], pts[-1]
+    x1, x2 = r1["bandwidth_bytes_per_s"], r2["bandwidth_bytes_per_s"]
+    e1 = w1 * 256 / x1 / latency_s - 1          # latency over the unloaded one, less 1
+    e2 = w2 * 256 / x2 / latency_s - 1
+    if not (0 < e1 < e2 and x1 < x2):
+        return None
+    # e = a x / (peak - x) at both: peak (e1/x1 - e2/x2) = e1 - e2
+    peak = (e1 - e2) / (e1 / x1 - e2 / x2)
+    a = e1 * (peak - x1) / x1
+    if not (x2 < peak <= hw.dram.bandwidth_bytes_per_s and a > 0):
+        return None
+    how = (f"{x1 / 1e12:.3g} TB/s at {w1 // hw.sm_count} warps an SM, {x2 / 1e12:.3g} at "
+           f"{w2 // hw.sm_count}: peak {peak / 1e12:.3g} TB/s, queue {a:.3g} x latency")
+    return peak, a * latency_s, how
 
 
 def _set(obj, path, value):

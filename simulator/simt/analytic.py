@@ -37,6 +37,7 @@ from simulator.result import Launch, Result
 
 from . import isa, walk
 from .engine import _launch_occupancy, footprint_bytes, issue_utilization, launch_shape
+from .memory import U_MAX
 from .hwvec import (H_BANKB, H_BANKS, H_FPLAT, H_INTII, H_ISSUE, H_LDSTII, H_SEG, H_SFUII,
                     H_SFULAT, H_SHLAT, H_SPII, hw_vector)
 
@@ -154,7 +155,13 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     prof = [_profile(prog, h, b, w, lat, scratch) for b, w in samples]
     per_warp = np.mean(prof[:nb], axis=0)
     last = np.mean(prof[nb:], axis=0)
-    last[P.P_T1] = max(x[P.P_T1] for x in prof[nb:])   # the block lasts as long as its slowest warp
+    slow = int(np.argmax([x[P.P_T1] for x in prof[nb:]]))
+    last[P.P_T1] = prof[nb + slow][P.P_T1]       # the block lasts as long as its slowest warp
+    # T1 grows with the load latency about linearly (its chain of dependent loads): its
+    # slope between the two walks prices the DRAM's loaded latency below
+    dl = lat - l2.latency_cycles
+    t1_slope = (np.mean([x[P.P_T1] - x0[P.P_T1] for x, x0 in zip(prof[:nb], prof0[:nb])]) / dl,
+                (prof[nb + slow][P.P_T1] - prof0[nb + slow][P.P_T1]) / dl) if dl > 1e-9 else (0.0, 0.0)
     R = occ.blocks_per_sm
     ns = sm.warp_schedulers
     store_bytes = (per_warp[P.P_GST_SEG] * wpb * max(B - 1, 0) + last[P.P_GST_SEG] * wpb) * seg
@@ -176,30 +183,50 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
                    + warps * (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg / l1.bandwidth_bytes_per_cycle
                    + warps * prof_w[P.P_SH_PASS] * h[H_LDSTII])
 
-    def wave(blocks_per_sm, prof_w, blocks_in_wave):
+    to_dram = (1 - h1) * (1 - h2)              # the share of loads that DRAM serves
+
+    def wave(blocks_per_sm, prof_w, slope, blocks_in_wave):
         warps = blocks_per_sm * wpb
         frac = blocks_in_wave / B
-        # a block's warps wait for each other at every barrier, so its own issue time
-        # adds to the warp's latency instead of hiding behind it
-        latency = prof_w[P.P_T1] + (issue_time(wpb, prof_w) if has_barrier else 0.0)
-        issue = contended(issue_time(warps, prof_w), warps / ns, latency)
-        miss_bytes = (l1_miss_bytes + store_bytes) * frac
+        miss_bytes = l1_miss_bytes * frac    # loads wait for their data; stores do not
         per_round = prof_w[P.P_GLD_SEG] / max(prof_w[P.P_ROUNDS], 1.0)
         inflight = min(float(l1.mshrs), warps * max(per_round, 1.0)) * hw.sm_count
-        conc = miss_bytes / (inflight * seg / lat) if miss_bytes else 0.0
-        terms = {"latency": float(latency), "issue": float(issue),
-                 "launch": float(blocks_per_sm * sm.block_launch_cycles),
-                 "dram": float(dram_total * frac / dram_bpc), "l2": float(l2_total * frac / l2_bpc),
-                 "concurrency": float(conc)}
-        return max(terms.values()), terms
+        issue_w = issue_time(warps, prof_w)
+        dram_t = dram_total * frac / dram_bpc
+
+        def at(u):
+            # a load's latency at DRAM utilisation u (memory.dram_wait: loaded latency)
+            extra = to_dram * hw.dram.queue_cycles * u / (1 - u)
+            # a block's warps wait for each other at every barrier, so its own issue time
+            # adds to the warp's latency instead of hiding behind it
+            latency = prof_w[P.P_T1] + slope * extra + (issue_time(wpb, prof_w) if has_barrier else 0.0)
+            conc = miss_bytes / (inflight * seg / (lat + extra)) if miss_bytes else 0.0
+            terms = {"latency": float(latency), "issue": float(contended(issue_w, warps / ns, latency)),
+                     "launch": float(blocks_per_sm * sm.block_launch_cycles),
+                     "dram": float(dram_t), "l2": float(l2_total * frac / l2_bpc),
+                     "concurrency": float(conc)}
+            return max(terms.values()), terms
+
+        t, terms = at(0.0)
+        if hw.dram.queue_cycles > 0 and dram_t > 0 and to_dram > 0:
+            # the utilisation the wave's own time implies, dram_t / t, is the one it ran
+            # at: a fixed point, found by bisection (t grows with u)
+            lo, hi = 0.0, U_MAX
+            for _ in range(40):
+                u = 0.5 * (lo + hi)
+                t, terms = at(u)
+                lo, hi = (u, hi) if dram_t / t > u else (lo, u)
+            t, terms = at(lo)
+        return t, terms
 
     C = R * hw.sm_count
     full, rest = divmod(B, C)
-    t_full, terms = wave(R, per_warp, C) if full else (0.0, None)
+    t_full, terms = wave(R, per_warp, t1_slope[0], C) if full else (0.0, None)
     cycles = full * t_full
     if rest:
-        t_tail, tail_terms = wave(math.ceil(rest / hw.sm_count), last if full == 0 and B == 1 else
-                                  (per_warp + last) / 2, rest)
+        alone = full == 0 and B == 1
+        t_tail, tail_terms = wave(math.ceil(rest / hw.sm_count), last if alone else (per_warp + last) / 2,
+                                  t1_slope[1] if alone else sum(t1_slope) / 2, rest)
         cycles += t_tail
         terms = terms or tail_terms
     cycles += sm.block_launch_cycles              # the first block's dispatch

@@ -114,7 +114,8 @@ def _state(hw):
     shape = (1, sets, l2.ways)
     return (np.full(shape, -1, np.int64), np.zeros(shape, np.int64),
             np.zeros(shape), np.zeros(shape, np.bool_),
-            np.zeros(l2.banks), np.zeros(hw.dram.channels), np.zeros(1, np.bool_))
+            # the channels' free cycles, then the DRAM's utilisation and its time (memory.dram_use)
+            np.zeros(l2.banks), np.zeros(hw.dram.channels + 2), np.zeros(1, np.bool_))
 
 
 def state_bytes(hw, programs, mode: str) -> int:
@@ -168,13 +169,17 @@ def _skips(work, C):
     return _plan(work, C)
 
 
-def trip_caps(prog, trips):
+def trip_caps(prog, trips, fill: int = 0):
     """The three loop cuts of trip extrapolation for a warp of ``trips`` trips: multiples
     of the program's trip period near TRIP_CAPS, so that each run ends where the loop
-    nest's work repeats; None when the loop is too short to gain from it."""
+    nest's work repeats; None when the loop is too short to gain from it. ``fill``: the
+    trips it takes a cold launch to fill the L2 (0: it never does, or starts full), past
+    which the cuts move -- only then do evictions, and dirty write-backs, reach the
+    steady rate the extrapolation reads."""
     per = max(1, int(prog.trip_period))
     lo = per * -(-TRIP_CAPS[0] // per)
-    caps = tuple(lo * c // TRIP_CAPS[0] for c in TRIP_CAPS)
+    shift = per * -(-int(fill) // per)
+    caps = tuple(lo * c // TRIP_CAPS[0] + shift for c in TRIP_CAPS)
     return caps if trips > max(TRIP_SAMPLE_MIN, 2 * caps[-1]) else None
 
 
@@ -221,13 +226,16 @@ def _block_cost(prog, work, wpb, caps):
     return wpb * (n - body) * (len(caps) if caps else 1) + trips * body
 
 
-def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True) -> Plan:
+def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
+         cold: bool = False) -> Plan:
     """The sampling plan of one launch (see the module's docstring). Sampled mode cuts
     long loops (``trip_caps``), then simulates the most SMs (``spread`` over the GPU; at
     least one) whose blocks (those the full GPU would dispatch to them: block b goes to SM
     b mod N) cost at
     most ``budget`` warp instructions, after wave sampling of the slice's own waves.
-    ``whole_l2``: the slice keeps the whole L2's capacity (see ``slice_vector``)."""
+    ``whole_l2``: the slice keeps the whole L2's capacity (see ``slice_vector``); where
+    it does not, the L2 starts ``cold`` (empty) and the launch stores more than the L2
+    holds, the loop cuts wait until it has streamed an L2's worth of its footprint."""
     B, N = prog.launch.blocks, int(h[H_NSM])
     wpb, bps = int(h[H_WPB]), int(h[H_BPS])
     if mode == "full":
@@ -242,7 +250,13 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True) ->
                     np.ones(B), 0, N)
     budget = SLICE_BUDGET if budget is None else budget
     work, trips = _work(prog, h)
-    caps = trip_caps(prog, trips)
+    fill = 0
+    if cold and not whole_l2 and trips and \
+            sum(4 * n for _, _, n in _stored(prog)) > hw.l2.size_bytes:
+        # it writes more than the L2 holds: dirty lines go back to DRAM once the L2 is
+        # full, after about this many trips of streaming its footprint
+        fill = trips * hw.l2.size_bytes / max(1, footprint_bytes([prog]))
+    caps = trip_caps(prog, trips, fill)
     weight = (work + wpb).astype(np.float64)
     cost = _block_cost(prog, work, wpb, caps).astype(np.float64)
     waves = B / (N * bps)
@@ -618,8 +632,9 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     launches = []
     whole = footprint_bytes(programs) <= hw.l2.size_bytes
     occs = [_launch_occupancy(hw, prog) for prog in programs]
-    plans = [plan(hw, prog, hw_vector(hw, occ, policy, prog.smem_per_block), mode, budget, whole)
-             for prog, occ in zip(programs, occs)]
+    plans = [plan(hw, prog, hw_vector(hw, occ, policy, prog.smem_per_block), mode, budget, whole,
+                  cold=not l2_warm and k == 0)
+             for k, (prog, occ) in enumerate(zip(programs, occs))]
     for k, (prog, occ, pl) in enumerate(zip(programs, occs, plans)):
         B = prog.launch.blocks
         C = occ.blocks_per_sm * hw.sm_count

@@ -68,6 +68,9 @@ HW_FIELDS = (
     ("dram_service_cycles", lambda c: c.l2.sector_bytes / (c.dram.bandwidth_bytes_per_s
                                                            * c.dram.sustained_fraction
                                                            / c.hw.clock_hz / c.dram.channels)),
+    # loaded latency: a DRAM access waits dram_queue_cycles x u / (1 - u) more, u the
+    # DRAM's utilisation (memory.dram_wait)
+    ("dram_queue_cycles", lambda c: c.dram.queue_cycles),
     ("block_launch_cycles", lambda c: c.sm.block_launch_cycles),      # an SM's dispatcher rate
     ("gto", lambda c: 1.0 if c.policy == "gto" else 0.0),              # 1 GTO, 0 LRR
     ("issue_interval", lambda c: c.sm.issue_interval_cycles),
@@ -118,6 +121,7 @@ H_L2SVC = H["l2_service_cycles"]
 H_DLAT = H["dram_latency"]
 H_DCH = H["dram_channels"]
 H_DSVC = H["dram_service_cycles"]
+H_DQ = H["dram_queue_cycles"]
 H_LAUNCH = H["block_launch_cycles"]
 H_GTO = H["gto"]
 H_ISSUE = H["issue_interval"]

@@ -8,7 +8,9 @@ arrives); the L1s are ``n_sm`` such caches of ``segment_bytes`` lines, the L2 on
 the L1; stores write through, invalidating the L1 copy, into the L2, which allocates
 without fetching and writes dirty victims back. Every request to the L2 queues at the
 bank that owns it (``owner``), a miss or a write-back at its DRAM channel; completion
-times are reserved at issue. Counts go into the statistics vector (``stats.S_*``).
+times are reserved at issue. A DRAM read also waits longer the busier the DRAM is
+(``dram_wait``: loaded latency, measured on the H100 by the micro suite's copies at two
+occupancies); the last two slots of ``chan_free`` hold the utilisation estimate. Counts go into the statistics vector (``stats.S_*``).
 
 The MSHRs that a miss holds belong to the SM's scheduler (``core._alloc``), which also
 asks ``l1_holds`` before issuing a load, to know how many it will need.
@@ -18,9 +20,11 @@ touch ``core.py`` (or clear ``__pycache__``) so that a cached ``core.run`` is re
 """
 from __future__ import annotations
 
+import math
+
 from numba import njit
 
-from .hwvec import (H_DCH, H_DLAT, H_DSVC, H_L1LAT, H_L1SETS, H_L1WAYS, H_L2BANKS, H_L2HASH,
+from .hwvec import (H_DCH, H_DLAT, H_DQ, H_DSVC, H_L1LAT, H_L1SETS, H_L1WAYS, H_L2BANKS, H_L2HASH,
                     H_L2LAT, H_L2LINE, H_L2OWN, H_L2SEC, H_L2SETS, H_L2SVC, H_L2WAYS, H_SEG)
 from .stats import (S_DRB, S_DWB, S_FIRST, S_GLD, S_GST, S_L1B, S_L1HIT, S_L1MISS, S_L2HIT, S_L2MISS,
                     S_L2RB, S_L2WB)
@@ -131,6 +135,43 @@ def l1_write(s, hp, tags1, sm, st):
 
 # ---------------------------------------------------------------- L2, banks and DRAM
 
+# the DRAM's utilisation is a moving average over this many DRAM latencies
+DRAM_WINDOW = 8.0
+# and is taken at most this, where the wait below is 49 x queue_cycles: beyond it the
+# channels' own queues (the sustained bandwidth) hold the rate
+U_MAX = 0.98
+
+
+@njit(cache=True)
+def dram_use(t, hp, chan_free):
+    """One sector's service at cycle t into the DRAM's utilisation: ``chan_free[-2]``,
+    an exponentially decaying sum of the service demand (cycles of the whole DRAM at its
+    sustained rate) over a window of ``DRAM_WINDOW`` latencies, which a steady stream
+    of requests holds at its utilisation; ``chan_free[-1]``, when it was last updated.
+    A slice of the SMs has its share of channels, each as fast, so the same stream per
+    SM gives the same utilisation."""
+    n = chan_free.shape[0]
+    tau = max(1.0, DRAM_WINDOW * hp[H_DLAT])
+    last = chan_free[n - 1]
+    if t > last:
+        chan_free[n - 2] *= math.exp(-(t - last) / tau)
+        chan_free[n - 1] = t
+    chan_free[n - 2] += hp[H_DSVC] / (hp[H_DCH] * tau)
+
+
+@njit(cache=True)
+def dram_wait(hp, chan_free):
+    """The queueing a DRAM read adds to its latency at the present utilisation u:
+    ``queue_cycles x u / (1 - u)``, the mean wait of a single-server queue (M/M/1),
+    whose service time ``queue_cycles`` the calibration reads off the micro suite's
+    copies at two occupancies. It grows well before the bandwidth runs out, as a real
+    memory system's latency does (reordering queues, bank conflicts, the crossbar)."""
+    if hp[H_DQ] <= 0.0:
+        return 0.0
+    u = min(chan_free[chan_free.shape[0] - 2], U_MAX)
+    return hp[H_DQ] * u / (1.0 - u)
+
+
 @njit(cache=True)
 def l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_free, seen, stamp, st):
     """One L2 sector request arriving at cycle t; returns its completion cycle.
@@ -163,6 +204,7 @@ def l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_free
         # write the victim back: it occupies its channel
         vch = owner(tags2[0, set_, v] // per_line, int(hp[H_DCH]), hashed)
         chan_free[vch] = max(chan_free[vch], start) + hp[H_DSVC]
+        dram_use(start, hp, chan_free)
         st[S_DWB] += sec
     tags2[0, set_, v] = s2
     lru2[0, set_, v] = stamp
@@ -181,7 +223,7 @@ def l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_free
     if first and ((s2 * 2654435761) >> 16) % 65536 >= hp[H_L2OWN] * 65536:
         # another SM fetches this sector (see the docstring): it takes DRAM's latency,
         # not this slice's share of DRAM's bandwidth
-        done = start + hp[H_L2SVC] + hp[H_DLAT]
+        done = start + hp[H_L2SVC] + hp[H_DLAT] + dram_wait(hp, chan_free)
         fill2[0, set_, v] = done
         st[S_L2HIT] += 1
         st[S_L2RB] += sec
@@ -191,6 +233,7 @@ def l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_free
     st[S_DRB] += sec
     ds = max(start + hp[H_L2SVC], chan_free[ch])
     chan_free[ch] = ds + hp[H_DSVC]
-    done = ds + hp[H_DSVC] + hp[H_DLAT]
+    dram_use(start, hp, chan_free)
+    done = ds + hp[H_DSVC] + hp[H_DLAT] + dram_wait(hp, chan_free)
     fill2[0, set_, v] = done
     return done
