@@ -21,9 +21,9 @@ def _nonempty(d):
 
 
 def test_dispatch_branches_follow_faces():
-    """Branch i of dispatch.setup and dispatch.lanes calls FACES[i]'s function; the last
-    (unconditional) return is the last face."""
-    for fn in (dispatch.setup, dispatch.lanes):
+    """Branch i of dispatch.setup, dispatch.trips and dispatch.lanes calls FACES[i]'s
+    function; the last (unconditional) return is the last face."""
+    for fn in (dispatch.setup, dispatch.trips, dispatch.lanes):
         tree = ast.parse(inspect.getsource(fn.py_func))
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
         called = [n.func.value.id for n in sorted(calls, key=lambda n: n.lineno)]
@@ -46,6 +46,35 @@ def test_every_kernel_builds_on_dispatched_faces_with_its_accesses(kernel, i):
         assert prog.face in dispatch.FACES
         assert len(prog.param_names) == len(prog.params)
         assert walk.thread_accesses(prog) == _nonempty(ref)
+
+
+@pytest.mark.parametrize("kernel,i", VARIANTS)
+@pytest.mark.parametrize("block", [None, (96, 1, 1), (8, 8, 1), (40, 3, 1)])
+def test_trips_is_what_setup_returns_for_every_warp(kernel, i, block):
+    """dispatch.trips (what the sampler asks of every warp of a launch) against
+    dispatch.setup's return, the reference, on every warp of every block -- default
+    blocks and blocks whose warps wrap rows, or end part-filled."""
+    from simulator.simt import isa
+    spec = REGISTRY.get(kernel)
+    problem = spec.problem(**spec.variants[i])
+    for prog in spec.build(FERMI, problem):
+        p = np.array(prog.params, np.int64)
+        if block is not None:
+            if prog.face not in ("relu", "conv_direct", "gemm_naive"):
+                continue
+            t = block[0] * block[1] * block[2]
+            p[3:6] = block
+            p[0] = max(1, -(-int(prog.launch.blocks) * int(np.prod(prog.launch.block)) // t))
+            p[1] = p[2] = 1
+            if prog.face == "gemm_naive":         # a 2-D grid over C
+                p[0], p[1] = -(-p[7] // block[0]) + 1, -(-p[6] // block[1]) + 1
+        tv = np.zeros((1, 32, isa.TV), np.int64)
+        warps = -(-int(p[3] * p[4] * p[5]) // 32)
+        for b in range(int(p[0] * p[1] * p[2])):
+            bx, by, bz = b % p[0], (b // p[0]) % p[1], b // (p[0] * p[1])
+            for w in range(warps):
+                want = dispatch.setup(prog.kind, p, bx, by, bz, w, tv, 0)
+                assert dispatch.trips(prog.kind, p, bx, by, bz, w) == want, (prog.name, b, w)
 
 
 @pytest.mark.parametrize("kernel,i", VARIANTS)

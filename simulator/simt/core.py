@@ -235,12 +235,11 @@ def block_trips(kind, p, n_blocks, wpb):
     """Per block: loop trips summed over its warps (the sampler's measure of block work)
     and the most trips of any one of its warps."""
     gx, gy = p[0], p[1]
-    tv = np.zeros((1, 32, isa.TV), np.int64)
     total = np.zeros(n_blocks, np.int64)
     most = np.zeros(n_blocks, np.int64)
     for bl in range(n_blocks):
         for w in range(wpb):
-            t = dispatch.setup(kind, p, bl % gx, (bl // gx) % gy, bl // (gx * gy), w, tv, 0)
+            t = dispatch.trips(kind, p, bl % gx, (bl // gx) % gy, bl // (gx * gy), w)
             total[bl] += t
             most[bl] = max(most[bl], t)
     return total, most

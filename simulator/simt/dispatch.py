@@ -3,7 +3,7 @@ by ``Program.kind``, the index of its face in ``FACES``.
 
 (numba caches a function that calls fixed globals; one taking another jitted function as
 an argument would be recompiled in every process.) A kernel module that brings new
-``setup``/``lanes`` functions adds itself to ``FACES`` and one branch to each function
+``setup``/``trips``/``lanes`` functions adds itself to ``FACES`` and one branch to each function
 below, in the same position; ``tests/test_registry.py`` holds the branches to ``FACES``
 and every registered kernel's faces to it.
 """
@@ -38,6 +38,23 @@ def setup(kind, p, bx, by, bz, w, tv, g):
     if kind == 4:
         return conv_im2col.setup(p, bx, by, bz, w, tv, g)
     return matadd.setup(p, bx, by, bz, w, tv, g)
+
+
+@njit(cache=True)
+def trips(kind, p, bx, by, bz, w):
+    """``setup``'s return alone (the warp's loop trips), without the per-lane work: the
+    sampler asks it of every warp of a launch."""
+    if kind == 0:
+        return relu.trips(p, bx, by, bz, w)
+    if kind == 1:
+        return gemm_naive.trips(p, bx, by, bz, w)
+    if kind == 2:
+        return gemm_tiled.trips(p, bx, by, bz, w)
+    if kind == 3:
+        return conv_direct.trips(p, bx, by, bz, w)
+    if kind == 4:
+        return conv_im2col.trips(p, bx, by, bz, w)
+    return matadd.trips(p, bx, by, bz, w)
 
 
 @njit(cache=True)

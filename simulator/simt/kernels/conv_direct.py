@@ -198,6 +198,18 @@ def _mask(p, tv, g, it, stream, out):
 
 
 @njit(cache=True)
+def trips(p, bx, by, bz, w):
+    """What ``setup`` returns, without storing the lanes: the trips if some thread of the
+    warp has an output (the first one that exists usually has)."""
+    total = p[6] * p[10] * p[13] * p[14]
+    for lane in range(32):
+        tx, ty, tz, ok = isa.thread_of(p, w, lane)
+        if ok and bx * p[3] + tx < total:
+            return (p[7] * p[11] * p[12] + p[21] - 1) // p[21]
+    return 0
+
+
+@njit(cache=True)
 def lanes(p, tv, g, it, stream, out):
     """0, 3, 13, 15: load x at the trip's first, second, third, fourth tap; 1, 4, 14, 16:
     load the weight (all skipped in the padding); 2: store y[o]."""

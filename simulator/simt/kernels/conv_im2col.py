@@ -158,6 +158,11 @@ def setup(p, bx, by, bz, w, tv, g):
 
 
 @njit(cache=True)
+def trips(p, bx, by, bz, w):
+    """What ``setup`` returns, without the lanes: no loop."""
+    return 0
+
+@njit(cache=True)
 def lanes(p, tv, g, it, stream, out):
     """0: load x at the element's window tap (skipped in the padding); 1: store col[e]."""
     n_ = 0

@@ -106,6 +106,18 @@ def setup(p, bx, by, bz, w, tv, g):
 
 
 @njit(cache=True)
+def trips(p, bx, by, bz, w):
+    """What ``setup`` returns, without storing the lanes: the k-loop trips if some thread
+    of the warp is inside C."""
+    for lane in range(32):
+        tx, ty, tz, ok = isa.thread_of(p, w, lane)
+        gx, gy = bx * p[3] + tx, by * p[4] + ty
+        r, c = (gy, gx) if p[9] == 0 else (gx, gy)
+        if ok and r < p[6] and c < p[7]:
+            return (p[8] + UNROLL - 1) // UNROLL
+    return 0
+
+@njit(cache=True)
 def lanes(p, tv, g, it, stream, out):
     """Streams 2u: load A[r, k]; 2u+1: load B[k, c] with k = UNROLL it + u;
     2 UNROLL: store C[r, c]."""

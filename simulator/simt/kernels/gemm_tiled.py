@@ -107,6 +107,11 @@ def setup(p, bx, by, bz, w, tv, g):
 
 
 @njit(cache=True)
+def trips(p, bx, by, bz, w):
+    """What ``setup`` returns, without the lanes: the K tiles."""
+    return (p[8] + p[9] - 1) // p[9]
+
+@njit(cache=True)
 def lanes(p, tv, g, it, stream, out):
     """0: load A[row, tT+tx]; 1: load B[tT+ty, col] (zero-padded edges: guarded);
     2, 3: store sA[ty, tx], sB[ty, tx]; 4+2kk, 5+2kk: load sA[ty, kk], sB[kk, tx];

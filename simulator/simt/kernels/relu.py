@@ -81,6 +81,14 @@ def setup(p, bx, by, bz, w, tv, g):
 
 
 @njit(cache=True)
+def trips(p, bx, by, bz, w):
+    """What ``setup`` returns, without the lanes: the trips of the warp's first thread."""
+    n, stride = p[6], p[0] * p[3]
+    tx, ty, tz, ok = isa.thread_of(p, w, 0)
+    i0 = bx * p[3] + tx
+    return (n - i0 + stride - 1) // stride if i0 < n else 0
+
+@njit(cache=True)
 def lanes(p, tv, g, it, stream, out):
     """Streams 0: load x[i]; 1: store y[i] (both: lanes with i < n)."""
     n, stride = p[6], p[0] * p[3]
