@@ -50,7 +50,7 @@ CAUSES = ("idle", "memory", "dependency", "pipe", "barrier", "mshr")
 _owner = memory.owner        # the L2 bank / DRAM channel hash (the measure suites' tests read it)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def settle(kind, p, tmpl, pro_end, body_end, tv, g, live, pc, it, trips, ph, addr):
     """Advance a warp to its next instruction that has an active lane, from ``pc``.
 
@@ -96,7 +96,7 @@ def settle(kind, p, tmpl, pro_end, body_end, tv, g, live, pc, it, trips, ph, add
         pc += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _segments(addr, g, seg_bytes, out):
     """Distinct segments of warp g's active lanes' 4-byte accesses, sorted into out[g];
     returns their count."""
@@ -144,7 +144,7 @@ def _bank_passes(addr, g, banks, bank_bytes, scratch):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _dep_ready(g, pc, tmpl, rready, rmem):
     """(cycle the scoreboard lets warp g issue instruction pc, 1 if it waits on a load)."""
     ready = 0.0
@@ -157,7 +157,7 @@ def _dep_ready(g, pc, tmpl, rready, rmem):
     return ready, mem
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _heap_push(h, r, n, v):
     """Push v on the min-heap h[r, :n]; returns the new size."""
     i = n
@@ -171,7 +171,7 @@ def _heap_push(h, r, n, v):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _heap_pop(h, r, n):
     """Remove the minimum of h[r, :n]; returns the new size."""
     n -= 1
@@ -189,7 +189,7 @@ def _heap_pop(h, r, n):
         i = m
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _outstanding(h, r, n, t):
     """Drop the misses completed by cycle t; returns how many remain outstanding."""
     while n > 0 and h[r, 0] <= t:
@@ -197,7 +197,7 @@ def _outstanding(h, r, n, t):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _alloc(h, r, n, nm, t, done):
     """Take an MSHR until cycle ``done`` (an uncoalesced access needing more than there
     are reuses the soonest-free one: it waits for it in the real machine too)."""
@@ -219,7 +219,7 @@ def _retire(order, norder, sm, sc, slot):
     norder[sm, sc] = n - 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _prepare(g, pc, tmpl, rready, rmem, wdep, wdepm, addr, seg_bytes, wseg, wnseg):
     """Cache what the scheduler asks of warp g's next instruction."""
     if pc >= tmpl.shape[0]:

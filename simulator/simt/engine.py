@@ -37,10 +37,10 @@ from .stats import S_DRB, S_END, S_FIRST, S_L2HIT, S_L2MISS, LaunchStats, hit_ra
 
 POLICIES = ("gto", "lrr")
 MODES = ("full", "sampled")
-HEAD_WAVES = 6
+HEAD_WAVES = 4
 RAMP_WAVES = 2
 TAIL_WAVES = 2
-SAMPLE_MIN_WAVES = 12
+SAMPLE_MIN_WAVES = 7
 RUN_TOLERANCE = 0.02
 TRIP_CAPS = (16, 32, 48)
 TRIP_SAMPLE_MIN = 192

@@ -68,7 +68,7 @@ def owner(line, n, hashed):
 
 # ---------------------------------------------------------------- L1 (one per SM)
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def l1_holds(tags1, sm, s, sets, ways):
     """Whether SM sm's L1 holds segment s (no side effects: the scheduler's MSHR count)."""
     st = s % sets
@@ -78,7 +78,7 @@ def l1_holds(tags1, sm, s, sets, ways):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def l1_read(s, t, hp, tags1, lru1, fill1, sm, stamp, st):
     """A load's segment s at SM sm's L1 at cycle t: counts it; on a hit marks the way
     used and returns the cycle its data is there (the L1 latency, or the fill still in
@@ -107,7 +107,7 @@ def l1_read(s, t, hp, tags1, lru1, fill1, sm, stamp, st):
     return done
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def l1_fill(s, hp, tags1, lru1, fill1, sm, stamp, done):
     """Install segment s in SM sm's L1 (in an empty way, else the least recently used),
     its data arriving at cycle ``done``."""
@@ -119,7 +119,7 @@ def l1_fill(s, hp, tags1, lru1, fill1, sm, stamp, done):
     fill1[sm, set1, v] = done
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def l1_write(s, hp, tags1, sm, st):
     """A store's segment s at SM sm's L1: counts it and drops the L1's copy (write
     through, no allocation); the caller writes its sectors to the L2 (``l2_access``)."""
@@ -172,7 +172,7 @@ def dram_wait(hp, chan_free):
     return hp[H_DQ] * u / (1.0 - u)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_free, seen, stamp, st):
     """One L2 sector request arriving at cycle t; returns its completion cycle.
 
