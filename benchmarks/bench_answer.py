@@ -77,6 +77,7 @@ def validation(args):
                    "suites": {f.suite: {**score([r for r in rows if r.suite == f.suite]),
                                         "device": f.device} for f in files},
                    "rows": [r.to_dict() for r in rows]}
+            Path(args.json_dir).mkdir(parents=True, exist_ok=True)
             write_json(Path(args.json_dir) / f"{hwname}.json", doc)
         for s in suites:
             rs = [r for r in rows if r.suite == s]

@@ -267,8 +267,10 @@ class SM:
         _positive(self, *optional, allow_zero=True)
         self._check_carveouts()
         if self.max_warps * self.warp_size < self.max_threads:
-            raise ValueError(f"SM.max_warps = {self.max_warps}: max_warps x warp_size must be "
-                             f">= max_threads ({self.max_threads})")
+            raise ValueError(f"SM.max_warps = {self.max_warps}, warp_size = {self.warp_size}, "
+                             f"max_threads = {self.max_threads}: max_warps x warp_size "
+                             f"({self.max_warps * self.warp_size}) must be >= max_threads; "
+                             "change them together")
         if self.max_shared_per_block_bytes > self.shared_bytes:
             raise ValueError(f"SM.max_shared_per_block_bytes = {self.max_shared_per_block_bytes}: "
                              f"must be <= shared_bytes ({self.shared_bytes})")

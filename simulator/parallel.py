@@ -143,14 +143,26 @@ def _distributed(fn, items, results, progress, workers, scheduler) -> int:
         with dask.config.set(quiet), warnings.catch_warnings():
             warnings.simplefilter("ignore")      # a slow start's advice is not the user's
             if scheduler is None:
-                cluster = LocalCluster(n_workers=workers or default_workers(),
-                                       threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")
+                # the workers read their logging config from the environment they start in
+                env = os.environ.get("DASK_LOGGING__DISTRIBUTED")
+                os.environ["DASK_LOGGING__DISTRIBUTED"] = "critical"
+                try:
+                    cluster = LocalCluster(n_workers=workers or default_workers(),
+                                           threads_per_worker=1, processes=True,
+                                           dashboard_address=":0")
+                finally:
+                    if env is None:
+                        os.environ.pop("DASK_LOGGING__DISTRIBUTED", None)
+                    else:
+                        os.environ["DASK_LOGGING__DISTRIBUTED"] = env
                 client = Client(cluster)
             else:
                 client = Client(scheduler, timeout=10)
     except OSError as e:
         raise ValueError(f"--scheduler {scheduler!r}: cannot reach it ({e})") from None
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"--scheduler {str(scheduler)[:80]!r}: not a scheduler address "
+                         f"(host:port or tcp://host:port): {e}") from None
     finally:
         signal.signal(signal.SIGINT, old)
     done = 0

@@ -211,6 +211,10 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
         else:
             ckw = parse_conv_shape(body)
             if batch is not None:
+                given = re.search(r"(?:^|,)\s*n\s*=", body, flags=re.I)
+                if given and ckw["N"] != batch:
+                    raise ValueError(f"--batch {batch} and n={ckw['N']} in workload {spec[:60]!r} "
+                                     "disagree: a convolution's n is its batch; give one of them")
                 ckw["N"] = batch
             op = Conv2d(name="conv", dtype=d, **({"layout": layout} if layout else {}), **ckw)
         return Network(spec, (op,), op.describe(), {"dtype": d})

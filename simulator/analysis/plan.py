@@ -66,16 +66,25 @@ class LayerTask:
     l2_warm: bool
 
 
+def build_layer(hw, lp: LayerPlan):
+    """The layer's kernel problem on ``hw``; a launch the kernel cannot make (a grid past
+    CUDA's limits at a large batch) is an error naming the layer."""
+    from simulator.simt import api
+    try:
+        if lp.op.kind == "gemm":
+            return api.build(hw, lp.kernel, m=lp.op.M, n=lp.op.N, k=lp.op.K)
+        return api.build(hw, lp.kernel, conv=lp.op)
+    except ValueError as e:
+        raise ValueError(f"layer {lp.op.name} ({lp.kernel}, {lp.op.describe()}): {e}") from None
+
+
 def predict_layer(task: LayerTask) -> dict:
     """One layer's row: its kernel, shape and predicted seconds per predictor."""
     from simulator.simt import api
 
     from .compare import predict
     hw, lp = task.hw, task.layer
-    if lp.op.kind == "gemm":
-        prob = api.build(hw, lp.kernel, m=lp.op.M, n=lp.op.N, k=lp.op.K)
-    else:
-        prob = api.build(hw, lp.kernel, conv=lp.op)
+    prob = build_layer(hw, lp)
     p = predict(hw, prob, task.mode, "gto", l2_warm=task.l2_warm)
     launch = hw.kernel_launch_s * len(prob.programs)
     e = p.engine
@@ -112,9 +121,19 @@ def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, worke
     for i, lp in enumerate(layers):
         first.setdefault(_shape_key(lp), i)
     unique = sorted(set(first.values()))
-    out = map_tasks(predict_layer, [LayerTask(hw, layers[i], mode, l2_warm) for i in unique],
+    # every layer's launches, checked here before any work; the engine's layers go out
+    # largest first (by the warp instructions their sampled runs simulate), so that two
+    # workers do not end with one of them alone on a long layer
+    cost = {}
+    for i in unique:
+        prob = build_layer(hw, layers[i])
+        if mode == "sampled":
+            from simulator.simt.engine import sampled_cost
+            cost[i] = sum(sampled_cost(hw, p) for p in prob.programs)
+    order = sorted(unique, key=lambda i: -cost.get(i, 0.0))
+    out = map_tasks(predict_layer, [LayerTask(hw, layers[i], mode, l2_warm) for i in order],
                     workers=workers, scheduler=scheduler, label="plan")
-    by_first = dict(zip(unique, out.results))
+    by_first = dict(zip(order, out.results))
     results = []
     for i, lp in enumerate(layers):
         j = first[_shape_key(lp)]

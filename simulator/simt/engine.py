@@ -326,6 +326,21 @@ def slice_vector(hw, h, sms: int, share: float, whole_l2: bool = True) -> np.nda
     return hs
 
 
+def sampled_cost(hw, prog, budget: float = None) -> float:
+    """About how many warp instructions sampled mode simulates for ``prog`` (its slice's
+    blocks not skipped, loops at their cuts; a rerun for first-touch ownership not
+    counted): what a scheduler of many launches orders them by, largest first."""
+    occ = _launch_occupancy(hw, prog)
+    h = hw_vector(hw, occ, "gto", prog.smem_per_block)
+    pl = plan(hw, prog, h, "sampled", budget)
+    kept = np.ones(len(pl.positions), np.bool_)
+    for at, to in pl.skips:
+        kept[at:to] = False
+    work, _ = _work(prog, h)
+    blocks = pl.positions[kept]
+    return float(_block_cost(prog, work[blocks], int(h[H_WPB]), pl.caps).sum())
+
+
 def simulated_fraction(hw, prog, budget: float = None) -> float:
     """Share of ``prog``'s work that sampled mode simulates (1.0: it runs in full)."""
     occ = _launch_occupancy(hw, prog)
