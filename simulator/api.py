@@ -182,7 +182,7 @@ def calibrate(hw, folder):
 
     >>> new, changes = calibrate(load_hardware("h100-sxm"), "data/measurements/h100-sxm")
     >>> [f for f, *_ in changes][:2]
-    ['dram.sustained_fraction', 'l2.bandwidth_bytes_per_cycle']
+    ['dram.sustained_fraction', 'dram.queue_cycles']
     """
     from simulator.analysis.calibrate import calibrate as cal
     return cal(hw, folder)
