@@ -513,7 +513,8 @@ def _launch(prog, pl: Plan, t0, state, trace, cap) -> LaunchRun:
         d = ends[C:] - ends[:-C]          # completion j against j - C: a wave apart
         steady = d[RAMP_WAVES * C:]       # without the ramp (queues filling)
         tau = float(steady.mean())
-        per_wave = [w.mean() for w in np.array_split(steady, max(1, len(steady) // C))]
+        # its spread over the steady part's waves (at least two parts: halves of one wave)
+        per_wave = [w.mean() for w in np.array_split(steady, max(2, len(steady) // C))]
         cycles += (to - at) / C * tau
         err += float(np.ptp(per_wave)) / 2 * (to - at) / C
         taus.append(tau)
