@@ -358,7 +358,7 @@ def cmd_simulate_systolic(args):
     from simulator.table import format_table
     hw = _hw(args)
     net = _workload(args)
-    rows, cols = _array_shape(args.array) if args.array else (None, None)
+    rows, cols = _array_shape(args.array) if args.array is not None else (None, None)
     dataflow = args.dataflow or getattr(hw, "dataflow", "ws")
     if args.mode == "scalesim" and args.stalls is not None:
         raise ValueError("--stalls applies to --mode default only (scalesim mode has "
@@ -409,6 +409,9 @@ def cmd_occupancy(args):
 
 # ---------------------------------------------------------------- simt
 
+MAX_SWEEP = 10_000    # launches (or sizes) one sweep takes
+
+
 def _int_list(text, name, dims=1):
     """'1,2,4', '1-64', '8-1024:8' or (dims 2) '16x16,32x8' -> list of ints or tuples."""
     out = []
@@ -425,6 +428,10 @@ def _int_list(text, name, dims=1):
                 st = int(step) if step else 1
                 if lo < 1 or hi < lo or st < 1:
                     raise ValueError
+                if len(out) + (hi - lo) // st + 1 > MAX_SWEEP:
+                    raise UsageError(f"roofsim: error: {name} {part!r}: {(hi - lo) // st + 1:,} "
+                                     f"sizes; a sweep takes at most {MAX_SWEEP:,} (a coarser "
+                                     "STEP, or a few ranges)")
                 out += list(range(lo, hi + 1, st))
             else:
                 out.append(int(part))
@@ -635,6 +642,9 @@ def cmd_sweep_grid(args):
         if "grid" in takes:
             raise ValueError(f"{args.kernel} needs --grids")
         grids = [None]
+    if len(blocks) * len(grids) > MAX_SWEEP:
+        raise ValueError(f"--grids x --blocks: {len(grids):,} x {len(blocks):,} launches; a sweep "
+                         f"takes at most {MAX_SWEEP:,}")
     pairs = [(g, b) for b in blocks for g in grids]
     rows, out = _sweep_rows(args, hw, pairs)
     eng = args.mode != "analytic"

@@ -403,6 +403,14 @@ def test_calibrate_checks_the_records_it_reads_and_the_gpu(tmp_path):
     assert main(["calibrate", "--hw", "h100-sxm", "--measurements", str(other)]) == 2
 
 
+def test_calibrate_refuses_an_h2d_suite_of_another_gpu(tmp_path):
+    import shutil
+    shutil.copy(DATA / "micro.json", tmp_path / "micro.json")
+    shutil.copy(DATA.parent / "h200" / "h2d.json", tmp_path / "h2d.json")
+    with pytest.raises(ValueError, match="h2d.json: provenance device 'NVIDIA H200' is not a h100-sxm"):
+        calibrate.calibrate(H100, tmp_path)
+
+
 def test_calibrate_refuses_a_truncated_h2d_suite(tmp_path):
     import shutil
     shutil.copy(DATA / "micro.json", tmp_path / "micro.json")

@@ -94,6 +94,10 @@ def parameters(hw, folder) -> dict:
                                   f"launch_gpu_side less one block start, {src}")
     # the h2d suite is optional; a broken one is an error, not skipped
     h2d = load_suite(folder, "h2d") if (Path(folder) / "h2d.json").is_file() else None
+    if h2d and not same_gpu(hw, h2d.device):
+        raise ValueError(f"{h2d.path}: provenance device {h2d.device!r} is not a {hw.name} "
+                         f"({hw.description}), though the micro suite beside it is; a folder "
+                         "holds one GPU's measurements")
     if h2d and hw.host_link is not None:
         hs = f"h2d suite, {h2d.device}, {h2d.provenance['date'][:10]}"
         for kind in ("pinned", "pageable"):
