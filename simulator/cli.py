@@ -1050,7 +1050,7 @@ def build_parser(kernels: bool = True) -> Parser:
                        "blocks of 256 with a grid filling every SM once; gemm-naive 16x16 blocks "
                        "(threadIdx.x on columns); gemm-tiled T=16; conv-direct and conv-im2col "
                        "blocks of 256. Default mode: sampled (a slice of the SMs with its share "
-                       "of the L2 and DRAM, waves of alike blocks skipped past 12, loops of over "
+                       "of the L2 and DRAM, runs of over 7 alike waves cut to 4 + 2, loops of over "
                        "192 trips cut and extrapolated; it prints what it simulated and its "
                        "estimated error).")
     if kernels:
