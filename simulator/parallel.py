@@ -66,12 +66,20 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+NOTE_EVERY_S = 30.0   # off a terminal: a line on stderr at most this often, as tasks finish
+
+
 class _Progress:
-    """A tqdm bar on a terminal (stderr), and a log line per finished group."""
+    """A tqdm bar on a terminal (stderr), and a log line per finished group; off a
+    terminal (a log file, a pipe) a line on stderr every ``NOTE_EVERY_S`` seconds of a
+    long run, so that it is not silent for minutes."""
 
     def __init__(self, items, label, group, log):
         self.group = group
         self.log = log
+        self.label = label or "tasks"
+        self.n, self.finished = len(items), 0
+        self.next_note = time.perf_counter() + NOTE_EVERY_S
         self.left = {}
         for it in items:
             g = group(it) if group else None
@@ -85,8 +93,13 @@ class _Progress:
                             dynamic_ncols=True, leave=False)
 
     def done(self, item):
+        self.finished += 1
         if self.bar is not None:
             self.bar.update(1)
+        elif time.perf_counter() >= self.next_note and self.finished < self.n:
+            print(f"  {self.label}: {self.finished} of {self.n} done "
+                  f"({time.perf_counter() - self.t0:.0f} s)", file=sys.stderr, flush=True)
+            self.next_note = time.perf_counter() + NOTE_EVERY_S
         g = self.group(item) if self.group else None
         self.left[g] -= 1
         if self.left[g] == 0 and self.log is not None and g is not None:

@@ -38,6 +38,19 @@ def test_map_tasks_here_and_on_local_processes():
     assert sorted(line.split(":")[0] for line in lines) == ["0", "1"]
 
 
+def test_a_long_run_off_a_terminal_says_how_far_it_got(monkeypatch, capsys):
+    """Off a terminal (stderr a pipe or a log) there is no bar: a line every
+    NOTE_EVERY_S seconds says how many tasks are done, none after the last; a short run
+    says nothing."""
+    import simulator.parallel as par
+    map_tasks(_square, range(5), workers=1, label="quick")
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(par, "NOTE_EVERY_S", 0.0)
+    map_tasks(_square, range(5), workers=1, label="demo")
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(" done")[0].strip() for line in lines] == [f"demo: {i} of 5" for i in range(1, 5)]
+
+
 def test_parallel_validation_equals_the_serial_one():
     """Two worker processes give the rows one process gives, in the file's order."""
     sf = load_suite(DATA, "gemm")
