@@ -64,6 +64,7 @@ class LayerTask:
     layer: LayerPlan
     mode: str
     l2_warm: bool
+    problem: object = None       # the layer's kernel problem, built where the plan was checked
 
 
 def build_layer(hw, lp: LayerPlan):
@@ -84,7 +85,7 @@ def predict_layer(task: LayerTask) -> dict:
 
     from .compare import predict
     hw, lp = task.hw, task.layer
-    prob = build_layer(hw, lp)
+    prob = task.problem if task.problem is not None else build_layer(hw, lp)
     p = predict(hw, prob, task.mode, "gto", l2_warm=task.l2_warm)
     launch = hw.kernel_launch_s * len(prob.programs)
     e = p.engine
@@ -124,14 +125,12 @@ def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, worke
     # every layer's launches, checked here before any work; the engine's layers go out
     # largest first (by the warp instructions their sampled runs simulate), so that two
     # workers do not end with one of them alone on a long layer
-    cost = {}
-    for i in unique:
-        prob = build_layer(hw, layers[i])
-        if mode == "sampled":
-            from simulator.simt.engine import sampled_cost
-            cost[i] = sum(sampled_cost(hw, p) for p in prob.programs)
+    from simulator.simt.engine import sampled_cost
+    probs = {i: build_layer(hw, layers[i]) for i in unique}
+    cost = ({i: sum(sampled_cost(hw, p) for p in probs[i].programs) for i in unique}
+            if mode == "sampled" else {})
     order = sorted(unique, key=lambda i: -cost.get(i, 0.0))
-    out = map_tasks(predict_layer, [LayerTask(hw, layers[i], mode, l2_warm) for i in order],
+    out = map_tasks(predict_layer, [LayerTask(hw, layers[i], mode, l2_warm, probs[i]) for i in order],
                     workers=workers, scheduler=scheduler, label="plan")
     by_first = dict(zip(order, out.results))
     results = []

@@ -193,18 +193,19 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
         inflight = min(float(l1.mshrs), warps * max(per_round, 1.0)) * hw.sm_count
         issue_w = issue_time(warps, prof_w)
         dram_t = dram_total * frac / dram_bpc
+        # a block's warps wait for each other at every barrier, so its own issue time
+        # adds to the warp's latency instead of hiding behind it
+        own_issue = issue_time(wpb, prof_w) if has_barrier else 0.0
+        fixed = {"launch": float(blocks_per_sm * sm.block_launch_cycles),
+                 "dram": float(dram_t), "l2": float(l2_total * frac / l2_bpc)}
 
         def at(u):
             # a load's latency at DRAM utilisation u (memory.dram_wait: loaded latency)
             extra = to_dram * hw.dram.queue_cycles * u / (1 - u)
-            # a block's warps wait for each other at every barrier, so its own issue time
-            # adds to the warp's latency instead of hiding behind it
-            latency = prof_w[P.P_T1] + slope * extra + (issue_time(wpb, prof_w) if has_barrier else 0.0)
+            latency = prof_w[P.P_T1] + slope * extra + own_issue
             conc = miss_bytes / (inflight * seg / (lat + extra)) if miss_bytes else 0.0
             terms = {"latency": float(latency), "issue": float(contended(issue_w, warps / ns, latency)),
-                     "launch": float(blocks_per_sm * sm.block_launch_cycles),
-                     "dram": float(dram_t), "l2": float(l2_total * frac / l2_bpc),
-                     "concurrency": float(conc)}
+                     **fixed, "concurrency": float(conc)}
             return max(terms.values()), terms
 
         t, terms = at(0.0)

@@ -336,9 +336,9 @@ def sampled_cost(hw, prog, budget: float = None) -> float:
     kept = np.ones(len(pl.positions), np.bool_)
     for at, to in pl.skips:
         kept[at:to] = False
-    work, _ = _work(prog, h)
-    blocks = pl.positions[kept]
-    return float(_block_cost(prog, work[blocks], int(h[H_WPB]), pl.caps).sum())
+    wpb = int(h[H_WPB])
+    work = pl.weight[pl.positions[kept]] - wpb          # the plan's weights: work + wpb
+    return float(_block_cost(prog, work, wpb, pl.caps).sum())
 
 
 def simulated_fraction(hw, prog, budget: float = None) -> float:

@@ -10,7 +10,8 @@ without fetching and writes dirty victims back. Every request to the L2 queues a
 bank that owns it (``owner``), a miss or a write-back at its DRAM channel; completion
 times are reserved at issue. A DRAM read also waits longer the busier the DRAM is
 (``dram_wait``: loaded latency, measured on the H100 by the micro suite's copies at two
-occupancies); the last two slots of ``chan_free`` hold the utilisation estimate. Counts go into the statistics vector (``stats.S_*``).
+occupancies); the last two slots of ``chan_free`` hold the utilisation estimate.
+Counts go into the statistics vector (``stats.S_*``).
 
 The MSHRs that a miss holds belong to the SM's scheduler (``core._alloc``), which also
 asks ``l1_holds`` before issuing a load, to know how many it will need.
@@ -149,7 +150,10 @@ def dram_use(t, hp, chan_free):
     sustained rate) over a window of ``DRAM_WINDOW`` latencies, which a steady stream
     of requests holds at its utilisation; ``chan_free[-1]``, when it was last updated.
     A slice of the SMs has its share of channels, each as fast, so the same stream per
-    SM gives the same utilisation."""
+    SM gives the same utilisation. Nothing to track where the preset's DRAM has a fixed
+    latency (``queue_cycles`` 0: ``dram_wait`` does not read it)."""
+    if hp[H_DQ] <= 0.0:
+        return
     n = chan_free.shape[0]
     tau = max(1.0, DRAM_WINDOW * hp[H_DLAT])
     last = chan_free[n - 1]
