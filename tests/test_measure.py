@@ -384,6 +384,53 @@ def test_validate_cli_names_a_broken_file(tmp_path, capsys):
     assert "grid.json" in err and err.count("\n") == 1
 
 
+def _gemm_file(tmp_path, edit):
+    """The committed H100 gemm suite with ``edit(records)`` applied, in tmp_path."""
+    import json
+    doc = json.loads((DATA / "gemm.json").read_text())
+    edit(doc["records"])
+    (tmp_path / "gemm.json").write_text(json.dumps(doc))
+    return load_suite(tmp_path, "gemm")
+
+
+@pytest.mark.parametrize("edit,needle", [
+    (lambda rs: rs[3].update(grid=[7, 7]), r"record 3: fields 'grid' = \[7, 7\], 'block' = .*launches grid"),
+    (lambda rs: rs[5].update(block=[8, 8]), r"record 5: fields 'grid'.*disagree"),
+    (lambda rs: rs[2].update(flops=rs[2]["flops"] + 2), r"record 2: field 'flops' = \d+: the record's problem is"),
+    (lambda rs: rs.append(dict(rs[4])), r"record 40 repeats record 4"),
+    (lambda rs: rs[6].update(kernel="conv-direct"), r"record 6: field 'conv' missing: a conv-direct record"),
+    (lambda rs: rs[1].update(kernel="gemm-fast"), r"record 1: kernel = 'gemm-fast': allowed: relu"),
+])
+def test_validation_checks_each_record_is_the_launch_it_states(tmp_path, edit, needle):
+    """A record whose grid, block or FLOPs are not those its kernel makes for its problem
+    (an edited file, or a kernel changed since the measurement), a repeated record, or a
+    record of another kernel: refused before any work, naming file, record and field."""
+    from simulator.analysis.validate import record_tasks
+    sf = _gemm_file(tmp_path, edit)
+    with pytest.raises(ValueError, match=needle) as e:
+        record_tasks(H100, [sf])
+    assert "gemm.json" in str(e.value)
+
+
+def test_the_committed_records_are_the_launches_they_state():
+    """Every committed kernel record, on its own GPU's preset, passes the checks above."""
+    import hwmodels
+    from simulator.analysis.validate import record_tasks
+    for dev in ("h100-sxm", "h200"):
+        files = [load_suite(DATA.parent / dev, s) for s in ("grid", "gemm", "conv")]
+        assert len(record_tasks(hwmodels.get(dev), files)) == sum(
+            sum(bool(r.get("ok")) for r in sf.records) for sf in files)
+
+
+def test_validate_cli_refuses_another_gpus_measurements(capsys):
+    """`validate --hw h100-sxm` on H200 measurements would score the wrong GPU: refused
+    (the API still predicts any GPU's launches on any preset, a what-if)."""
+    assert main(["validate", "--hw", "h100-sxm", "--measurements", str(DATA.parent / "h200"),
+                 "--suites", "gemm"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "measured on 'NVIDIA H200', not a h100-sxm" in err
+
+
 def test_calibrate_checks_the_records_it_reads_and_the_gpu(tmp_path):
     """calibrate reads micro records by name: a missing or non-positive number is named
     (file, record, field); measurements of another GPU are refused, not applied."""
@@ -454,3 +501,84 @@ def test_gemm_suite_runs_its_registry_kernels_under_the_simulator():
         kw = {"thread_x": r["thread_x"]} if "thread_x" in r else {"tile": r["tile"]}
         prob = api.build(H100, r["kernel"], m=8, n=12, k=5, **kw)
         assert list(prob.grid[:2]) == r["grid"] and list(prob.block[:2]) == r["block"]
+
+
+def test_calibrate_names_the_record_behind_a_value_out_of_range(tmp_path):
+    """A measured value that calibrates to nonsense (an L2 latency under a cycle) is
+    refused naming the field, the file and the record it came from."""
+    import json
+    doc = json.loads((DATA / "micro.json").read_text())
+    i = next(j for j, r in enumerate(doc["records"]) if r.get("ok") and r["name"] == "latency_l1")
+    doc["records"][i]["latency_s"] = 1e-13
+    (tmp_path / "micro.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=rf"sm.l1.latency_cycles from micro.json record {i} "):
+        calibrate.calibrate(H100, tmp_path)
+    doc["records"][i]["latency_s"] = 1e-3                  # an L1 slower than the L2
+    (tmp_path / "micro.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=rf"records {i} and \d+: latency_l1 .* is not shorter than latency_l2"):
+        calibrate.calibrate(H100, tmp_path)
+    j = next(j for j, r in enumerate(doc["records"]) if r.get("ok") and r["name"] == "dram_copy")
+    doc["records"][i]["latency_s"] = 3e-8
+    doc["records"][j]["bandwidth_bytes_per_s"] = 9e12
+    doc["records"][j]["median_s"] = doc["records"][j]["bytes"] / 9e12
+    (tmp_path / "micro.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=rf"micro.json: record {j}: dram_copy measured 9 TB/s"):
+        calibrate.calibrate(H100, tmp_path)
+
+
+def test_loaded_latency_counts_the_copy_kernels_own_bytes():
+    """Little's law in ``calibrate.loaded_latency`` counts COPY_BYTES_PER_WARP_TRIP bytes a
+    warp moves a trip: what micro.copy_kernel does, recorded thread by thread under the
+    CUDA simulator (one warp, three trips of a grid-stride loop)."""
+    from simulator.simt.kernels.recorder import recording
+    n = 96
+    arrs, log = recording({"src": np.arange(n, dtype=np.float32), "dst": np.zeros(n, np.float32)})
+    micro.copy_kernel[1, 32](arrs["src"], arrs["dst"], n)
+    accesses = [a for acc in log.by_thread.values() for a in acc]
+    assert len(log.by_thread) == 32
+    assert len(accesses) * 4 == 3 * calibrate.COPY_BYTES_PER_WARP_TRIP
+    assert sum(op == "ld" for op, _, _ in accesses) == sum(op == "st" for op, _, _ in accesses)
+
+
+@pytest.mark.parametrize("prov,needle", [
+    ({"device": "NVIDIA GeForce RTX 4090", "compute_capability": "8.9"}, "measured on 'NVIDIA GeForce RTX 4090'"),
+    ({"device": "Some GPU", "compute_capability": "8.0"}, "measured on 'Some GPU'"),
+    ({"device": " "}, "provenance field 'device' missing, empty or not a string"),
+])
+def test_validate_knows_another_gpu_by_its_compute_capability(tmp_path, capsys, prov, needle):
+    """A device name without a model number roofsim knows is told apart by the provenance's
+    compute capability; an empty device name is refused."""
+    import json
+    doc = json.loads((DATA / "gemm.json").read_text())
+    doc["provenance"].update(prov)
+    (tmp_path / "gemm.json").write_text(json.dumps(doc))
+    assert main(["validate", "--hw", "h100-sxm", "--measurements", str(tmp_path),
+                 "--suites", "gemm", "--engine-budget", "0", "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err, err
+
+
+@pytest.mark.parametrize("edit,needle", [
+    (lambda rs: [r.update(ok=False) for r in rs], "no successful record"),
+    (lambda rs: rs.append(dict(next(r for r in rs if r["name"] == "latency_l1"))), r"repeats record \d+ \('latency_l1'"),
+    (lambda rs: next(r for r in rs if r["name"] == "l2_read").update(bandwidth_bytes_per_s=1e20),
+     "field 'bandwidth_bytes_per_s' = 1e.20, but bytes / median_s"),
+])
+def test_calibrate_refuses_micro_records_that_cannot_be_so(tmp_path, edit, needle):
+    import json
+    doc = json.loads((DATA / "micro.json").read_text())
+    edit(doc["records"])
+    (tmp_path / "micro.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=needle):
+        calibrate.calibrate(H100, tmp_path)
+
+
+def test_calibrate_refuses_an_h2d_record_of_an_unknown_kind(tmp_path):
+    import json
+    import shutil
+    shutil.copy(DATA / "micro.json", tmp_path / "micro.json")
+    doc = json.loads((DATA / "h2d.json").read_text())
+    doc["records"][0]["kind"] = "foo"
+    (tmp_path / "h2d.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="h2d.json: record 0: field 'kind' = 'foo': allowed: pinned, pageable"):
+        calibrate.calibrate(H100, tmp_path)

@@ -27,14 +27,15 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from .measurements import load_suite, same_gpu
+from .measurements import load_suite
 
 
 def parameters(hw, folder) -> dict:
-    """{field path: (value, source)} from the folder's micro (and h2d) suite."""
+    """{field path: (value, source, records)} from the folder's micro (and h2d) suite:
+    ``records`` names the file and the records the value comes from (for errors)."""
     micro = load_suite(folder, "micro")
     prov = micro.provenance
-    if not same_gpu(hw, micro.device):
+    if not micro.of(hw):
         raise ValueError(f"{micro.path}: provenance device {micro.device!r} is not a {hw.name} "
                          f"({hw.description}); calibrate the preset of the GPU that was measured")
     clock_mhz = float((prov.get("nvidia_smi") or {}).get("clock_sm_mhz") or 0)
@@ -42,17 +43,37 @@ def parameters(hw, folder) -> dict:
         raise ValueError(f"{hw.name}: measured SM clock {clock_mhz} MHz differs from the preset's "
                          f"{hw.clock_hz / 1e6:g} MHz")
     rec = {}
-    for r in micro.records:
+    at = {}                          # id(record) -> its index in the file, for errors
+    for i, r in enumerate(micro.records):
         if r.get("ok"):
             rec.setdefault(r["name"], []).append(r)
+            at[id(r)] = i
+    if not rec:
+        raise ValueError(f"{micro.path}: no successful record (\"ok\": true) of "
+                         f"{len(micro.records)}; nothing to calibrate from")
+    for n1, n2 in (("latency_l1", "latency_l2"), ("latency_l2", "latency_dram_stream"),
+                   ("latency_l2", "latency_dram")):
+        if n1 not in rec or n2 not in rec:
+            continue
+        r1, r2 = rec[n1][0], rec[n2][0]
+        if r1["latency_s"] >= r2["latency_s"]:
+            raise ValueError(f"{micro.path}: records {at[id(r1)]} and {at[id(r2)]}: {n1} "
+                             f"({r1['latency_s']:.3g} s) is not shorter than {n2} "
+                             f"({r2['latency_s']:.3g} s); a nearer level answers sooner")
+
+    def which(*rs):
+        return f"{micro.path.name} record{'s' if len(rs) > 1 else ''} " + ", ".join(
+            str(at[id(r)]) for r in rs)
     src = f"micro suite, {prov['device']}, {prov['date'][:10]}"
     cyc = hw.clock_hz
     out = {}
     dram = "latency_dram_stream" if "latency_dram_stream" in rec else "latency_dram"
     if "dram_copy" in rec:
-        best = max(r["bandwidth_bytes_per_s"] for r in rec["dram_copy"])
+        top = max(rec["dram_copy"], key=lambda r: r["bandwidth_bytes_per_s"])
+        best = top["bandwidth_bytes_per_s"]
         if best > hw.dram.bandwidth_bytes_per_s:
-            raise ValueError(f"{micro.path}: dram_copy measured {best / 1e12:.4g} TB/s, above the "
+            raise ValueError(f"{micro.path}: record {at[id(top)]}: dram_copy measured "
+                             f"{best / 1e12:.4g} TB/s, above the "
                              f"preset's peak dram.bandwidth_bytes_per_s "
                              f"({hw.dram.bandwidth_bytes_per_s / 1e12:.4g} TB/s): the measurement or "
                              "the preset is wrong, and a sustained fraction above 1 means neither")
@@ -61,25 +82,30 @@ def parameters(hw, folder) -> dict:
         if fit:
             peak, queue_s, how = fit
             out["dram.sustained_fraction"] = (peak / hw.dram.bandwidth_bytes_per_s,
-                                              f"dram_copy loaded latency ({how}), {src}")
-            out["dram.queue_cycles"] = (queue_s * cyc, f"dram_copy loaded latency ({how}), {src}")
+                                              f"dram_copy loaded latency ({how}), {src}",
+                                              which(*rec["dram_copy"], rec[dram][0]))
+            out["dram.queue_cycles"] = (queue_s * cyc, f"dram_copy loaded latency ({how}), {src}",
+                                        which(*rec["dram_copy"], rec[dram][0]))
         else:
             out["dram.sustained_fraction"] = (best / hw.dram.bandwidth_bytes_per_s,
                                               f"best dram_copy {best / 1e12:.3g} TB/s over the "
-                                              f"peak, {src}")
+                                              f"peak, {src}", which(top))
     if "l2_read" in rec:
         out["l2.bandwidth_bytes_per_cycle"] = (rec["l2_read"][0]["bandwidth_bytes_per_s"] / cyc,
-                                               f"l2_read, {src}")
+                                               f"l2_read, {src}", which(rec["l2_read"][0]))
     # DRAM: the streaming chase (TLB hits, as kernels walking their arrays see) where the
     # suite has it; the random 1 GiB chase adds TLB misses
     for name, field in (("latency_l1", "sm.l1.latency_cycles"), ("latency_l2", "l2.latency_cycles"),
                         (dram, "dram.latency_cycles")):
         if name in rec:
-            out[field] = (int(round(rec[name][0]["latency_s"] * cyc)), f"{name} pointer chase, {src}")
+            out[field] = (int(round(rec[name][0]["latency_s"] * cyc)), f"{name} pointer chase, {src}",
+                          which(rec[name][0]))
     if "block_launch_rate" in rec:
-        rate = max(r["blocks_per_s"] for r in rec["block_launch_rate"])
+        fast = max(rec["block_launch_rate"], key=lambda r: r["blocks_per_s"])
+        rate = fast["blocks_per_s"]
         out["sm.block_launch_cycles"] = (int(round(hw.sm_count / rate * cyc)),
-                                         f"block_launch_rate (SMs / best blocks per s), {src}")
+                                         f"block_launch_rate (SMs / best blocks per s), {src}",
+                                         which(fast))
     start = 0
     empty = [r for r in rec.get("block_residency", []) if r["work"] == "empty"]
     if empty:
@@ -87,14 +113,16 @@ def parameters(hw, folder) -> dict:
         big = max(empty, key=lambda r: r["block"])
         start = int(round(big["block_life_s"] * cyc))
         out["sm.block_start_cycles"] = (start, f"block_residency, empty {big['block']}-thread "
-                                               f"blocks ({big['blocks_per_sm_resident']} per SM), {src}")
+                                               f"blocks ({big['blocks_per_sm_resident']} per SM), {src}",
+                                        which(big))
     if "launch_gpu_side" in rec:
         # the engine already spends block_start_cycles on the launch's one empty block
         out["kernel_launch_s"] = (rec["launch_gpu_side"][0]["median_s"] - start / cyc,
-                                  f"launch_gpu_side less one block start, {src}")
+                                  f"launch_gpu_side less one block start, {src}",
+                                  which(rec["launch_gpu_side"][0], *([big] if empty else [])))
     # the h2d suite is optional; a broken one is an error, not skipped
     h2d = load_suite(folder, "h2d") if (Path(folder) / "h2d.json").is_file() else None
-    if h2d and not same_gpu(hw, h2d.device):
+    if h2d and not h2d.of(hw):
         raise ValueError(f"{h2d.path}: provenance device {h2d.device!r} is not a {hw.name} "
                          f"({hw.description}), though the micro suite beside it is; a folder "
                          "holds one GPU's measurements")
@@ -105,8 +133,12 @@ def parameters(hw, folder) -> dict:
             if rs:
                 big = max(rs, key=lambda r: r["bytes"])
                 out[f"host_link.{kind}_bandwidth_bytes_per_s"] = (
-                    big["bandwidth_bytes_per_s"], f"largest {kind} copy ({big['bytes'] >> 20} MiB), {hs}")
+                    big["bandwidth_bytes_per_s"], f"largest {kind} copy ({big['bytes'] >> 20} MiB), {hs}",
+                    f"h2d.json record {h2d.records.index(big)}")
     return out
+
+
+COPY_BYTES_PER_WARP_TRIP = 256   # micro.copy_kernel: a warp loads 128 B and stores 128 B a trip
 
 
 def loaded_latency(hw, copies, latency_s):
@@ -114,8 +146,8 @@ def loaded_latency(hw, copies, latency_s):
     single-server queue's: ``L = L0 (1 + a u / (1 - u))``, u = X / peak, from the grid-
     stride copies (``micro.copy_kernel``: a warp has one 128-byte load in flight, and
     writes 128 bytes, per trip) at the fewest and the most resident warps. Little's law
-    gives each copy's latency, ``L = warps x 256 B / X``; two copies, two unknowns (peak,
-    a); L0 is the streaming pointer chase. None where the copies do not tell them apart
+    gives each copy's latency, ``L = warps x 256 B / X`` (``COPY_BYTES_PER_WARP_TRIP``);
+    two copies, two unknowns (peak, a); L0 is the streaming pointer chase. None where the copies do not tell them apart
     (one occupancy only, or latency not growing with load)."""
     from simulator.simt.occupancy import occupancy
 
@@ -133,8 +165,8 @@ def loaded_latency(hw, copies, latency_s):
         return None
     (w1, r1), (w2, r2) = pts[0], pts[-1]
     x1, x2 = r1["bandwidth_bytes_per_s"], r2["bandwidth_bytes_per_s"]
-    e1 = w1 * 256 / x1 / latency_s - 1          # latency over the unloaded one, less 1
-    e2 = w2 * 256 / x2 / latency_s - 1
+    e1 = w1 * COPY_BYTES_PER_WARP_TRIP / x1 / latency_s - 1          # latency over the unloaded one, less 1
+    e2 = w2 * COPY_BYTES_PER_WARP_TRIP / x2 / latency_s - 1
     if not (0 < e1 < e2 and x1 < x2):
         return None
     # e = a x / (peak - x) at both: peak (e1/x1 - e2/x2) = e1 - e2
@@ -165,17 +197,17 @@ def calibrate(hw, folder):
     if getattr(hw, "family", None) != "simt":
         raise ValueError(f"hardware {hw.name!r} is not a SIMT GPU")
     changes = []
-    for field, (value, source) in parameters(hw, folder).items():
+    for field, (value, source, records) in parameters(hw, folder).items():
         old = _get(hw, field)
         if field.endswith("_cycles") and value < 1:
-            raise ValueError(f"{folder}: {field} from {source} comes to {value} cycles; a "
+            raise ValueError(f"{folder}: {field} from {records} ({source}) comes to {value} cycles; a "
                              "measurement that short is an error in it, not a parameter")
         if field.endswith("_s") and value <= 0:
-            raise ValueError(f"{folder}: {field} from {source} comes to {value:.3g} s; it must be "
+            raise ValueError(f"{folder}: {field} from {records} ({source}) comes to {value:.3g} s; it must be "
                              "positive (the measurement is shorter than what it includes)")
         try:
             hw = _set(hw, field, type(old)(value) if isinstance(old, int) else float(value))
         except ValueError as e:
-            raise ValueError(f"{folder}: {field} from {source}: {e}") from None
+            raise ValueError(f"{folder}: {field} from {records} ({source}): {e}") from None
         changes.append((field, old, _get(hw, field), source))
     return hw, changes

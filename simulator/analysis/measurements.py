@@ -31,6 +31,10 @@ MICRO_NUMBERS = {"dram_copy": ("bandwidth_bytes_per_s",), "l2_read": ("bandwidth
                  "launch_gpu_side": ("median_s",)}
 MICRO_STRINGS = {"block_residency": ("work",)}
 H2D_NUMBERS = ("bytes", "bandwidth_bytes_per_s")
+H2D_KINDS = ("pinned", "pageable")
+# micro records measured once per suite (calibration reads the one): a second is an error
+MICRO_ONCE = ("l2_read", "latency_l1", "latency_l2", "latency_dram", "latency_dram_stream",
+              "launch_gpu_side", "fp32_fma", "launch_back_to_back", "launch_single_between_events")
 
 
 def _positive(path, i, r, f, what="a positive number"):
@@ -44,15 +48,20 @@ def _string(path, i, r, f):
         raise ValueError(f"{path}: record {i}: field {f!r} = {r.get(f)!r}: must be a string")
 
 
-def same_gpu(hw, device: str) -> bool:
+def same_gpu(hw, device: str, compute_capability: str | None = None) -> bool:
     """Whether measurements taken on ``device`` (provenance, e.g. "NVIDIA H200") can be
-    of preset ``hw``: the device's model number (H100, H200, A100...) is among the
+    of preset ``hw``: the provenance's compute capability, where it gives one, is the
+    preset's ("9.0"), and the device's model number (H100, H200, A100...) is among the
     preset's name and description's, or the device names none."""
     import re
-    models = re.findall(r"\b[A-Z]{1,2}\d{2,4}[A-Z]?\b", device)
+    cc = getattr(hw, "cc", None)
+    if compute_capability is not None and cc is not None and \
+            str(compute_capability).strip() != f"{cc[0]}.{cc[1]}":
+        return False
+    models = re.findall(r"\b[A-Z]{1,2}[0-9]{2,4}[A-Z]?\b", device)
     if not models:
         return True
-    ours = set(re.findall(r"\b[A-Z]{1,2}\d{2,4}[A-Z]?\b", f"{hw.name.upper()} {hw.description}"))
+    ours = set(re.findall(r"\b[A-Z]{1,2}[0-9]{2,4}[A-Z]?\b", f"{hw.name.upper()} {hw.description}"))
     return models[0] in ours
 
 
@@ -69,6 +78,10 @@ class SuiteFile:
     def device(self) -> str:
         return self.provenance["device"]
 
+    def of(self, hw) -> bool:
+        """Whether this file's GPU can be ``hw``'s (``same_gpu``, compute capability too)."""
+        return same_gpu(hw, self.device, self.provenance.get("compute_capability"))
+
 
 def load_suite(folder, suite: str) -> SuiteFile:
     """``folder/suite.json``, its shape checked (ValueError naming file, record, field)."""
@@ -77,8 +90,11 @@ def load_suite(folder, suite: str) -> SuiteFile:
         raise ValueError(f"--measurements {folder}: no {suite}.json there")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path}: not a measurement JSON ({e})") from None
+    except (UnicodeDecodeError, ValueError) as e:
+        # ValueError: JSONDecodeError, or an integer past Python's 4,300 digits
+        raise ValueError(f"{path}: not a measurement JSON ({str(e)[:200]})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a measurement JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a suite file is a JSON object with suite, provenance and "
                          f"records, not a {type(data).__name__}")
@@ -89,11 +105,12 @@ def load_suite(folder, suite: str) -> SuiteFile:
         raise ValueError(f"{path}: field 'suite' is {data.get('suite')!r}, expected {suite!r}")
     prov = data["provenance"]
     for f in PROVENANCE_FIELDS:
-        if not isinstance(prov.get(f), str):
-            raise ValueError(f"{path}: provenance field {f!r} missing or not a string")
+        if not isinstance(prov.get(f), str) or not prov[f].strip():
+            raise ValueError(f"{path}: provenance field {f!r} missing, empty or not a string")
     if isinstance(data.get("schema_version"), bool) or data.get("schema_version") not in SCHEMA_VERSIONS:
-        raise ValueError(f"{path}: field 'schema_version' is {data['schema_version']!r}; "
+        raise ValueError(f"{path}: field 'schema_version' is {data.get('schema_version')!r}; "
                          f"this roofsim reads {', '.join(map(str, SCHEMA_VERSIONS))}")
+    once = {}
     for i, r in enumerate(data["records"]):
         if not isinstance(r, dict):
             raise ValueError(f"{path}: record {i} is a {type(r).__name__}, not an object")
@@ -103,17 +120,79 @@ def load_suite(folder, suite: str) -> SuiteFile:
                 _positive(path, i, r, f)
             for f in MICRO_STRINGS.get(r["name"], ()):
                 _string(path, i, r, f)
+            if r["name"] in MICRO_ONCE:
+                if r["name"] in once:
+                    raise ValueError(f"{path}: record {i} repeats record {once[r['name']]} "
+                                     f"({r['name']!r}, measured once a suite)")
+                once[r["name"]] = i
         if suite == "h2d" and r.get("ok"):
             _string(path, i, r, "kind")
+            if r["kind"] not in H2D_KINDS:
+                raise ValueError(f"{path}: record {i}: field 'kind' = {r['kind']!r}: allowed: "
+                                 f"{', '.join(H2D_KINDS)}")
             for f in H2D_NUMBERS:
                 _positive(path, i, r, f)
+        if suite in ("micro", "h2d") and r.get("ok") and "bandwidth_bytes_per_s" in r \
+                and "bytes" in r:
+            _positive(path, i, r, "median_s", "a positive number of seconds")
+            _positive(path, i, r, "bytes")
+            bw = r["bytes"] / r["median_s"]
+            if abs(r["bandwidth_bytes_per_s"] - bw) > 1e-6 * bw:
+                raise ValueError(f"{path}: record {i}: field 'bandwidth_bytes_per_s' = "
+                                 f"{r['bandwidth_bytes_per_s']!r}, but bytes / median_s = {bw:.6g}")
         for f in RECORD_FIELDS.get(suite, ()):
             if f not in r:
                 raise ValueError(f"{path}: record {i}: field {f!r} missing")
-        if suite in KERNEL_SUITES and r.get("ok"):
-            for f in TIMING_FIELDS:
-                _positive(path, i, r, f, "a positive number of seconds")
+        if suite in KERNEL_SUITES:
+            _kernel_record(path, i, r)
     return SuiteFile(path, suite, prov, data["records"])
+
+
+CONV_FIELDS = ("n", "c", "h", "w", "k", "r", "s", "stride", "pad")
+
+
+def _kernel_record(path, i, r):
+    """A kernel suite's record, its fields consistent with one another."""
+    if not isinstance(r["ok"], bool):
+        raise ValueError(f"{path}: record {i}: field 'ok' = {r['ok']!r}: must be true or false")
+    if not r["ok"]:
+        return
+    for f in TIMING_FIELDS:
+        _positive(path, i, r, f, "a positive number of seconds")
+    if not r["min_s"] <= r["median_s"] <= r["max_s"]:
+        raise ValueError(f"{path}: record {i}: fields 'min_s' = {r['min_s']!r}, 'median_s' = "
+                         f"{r['median_s']!r}, 'max_s' = {r['max_s']!r}: must be in that order")
+    samples = r.get("samples_s")
+    if samples is not None:
+        if (not isinstance(samples, list) or not samples
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                           and math.isfinite(x) and x > 0 for x in samples)):
+            raise ValueError(f"{path}: record {i}: field 'samples_s': must be a list of positive "
+                             f"numbers of seconds")
+        import statistics
+        mid = statistics.median(samples)
+        if (abs(mid - r["median_s"]) > 1e-9 * r["median_s"] or min(samples) != r["min_s"]
+                or max(samples) != r["max_s"]):
+            raise ValueError(f"{path}: record {i}: field 'samples_s' (median {mid!r}, min "
+                             f"{min(samples)!r}, max {max(samples)!r}) disagrees with median_s, "
+                             f"min_s and max_s")
+        reps = r.get("reps")
+        if reps is not None and reps != len(samples):
+            raise ValueError(f"{path}: record {i}: field 'reps' = {reps!r}, but 'samples_s' has "
+                             f"{len(samples)}")
+    conv = r.get("conv")
+    if conv is not None:
+        if not isinstance(conv, dict):
+            raise ValueError(f"{path}: record {i}: field 'conv' = {conv!r}: must be an object "
+                             f"with {', '.join(CONV_FIELDS[:7])}")
+        extra = sorted(set(conv) - set(CONV_FIELDS))
+        if extra:
+            raise ValueError(f"{path}: record {i}: field 'conv' has {', '.join(map(repr, extra))}; "
+                             f"a convolution record names {', '.join(CONV_FIELDS)} only")
+        if "batch" in r and r["batch"] != conv.get("n"):
+            raise ValueError(f"{path}: record {i}: field 'batch' = {r['batch']!r} but conv n = "
+                             f"{conv.get('n')!r}: a convolution's n is its batch")
+
 
 
 def problem_of(hw, record: dict):
@@ -124,7 +203,91 @@ def problem_of(hw, record: dict):
     if spec.from_record is None:
         raise ValueError(f"kernel {spec.name!r} has no measurement records (its SPEC has no "
                          "from_record)")
-    return api.build(hw, spec.name, **spec.from_record(record))
+    try:
+        args = spec.from_record(record)
+    except KeyError as e:
+        raise ValueError(f"field {e.args[0]!r} missing: a {spec.name} record names its problem "
+                         f"({', '.join(a.name for a in spec.args)})") from None
+    except (TypeError, AttributeError, IndexError) as e:
+        raise ValueError(f"a {spec.name} record's problem fields cannot be read ({e})") from None
+    return api.build(hw, spec.name, **args)
+
+
+def _dims(v):
+    """A record's grid or block of one launch (an int or a list of 1-3 ints) as CUDA's
+    (x, y, z); None where it is neither."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return (v, 1, 1)
+    if (isinstance(v, list) and 1 <= len(v) <= 3
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in v)):
+        return tuple(v) + (1,) * (3 - len(v))
+    return None
+
+
+def _stated_shapes(r: dict, launches: int):
+    """The (grid, block) of each launch as the record states them (a kernel of several
+    launches lists one grid and one block per launch); None where it states none."""
+    g, b = r.get("grid"), r.get("block")
+    if g is None and b is None:
+        return None
+    if launches == 1:
+        return [(_dims(g), _dims(b))]
+    if isinstance(g, list) and isinstance(b, list) and len(g) == len(b) == launches:
+        return [(_dims(x), _dims(y)) for x, y in zip(g, b)]
+    return [(None, None)]
+
+
+def _fmt(shapes):
+    def one(d):
+        d = list(d)
+        while len(d) > 1 and d[-1] == 1:
+            d.pop()
+        return "x".join(map(str, d))
+    return ", ".join(f"grid {one(g)} block {one(b)}" for g, b in shapes)
+
+
+def check_kernel_records(hw, sf: SuiteFile) -> None:
+    """Every successful record of a kernel suite, checked against the problem it names as
+    built for ``hw``: the grid and block it states (and its FLOPs, where stated) must be
+    the launches the kernel makes for that problem -- else the record and this roofsim's
+    kernel disagree, and a prediction would be of another launch -- and no record may
+    repeat another's launch (kernel, problem and buffer rotation alike), which would
+    count one measurement twice in every score. A ValueError names the file, the record
+    and the field."""
+    from simulator.simt.kernels import REGISTRY
+    if not any(r.get("ok") for r in sf.records):
+        raise ValueError(f"{sf.path}: no successful record (\"ok\": true) of "
+                         f"{len(sf.records)}; nothing to score")
+    seen = {}
+    for i, r in enumerate(sf.records):
+        if not r.get("ok"):
+            continue
+        try:
+            prob = problem_of(hw, r)
+            # a launch the engine cannot hold (2**31 blocks) is named here, not found
+            # by a worker after minutes
+            from simulator.simt.engine import _check_size
+            _check_size(hw, prob.programs, "sampled")
+        except (ValueError, OverflowError) as e:
+            raise ValueError(f"{sf.path}: record {i}: {e}") from None
+        built = [(p.launch.grid, p.launch.block) for p in prob.programs]
+        stated = _stated_shapes(r, len(built))
+        if stated is not None and stated != built:
+            raise ValueError(f"{sf.path}: record {i}: fields 'grid' = {r.get('grid')!r}, "
+                             f"'block' = {r.get('block')!r}: {prob.kernel} on the record's "
+                             f"problem launches {_fmt(built)}; the record and this roofsim's "
+                             f"kernel disagree")
+        flops = r.get("flops")
+        if flops is not None and flops != prob.op.flops():
+            raise ValueError(f"{sf.path}: record {i}: field 'flops' = {flops!r}: the record's "
+                             f"problem is {prob.op.flops()} FLOPs")
+        key = (prob.kernel, repr(sorted(REGISTRY.get(prob.kernel).from_record(r).items())),
+               r.get("buffer_sets", 1), r.get("rotation_bytes"))
+        if key in seen:
+            raise ValueError(f"{sf.path}: record {i} repeats record {seen[key]} (kernel, "
+                             f"problem and buffers alike): a suite measures each launch once, "
+                             f"and a repeat would count twice in every score")
+        seen[key] = i
 
 
 def measurement(sf: SuiteFile, index: int, problem, record: dict | None = None) -> Measurement:

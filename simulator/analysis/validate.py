@@ -28,7 +28,8 @@ import numpy as np
 
 from simulator.result import Measurement, Result
 
-from .measurements import KERNEL_SUITES, SuiteFile, measurement, problem_of
+from .measurements import (KERNEL_SUITES, SuiteFile, check_kernel_records, measurement,
+                           problem_of)
 from .roofline import bound
 
 PREDICTORS = ("engine", "analytic", "roofline")
@@ -106,9 +107,13 @@ class RecordTask:
 
 
 def record_tasks(hw, suite_files, engine_budget=None) -> list[RecordTask]:
-    """A task per record (that passed its check) of each suite file."""
+    """A task per record (that passed its check) of each suite file; every record must be
+    the launch it states (``measurements.check_kernel_records``), checked here before any
+    work. Any preset may predict any GPU's launches (a what-if: the H100's launches on the
+    h200 preset); the ``validate`` command refuses files of another GPU than ``--hw``."""
     tasks = []
     for sf in suite_files:
+        check_kernel_records(hw, sf)
         head = SuiteFile(sf.path, sf.suite, sf.provenance, [])
         tasks += [RecordTask(hw, head, i, r, engine_budget) for i, r in enumerate(sf.records)
                   if r.get("ok", False)]
