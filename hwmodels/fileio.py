@@ -16,13 +16,28 @@ from pathlib import Path
 def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
     """Write ``data`` (text, or bytes) to a temporary name in the same folder, then
     rename it over ``path``. The folder must exist (ValueError naming it otherwise); the
-    file gets the usual permissions (0o666 less the umask)."""
+    file gets the usual permissions (0o666 less the umask). A symbolic link is followed
+    (its target written, the link kept); a device or a pipe (``/dev/null``, a FIFO) is
+    written in place, never replaced by a file. A failed write (a full disk, a file-size
+    limit) is a ValueError naming ``path``, and leaves nothing behind."""
     p = Path(path)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    if p.exists() and not p.is_file() and not p.is_dir():
+        # a device, a pipe or a socket (/dev/null, /dev/stdout's target, a FIFO): written
+        # in place -- a rename would put a plain file where it was
+        try:
+            with open(p, mode) as fh:
+                fh.write(data)
+        except OSError as e:
+            raise ValueError(f"{path}: cannot write ({e.strerror or e})") from None
+        return
+    if p.is_symlink():
+        # the link stays; the file it points to is written (a dangling link: its target made)
+        p = Path(os.path.realpath(p))
     if not p.parent.is_dir():
         raise ValueError(f"{path}: folder {str(p.parent)!r} does not exist")
     if p.is_dir():
         raise ValueError(f"{path}: is a folder, not a file")
-    mode = "wb" if isinstance(data, bytes) else "w"
     try:
         fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     except OSError as e:
@@ -35,6 +50,10 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, p)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise ValueError(f"{path}: cannot write ({e.strerror or e}); nothing was written") from None
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -208,7 +208,7 @@ def load_toml(path: str | os.PathLike):
         with open(p, "rb") as fh:
             data = tomllib.load(fh)
     except FileNotFoundError:
-        raise ValueError(f"hardware file {str(p)!r} does not exist") from None
+        raise ValueError(f"hardware file {str(path)!r} does not exist") from None
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{p}: malformed TOML: {e}") from None
     except UnicodeDecodeError:

@@ -266,10 +266,10 @@ class SM:
         _positive(self, *(n for n in ints if n not in optional))
         _positive(self, *optional, allow_zero=True)
         self._check_carveouts()
-        if self.max_warps * self.warp_size < self.max_threads:
+        if self.max_warps * self.warp_size != self.max_threads:
             raise ValueError(f"SM.max_warps = {self.max_warps}, warp_size = {self.warp_size}, "
                              f"max_threads = {self.max_threads}: max_warps x warp_size "
-                             f"({self.max_warps * self.warp_size}) must be >= max_threads; "
+                             f"({self.max_warps * self.warp_size}) must equal max_threads; "
                              "change them together")
         if self.max_shared_per_block_bytes > self.shared_bytes:
             raise ValueError(f"SM.max_shared_per_block_bytes = {self.max_shared_per_block_bytes}: "

@@ -4,10 +4,26 @@ Bad input ends with exit code 2 and one line naming the problem; no traceback.
 """
 from __future__ import annotations
 
-import argparse
-import re
-import dataclasses
+import os
+import signal
 import sys
+
+
+def _interrupted_while_loading(signum, frame):
+    # Ctrl-C before main() runs (the imports below take tens of milliseconds): the same
+    # one line and exit code as later, no traceback from inside an import
+    os.write(2, b"roofsim: interrupted\n")
+    os._exit(130)
+
+
+# only where this module starts the ``roofsim`` command, not where a program imports it
+if (os.path.basename(sys.argv[0] if sys.argv else "") in ("roofsim", "__main__.py")
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+    signal.signal(signal.SIGINT, _interrupted_while_loading)
+
+import argparse  # noqa: E402
+import dataclasses  # noqa: E402
+import re  # noqa: E402
 
 from hwmodels.units import format_bytes, format_seconds, format_si, parse_quantity
 
@@ -28,7 +44,8 @@ COMMON_HELP = {
     "--resolution": "input height and width of a network (default: its own)",
     "--dtype": "element type (default fp32)",
     "--layout": "activation layout of the convolutions (default nchw)",
-    "--policy": "warp scheduler: gto (greedy then oldest) or lrr (loose round robin); default gto",
+    "--policy": "the engine's warp scheduler: gto (greedy then oldest, the default) or lrr "
+                "(loose round robin); the analytic model has none",
     "--kernel": "a registered kernel (roofsim simulate simt --help lists them)",
     "--mode": "how to predict (see the command's description)",
     "--suites": "comma-separated suites, e.g. grid,gemm,conv",
@@ -74,18 +91,34 @@ def _budget(text):
     return v
 
 
-def _positive_int(name, maximum=MAX_COUNT):
+def _positive_seconds(name):
+    """A positive, finite number of seconds (a plain number: ``600``, ``1.5``)."""
+    def conv(text):
+        t = str(text).strip()
+        if not re.fullmatch(r"[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?", t):
+            raise argparse.ArgumentTypeError(f"{t[:40]!r}: expected a positive number of seconds, "
+                                             "e.g. 600")
+        v = float(t)
+        if not 0 < v < 1e9:
+            raise argparse.ArgumentTypeError(f"{t[:40]}: expected a positive number of seconds "
+                                             "under 1e9")
+        return v
+    conv.__name__ = name
+    return conv
+
+
+def _positive_int(name, maximum=MAX_COUNT, minimum=1):
     def conv(text):
         t = str(text).strip()
         if len(t) > 18:
             raise argparse.ArgumentTypeError(f"{t[:12]}... ({len(t)} characters) is too large; "
                                              f"at most {maximum}")
         try:
-            v = int(t)
+            v = _ascii_int(t)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{t[:40]!r} is not an integer") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{v} must be >= 1")
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"{v} must be >= {minimum}")
         if v > maximum:
             raise argparse.ArgumentTypeError(f"{v} is too large; at most {maximum}")
         return v
@@ -223,16 +256,19 @@ def cmd_workload_list(args):
 def cmd_workload_show(args):
     from simulator.table import format_table
     net = _workload(args)
+    topology = None
+    if args.scalesim_csv:            # refused (a batch, groups) before anything is shown
+        from workloads.scalesim import to_topology_csv
+        topology = to_topology_csv(net)
     print(f"{net.name}: {net.description}")
     rows = [[op.name, op.kind, op.describe(), op.macs(), op.flops(), op.min_bytes()] for op in net.ops]
     rows.append(["total", "", f"{len(net.ops)} layers", net.macs(), net.flops(), net.min_bytes()])
     print(format_table(["layer", "kind", "shape", "MACs", "FLOPs", "compulsory bytes"], rows,
                        right=[False, False, False, True, True, True]))
     _write_outputs(args, [op.to_dict() for op in net.ops], net.to_dict, None)
-    if args.scalesim_csv:
+    if topology is not None:
         from hwmodels.fileio import atomic_write
-        from workloads.scalesim import to_topology_csv
-        atomic_write(args.scalesim_csv, to_topology_csv(net))
+        atomic_write(args.scalesim_csv, topology)
         print(f"wrote {args.scalesim_csv} (SCALE-Sim conv topology format)")
 
 
@@ -285,9 +321,7 @@ def cmd_roofline_compare(args):
     import hwmodels
     from simulator.analysis.plots import tpu_paper_chart
     from simulator.table import format_table
-    names = [n.strip() for n in args.hw.split(",") if n.strip()]
-    if not names:
-        raise ValueError("--hw: give at least one hardware name")
+    names = _items(args.hw, "--hw")
     hws = [hwmodels.get(n) for n in names]
     rows = []
     for hw in hws:
@@ -313,6 +347,10 @@ def cmd_datamove(args):
     s = parse_quantity(args.onchip_bytes, "bytes", "--onchip-bytes") if args.onchip_bytes else None
     if s is not None and s <= 0:
         raise ValueError(f"--onchip-bytes {args.onchip_bytes!r}: must be > 0")
+    word = max(op.dtype_bytes for op in net.ops)
+    if s is not None and s < word:
+        raise ValueError(f"--onchip-bytes {args.onchip_bytes!r}: less than one word ({word} B "
+                         f"for {net.name}'s elements); at least {word}B")
     rows = data_movement(hw, net, s)
     link = hw.host_link
     print(f"{net.name} on {hw.name}: on-chip memory S = {format_bytes(rows[0].onchip_bytes)}"
@@ -347,7 +385,7 @@ def cmd_datamove(args):
 
 def _array_shape(text):
     import re
-    m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text or "")
+    m = re.fullmatch(r"\s*([0-9]+)\s*[xX]\s*([0-9]+)\s*", text or "")
     if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
         raise ValueError(f"--array {text!r}: expected ROWSxCOLS with positive integers, e.g. 128x128")
     return int(m.group(1)), int(m.group(2))
@@ -360,6 +398,13 @@ def cmd_simulate_systolic(args):
     net = _workload(args)
     rows, cols = _array_shape(args.array) if args.array is not None else (None, None)
     dataflow = args.dataflow or getattr(hw, "dataflow", "ws")
+    set_keys = {str(x).partition("=")[0].strip() for x in (args.set or [])}
+    for opt, given, keys in (("--array", args.array, ("rows", "cols")),
+                             ("--dataflow", args.dataflow, ("dataflow",))):
+        both = sorted(set_keys & set(keys))
+        if given is not None and both:
+            raise ValueError(f"{opt} {given} and --set {both[0]}=... both set the array's "
+                             f"{'shape' if opt == '--array' else 'dataflow'}; give one")
     if args.mode == "scalesim" and args.stalls is not None:
         raise ValueError("--stalls applies to --mode default only (scalesim mode has "
                          "SCALE-Sim's own stall model)")
@@ -391,7 +436,11 @@ def cmd_occupancy(args):
     from simulator.simt.occupancy import occupancy
     from simulator.table import write_json
     hw = _hw(args)
-    smem = int(parse_quantity(args.smem, "bytes", "--smem")) if not args.smem.isdigit() else int(args.smem)
+    if getattr(hw, "family", None) != "simt":
+        raise ValueError(f"--hw {hw.name}: not a SIMT GPU (occupancy is CUDA's; `roofsim hw list` "
+                         "shows each preset's family)")
+    smem = (int(args.smem) if re.fullmatch(r"[0-9]+", args.smem.strip())
+            else int(parse_quantity(args.smem, "bytes", "--smem")))
     occ = occupancy(hw, args.block, args.regs, smem)
     print(f"{hw.name} (cc {hw.compute_capability}): block {args.block} threads, {args.regs} registers/thread, "
           f"{smem} B shared/block")
@@ -412,20 +461,41 @@ def cmd_occupancy(args):
 MAX_SWEEP = 10_000    # launches (or sizes) one sweep takes
 
 
+def _items(text, name) -> list:
+    """A comma-separated option's items: none empty (``1,,2``), none given twice (each
+    would count twice in a table or a score)."""
+    items = [x.strip() for x in str(text).split(",")]
+    if any(not x for x in items):
+        raise ValueError(f"{name} {text!r}: an empty item; separate items by single commas")
+    seen = set()
+    for x in items:
+        if x in seen:
+            raise ValueError(f"{name} {text!r}: {x!r} given twice")
+        seen.add(x)
+    return items
+
+
+def _ascii_int(v: str) -> int:
+    """int() of plain ASCII digits only (Python's own int() reads any script's digits)."""
+    if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", v):
+        raise ValueError(v)
+    return int(v)
+
+
 def _int_list(text, name, dims=1):
     """'1,2,4', '1-64', '8-1024:8' or (dims 2) '16x16,32x8' -> list of ints or tuples."""
     out = []
-    for part in filter(None, (x.strip() for x in str(text).split(","))):
+    for part in _items(text, name):
         try:
             if "x" in part.lower():
-                t = tuple(int(v) for v in part.lower().split("x"))
+                t = tuple(_ascii_int(v) for v in part.lower().split("x"))
                 if len(t) > dims:
                     raise ValueError
                 out.append(t)
             elif "-" in part:
                 rng, _, step = part.partition(":")
-                lo, hi = (int(v) for v in rng.split("-"))
-                st = int(step) if step else 1
+                lo, hi = (_ascii_int(v) for v in rng.split("-"))
+                st = _ascii_int(step) if step else 1
                 if lo < 1 or hi < lo or st < 1:
                     raise ValueError
                 if len(out) + (hi - lo) // st + 1 > MAX_SWEEP:
@@ -434,10 +504,14 @@ def _int_list(text, name, dims=1):
                                      "STEP, or a few ranges)")
                 out += list(range(lo, hi + 1, st))
             else:
-                out.append(int(part))
+                out.append(_ascii_int(part))
         except ValueError:
             raise ValueError(f"{name} {part!r}: expected N, A-B, A-B:STEP"
                              + (" or AxB" if dims > 1 else "") + ", comma-separated") from None
+    if len(set(out)) < len(out):
+        twice = next(v for v in out if out.count(v) > 1)
+        raise ValueError(f"{name} {text!r}: {twice} given twice (ranges included); each size "
+                         f"once")
     bad = [v for v in out if min(v if isinstance(v, tuple) else (v,)) < 1]
     if bad or not out:
         raise ValueError(f"{name} {text!r}: give one or more positive sizes")
@@ -632,7 +706,13 @@ def cmd_sweep_grid(args):
     if "block" not in takes:
         raise ValueError(f"{args.kernel} takes no block (its block follows from its problem: "
                          "compare its variants with simulate simt)")
+    block_dims = REGISTRY.get(args.kernel).arg("block").ndim
     blocks = _int_list(args.blocks, "--blocks", dims=2)
+    flat = [b for b in blocks if isinstance(b, tuple) and len(b) > block_dims]
+    if flat:
+        raise ValueError(f"--blocks {args.blocks!r}: {args.kernel} takes a "
+                         f"{block_dims}-D block; {'x'.join(map(str, flat[0]))} is "
+                         f"{len(flat[0])}-D")
     if args.grids is not None:
         if "grid" not in takes:
             raise ValueError(f"--grids applies to {', '.join(_kernels_taking('grid'))}; "
@@ -789,11 +869,16 @@ def cmd_validate(args):
     hw = _hw(args)
     if getattr(hw, "family", None) != "simt":
         raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
-    suites = [x.strip() for x in args.suites.split(",") if x.strip()]
+    suites = _items(args.suites, "--suites")
     bad = [x for x in suites if x not in KERNEL_SUITES]
-    if bad or not suites:
+    if bad:
         raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)}")
     files = [load_suite(args.measurements, suite) for suite in suites]
+    for sf in files:
+        if not sf.of(hw):
+            raise ValueError(f"--measurements {args.measurements}: {sf.path.name} was measured "
+                             f"on {sf.device!r}, not a {hw.name} ({hw.description}); score a "
+                             f"preset against its own GPU's measurements")
     out = predict_suites(hw, files, args.engine_budget, args.workers, args.scheduler,
                          log=lambda line: print(f"validate: {line}", file=sys.stderr, flush=True))
     rows = out.finished
@@ -873,6 +958,16 @@ def _finish(args, out, rows, to_dict, plot=None):
         _write_outputs(args, rows, lambda: {**to_dict(rows),
                                             **({"partial": True} if out.interrupted else {})},
                        plot or (lambda path: None))
+    elif out.interrupted:
+        # stopped before any row finished: the JSON still says so (partial, no rows); a
+        # table or chart of nothing is not written, and the user is told
+        from simulator.table import write_json
+        if getattr(args, "json", None):
+            write_json(args.json, {**to_dict([]), "partial": True})
+            print(f"wrote {args.json} (partial: nothing finished)")
+        skipped = [f"--{o}" for o in ("csv", "plot") if getattr(args, o, None)]
+        if skipped:
+            print(f"nothing finished: {' and '.join(skipped)} not written")
     if out.interrupted:
         raise KeyboardInterrupt
 
@@ -962,6 +1057,7 @@ def _workers(args):
 
 
 def _add_workers(p):
+    p = p.add_mutually_exclusive_group()      # a scheduler's cluster has its own workers
     p.add_argument("--workers", type=_positive_int("workers", MAX_WORKERS), metavar="N",
                    help="local worker processes (Dask LocalCluster; default: one per core; "
                         "1: run here)")
@@ -1058,7 +1154,7 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("--grid", metavar="G[xG2]", help="relu's grid (any; default: fills the SMs once)")
     p.add_argument("--block", metavar="B[xB2]", help="threads per block (gemm-naive: BxB2)")
     p.add_argument("--mode", choices=("full", "sampled", "analytic"), default="sampled")
-    p.add_argument("--policy", choices=("gto", "lrr"), default="gto", help="warp scheduler")
+    p.add_argument("--policy", choices=("gto", "lrr"))
     p.add_argument("--l2", choices=("cold", "warm"), default="cold",
                    help="cold: the L2 starts empty (default); warm: the launch's buffers start "
                         "in it, as after an identical launch (what repeated measurements see)")
@@ -1077,7 +1173,7 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("--blocks", metavar="LIST", required=True, help="e.g. 64,128,256 or 16x16,32x8")
     p.add_argument("--mode", choices=("full", "sampled", "analytic"), default="sampled",
                    help="engine mode (analytic: the analytic model only, milliseconds per point)")
-    p.add_argument("--policy", choices=("gto", "lrr"), default="gto")
+    p.add_argument("--policy", choices=("gto", "lrr"))
     p.add_argument("--l2", choices=("cold", "warm"), default="cold",
                    help="cold: the L2 starts empty (default); warm: the launch's buffers start "
                         "in it, as after an identical launch")
@@ -1096,7 +1192,7 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("--batch", type=_positive_int("batch"))
     p.add_argument("--block", type=_positive_int("block"), help="threads per block (default 256)")
     p.add_argument("--mode", choices=("full", "sampled", "analytic"), default="analytic")
-    p.add_argument("--policy", choices=("gto", "lrr"), default="gto")
+    p.add_argument("--policy", choices=("gto", "lrr"))
     p.add_argument("--l2", choices=("cold", "warm"), default="cold",
                    help="cold: the L2 starts empty (default); warm: the launch's buffers start "
                         "in it, as after an identical launch")
@@ -1108,7 +1204,8 @@ def build_parser(kernels: bool = True) -> Parser:
     p = sub.add_parser("occupancy", help="resident blocks and warps per SM (CUDA's rules)")
     _add_hw(p)
     p.add_argument("--block", type=_positive_int("block"), required=True, help="threads per block")
-    p.add_argument("--regs", type=int, required=True, help="registers per thread")
+    p.add_argument("--regs", type=_positive_int("regs", minimum=0), required=True,
+                   help="registers per thread")
     p.add_argument("--smem", default="0", metavar="BYTES",
                    help="shared memory per block: bytes, or with a unit (48KiB)")
     p.add_argument("--json", metavar="FILE")
@@ -1120,8 +1217,9 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "all"),
                    help="the measurement suite to run (all: every one)")
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
-    p.add_argument("--deadline", type=float, metavar="SECONDS",
-                   help="gemm, conv: start no new shape after this long; keep what finished")
+    p.add_argument("--deadline", type=_positive_seconds("deadline"), metavar="SECONDS",
+                   help="gemm, conv: start no new shape after this many seconds; keep what "
+                        "finished")
     p.set_defaults(func=cmd_measure)
 
     p = sub.add_parser("calibrate", help="latency and bandwidth parameters from a micro suite")
@@ -1190,13 +1288,26 @@ def main(argv=None) -> int:
     the field, the value and what is allowed), 130 interrupted (Ctrl-C; what finished is
     written, marked partial), 1 an internal error (one line too; ``ROOFSIM_DEBUG=1``
     shows its traceback). Never a traceback otherwise."""
-    import os
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_loading:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    # started with standard output or error closed (`roofsim ... >&-`): what would be
+    # printed goes nowhere, and the command still does its work (its --csv, --json)
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w")
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         # the kernel registry only for the commands that take kernels (and for help)
         args = build_parser(kernels=not argv or bool({"simt", "sweep", "plan", "-h", "--help"}
                                                      & set(argv))
                             ).parse_args(_join_negative_values(argv))
+        _refuse_empty_values(args)
+        if hasattr(args, "policy"):
+            if args.policy is not None and getattr(args, "mode", None) == "analytic":
+                raise UsageError(f"roofsim: --policy {args.policy}: the analytic model has no warp "
+                                 f"scheduler; --policy applies to --mode sampled or full")
+            args.policy = args.policy or "gto"
         plot = getattr(args, "plot", None)
         if plot and str(plot).rsplit(".", 1)[-1].lower() not in ("png", "svg", "pdf"):
             raise ValueError(f"--plot {plot!r}: the file must end in .png, .svg or .pdf")
@@ -1234,6 +1345,17 @@ def main(argv=None) -> int:
         return 130
     except Exception as e:  # noqa: BLE001 -- the last line of defence: one line, exit 1
         return _internal(e)
+
+
+def _refuse_empty_values(args):
+    """An option given an empty value (``--shape ''``, ``--onchip-bytes=``) is an error,
+    never read as "not given" (and so as the default) by a later ``if args.x:``."""
+    for name, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"roofsim: {flag} {value if isinstance(value, str) else ''!r}: an "
+                             f"empty value; give one (or leave the option out for its default)")
 
 
 def _run_interruptibly(args):

@@ -170,7 +170,14 @@ def _distributed(fn, items, results, progress, workers, scheduler) -> int:
                         os.environ["DASK_LOGGING__DISTRIBUTED"] = env
                 client = Client(cluster)
             else:
-                client = Client(scheduler, timeout=10)
+                # Ctrl-C stays live while connecting (only local workers must inherit
+                # SIG_IGN); the connect timeout covers Dask's handshake too, so that a
+                # port that accepts and never answers is an error within seconds
+                signal.signal(signal.SIGINT, old)
+                with dask.config.set({"distributed.comm.timeouts.connect": f"{CONNECT_S}s"}):
+                    client = _connect(Client, scheduler)
+    except SchedulerError:
+        raise
     except OSError as e:
         raise ValueError(f"--scheduler {scheduler!r}: cannot reach it ({e})") from None
     except (ValueError, TypeError) as e:
@@ -195,6 +202,43 @@ def _distributed(fn, items, results, progress, workers, scheduler) -> int:
     if cluster is not None:
         cluster.close(timeout=5)
     return done
+
+
+class SchedulerError(ValueError):
+    """--scheduler names no Dask scheduler that answers."""
+
+
+CONNECT_S = 10     # seconds to reach a --scheduler and finish Dask's handshake with it
+
+
+def _connect(Client, scheduler):
+    """A client of the scheduler at ``scheduler``; whatever else answers there (a web
+    server, a port that accepts and stays silent) is one clear error, not a hang or the
+    MemoryError of a stranger's bytes read as a Dask frame length. (The connection runs
+    on a daemon thread, so that one stuck in a handshake cannot keep the process.)"""
+    import threading
+    box = {}
+
+    def connect():
+        try:
+            box["client"] = Client(scheduler, timeout=CONNECT_S)
+        except BaseException as e:          # noqa: BLE001 -- handed to the caller
+            box["error"] = e
+    t = threading.Thread(target=connect, name="roofsim-connect", daemon=True)
+    t.start()
+    t.join(CONNECT_S + 1)
+    e = box.get("error")
+    if "client" in box:
+        return box["client"]
+    if isinstance(e, (ValueError, TypeError, KeyboardInterrupt)):
+        raise e
+    name = f"--scheduler {str(scheduler)[:80]!r}"
+    if e is None or isinstance(e, (TimeoutError, OSError)):
+        raise SchedulerError(f"{name}: no Dask scheduler answered there within {CONNECT_S} s "
+                             f"(is it running, and is the address right?)")
+    why = ("its bytes are not Dask's protocol" if isinstance(e, MemoryError)
+           else f"{type(e).__name__}: {str(e)[:80]}")
+    raise SchedulerError(f"{name}: what answered there is not a Dask scheduler ({why})")
 
 
 def _stop(client, cluster, futures):

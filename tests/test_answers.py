@@ -172,3 +172,21 @@ def test_plan_predicts_a_repeated_shape_once():
         for k in ("engine_seconds", "analytic_seconds", "roofline_seconds"):
             assert row[k] == own[k], (lp.op.name, k)
     assert totals["engine"] == pytest.approx(sum(r["engine_seconds"] for r in rows))
+
+
+def test_interrupted_before_any_row_still_writes_a_partial_json(tmp_path, capsys):
+    """Ctrl-C before the first row finished: the JSON is written, partial with no rows
+    (a script waiting for it sees why it is empty); no CSV or chart of nothing; exit 130."""
+    import argparse
+
+    from simulator import cli
+    from simulator.parallel import Outcome
+    args = argparse.Namespace(csv=str(tmp_path / "p.csv"), json=str(tmp_path / "p.json"),
+                              plot=None)
+    out = Outcome(results=[None, None], done=0, interrupted=True, wall_seconds=0.5)
+    with pytest.raises(KeyboardInterrupt):
+        cli._finish(args, out, [], lambda rs: {"plan": "x", "layers": rs})
+    doc = json.loads((tmp_path / "p.json").read_text())
+    assert doc == {"plan": "x", "layers": [], "partial": True}
+    assert not (tmp_path / "p.csv").exists()
+    assert "--csv not written" in capsys.readouterr().out

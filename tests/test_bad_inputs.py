@@ -180,6 +180,32 @@ def test_ctrl_c_inside_one_long_numba_call():
     assert err.strip().splitlines() == ["roofsim: interrupted"]
 
 
+def test_ctrl_c_while_the_command_loads():
+    """SIGINT while ``roofsim`` is still importing (before ``main`` runs): the same one
+    line and exit 130, not a traceback from inside an import; a program that imports the
+    CLI module (not as the command) keeps Python's own KeyboardInterrupt."""
+    code = ("import sys; sys.argv = [{argv!r}]\n"
+            "import os, signal, time, simulator.cli\n"
+            "os.kill(os.getpid(), signal.SIGINT); time.sleep(5); print('ran on')\n")
+    for argv0, want_rc, want_err in (("/usr/bin/roofsim", 130, "roofsim: interrupted"),
+                                     ("my_script.py", -2, "KeyboardInterrupt")):
+        p = subprocess.run([sys.executable, "-c", code.format(argv=argv0)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == want_rc and want_err in p.stderr, (argv0, p.returncode, p.stderr)
+        assert "ran on" not in p.stdout
+    # and once main runs, Ctrl-C is Python's KeyboardInterrupt again (main's own handling)
+    import signal
+
+    from simulator import cli
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        signal.signal(signal.SIGINT, cli._interrupted_while_loading)
+        assert cli.main(["hw", "list"]) == 0
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def test_a_reader_that_leaves_early_is_not_an_error(tmp_path):
     """`roofsim ... | head -1`: the closed pipe ends the command quietly, exit 0 (the table
     here, some 300 KB, is larger than any pipe's buffer)."""
@@ -191,3 +217,74 @@ def test_a_reader_that_leaves_early_is_not_an_error(tmp_path):
     p.stdout.close()                     # the reader is gone after one line
     err = p.stderr.read().decode()
     assert p.wait(timeout=60) == 0 and first.startswith(b"big") and err == "", err
+
+
+def test_outputs_onto_devices_pipes_and_links_keep_them(tmp_path, capsys):
+    """--csv onto /dev/null, a FIFO or a symbolic link writes through it: the device,
+    the pipe and the link stay what they were (a rename over them would leave a plain
+    file), the link's target gets the table."""
+    import stat
+    import threading
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "target.csv").write_text("old")
+    (tmp_path / "link.csv").symlink_to("target.csv")
+    got = {}
+    reader = threading.Thread(target=lambda: got.setdefault("fifo", fifo.read_text()))
+    reader.start()
+    for out in ("/dev/null", str(fifo), str(tmp_path / "link.csv")):
+        assert main(["workload", "show", "gemm:4x4x4", "--csv", out]) == 0, capsys.readouterr().err
+    reader.join(timeout=30)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got["fifo"].startswith("name,kind") and (tmp_path / "link.csv").is_symlink()
+    assert (tmp_path / "target.csv").read_text().startswith("name,kind")
+
+
+def test_a_scheduler_address_where_no_dask_answers(capsys):
+    """--scheduler at a port that accepts and stays silent, or that answers in another
+    protocol (a web server's bytes, read as a Dask frame length, once asked for exabytes):
+    one line naming --scheduler within seconds, exit 2, the process gone."""
+    import socket
+    import threading
+    import time
+
+    def serve(reply):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(4)
+        keep = []
+
+        def loop():
+            while True:
+                try:
+                    c, _ = s.accept()
+                except OSError:
+                    return
+                keep.append(c)
+                if reply:
+                    c.sendall(reply)
+        threading.Thread(target=loop, daemon=True).start()
+        return s, s.getsockname()[1]
+    for reply, needle, most_s in ((b"HTTP/1.0 400 Bad Request\r\n\r\n" * 4, "not a Dask scheduler", 8),
+                                  (None, "no Dask scheduler answered there within 10 s", 25)):
+        sock, port = serve(reply)
+        t = time.monotonic()
+        p = subprocess.run([sys.executable, "-m", "simulator", "sweep", "grid", "--hw", "gtx480",
+                            "--kernel", "relu", "--n", "4096", "--grids", "1-4", "--blocks", "256",
+                            "--mode", "analytic", "--scheduler", f"tcp://127.0.0.1:{port}"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+        sock.close()
+        assert p.returncode == 2 and time.monotonic() - t < most_s, (p.returncode, p.stderr)
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and "--scheduler" in lines[0] and needle in lines[0], lines
+
+
+def test_standard_output_closed(tmp_path):
+    """`roofsim ... >&-`: nothing to print to, the work (and its --csv) still done, exit 0."""
+    out = tmp_path / "r.csv"
+    p = subprocess.run([sys.executable, "-m", "simulator", "roofline", "--hw", "gtx480",
+                        "--workload", "gemm:64x64x64", "--csv", str(out)], cwd=ROOT,
+                       stderr=subprocess.PIPE, text=True, timeout=60,
+                       preexec_fn=lambda: os.close(1))
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert out.read_text().startswith("layer,kind")

@@ -80,3 +80,32 @@ def test_bad_cfg(edit, needle, tmp_path):
     p.write_text(edit(GOLDEN["runs"]["32x32_ws"]["cfg"]))
     with pytest.raises(ValueError, match=needle):
         hwmodels.get(str(p))
+
+
+def test_replay_lines_are_known_before_the_run(monkeypatch):
+    """``replay_lines`` says, before running, which layers replay SCALE-Sim's buffers (as
+    the run then reports) and how many demand lines: the replay loop's own count, counted
+    here by running it in Python with its per-line ofmap count wrapped."""
+    from simulator.systolic import scalesim_memory
+    from simulator.systolic.scalesim_mode import replay_lines, simulate_layer_scalesim
+    hw = hwmodels.with_overrides(hwmodels.get("tpu-v1"), ["rows=16", "cols=16"])
+    net = workloads.resolve("resnet50")
+    seen = {True: 0, False: 0}
+    for op in net.ops[:12]:
+        for df in ("os", "ws", "is"):
+            n = replay_lines(hw, op, df)
+            r = simulate_layer_scalesim(hw, op, df)
+            assert (n > 0) == r.extra["memory_replayed"], (op.name, df)
+            seen[n > 0] += 1
+    assert seen[True] and seen[False]
+    op = workloads.Gemm(name="g", M=40, N=24, K=20)
+    small = hwmodels.with_overrides(hw, ["ifmap_sram.size_bytes=512B", "filter_sram.size_bytes=512B",
+                                         "ofmap_sram.size_bytes=512B", "rows=4", "cols=4"])
+    calls = []
+    orig = scalesim_memory._ofmap_count.py_func
+    monkeypatch.setattr(scalesim_memory, "_ofmap_count", lambda *a: calls.append(1) or orig(*a))
+    monkeypatch.setattr(scalesim_memory, "_replay", scalesim_memory._replay.py_func)
+    for df in ("os", "ws", "is"):
+        calls.clear()
+        simulate_layer_scalesim(small, op, df)
+        assert len(calls) == replay_lines(small, op, df) > 0, df

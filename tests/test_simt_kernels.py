@@ -134,3 +134,15 @@ def test_conv_im2col_kernels_and_accesses(layout, shape):
     gemm_tiled.kernel(8)[l2.grid[:2], l2.block[:2]](arrs2["A"], arrs2["B"], arrs2["C"], M, N, K)
     assert np.array_equal(np.asarray(arrs2["C"]), ref)
     assert log2.by_thread == _nonempty(gemm_tiled.thread_accesses(l2, M, N, K, 8))
+
+
+def test_relu_default_grid_fills_every_sm_once_by_the_occupancy_rules():
+    """The default grid is sm_count x the blocks one SM holds -- by the block limit where
+    blocks are small (32 an SM on the H100, 8 on the GTX 480), by threads where large."""
+    import hwmodels
+    from simulator.simt import api
+    for name, block, per_sm in (("h100-sxm", 32, 32), ("h100-sxm", 256, 8),
+                                ("gtx480", 32, 8), ("gtx480", 512, 3)):
+        hw = hwmodels.get(name)
+        (prog,) = api.build(hw, "relu", n=1 << 20, block=(block,)).programs
+        assert prog.launch.grid == (hw.sm_count * per_sm, 1, 1), (name, block)

@@ -240,6 +240,12 @@ def test_scalesim_export_round_trip(tmp_path):
     assert [op.macs() for op in back.ops] == [op.macs() for op in net.ops]
     with pytest.raises(ValueError, match="no batch"):
         to_topology_csv(workloads.resnet50(batch=2))
+    # a name SCALE-Sim would split (it reads rows by commas) is refused, not written raw
+    odd = tmp_path / "odd.csv"
+    odd.write_text("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+                   'Num Filter, Strides,\n"a,b", 8, 8, 3, 3, 4, 8, 1,\n')
+    with pytest.raises(ValueError, match="layer 'a,b': a name with a comma"):
+        to_topology_csv(workloads.load_topology(odd))
 
 
 def test_touched_rows_closed_form_matches_the_windows():

@@ -157,7 +157,7 @@ def parse_conv_shape(text: str) -> dict:
         if not eq or key not in _CONV_KEYS:
             raise ValueError(f"conv shape: {part!r} is not KEY=VALUE with KEY one of "
                              f"{', '.join(_CONV_KEYS)}")
-        if not re.fullmatch(r"-?\d+", val.strip()):
+        if not re.fullmatch(r"-?[0-9]+", val.strip()):
             raise ValueError(f"conv shape: {key} = {val.strip()[:40]!r} is not an integer")
         if len(val.strip().lstrip("-")) > 18:
             raise ValueError(f"conv shape: {key} = {val.strip()[:12]}... ({len(val.strip())} digits) "
@@ -189,7 +189,7 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
         d = dtype or "fp32"
         body = spec.split(":", 1)[1]
         if single == "gemm":
-            m = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*[xX]\s*(\d+)\s*", body)
+            m = re.fullmatch(r"\s*([0-9]+)\s*[xX]\s*([0-9]+)\s*[xX]\s*([0-9]+)\s*", body)
             if not m:
                 raise ValueError(f"workload {spec[:60]!r}: expected gemm:MxNxK with positive integers")
             if any(len(g) > 18 for g in m.groups()):
@@ -202,7 +202,7 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
             op = Gemm(name="gemm", dtype=d, M=M * (batch or 1), N=N, K=K,
                       **({"layout": layout} if layout else {}))
         elif single == "relu":
-            if not re.fullmatch(r"\s*\d+\s*", body):
+            if not re.fullmatch(r"\s*[0-9]+\s*", body):
                 raise ValueError(f"workload {spec[:60]!r}: expected relu:N with a positive integer N")
             if len(body.strip()) > 18:
                 raise ValueError(f"workload relu: N of {len(body.strip())} digits is too large; at "

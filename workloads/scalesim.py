@@ -38,7 +38,7 @@ def _cells(row):
 
 
 def _int(path, lineno, column, text):
-    if not re.fullmatch(r"\d+", text or ""):
+    if not re.fullmatch(r"[0-9]+", text or ""):
         raise ValueError(f"{path} line {lineno}: {column} = {text!r} is not a positive integer")
     v = int(text)
     if v < 1:
@@ -128,6 +128,10 @@ def to_topology_csv(network) -> str:
     Batch > 1 cannot be expressed either."""
     lines = [", ".join(CONV_COLUMNS) + ","]
     for op in network.ops:
+        if any(ch in op.name for ch in ',"\r\n') or op.name != op.name.strip():
+            raise ValueError(f"layer {op.name!r}: a name with a comma, a quote, a line break or "
+                             "spaces at its ends cannot be written for SCALE-Sim, which splits "
+                             "its rows on commas")
         if isinstance(op, Gemm):
             lines.append(f"{op.name},1,{op.M},1,1,{op.K},{op.N},1,")
             continue

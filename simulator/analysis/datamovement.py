@@ -95,6 +95,10 @@ def data_movement(hw, network, onchip_bytes: Optional[float] = None) -> list[Dat
     s = hw.onchip_bytes if onchip_bytes is None else onchip_bytes
     if s <= 0:
         raise ValueError(f"onchip_bytes = {s!r}: must be > 0")
+    word = max(op.dtype_bytes for op in network.ops)
+    if s < word or s != int(s):
+        raise ValueError(f"onchip_bytes = {s!r}: must be a whole number of bytes, at least one "
+                         f"word ({word} B for {network.name}'s elements)")
     out = []
     for op in network.ops:
         comp = op.min_bytes()

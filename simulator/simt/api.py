@@ -58,6 +58,12 @@ def build(hw, kernel: str, **args) -> Problem:
     spec = REGISTRY.get(kernel)
     problem = spec.problem(**args)
     programs = tuple(with_compiled_resources(hw, p) for p in spec.build(hw, problem))
+    footprint = engine.footprint_bytes(programs)
+    if footprint > hw.dram.size_bytes:
+        from hwmodels.units import format_bytes
+        raise ValueError(f"{spec.name}: the launch's arrays take {format_bytes(footprint)}, more "
+                         f"than {hw.name}'s {format_bytes(hw.dram.size_bytes)} of device memory "
+                         f"(dram.size_bytes); no GPU of it could run it")
     return Problem(spec.name, problem, spec.op(problem), programs)
 
 

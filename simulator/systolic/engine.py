@@ -94,6 +94,14 @@ def _layer_result(r: SystolicResult, op, hw, word_bytes: int, wall: float) -> Re
                   op=op.identity(), extra=extra, detail=r)
 
 
+def _duration(seconds: float) -> str:
+    if seconds < 3600:
+        return f"{seconds / 60:.2g} minutes"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.2g} hours"
+    return f"{seconds / 86400:.2g} days"
+
+
 PIPELINE_MAX_FOLDS = 300_000     # the simpy stall model's limit: some 20 s of folds
 PIPELINE_FOLDS_PER_S = 15_000    # folds a second through it, about, on one core
 
@@ -158,8 +166,18 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
         if folds > PIPELINE_MAX_FOLDS:
             raise ValueError(f"--stalls pipeline runs every fold through a simpy model: "
                              f"{network.name} on a {rows}x{cols} array is {folds:,} folds, some "
-                             f"{folds / PIPELINE_FOLDS_PER_S / 60:.2g} minutes; at most "
+                             f"{_duration(folds / PIPELINE_FOLDS_PER_S)}; at most "
                              f"{PIPELINE_MAX_FOLDS:,} -- use --stalls closed-form, or a larger array")
+    if mode == "scalesim":
+        from .scalesim_mode import REPLAY_LINES_PER_S, REPLAY_MAX_LINES, replay_lines
+        lines = sum(replay_lines(hw, split_groups(op)[0], dataflow) * split_groups(op)[1]
+                    for op in network.ops)
+        if lines > REPLAY_MAX_LINES:
+            raise ValueError(f"--mode scalesim replays SCALE-Sim's buffers line by line where "
+                             f"they turn over: {network.name} on a {rows}x{cols} array is "
+                             f"{lines:.3g} demand lines, some {_duration(lines / REPLAY_LINES_PER_S)}; "
+                             f"at most {REPLAY_MAX_LINES:.0e} -- use the default mode, a larger "
+                             f"array, or larger SRAMs")
     from simulator.parallel import progress
     for op in progress(network.ops, f"{network.name} on {hw.name}", "layer"):
         t1 = time.perf_counter()

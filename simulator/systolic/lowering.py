@@ -46,10 +46,15 @@ def gemm_view(op: TensorOp) -> tuple[int, int, int]:
     raise ValueError(f"layer {op.name!r}: a {op.kind} op has no systolic lowering; allowed: gemm, conv2d")
 
 
+MAX_SIDE = 2**20       # PEs along one side of an array (a what-if may go far past any chip)
+
+
 def check_array(rows, cols):
     for name, v in (("rows", rows), ("cols", cols)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"array {name} = {v!r}: must be an integer >= 1")
+        if v > MAX_SIDE:
+            raise ValueError(f"array {name} = {v}: at most {MAX_SIDE:,} PEs a side")
 
 
 def check_dataflow(dataflow):

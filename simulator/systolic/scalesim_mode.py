@@ -177,6 +177,22 @@ def _memory_closed_form(L: SSLayer, cf: dict, hw, rows, cols):
             "dram_writes": {"ifmap": 0, "filter": 0, "ofmap": cf["valid_ofmap_writes"]}}
 
 
+REPLAY_MAX_LINES = 500_000_000   # demand lines the buffer replay runs: about a minute
+REPLAY_LINES_PER_S = 7_000_000   # of them a second, about, on one core (ResNet-50 on 8x8)
+
+
+def replay_lines(hw, op, dataflow: str) -> int:
+    """Demand lines the scalesim mode replays for ``op`` (0 where its closed forms hold:
+    no buffer turns over or drains mid-layer), known before running: folds x lines a
+    fold."""
+    L = as_scalesim_layer(op)
+    cf = closed_form(L, hw.rows, hw.cols, dataflow)
+    if _memory_closed_form(L, cf, hw, hw.rows, hw.cols) is not None:
+        return 0
+    lines = cf["T"] + hw.rows + hw.cols - 2 if dataflow == "os" else 2 * hw.rows + hw.cols + cf["T"] - 2
+    return cf["F"] * lines
+
+
 def simulate_layer_scalesim(hw, op, dataflow: str) -> SystolicResult:
     """One layer as SCALE-Sim 3.0.0 reports it (fractions instead of percent).
 

@@ -167,7 +167,13 @@ def _launch_of(problem, hw=None) -> Launch:
     if problem["grid"]:
         g = problem["grid"][0]
     elif hw is not None:
-        g = hw.sm_count * max(1, hw.sm.max_threads // b)     # every SM filled once
+        # every SM filled once: the blocks one SM holds by CUDA's occupancy rules (threads,
+        # blocks, registers), not only its threads -- blocks of 32 on an H100 are 32 an
+        # SM (its block limit), not 64
+        from simulator.simt.occupancy import occupancy
+        launch(1, b).check(hw)               # the block's own limits, named as for any grid
+        regs = REGS_COMPILED.get(getattr(hw, "cc", None), REGS_ESTIMATE)
+        g = hw.sm_count * occupancy(hw, b, regs).blocks_per_sm
     else:
         raise ValueError("relu: give grid (its default fills the SMs of a hardware preset)")
     lc = launch(g, b)
@@ -178,7 +184,7 @@ def _launch_of(problem, hw=None) -> Launch:
 
 def build(hw, problem) -> tuple:
     """One launch: blocks of 256 and a grid that fills every SM once
-    (``sm_count x max_threads_per_SM / 256`` blocks), unless given."""
+    (``sm_count`` x the blocks an SM holds, by the occupancy rules), unless given."""
     return (program(_launch_of(problem, hw), problem["n"]),)
 
 

@@ -52,6 +52,9 @@ class Arg:
         if self.kind == "size":
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{kernel}: {self.name} = {value!r}: must be a positive integer")
+            if value > MAX_SIZE:
+                raise ValueError(f"{kernel}: {self.name} = {value:.3g}: at most {MAX_SIZE:.3g} "
+                                 f"(2**48, a PiB of float32)")
             return value
         if self.kind == "choice":
             if value not in self.choices:
@@ -66,10 +69,13 @@ class Arg:
             return value
         t = (value,) if isinstance(value, int) else tuple(value)
         if not 1 <= len(t) <= self.ndim or any(isinstance(x, bool) or not isinstance(x, int) or x < 1
-                                               for x in t):
+                                               or x > 2**31 - 1 for x in t):
             raise ValueError(f"{kernel}: {self.name} = {'x'.join(map(str, t)) or value!r}: this kernel "
                              f"takes 1 to {self.ndim} positive integers")
         return t
+
+
+MAX_SIZE = 2**48     # a size argument (elements, a GEMM side): workloads.ir's MAX_ELEMENTS
 
 
 @dataclass(frozen=True)
