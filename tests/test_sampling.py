@@ -36,6 +36,11 @@ CASES = {
     # dirty write-backs start once the L2 is full, past loop cuts at 16-48 of 248 trips
     # (sampled was 8% fast until the cuts moved past the fill)
     "h100-relu-cold-stream-past-the-l2": (H100, "relu", dict(n=1 << 25, grid=528, block=256), False),
+    # a padded NHWC convolution: its work repeats only with the whole 3x3 window, so the
+    # loop is cut inside each tap's channel loop (48 trips, cut at 8, 16, 24)
+    "fermi-conv-direct-nhwc-channel-loop-cut": (
+        FERMI, "conv-direct", dict(conv=Conv2d(N=2, C=192, H=14, W=14, K=32, R=3, S=3, padding=1,
+                                               layout="nhwc")), False),
 }
 
 
@@ -110,3 +115,21 @@ def test_known_gaps(hw, kernel, kw, warm):
     full = engine.simulate(hw, prob.programs, mode="full", l2_warm=warm)
     samp = engine.simulate(hw, prob.programs, mode="sampled", l2_warm=warm, budget=BUDGET)
     assert abs(samp.cycles / full.cycles - 1) < 0.03
+
+
+def test_a_padded_nhwc_convolution_cuts_its_channel_loop():
+    """The channel loop of each tap is what sampled mode cuts in a padded NHWC convolution
+    (``engine.inner_caps``): the cut runs walk 8, 16 and 24 of its 48 trips at every tap,
+    and the extrapolation meets full mode (the case above) -- where cutting the whole
+    nest's trips is impossible (its period is the whole nest)."""
+    hw, kernel, kw, warm = CASES["fermi-conv-direct-nhwc-channel-loop-cut"]
+    (prog,) = api.build(hw, kernel, **kw).programs
+    trips = 9 * 48
+    assert prog.trip_period == trips and prog.inner_period == 48
+    assert engine.trip_caps(prog, trips) is None
+    assert engine.inner_caps(prog, trips) == (9 * 8, 9 * 16, 9 * 24)
+    s = engine.simulate(hw, [prog], mode="sampled", budget=BUDGET)
+    assert s.launches[0].sampling["inner_period"] == 48
+    # a channel loop too short to cut (C = 64: 16 trips a tap) keeps the whole nest
+    small = api.build(hw, kernel, conv=dataclasses.replace(kw["conv"], C=64)).programs[0]
+    assert engine.inner_caps(small, 9 * 16) is None

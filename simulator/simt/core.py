@@ -51,13 +51,15 @@ _owner = memory.owner        # the L2 bank / DRAM channel hash (the measure suit
 
 
 @njit(cache=True, inline='always')
-def settle(kind, p, tmpl, pro_end, body_end, tv, g, live, pc, it, trips, ph, addr):
+def settle(kind, p, tmpl, pro_end, body_end, tv, g, live, pc, it, trips, ph, addr, ikeep, iper):
     """Advance a warp to its next instruction that has an active lane, from ``pc``.
 
     ``tv`` and ``addr`` hold every warp's thread variables and lane addresses; this is
     warp ``g``'s row. Returns (pc, it, ph, active lanes); pc == len(tmpl) means the warp
     has finished.
-    ``ph`` is 0 in the prologue, 1 in the body, 2 in the epilogue."""
+    ``ph`` is 0 in the prologue, 1 in the body, 2 in the epilogue. ``ikeep`` > 0: the
+    loop's inner loop cut (``run``'s ``inner_per``): trip ``it`` is the nest's trip
+    ``(it // ikeep) * iper + it % ikeep``."""
     n = tmpl.shape[0]
     while True:
         # the row before pc was evaluated for this same trip (it issued or was skipped just
@@ -86,7 +88,8 @@ def settle(kind, p, tmpl, pro_end, body_end, tv, g, live, pc, it, trips, ph, add
                 if addr[g, lane] >= 0:
                     act += 1
         elif s >= 0:
-            act = dispatch.lanes(kind, p, tv, g, it, s, addr)
+            ita = it if ikeep == 0 else (it // ikeep) * iper + it % ikeep
+            act = dispatch.lanes(kind, p, tv, g, ita, s, addr)
         else:
             act = live
             for lane in range(32):
@@ -247,19 +250,23 @@ def block_trips(kind, p, n_blocks, wpb):
 
 @njit(cache=True, nogil=True)
 def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blocks, t0,
-        tags2, lru2, fill2, dirty2, bank_free, chan_free, seen, trace_cap, skips, trip_cap):
+        tags2, lru2, fill2, dirty2, bank_free, chan_free, seen, trace_cap, skips, trip_cap,
+        inner_per):
     """Simulate the blocks ``blocks`` (block ids, dispatched in that order) of a launch
     starting at cycle t0 with the given (shared, carried-over) L2 and DRAM state; for
     each row (at, to) of ``skips`` (positions in ``blocks``, in order), when position
     ``at`` is next to dispatch continue with position ``to`` instead (sampled mode: the
     machine stays warm across the skipped blocks). ``trip_cap`` > 0
-    cuts every warp's loop at that many trips (sampled mode's trip extrapolation). Returns
+    cuts every warp's loop at that many trips (sampled mode's trip extrapolation); with
+    ``inner_per`` > 0 it cuts instead each pass of the inner loop of that many trips to
+    its first ``trip_cap`` trips (a padded NHWC convolution's channel loop, tap by tap). Returns
     (statistics vector, per-SM issue counts, block sm, start, end (-1 sm for skipped
     blocks), per-cause stall cycles, trace rows): ``engine.CoreRun`` names them."""
     n_sm, n_sched = int(hp[H_NSM]), int(hp[H_NSCHED])
     maxw, bps, wpb = int(hp[H_MAXW]), int(hp[H_BPS]), int(hp[H_WPB])
     gx, gy = p[0], p[1]
     issue_iv = hp[H_ISSUE]
+    ikeep = trip_cap if inner_per > 0 else 0
     gto = hp[H_GTO] > 0
     seg_bytes = int(hp[H_SEG])
     l1s, l1w = int(hp[H_L1SETS]), int(hp[H_L1WAYS])
@@ -364,14 +371,18 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blocks, t0,
                                 g = sm * maxw + k * wpb + w
                                 trips = dispatch.setup(kind, p, bxyz[b, 0], bxyz[b, 1], bxyz[b, 2], w,
                                                        wtv, g)
-                                if trip_cap > 0 and trips > trip_cap:
+                                if trip_cap > 0 and inner_per > 0:
+                                    trips = ((trips // inner_per) * trip_cap
+                                             + min(trips % inner_per, trip_cap))
+                                elif trip_cap > 0 and trips > trip_cap:
                                     trips = trip_cap
                                 live_ = 0
                                 for lane in range(32):
                                     live_ += wtv[g, lane, 0]
                                 wlive[g] = live_
                                 pc, it, ph, act = settle(kind, p, tmpl, pro_end, body_end, wtv, g,
-                                                         wlive[g], 0, 0, trips, 0, waddr)
+                                                         wlive[g], 0, 0, trips, 0, waddr, ikeep,
+                                                         inner_per)
                                 for r in range(nregs):
                                     rready[g, r] = 0.0
                                     rmem[g, r] = False
@@ -615,7 +626,8 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blocks, t0,
                     bbar[b] += 1
                 else:
                     pc, it, ph, a2 = settle(kind, p, tmpl, pro_end, body_end, wtv, g, wlive[g],
-                                            pc + 1, wit[g], wtrips[g], wph[g], waddr)
+                                            pc + 1, wit[g], wtrips[g], wph[g], waddr, ikeep,
+                                            inner_per)
                     wpc[g], wit[g], wph[g], wact[g] = pc, it, ph, a2
                     _prepare(g, pc, tmpl, rready, rmem, wdep, wdepm, waddr, seg_bytes, wseg, wnseg)
                     if pc >= tmpl.shape[0]:
@@ -635,7 +647,7 @@ def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blocks, t0,
                             wstate[g2] = 1
                             pc, it, ph, a2 = settle(kind, p, tmpl, pro_end, body_end, wtv, g2,
                                                     wlive[g2], wpc[g2] + 1, wit[g2], wtrips[g2],
-                                                    wph[g2], waddr)
+                                                    wph[g2], waddr, ikeep, inner_per)
                             wpc[g2], wit[g2], wph[g2], wact[g2] = pc, it, ph, a2
                             _prepare(g2, pc, tmpl, rready, rmem, wdep, wdepm, waddr, seg_bytes,
                                      wseg, wnseg)

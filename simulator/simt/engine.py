@@ -28,7 +28,7 @@ import numpy as np
 
 from simulator.result import Launch, Result
 
-from . import core, isa
+from . import core, isa, memory
 from .hwvec import (H_BPS, H_DCH, H_DSVC, H_L2BANKS, H_L2OWN, H_L2SETS, H_L2SVC, H_NSM, H_WPB,  # noqa: F401
                     hw_vector,
                     l1_capacity)  # (l1_capacity: the engine's API)
@@ -151,9 +151,9 @@ def _free_memory() -> int | None:
         return None
 
 
-def _run(prog, h, positions, t0, state, trace, skips, cap) -> CoreRun:
+def _run(prog, h, positions, t0, state, trace, skips, cap, inner=0) -> CoreRun:
     return CoreRun(*core.run(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end,
-                             prog.n_regs, h, positions, t0, *state, trace, skips, cap))
+                             prog.n_regs, h, positions, t0, *state, trace, skips, cap, inner))
 
 
 def _work(prog, h):
@@ -183,6 +183,23 @@ def trip_caps(prog, trips, fill: int = 0):
     return caps if trips > max(TRIP_SAMPLE_MIN, 2 * caps[-1]) else None
 
 
+INNER_CAPS = (8, 16, 24)     # trips kept of each pass of an inner loop (inner_caps)
+
+
+def inner_caps(prog, trips):
+    """Loop cuts for a nest whose work repeats only with the whole nest (a padded NHWC
+    convolution: the taps in the padding differ from one (r, s) to the next) but whose
+    inner loop runs ``prog.inner_period`` alike trips a pass (its channels): each pass
+    cut to its first 8, 16 and 24 trips, given as the nest's trips those runs walk
+    (``trips // inner_period`` passes of each), so that trip extrapolation's line runs
+    out to the whole inner loop; None where the inner loop is too short to gain from it
+    or does not divide the nest."""
+    per = int(getattr(prog, "inner_period", 0) or 0)
+    if per < 2 * INNER_CAPS[-1] or trips % per or trips < TRIP_SAMPLE_MIN:
+        return None
+    return tuple(trips // per * c for c in INNER_CAPS)
+
+
 @dataclass
 class Plan:
     """How sampled mode runs one launch (``plan``): which blocks, on how many SMs, with
@@ -204,6 +221,7 @@ class Plan:
     weight: np.ndarray
     trips: int
     sm_count: int
+    inner: int = 0     # caps cut each pass of an inner loop of this many trips (inner_caps)
 
     @property
     def fraction(self) -> float:
@@ -257,6 +275,10 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
         # full, after about this many trips of streaming its footprint
         fill = trips * hw.l2.size_bytes / max(1, footprint_bytes([prog]))
     caps = trip_caps(prog, trips, fill)
+    inner = 0
+    if caps is None and not fill:
+        caps = inner_caps(prog, trips)
+        inner = int(prog.inner_period) if caps else 0
     weight = (work + wpb).astype(np.float64)
     cost = _block_cost(prog, work, wpb, caps).astype(np.float64)
     waves = B / (N * bps)
@@ -275,7 +297,7 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
         share = float(weight[positions].sum() / weight.sum())
         hs = slice_vector(hw, h, sms, share, whole_l2)
     skips = _skips(work[positions], sms * bps)
-    return Plan(positions, skips, caps, sms, share, hs, weight, trips, N)
+    return Plan(positions, skips, caps, sms, share, hs, weight, trips, N, inner)
 
 
 def spread(sms: int, n: int, blocks: int) -> np.ndarray:
@@ -438,18 +460,8 @@ def _place(state, sectors, dirty, sets):
     """Sectors into the ways of the L2's first ``sets`` sets (the core takes a sector's
     set modulo the sets its hardware vector gives), the first of each set's sectors first
     (up to its ways), marked present and clean or dirty."""
-    tags, lru = state[0], state[1]
-    ways = tags.shape[2]
-    st = sectors % sets
-    order = np.argsort(st, kind="stable")
-    st, sectors = st[order], sectors[order]
-    first = np.searchsorted(st, st, side="left")
-    way = np.arange(st.size) - first
-    keep = way < ways
-    tags[0, st[keep], way[keep]] = sectors[keep]
-    lru[0, st[keep], way[keep]] = 0
-    state[2][0, st[keep], way[keep]] = 0.0
-    state[3][0, st[keep], way[keep]] = dirty
+    memory.place(state[0], state[1], state[2], state[3], np.ascontiguousarray(sectors, np.int64),
+                 bool(dirty), int(sets))
 
 
 def written_fraction(programs) -> float:
@@ -495,7 +507,12 @@ def _launch(prog, pl: Plan, t0, state, trace, cap) -> LaunchRun:
     B, h = prog.launch.blocks, pl.h
     C = int(h[H_NSM]) * int(h[H_BPS])
     skips = pl.skips
-    r = _run(prog, h, pl.positions, t0, state, trace, skips, cap)
+    if pl.inner and cap:
+        # caps count the nest's trips; the core cuts each inner pass to its share of them
+        r = _run(prog, h, pl.positions, t0, state, trace, skips,
+                 cap * pl.inner // pl.trips, pl.inner)
+    else:
+        r = _run(prog, h, pl.positions, t0, state, trace, skips, cap)
     cycles = r.stats[S_END] - t0
     blocks = {"id": pl.positions, "sm": r.block_sm, "start": r.block_start, "end": r.block_end}
     kept = np.ones(len(pl.positions), np.bool_)
@@ -552,7 +569,8 @@ def _plan_run(prog, pl: Plan, t0, state, trace) -> LaunchRun:
                      issued_per_sm=line(second.issued_per_sm, r.issued_per_sm),
                      stalls=line(second.stalls, r.stalls),
                      sampling={**r.sampling, "extrapolated": True, "trips": pl.trips,
-                               "trip_caps": list(pl.caps)})
+                               "trip_caps": list(pl.caps),
+                               **({"inner_period": pl.inner} if pl.inner else {})})
     return run._replace(estimated_error=_trip_error(first, second, r, pl, run.cycles))
 
 

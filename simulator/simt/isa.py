@@ -229,6 +229,10 @@ class Program:
     notes: tuple = field(default=())
     trip_period: int = 1      # trips after which the body's per-trip work repeats (loop nests)
     param_names: tuple = ()   # the name of each entry of ``params``
+    # a loop nest whose work repeats only with the whole nest (trip_period = its trips) but
+    # whose innermost loop runs ``inner_period`` alike trips each time round: the sampler
+    # may cut that inner loop instead (engine.plan); 0: no such loop
+    inner_period: int = 0
 
     def __post_init__(self):
         self.params.setflags(write=False)

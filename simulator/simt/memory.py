@@ -23,12 +23,37 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from .hwvec import (H_DCH, H_DLAT, H_DQ, H_DSVC, H_L1LAT, H_L1SETS, H_L1WAYS, H_L2BANKS, H_L2HASH,
                     H_L2LAT, H_L2LINE, H_L2OWN, H_L2SEC, H_L2SETS, H_L2SVC, H_L2WAYS, H_SEG)
 from .stats import (S_DRB, S_DWB, S_FIRST, S_GLD, S_GST, S_L1B, S_L1HIT, S_L1MISS, S_L2HIT, S_L2MISS,
                     S_L2RB, S_L2WB)
+
+
+@njit(cache=True)
+def place(tags, lru, fill, dirty_flags, sectors, dirty, sets):
+    """Sectors into the ways of the L2's first ``sets`` sets, in the order given: the
+    first ``ways`` sectors of each set take its ways 0, 1, ... (the rest of the set's
+    sectors do not fit), marked present, ready and clean or dirty. One pass, no sort;
+    it stops once every set is full."""
+    ways = tags.shape[2]
+    count = np.zeros(sets, np.int64)
+    full = 0
+    for s in sectors:
+        st = s % sets
+        w = count[st]
+        if w < ways:
+            tags[0, st, w] = s
+            lru[0, st, w] = 0
+            fill[0, st, w] = 0.0
+            dirty_flags[0, st, w] = dirty
+            count[st] = w + 1
+            if w + 1 == ways:
+                full += 1
+                if full == sets:
+                    break
 
 
 @njit(cache=True)

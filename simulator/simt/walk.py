@@ -30,7 +30,7 @@ def warp_stream(prog, block: int, warp: int):
     n = prog.template.shape[0]
     while True:
         pc, it, ph, act = core.settle(prog.kind, prog.params, prog.template, prog.pro_end,
-                                      prog.body_end, tv, 0, live, pc, it, trips, ph, addr)
+                                      prog.body_end, tv, 0, live, pc, it, trips, ph, addr, 0, 0)
         if pc >= n:
             return out
         out.append((pc, int(prog.template[pc, 0]), it, addr[0].copy()))
@@ -128,7 +128,7 @@ def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, b
             it = trips
             pc = body_end
         pc, it, ph, act = core.settle(kind, p, tmpl, pro_end, body_end, tv, 0, live, pc, it, trips,
-                                      ph, addr)
+                                      ph, addr, 0, 0)
         if pc >= n:
             break
         acc = body if ph == 1 else tot

@@ -344,6 +344,10 @@ def program(op, block: int = 256) -> isa.Program:
         # the next, so the work repeats only with the whole window (no trip sampling)
         trip_period=op.R * op.S if op.layout == "nchw" else
         (1 if op.R * op.S == 1 else max(1, op.C // 4) * (op.R * op.S if op.padding else 1)),
+        # NHWC with padding: each tap's channel loop (C / 4 trips, four channels a trip)
+        # runs alike whatever the tap, so the sampler may cut it tap by tap
+        inner_period=(op.C // 4 if op.layout == "nhwc" and op.padding and op.R * op.S > 1
+                      and op.C % 4 == 0 else 0),
         param_names=names)
 
 
