@@ -10,6 +10,7 @@ import dataclasses
 import difflib
 import json
 import math
+import re
 import os
 import tomllib
 import types
@@ -118,10 +119,11 @@ def _convert(value, tp, name: str, path: str):
             if fam is not None:
                 x = parse_quantity(value, fam, field=path)
             else:
-                try:
-                    x = float(value)
-                except ValueError:
-                    raise ValueError(f"{path}: {value!r} is not a number") from None
+                # plain ASCII decimal notation only: Python's float() would also read
+                # "15_0" as 150 and other scripts' digits
+                if not re.fullmatch(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*", value):
+                    raise ValueError(f"{path}: {_short(value)} is not a number")
+                x = float(value)
         elif isinstance(value, (int, float)):
             x = value
         else:

@@ -1002,6 +1002,9 @@ def _check_outputs(args):
         name = "--" + opt.replace("_", "-")
         if path is not None and not str(path).strip():
             raise ValueError(f"{name} '': an empty path; give a file name")
+        if str(path).strip() == "-":
+            raise ValueError(f"{name} '-': give a file name (the table is printed on standard "
+                             "output already; /dev/stdout writes the file there too)")
         if not path:
             continue
         folder = Path(path).resolve().parent
