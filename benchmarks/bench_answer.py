@@ -30,6 +30,7 @@ def main():
     args = ap.parse_args()
     if not args.plans_only:
         validation(args)
+        analytic_alone(args)
     plans(args)
 
 
@@ -95,6 +96,33 @@ def validation(args):
           f"max {max(walls):.2f}; analytic ms median {statistics.median(ana) * 1e3:.1f} "
           f"max {max(ana) * 1e3:.1f}; whole validation (both devices) "
           f"{time.perf_counter() - t0:.0f} s")
+
+
+def analytic_alone(args):
+    """The analytic model on every record of every suite, here, one launch after another
+    on one core with the workers gone (inside the validation's workers it shares the
+    machine with the other worker's engine): per suite, median and maximum ms a launch,
+    after one warm-up call (numba's cache)."""
+    import hwmodels
+    from simulator.analysis.measurements import load_suite, problem_of
+    from simulator.simt import api
+    hw = hwmodels.get("h100-sxm")
+    per = {}
+    for s in args.suites.split(","):
+        probs = [problem_of(hw, r) for r in load_suite("data/measurements/h100-sxm", s).records
+                 if r.get("ok")]
+        api.analytic(hw, probs[0])
+        ts = []
+        for prob in probs:
+            t = time.perf_counter()
+            api.analytic(hw, prob)
+            ts.append(time.perf_counter() - t)
+        per[s] = ts
+        print(f"  analytic alone, h100-sxm {s:5s}: {len(ts)} launches, ms median "
+              f"{statistics.median(ts) * 1e3:5.1f} max {max(ts) * 1e3:6.1f}")
+    every = [t for ts in per.values() for t in ts]
+    print(f"analytic alone, one core: ms median {statistics.median(every) * 1e3:.1f} "
+          f"max {max(every) * 1e3:.1f} over {len(every)} launches")
 
 
 if __name__ == "__main__":

@@ -42,8 +42,10 @@ from .hwvec import (H_BANKB, H_BANKS, H_FPLAT, H_INTII, H_ISSUE, H_LDSTII, H_SEG
                     H_SFULAT, H_SHLAT, H_SPII, hw_vector)
 
 MAX_ITERS = 64           # loops whose trips all cost alike (trip_period 1)
-MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole: a padded convolution's
-#                           first taps are not its average
+MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole periods: a padded
+#                           convolution's first taps are not its average
+INNER_WALK = 8           # ... but a nest with an inner loop of alike trips (Program.inner_period,
+#                           a padded NHWC convolution's channels) walks that many of each pass
 SEGBUF = 1 << 20
 BODY_SAMPLES = 4         # blocks whose first warps stand for the grid's body
 TAIL_ALL_WARPS = 4       # grids of at most this many blocks sample every warp of the last
@@ -80,7 +82,22 @@ def _profile(prog, h, b, w, lat_mem, segbuf):
                         prog.n_regs, bx, by, bz, w, int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
                         float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]), float(h[H_SHLAT]),
                         float(lat_mem),
-                        MAX_ITERS if prog.trip_period <= 1 else MAX_ITERS_NEST, segbuf)
+                        _walk_trips(prog), segbuf, *_inner_walk(prog))
+
+
+def _walk_trips(prog) -> int:
+    """Body iterations a warp's walk covers before scaling: MAX_ITERS, rounded up to a
+    whole number of the nest's periods (a padded NCHW convolution's R S taps: each
+    channel skips the same ones), at most MAX_ITERS_NEST."""
+    per = max(1, int(prog.trip_period))
+    return min(MAX_ITERS_NEST, per * -(-MAX_ITERS // per))
+
+
+def _inner_walk(prog):
+    """(trips kept of each inner pass, the inner loop's trips) for ``walk.profile``, or
+    (0, 0): a nest whose inner loop is long enough is walked cut, tap by tap."""
+    per = int(getattr(prog, "inner_period", 0) or 0)
+    return (INNER_WALK, per) if prog.trip_period > 1 and per >= 2 * INNER_WALK else (0, 0)
 
 
 def busy_fraction(w: float, r: float) -> float:

@@ -99,9 +99,11 @@ P_IMADW = P["imad_wide_instructions"]
 
 @njit(cache=True, nogil=True)
 def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, banks, bank_bytes,
-            issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, max_iters, segbuf):
+            issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, max_iters, segbuf, ikeep, iper):
     """Counts for one warp, walking at most ``max_iters`` body iterations and scaling the
-    body's counts to the warp's trips. ``P_T1`` is the warp's time alone on an SM (in-order
+    body's counts to the warp's trips; with ``ikeep`` > 0, it walks the first ``ikeep``
+    trips of each pass of an inner loop of ``iper`` trips (``core.settle`` maps them to
+    the nest's) and scales those. ``P_T1`` is the warp's time alone on an SM (in-order
     issue, register dependencies, every load taking ``lat_mem``); ``P_ROUNDS`` counts
     how often it waits on a load. Global load segments go into ``segbuf`` (row 0 holds
     the count), for reuse estimates."""
@@ -114,6 +116,9 @@ def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, b
     tot = np.zeros(N_PROFILE)
     body = np.zeros(N_PROFILE)
     trips = dispatch.setup(kind, p, bx, by, bz, w, tv, 0)
+    full_trips = trips
+    if ikeep > 0:
+        trips = (trips // iper) * ikeep + min(trips % iper, ikeep)
     live = 0
     for lane in range(32):
         live += tv[0, lane, 0]
@@ -128,7 +133,7 @@ def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, b
             it = trips
             pc = body_end
         pc, it, ph, act = core.settle(kind, p, tmpl, pro_end, body_end, tv, 0, live, pc, it, trips,
-                                      ph, addr, 0, 0)
+                                      ph, addr, ikeep, iper)
         if pc >= n:
             break
         acc = body if ph == 1 else tot
@@ -189,9 +194,9 @@ def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, b
         pc += 1
     if walked == 0:
         walked = trips
-    scale = (trips - walked) / walked if walked > 0 else 0.0
+    scale = (full_trips - walked) / walked if walked > 0 else 0.0
     for k in range(N_PROFILE):
         tot[k] += body[k] * (1.0 + scale)
     tot[P_T1] = t + body[P_T1] * scale
-    tot[P_BODY_ITERS] = trips
+    tot[P_BODY_ITERS] = full_trips
     return tot
