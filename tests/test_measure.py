@@ -332,7 +332,8 @@ def test_engine_on_cheap_gemm_and_conv_records(suite, kernel, match):
 
 
 def test_compiled_register_counts_match_the_resources_suite():
-    from simulator.simt.kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, matadd, relu
+    from simulator.simt.kernels import (conv_direct, conv_im2col, gemm_naive, gemm_tiled,
+                                        layout_transform, matadd, relu)
     recs = {r["kernel"]: r for r in load_suite(DATA, "resources").records}
     assert all(r["regs_per_thread"] for r in recs.values())
     cc = (9, 0)
@@ -345,6 +346,7 @@ def test_compiled_register_counts_match_the_resources_suite():
     for lay in ("nchw", "nhwc"):
         assert conv_direct.REGS_COMPILED[cc][lay] == recs[f"conv-direct {lay}"]["regs_per_thread"]
         assert conv_im2col.REGS_COMPILED[cc] == recs[f"im2col {lay}"]["regs_per_thread"]
+        assert layout_transform.REGS_COMPILED[cc] == recs[f"layout-transform to {lay}"]["regs_per_thread"]
     # the naive GEMM's SASS: its k loop unrolled by 4, an FMA after each k's two loads
     sass = recs["gemm-naive cols"]["sass_opcodes"]
     assert sass["FFMA"] == 5 and sass["LDG"] == 10

@@ -146,3 +146,28 @@ def test_relu_default_grid_fills_every_sm_once_by_the_occupancy_rules():
         hw = hwmodels.get(name)
         (prog,) = api.build(hw, "relu", n=1 << 20, block=(block,)).programs
         assert prog.launch.grid == (hw.sm_count * per_sm, 1, 1), (name, block)
+
+
+def test_layout_transform_moves_each_element_once():
+    """The layout transform a plan inserts between layers of different layouts: each
+    target element reads one source element, every source element once (a permutation,
+    both directions, against numpy's transpose); the engine's DRAM traffic, full mode,
+    is the tensor read once and written once (8 bytes an element), and no FLOPs."""
+    from simulator.simt import api, engine
+    from simulator.simt.kernels import layout_transform as lt
+    from workloads.ir import Conv2d
+    N, C, H, W = 2, 3, 4, 5
+    x = np.arange(N * C * H * W)
+    for target, src_shape, perm in (("nhwc", (N, C, H, W), (0, 2, 3, 1)),
+                                    ("nchw", (N, H, W, C), (0, 3, 1, 2))):
+        got = [lt.source_index(o, N, C, H, W, target) for o in range(x.size)]
+        assert sorted(got) == list(range(x.size))
+        assert np.array_equal(x[got], np.transpose(x.reshape(src_shape), perm).ravel())
+    hw = hwmodels.get("h100-sxm")
+    conv = Conv2d(name="l", N=4, C=64, H=28, W=28, K=64, R=3, S=3, padding=1, layout="nhwc")
+    prob = api.build(hw, "layout-transform", conv=conv)
+    n = 4 * 64 * 28 * 28
+    assert prob.op.flops() == 0 and prob.op.min_bytes() == 8 * n
+    r = engine.simulate(hw, prob.programs, mode="full")
+    assert r.bytes_by_level["dram"] == pytest.approx(8 * n, rel=0.01)
+    assert r.extra["flops_executed"] == 0

@@ -9,11 +9,13 @@ and every registered kernel's faces to it.
 """
 from numba import njit
 
-from .kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, matadd, relu
+from .kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, layout_transform, matadd, relu
 
-FACES = ("relu", "gemm_naive", "gemm_tiled", "conv_direct", "conv_im2col", "matadd")
+FACES = ("relu", "gemm_naive", "gemm_tiled", "conv_direct", "conv_im2col", "matadd",
+         "layout_transform")
 MODULES = {"relu": relu, "gemm_naive": gemm_naive, "gemm_tiled": gemm_tiled,
-           "conv_direct": conv_direct, "conv_im2col": conv_im2col, "matadd": matadd}
+           "conv_direct": conv_direct, "conv_im2col": conv_im2col, "matadd": matadd,
+           "layout_transform": layout_transform}
 
 
 def kind_of(face: str) -> int:
@@ -37,7 +39,9 @@ def setup(kind, p, bx, by, bz, w, tv, g):
         return conv_direct.setup(p, bx, by, bz, w, tv, g)
     if kind == 4:
         return conv_im2col.setup(p, bx, by, bz, w, tv, g)
-    return matadd.setup(p, bx, by, bz, w, tv, g)
+    if kind == 5:
+        return matadd.setup(p, bx, by, bz, w, tv, g)
+    return layout_transform.setup(p, bx, by, bz, w, tv, g)
 
 
 @njit(cache=True)
@@ -54,7 +58,9 @@ def trips(kind, p, bx, by, bz, w):
         return conv_direct.trips(p, bx, by, bz, w)
     if kind == 4:
         return conv_im2col.trips(p, bx, by, bz, w)
-    return matadd.trips(p, bx, by, bz, w)
+    if kind == 5:
+        return matadd.trips(p, bx, by, bz, w)
+    return layout_transform.trips(p, bx, by, bz, w)
 
 
 @njit(cache=True)
@@ -69,4 +75,6 @@ def lanes(kind, p, tv, g, it, stream, out):
         return conv_direct.lanes(p, tv, g, it, stream, out)
     if kind == 4:
         return conv_im2col.lanes(p, tv, g, it, stream, out)
-    return matadd.lanes(p, tv, g, it, stream, out)
+    if kind == 5:
+        return matadd.lanes(p, tv, g, it, stream, out)
+    return layout_transform.lanes(p, tv, g, it, stream, out)
