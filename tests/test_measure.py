@@ -584,3 +584,30 @@ def test_calibrate_refuses_an_h2d_record_of_an_unknown_kind(tmp_path):
     (tmp_path / "h2d.json").write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="h2d.json: record 0: field 'kind' = 'foo': allowed: pinned, pageable"):
         calibrate.calibrate(H100, tmp_path)
+
+
+def test_layout_transform_against_the_h100():
+    """The layout transform's program against what the H100 did: its warp instructions
+    are Nsight Compute's count (356-357 a warp, every launch probed), and the engine meets
+    the probe's timings of ResNet-50's batch-1 activations within 10% each (MAPE under
+    6%), both directions (data/diagnostics/h100-sxm)."""
+    from simulator.simt import api
+    from workloads.ir import Conv2d
+    diag = DATA.parent.parent / "diagnostics" / "h100-sxm"
+    for r in json.loads((diag / "ncu_layout_transform.json").read_text())["records"]:
+        conv = Conv2d(name="t", layout=r["layout"], K=1, R=1, S=1, **{
+            k.upper(): int(v) for k, v in (x.split("=") for x in r["conv"][5:].split(","))
+            if k in "nchw"})
+        prob = api.build(H100, "layout-transform", conv=conv)
+        warps = prob.programs[0].launch.blocks * 8
+        # 356 a warp to NHWC, 357 to NCHW: one template for both, within 0.3%
+        assert warps * len(prob.programs[0].template) == pytest.approx(
+            r["metrics"]["smsp__inst_executed.sum"], rel=0.003)
+    probe = json.loads((diag / "layout_transform.json").read_text())
+    errs = []
+    for r in (r for r in probe["records"] if r["batch"] == 1 and r["ok"]):
+        N, C, H, W = r["tensor"]
+        conv = Conv2d(name=r["layer"], N=N, C=C, H=H, W=W, K=1, R=1, S=1, layout=r["layout"])
+        e = api.simulate(H100, api.build(H100, "layout-transform", conv=conv), "sampled", l2_warm=True)
+        errs.append((e.seconds + H100.kernel_launch_s) / r["median_s"] - 1)
+    assert len(errs) == 24 and max(map(abs, errs)) < 0.10 and np.mean(np.abs(errs)) < 0.06, errs

@@ -128,16 +128,20 @@ def lanes(p, tv, g, it, stream, out):
 
 
 def _template():
-    # an estimate until read from the compiled kernel's SASS: the index and exit test,
-    # three 64-bit divisions and their remainders (o // C, // W, // H, as numba compiles
-    # Python's floor division by a runtime value), the source offset, a load, a store
+    # as numba-cuda compiles it for sm_90: 356 warp instructions a warp with an element
+    # (Nsight Compute, data/diagnostics/h100-sxm/ncu_layout_transform.json, both
+    # directions and every size alike): the index and exit test; six 64-bit divisions
+    # and remainders (o % C, o // C, % W, // (C W), % H, // (C W H) for NHWC; the same
+    # by W, H, C for NCHW) at numba's floor-division fast path each; the source offset,
+    # the load and the store
     a = isa.Asm()
     a.block("o", None, alu=8, imad=4, uni=3, bra=1)     # o = blockIdx * blockDim + tid; o < size
-    for _ in range(3):
+    for _ in range(6):
         a.div64("o", "o", stream=1)
-    a.block("ix", "o", alu=8, imad=10, uni=2, stream=1, wide=2)
+    a.block("ix", "o", alu=42, imad=24, uni=6, bra=1, stream=1, wide=4)
     a.ldg("v", 0, "ix")
     a.stg(1, "v", "ix")
+    a.bra("v", stream=1)            # EXIT
     return a.template()
 
 
