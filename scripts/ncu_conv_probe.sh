@@ -48,7 +48,8 @@ smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format
                      capture_output=True, text=True).stdout.strip()
 ncu = subprocess.run(["ncu", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
 doc = {"what": f"Nsight Compute counters of {kernel} launches (diagnostic)",
-       "provenance": {"gpu": smi, "ncu": ncu, "command": f"KERNEL={kernel} bash scripts/ncu_conv_probe.sh",
+       "provenance": {"gpu": smi, "ncu": ncu,
+                     "command": f"KERNEL={kernel} LAUNCHES=\"{' '.join(launches)}\" bash scripts/ncu_conv_probe.sh",
                       "ncu_options": "--clock-control none --launch-skip 1 --launch-count 1",
                       "utc": datetime.datetime.utcnow().isoformat(timespec="seconds") + "Z"},
        "records": recs}

@@ -72,6 +72,11 @@ class Parser(argparse.ArgumentParser):
 
 def _hw(args):
     import hwmodels
+    keys = [str(x).partition("=")[0].strip() for x in (args.set or [])]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise ValueError(f"--set {twice[0]}=...: given {keys.count(twice[0])} times; set each "
+                         "field once")
     hw = hwmodels.get(args.hw)
     return hwmodels.with_overrides(hw, args.set or [])
 
@@ -470,7 +475,7 @@ def _items(text, name) -> list:
     seen = set()
     for x in items:
         if x in seen:
-            raise ValueError(f"{name} {text!r}: {x!r} given twice")
+            raise ValueError(f"{name} {text!r}: {x!r} given twice; give each item once")
         seen.add(x)
     return items
 
@@ -546,6 +551,14 @@ CONV_OPTIONS = ("shape", "layer", "layout", "batch")
 def _kernels_taking(name):
     from simulator.simt.kernels import REGISTRY
     return [s.name for s in REGISTRY if any(a.name == name for a in s.args)]
+
+
+def _convolution_kernels():
+    """The registered kernels whose operation is the convolution they take (not, say,
+    the layout transform of its input): what ``sweep layout`` compares."""
+    from simulator.simt.kernels import REGISTRY
+    return [s.name for s in REGISTRY if any(a.name == "conv" for a in s.args)
+            and s.variants and s.op(s.problem(**s.variants[0])).kind == "conv2d"]
 
 
 def _problem(args, hw, grid=None, block=None):
@@ -878,7 +891,9 @@ def cmd_validate(args):
         if not sf.of(hw):
             raise ValueError(f"--measurements {args.measurements}: {sf.path.name} was measured "
                              f"on {sf.device!r}, not a {hw.name} ({hw.description}); score a "
-                             f"preset against its own GPU's measurements")
+                             f"preset against its own GPU's measurements (a preset names its "
+                             f"GPU's model in its name or description, or names none and "
+                             f"shares its compute capability)")
     out = predict_suites(hw, files, args.engine_budget, args.workers, args.scheduler,
                          log=lambda line: print(f"validate: {line}", file=sys.stderr, flush=True))
     rows = out.finished
@@ -1003,8 +1018,8 @@ def _check_outputs(args):
         if path is not None and not str(path).strip():
             raise ValueError(f"{name} '': an empty path; give a file name")
         if str(path).strip() == "-":
-            raise ValueError(f"{name} '-': give a file name (the table is printed on standard "
-                             "output already; /dev/stdout writes the file there too)")
+            raise ValueError(f"{name} '-': give a file name ('-' is not standard output here; "
+                             "/dev/stdout is)")
         if not path:
             continue
         folder = Path(path).resolve().parent
@@ -1048,7 +1063,9 @@ def _add_simt_problem(p):
                        help="a convolution")
         p.add_argument("--layer", metavar="NAME", help="a ResNet-50 convolution, e.g. layer1.0.conv2")
         p.add_argument("--batch", type=_positive_int("batch"), help="batch for --layer (default 1)")
-        p.add_argument("--layout", choices=("nchw", "nhwc"), help="convolution layout (default nchw)")
+        p.add_argument("--layout", choices=("nchw", "nhwc"),
+                       help="convolution layout (default nchw); layout-transform: the layout it "
+                            "writes, from the other")
 
 
 def _workers(args):
@@ -1190,7 +1207,8 @@ def build_parser(kernels: bool = True) -> Parser:
                       "runs the engine too (on two cores about 10 s for ResNet-50 at batch 1, 40 s "
                       "at batch 32).")
     _add_hw(p)
-    p.add_argument("--kernel", choices=_kernels_taking("conv") if kernels else None, default="conv-direct")
+    p.add_argument("--kernel", choices=_convolution_kernels() if kernels else None,
+                   default="conv-direct", help="a kernel that computes a convolution")
     p.add_argument("--workload", default="resnet50", metavar="W",
                    help="a network or a convolution with the layers to compare (default resnet50)")
     p.add_argument("--batch", type=_positive_int("batch"))
@@ -1359,7 +1377,7 @@ def _refuse_empty_values(args):
         if any(isinstance(v, str) and not v.strip() for v in values):
             flag = "--" + name.replace("_", "-")
             raise UsageError(f"roofsim: {flag} {value if isinstance(value, str) else ''!r}: an "
-                             f"empty value; give one (or leave the option out for its default)")
+                             f"empty value; give one")
 
 
 def _run_interruptibly(args):

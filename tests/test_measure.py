@@ -611,3 +611,24 @@ def test_layout_transform_against_the_h100():
         e = api.simulate(H100, api.build(H100, "layout-transform", conv=conv), "sampled", l2_warm=True)
         errs.append((e.seconds + H100.kernel_launch_s) / r["median_s"] - 1)
     assert len(errs) == 24 and max(map(abs, errs)) < 0.10 and np.mean(np.abs(errs)) < 0.06, errs
+
+
+def test_validate_takes_a_users_own_copy_of_the_preset(tmp_path, capsys):
+    """A calibrated copy of the preset under the user's own name, naming no GPU model,
+    scores the GPU's measurements when the compute capabilities agree (and only then)."""
+    import tomllib
+
+    import hwmodels
+    text = hwmodels.dumps_toml(H100)
+    doc = tomllib.loads(text)
+    mine = text.replace(f'name = "{doc["name"]}"', 'name = "lab-gpu"').replace(
+        f'description = "{doc["description"]}"', 'description = "our calibrated copy"')
+    assert "lab-gpu" in mine and "our calibrated copy" in mine
+    (tmp_path / "lab.toml").write_text(mine)
+    args = ["validate", "--hw", str(tmp_path / "lab.toml"), "--measurements", str(DATA),
+            "--suites", "gemm", "--engine-budget", "0", "--workers", "1"]
+    assert main(args) == 0, capsys.readouterr().err
+    (tmp_path / "old.toml").write_text(mine.replace('compute_capability = "9.0"',
+                                                    'compute_capability = "8.0"'))
+    args[2] = str(tmp_path / "old.toml")
+    assert main(args) == 2 and "measured on 'NVIDIA H100" in capsys.readouterr().err

@@ -52,7 +52,8 @@ def same_gpu(hw, device: str, compute_capability: str | None = None) -> bool:
     """Whether measurements taken on ``device`` (provenance, e.g. "NVIDIA H200") can be
     of preset ``hw``: the provenance's compute capability, where it gives one, is the
     preset's ("9.0"), and the device's model number (H100, H200, A100...) is among the
-    preset's name and description's, or the device names none."""
+    preset's name and description's, or the device names none -- or the preset names
+    no model number (a user's own copy) and the compute capabilities agree."""
     import re
     cc = getattr(hw, "cc", None)
     if compute_capability is not None and cc is not None and \
@@ -62,7 +63,9 @@ def same_gpu(hw, device: str, compute_capability: str | None = None) -> bool:
     if not models:
         return True
     ours = set(re.findall(r"\b[A-Z]{1,2}[0-9]{2,4}[A-Z]?\b", f"{hw.name.upper()} {hw.description}"))
-    return models[0] in ours
+    # a preset of the user's own naming none (a calibrated copy, "lab-gpu") is told by
+    # the compute capability alone
+    return models[0] in ours if ours else compute_capability is not None
 
 
 @dataclass(frozen=True)

@@ -189,8 +189,8 @@ def op(problem):
     from workloads.ir import Elementwise
     c = problem["conv"]
     src = "nchw" if c.layout == "nhwc" else "nhwc"
-    return Elementwise(name=f"{c.name or 'conv'} {src}->{c.layout}", n=c.N * c.C * c.H * c.W,
-                       op="copy")
+    return Elementwise(name=f"{c.name or 'conv'} input {c.N}x{c.C}x{c.H}x{c.W} {src}->{c.layout}",
+                       n=c.N * c.C * c.H * c.W, op="copy")
 
 
 def device(problem) -> Device:

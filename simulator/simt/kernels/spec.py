@@ -70,8 +70,10 @@ class Arg:
         t = (value,) if isinstance(value, int) else tuple(value)
         if not 1 <= len(t) <= self.ndim or any(isinstance(x, bool) or not isinstance(x, int) or x < 1
                                                or x > 2**31 - 1 for x in t):
+            want = (f"a 1-D {self.name}: one positive integer up to 2147483647" if self.ndim == 1
+                    else f"1 to {self.ndim} positive integers, each up to 2147483647")
             raise ValueError(f"{kernel}: {self.name} = {'x'.join(map(str, t)) or value!r}: this kernel "
-                             f"takes 1 to {self.ndim} positive integers")
+                             f"takes {want}")
         return t
 
 
