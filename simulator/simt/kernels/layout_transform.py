@@ -14,6 +14,7 @@ import numpy as np
 from numba import cuda, njit  # importing needs no GPU; kernels compile on first launch
 
 from .. import isa
+from .conv_direct import check_block  # the same default block (256) and limit
 from .launch import Launch
 from .spec import Arg, Device, KernelSpec
 
@@ -169,17 +170,9 @@ def program(op, block: int = DEFAULT_BLOCK) -> isa.Program:
 
 # --- the registry entry -------------------------------------------------------------------
 
-def _block(hw, problem) -> int:
-    b = problem["block"][0] if problem["block"] else DEFAULT_BLOCK
-    if hw is not None and b > hw.sm.max_threads_per_block:
-        raise ValueError(f"block = {b}: exceeds {hw.name}'s {hw.sm.max_threads_per_block} "
-                         "threads per block")
-    return b
-
-
 def build(hw, problem) -> tuple:
     """One launch: a thread per element, blocks of 256 (unless given)."""
-    prog = program(problem["conv"], _block(hw, problem))
+    prog = program(problem["conv"], check_block(hw, problem))
     prog.launch.check(hw)
     return (prog,)
 
@@ -195,7 +188,7 @@ def op(problem):
 
 def device(problem) -> Device:
     c = problem["conv"]
-    b = _block(None, problem)
+    b = check_block(None, problem)
     n = c.N * c.C * c.H * c.W
     lc, k = launch(n, b), kernel(c.layout)
     src_shape = (c.N, c.C, c.H, c.W) if c.layout == "nhwc" else (c.N, c.H, c.W, c.C)
@@ -221,6 +214,6 @@ SPEC = KernelSpec(
           Arg("block", "dims", "threads per block (default 256)")),
     build=build, op=op, device=device,
     accesses=lambda p: (thread_accesses(launch(p["conv"].N * p["conv"].C * p["conv"].H
-                                               * p["conv"].W, _block(None, p)), p["conv"]),),
+                                               * p["conv"].W, check_block(None, p)), p["conv"]),),
     variants=tuple({"conv": _tiny(lay), "block": (64,)} for lay in LAYOUTS),
     group=lambda p: ("layout-transform", p["conv"].N, p["conv"].C, p["conv"].H, p["conv"].W))
