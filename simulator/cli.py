@@ -70,9 +70,14 @@ class Parser(argparse.ArgumentParser):
         return action
 
 
+def _set_fields(args) -> list:
+    """The hardware fields the command's --set options name, in order."""
+    return [str(x).partition("=")[0].strip() for x in (getattr(args, "set", None) or [])]
+
+
 def _hw(args):
     import hwmodels
-    keys = [str(x).partition("=")[0].strip() for x in (args.set or [])]
+    keys = _set_fields(args)
     twice = sorted({k for k in keys if keys.count(k) > 1})
     if twice:
         raise ValueError(f"--set {twice[0]}=...: given {keys.count(twice[0])} times; set each "
@@ -403,7 +408,7 @@ def cmd_simulate_systolic(args):
     net = _workload(args)
     rows, cols = _array_shape(args.array) if args.array is not None else (None, None)
     dataflow = args.dataflow or getattr(hw, "dataflow", "ws")
-    set_keys = {str(x).partition("=")[0].strip() for x in (args.set or [])}
+    set_keys = set(_set_fields(args))
     for opt, given, keys in (("--array", args.array, ("rows", "cols")),
                              ("--dataflow", args.dataflow, ("dataflow",))):
         both = sorted(set_keys & set(keys))
@@ -513,8 +518,9 @@ def _int_list(text, name, dims=1):
         except ValueError:
             raise ValueError(f"{name} {part!r}: expected N, A-B, A-B:STEP"
                              + (" or AxB" if dims > 1 else "") + ", comma-separated") from None
-    if len(set(out)) < len(out):
-        twice = next(v for v in out if out.count(v) > 1)
+    seen = set()
+    twice = next((v for v in out if v in seen or seen.add(v)), None)
+    if twice is not None:
         raise ValueError(f"{name} {text!r}: {twice} given twice (ranges included); each size "
                          f"once")
     bad = [v for v in out if min(v if isinstance(v, tuple) else (v,)) < 1]
@@ -1015,8 +1021,6 @@ def _check_outputs(args):
     for opt in OUTPUT_OPTIONS:
         path = getattr(args, opt, None)
         name = "--" + opt.replace("_", "-")
-        if path is not None and not str(path).strip():
-            raise ValueError(f"{name} '': an empty path; give a file name")
         if str(path).strip() == "-":
             raise ValueError(f"{name} '-': give a file name ('-' is not standard output here; "
                              "/dev/stdout is)")
