@@ -152,3 +152,41 @@ def test_conv_direct_fma_pipe_passes_match_the_h100_counters(layout):
     assert ours == pytest.approx(measured, rel=0.05)
     wide_only = 2.0     # without IMAD.WIDE's second pass the template would be 2.0, off by 15-20%
     assert abs(wide_only / measured - 1) > 0.1
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_batchnorm_template_is_its_sass_fast_path(compiled, layout):
+    """The fast path takes NHWC's one 64-bit remainder; NCHW's (i // HW) % C is one
+    division more (44 instructions, 3 of them on the SFU)."""
+    from simulator.simt.kernels import batchnorm
+    path = sass.classes([i for _, i in sass.fast_path(compiled["batchnorm"])])
+    t = _template_classes(batchnorm.TEMPLATES[layout][0])
+    if layout == "nchw":
+        div = _template_classes(batchnorm.TEMPLATES["nchw"][0]) - _template_classes(
+            batchnorm.TEMPLATES["nhwc"][0])
+        assert sum(div.values()) == 44 and div["SFU"] == 3
+        t = t - div
+    assert sum(t.values()) == pytest.approx(sum(path.values()), rel=0.02)
+    for k in ("LDG", "STG", "SFU"):
+        assert t[k] == path[k], k
+
+
+def test_pool_template_is_its_sass(compiled):
+    """The prologue (before the window loop), a window position (the s loop, unrolled by
+    four, over four) and the epilogue, each within 5% of the compiled code's."""
+    from simulator.simt.kernels import pool
+    text = compiled["pool2d"]
+    ins, _ = sass.parse(text)
+    loops = sass.loops(text)
+    first = min(a for a, _ in loops)
+    path = sass.fast_path(text)
+    pre = [i for q, i in path if q < first]
+    t, pro, body, _ = pool.TEMPLATE
+    assert pro == pytest.approx(len(pre), rel=0.05)
+    on_path = {q for q, _ in path}
+    a, b = min(lp for lp in loops if lp[0] in on_path and lp[1] - lp[0] < 200)   # the inner s loop
+    assert sass.classes(ins[a:b + 1])["LDG"] == 4                               # unrolled by four
+    position = sum(1 for r in t[pro:body] if r[5] in (0, 1))    # stream 2 is the row's set-up
+    assert position == pytest.approx((b - a + 1) / 4, rel=0.05)
+    post = [i for q, i in path if q > max(hi for _, hi in loops)]
+    assert len(t) - body == pytest.approx(len(post), rel=0.05)

@@ -209,11 +209,13 @@ def test_simulate_systolic_cli_outputs(tmp_path, capsys):
     need = {"layer", "compute_cycles", "stall_cycles", "total_cycles", "utilization",
             "mapping_efficiency", "sram_ifmap_reads", "sram_filter_reads", "sram_ofmap_writes",
             "dram_ifmap_read_bytes", "dram_filter_read_bytes", "dram_ofmap_write_bytes", "seconds"}
-    assert len(rows) == 54 and need <= set(rows[0])
+    assert len(rows) == 54 and need <= set(rows[0])      # the 53 convolutions and the FC
     data = json.loads(js.read_text())          # Result.to_dict()
     assert data["predictor"] == "systolic" and data["hardware"] == "tpu-v1"
     assert data["extra"]["rows"] == 128 and data["extra"]["macs"] == 4089184256
     assert len(data["layers"]) == 54 and data["layers"][0]["instruction_unit"] == "fold"
+    # batch norm, pools and the FC's bias are not on the array, and named so
+    assert len(data["extra"]["not_on_array"]) == 106 - 54 and "maxpool" in data["extra"]["not_on_array"]
     assert data["layers"][0]["extra"]["compute_cycles"] == int(rows[0]["compute_cycles"])
     assert {"flops", "compulsory_bytes"} <= set(rows[0])
     assert png.stat().st_size > 20000

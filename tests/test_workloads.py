@@ -120,9 +120,58 @@ def test_resnet50_published_total():
     # published: about 4.1 GMACs (torchvision v1.5: 4.09 G); the original v1: ~3.9 G
     assert net.macs() == pytest.approx(4.09e9, rel=0.005)
     assert workloads.resnet50(variant="v1").macs() == pytest.approx(3.86e9, rel=0.005)
-    assert len(net.ops) == 54
-    assert sum(op.kind == "conv2d" for op in net.ops) == 53
-    assert net.ops[-1].kind == "gemm" and (net.ops[-1].N, net.ops[-1].K) == (1000, 2048)
+    # every layer: 53 convolutions, a batch norm after each (the 4 projection shortcuts'
+    # folded into their block's last), the two pools, the FC and its bias
+    assert len(net.ops) == 106
+    kinds = [op.kind for op in net.ops]
+    assert kinds.count("conv2d") == 53 and kinds.count("batchnorm") == 53 - 4 + 1
+    assert kinds.count("pool2d") == 2 and kinds.count("gemm") == 1
+    fc = next(op for op in net.ops if op.kind == "gemm")
+    assert (fc.N, fc.K) == (1000, 2048)
+
+
+def test_pool_and_batchnorm_by_hand():
+    from workloads import BatchNorm, Pool2d
+    # ResNet's stem pool: 1x64x112x112, 3x3/2 pad 1 -> 56x56, every input read
+    p = Pool2d(N=1, C=64, H=112, W=112, R=3, S=3, stride=2, padding=1)
+    assert (p.P, p.Q) == (56, 56)
+    assert p.flops() == 64 * 56 * 56 * 9
+    assert p.min_bytes() == (64 * 112 * 112 + 64 * 56 * 56) * 4
+    g = Pool2d(N=2, C=8, H=7, W=7, R=7, S=7, mode="avg")        # global average pool
+    assert (g.P, g.Q) == (1, 1) and g.flops() == 2 * 8 * (49 + 1)
+    b = BatchNorm(N=2, C=3, H=4, W=5, relu=True, residual=True)
+    assert b.flops() == 120 * 3
+    assert b.min_bytes() == (120 + 3 + 120 + 120) * 4             # x, shift, residual, y
+    assert BatchNorm(N=2, C=3, H=4, W=5).min_bytes() == (120 + 3 + 120) * 4
+    with pytest.raises(ValueError, match="padding = 2: at most half the window"):
+        Pool2d(N=1, C=1, H=8, W=8, R=3, S=3, padding=2)
+    with pytest.raises(ValueError, match="BatchNorm.relu = 1: must be true or false"):
+        BatchNorm(N=1, C=1, H=1, W=1, relu=1)
+
+
+@pytest.mark.parametrize("variant", ["v1.5", "v1"])
+def test_resnet50_graph_shapes_agree(variant):
+    """Every layer reads tensors of the shape it expects: a convolution's or pool's
+    input is its producer's output, a batch norm's input and residual its own shape --
+    the edges hold the network together (a wrong shortcut would not)."""
+    net = workloads.resnet50(batch=2, variant=variant)
+    out = {"input": (2, 3, 224, 224)}
+    for op in net.ops:
+        ins = [out[t] for t in net.inputs_of(op.name)]
+        if op.kind in ("conv2d", "pool2d"):
+            assert ins == [(op.N, op.C, op.H, op.W)], op.name
+            out[op.name] = (op.N, op.K if op.kind == "conv2d" else op.C, op.P, op.Q)
+        elif op.kind == "batchnorm":
+            assert ins == [(op.N, op.C, op.H, op.W)] * (2 if op.residual else 1), op.name
+            out[op.name] = ins[0]
+        else:
+            assert ins == [(op.M, op.K, 1, 1)], op.name
+            out[op.name] = (op.M, op.N, 1, 1)
+    # 16 residual adds, the 4 first blocks' from a projection, 12 from the block's input
+    res = [op for op in net.ops if op.kind == "batchnorm" and op.residual]
+    assert len(res) == 16
+    assert sum(net.inputs_of(op.name)[1].endswith("downsample.0") for op in res) == 4
+    assert out["fc.bias"] == (2, 1000, 1, 1)
 
 
 def test_resnet50_batch_scales_linearly():
@@ -236,8 +285,10 @@ def test_scalesim_export_round_trip(tmp_path):
     p = tmp_path / "r50.csv"
     p.write_text(to_topology_csv(net))
     back = workloads.load_topology(p)
-    assert [op.name for op in back.ops] == [op.name for op in net.ops]
-    assert [op.macs() for op in back.ops] == [op.macs() for op in net.ops]
+    array = [op for op in net.ops if op.kind in ("conv2d", "gemm")]   # batch norms, pools left out
+    assert len(array) == 54
+    assert [op.name for op in back.ops] == [op.name for op in array]
+    assert [op.macs() for op in back.ops] == [op.macs() for op in array]
     with pytest.raises(ValueError, match="no batch"):
         to_topology_csv(workloads.resnet50(batch=2))
     # a name SCALE-Sim would split (it reads rows by commas) is refused, not written raw

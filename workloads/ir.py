@@ -1,4 +1,5 @@
-"""A small stated IR of tensor ops: GEMM, 2-D convolution and element-wise.
+"""A small stated IR of tensor ops: GEMM, 2-D convolution, element-wise, 2-D pooling and
+batch norm at inference (its per-channel shift, optionally with a residual add and ReLU).
 
 Every op knows its multiply-accumulates, its FLOPs (2 per MAC; 1 per element for
 element-wise ops) and its compulsory bytes: each input element that the op reads read
@@ -289,4 +290,121 @@ class Elementwise(TensorOp):
         return f"{self.op} n={self.n}"
 
 
-OP_KINDS = {c.kind: c for c in (Gemm, Conv2d, Elementwise)}
+POOL_MODES = ("max", "avg")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pool2d(TensorOp):
+    """2-D pooling over an R x S window (``max`` or ``avg``) of an N,C,H,W tensor, each
+    channel alone; output P x Q as a convolution's (floor). Padding is outside the max
+    (a padded position never wins) and outside the average's count (the window's
+    in-bounds positions are averaged). Global average pooling is ``avg`` with R = H,
+    S = W. ``layout`` (nchw | nhwc) is the input's and the output's."""
+
+    N: int
+    C: int
+    H: int
+    W: int
+    R: int
+    S: int
+    stride: int = 1
+    padding: int = 0
+    mode: str = "max"
+    layout: str = "nchw"
+    kind: ClassVar[str] = "pool2d"
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_dim(self, "N", "C", "H", "W", "R", "S", "stride")
+        _check_dim(self, "padding", minimum=0)
+        _check_choice(self, "mode", POOL_MODES)
+        _check_choice(self, "layout", CONV_LAYOUTS)
+        if self.R > self.H + 2 * self.padding or self.S > self.W + 2 * self.padding:
+            raise ValueError(f"Pool2d: window {self.R}x{self.S} is larger than the padded input "
+                             f"({self.H + 2 * self.padding}x{self.W + 2 * self.padding})")
+        if 2 * self.padding > max(self.R, self.S):
+            raise ValueError(f"Pool2d.padding = {self.padding}: at most half the window "
+                             f"({self.R}x{self.S}), as PyTorch's pools allow")
+        _check_tensors(self)
+
+    @property
+    def P(self) -> int:
+        return (self.H + 2 * self.padding - self.R) // self.stride + 1
+
+    @property
+    def Q(self) -> int:
+        return (self.W + 2 * self.padding - self.S) // self.stride + 1
+
+    def flops(self) -> int:
+        """One operation (a compare or an add) per window position read, per output;
+        the average's one multiply per output."""
+        per = self.R * self.S + (1 if self.mode == "avg" else 0)
+        return self.N * self.C * self.P * self.Q * per
+
+    def operands(self):
+        d = self.dtype
+        th = _touched_1d(self.H, self.P, self.R, self.stride, self.padding)
+        tw = _touched_1d(self.W, self.Q, self.S, self.stride, self.padding)
+        if self.layout == "nchw":
+            xs, ys = (self.N, self.C, self.H, self.W), (self.N, self.C, self.P, self.Q)
+        else:
+            xs, ys = (self.N, self.H, self.W, self.C), (self.N, self.P, self.Q, self.C)
+        return (Operand("input", "input", xs, self.layout, d, self.N * self.C * th * tw),
+                Operand("output", "output", ys, self.layout, d, math.prod(ys)))
+
+    def describe(self):
+        return (f"{self.mode} {self.N}x{self.C}x{self.H}x{self.W} {self.R}x{self.S}/{self.stride} "
+                f"p{self.padding} -> {self.P}x{self.Q} {self.layout}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchNorm(TensorOp):
+    """Batch norm at inference on an N,C,H,W tensor, as roofsim lowers it: the
+    per-channel scale is folded into the preceding convolution's weights (``w' = w *
+    gamma / sqrt(var + eps)``), so what runs is the per-channel shift ``y = x + b[c]``
+    with ``b = beta - mean * gamma / sqrt(var + eps)``; ``residual`` adds a second
+    tensor of the same shape (ResNet's shortcut, whose own batch norm's shift is summed
+    into ``b``), ``relu`` clamps at 0. One operation per element for each of shift,
+    add and ReLU."""
+
+    N: int
+    C: int
+    H: int
+    W: int
+    layout: str = "nchw"
+    relu: bool = False
+    residual: bool = False
+    kind: ClassVar[str] = "batchnorm"
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_dim(self, "N", "C", "H", "W")
+        _check_choice(self, "layout", CONV_LAYOUTS)
+        for f in ("relu", "residual"):
+            if not isinstance(getattr(self, f), bool):
+                raise ValueError(f"BatchNorm.{f} = {getattr(self, f)!r}: must be true or false")
+        _check_tensors(self)
+
+    @property
+    def elements(self) -> int:
+        return self.N * self.C * self.H * self.W
+
+    def flops(self) -> int:
+        return self.elements * (1 + int(self.residual) + int(self.relu))
+
+    def operands(self):
+        d, n = self.dtype, self.elements
+        shape = ((self.N, self.C, self.H, self.W) if self.layout == "nchw"
+                 else (self.N, self.H, self.W, self.C))
+        ops = [Operand("input", "input", shape, self.layout, d, n),
+               Operand("shift", "weight", (self.C,), "linear", d, self.C)]
+        if self.residual:
+            ops.append(Operand("residual", "input", shape, self.layout, d, n))
+        return tuple(ops) + (Operand("output", "output", shape, self.layout, d, n),)
+
+    def describe(self):
+        extra = "".join(f" +{f}" for f in ("residual", "relu") if getattr(self, f))
+        return f"shift{extra} {self.N}x{self.C}x{self.H}x{self.W} {self.layout}"
+
+
+OP_KINDS = {c.kind: c for c in (Gemm, Conv2d, Elementwise, Pool2d, BatchNorm)}

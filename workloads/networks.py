@@ -1,13 +1,18 @@
 """Networks as ordered tuples of ops, and the workload argument the CLI takes.
 
 * ``resnet50`` -- He et al., "Deep Residual Learning for Image Recognition", 2015,
-  Table 1: every convolution (53, projection shortcuts included) and the FC layer.
-  Default variant ``v1.5`` (torchvision): the stride-2 of a stage's first block sits on
-  its 3x3 convolution; ``v1`` (the paper's) puts it on the first 1x1. Pools,
-  batch-norm, ReLU and residual adds are not listed (they are element-wise or pooling
-  work outside the GEMM/conv op set; a later issue may add them). At 224x224, batch 1:
-  4.089 GMACs for v1.5 and 3.858 GMACs for v1 (computed; the commonly quoted ~4.1 G
-  is v1.5).
+  Table 1, every layer of the forward pass as torchvision names it: 53 convolutions
+  (projection shortcuts included), 49 batch norms, the 3x3/2 max pool, the global
+  average pool, the FC layer and its bias -- 106 layers. Default variant ``v1.5``
+  (torchvision): the stride-2 of a stage's first block sits on its 3x3 convolution;
+  ``v1`` (the paper's) puts it on the first 1x1. Batch norm is lowered for inference
+  (``workloads.ir.BatchNorm``): its scale folded into the convolution before it, its
+  shift run as a layer fused with the ReLU after it; a block's last batch norm also
+  adds the shortcut (``residual``) and takes the projection shortcut's batch norm
+  shift into its own, so ``downsample.1`` is no layer of its own. The FC's bias is
+  the same per-channel shift (``fc.bias``). At 224x224, batch 1: 4.089 GMACs for
+  v1.5 and 3.858 GMACs for v1 (computed; the commonly quoted ~4.1 G is v1.5). The
+  network's ``edges`` name each layer's inputs (the shortcuts make it a graph).
 * ``conv-ablation`` -- the 2024 PyTorch-compiler thesis's single-convolution ablation:
   kernel {1,3,5} x stride {1,2} x padding {1,2,3}, here at a stated input of
   batch x 64 x 56 x 56 with 64 filters (the shape of ResNet-50's first stage; the
@@ -23,17 +28,22 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ir import DTYPES, Conv2d, Elementwise, Gemm, TensorOp
+from .ir import DTYPES, BatchNorm, Conv2d, Elementwise, Gemm, Pool2d, TensorOp
 
 
 @dataclass(frozen=True)
 class Network:
-    """An ordered list of ops with a name and the parameters that made it."""
+    """An ordered list of ops with a name and the parameters that made it.
+
+    ``edges``: (layer, its input layers) for a network that is not a chain; a layer not
+    named there reads the layer before it (the first, the network's input, ``INPUT``).
+    The order of ``ops`` is one in which every layer follows its inputs."""
 
     name: str
     ops: tuple[TensorOp, ...]
     description: str = ""
     params: dict = field(default_factory=dict)
+    edges: tuple = ()
 
     def __post_init__(self):
         if not self.ops:
@@ -43,6 +53,26 @@ class Network:
             if op.name in seen:
                 raise ValueError(f"workload {self.name!r}: layer name {op.name!r} appears twice")
             seen.add(op.name)
+        done = {INPUT}
+        given = dict(self.edges)
+        for op in self.ops:
+            for src in given.get(op.name, ()):
+                if src not in done:
+                    raise ValueError(f"workload {self.name!r}: layer {op.name!r} reads {src!r}, "
+                                     "which is not a layer before it")
+            done.add(op.name)
+        unknown = set(given) - done
+        if unknown:
+            raise ValueError(f"workload {self.name!r}: edges name unknown layer {sorted(unknown)[0]!r}")
+
+    def inputs_of(self, name: str) -> tuple:
+        """The layers ``name`` reads (``INPUT`` for the network's input)."""
+        given = dict(self.edges)
+        if name in given:
+            return tuple(given[name])
+        names = [op.name for op in self.ops]
+        i = names.index(name)
+        return (names[i - 1],) if i else (INPUT,)
 
     def macs(self) -> int:
         return sum(op.macs() for op in self.ops)
@@ -69,45 +99,71 @@ class Network:
                 "layers": [op.to_dict() for op in self.ops]}
 
 
+INPUT = "input"
 RESNET50_VARIANTS = ("v1.5", "v1")
 RESNET50_STAGES = ((3, 64), (4, 128), (6, 256), (3, 512))  # (blocks, width); outputs x4
 
 
 def resnet50(batch: int = 1, resolution: int = 224, variant: str = "v1.5",
              dtype: str = "fp32", layout: str = "nchw") -> Network:
-    """ResNet-50's convolutions and FC layer, torchvision layer names."""
+    """Every layer of ResNet-50's forward pass, torchvision layer names (module doc)."""
     if variant not in RESNET50_VARIANTS:
         raise ValueError(f"variant = {variant!r}: allowed: {', '.join(RESNET50_VARIANTS)}")
     _check_batch_resolution(batch, resolution, minimum_resolution=32)
     ops: list[TensorOp] = []
+    edges: list = []
 
-    def conv(name, c, h, k, r, stride, pad):
-        op = Conv2d(name=name, dtype=dtype, layout=layout, N=batch, C=c, H=h, W=h, K=k,
-                    R=r, S=r, stride=stride, padding=pad)
+    def add(op, *inputs):
         ops.append(op)
-        return op.P
+        if inputs:
+            edges.append((op.name, tuple(inputs)))
+        return op
 
-    h = conv("conv1", 3, resolution, 64, 7, 2, 3)
-    h = (h + 2 * 1 - 3) // 2 + 1          # 3x3/2 max pool, padding 1
+    def conv(name, src, c, h, k, r, stride, pad):
+        op = add(Conv2d(name=name, dtype=dtype, layout=layout, N=batch, C=c, H=h, W=h, K=k,
+                        R=r, S=r, stride=stride, padding=pad), src)
+        return op.name, op.P
+
+    def bn(name, src, c, h, relu=True, residual=None):
+        add(BatchNorm(name=name, dtype=dtype, layout=layout, N=batch, C=c, H=h, W=h,
+                      relu=relu, residual=residual is not None),
+            *((src,) if residual is None else (src, residual)))
+        return name
+
+    x, h = conv("conv1", INPUT, 3, resolution, 64, 7, 2, 3)
+    x = bn("bn1", x, 64, h)
+    pool = add(Pool2d(name="maxpool", dtype=dtype, layout=layout, N=batch, C=64, H=h, W=h,
+                      R=3, S=3, stride=2, padding=1, mode="max"), x)
+    x, h = pool.name, pool.P
     cin = 64
     for stage, (blocks, width) in enumerate(RESNET50_STAGES, start=1):
         for b in range(blocks):
             s = 1 if (stage == 1 or b > 0) else 2
             s1, s3 = (1, s) if variant == "v1.5" else (s, 1)
             pre = f"layer{stage}.{b}"
-            h_in = h
-            h1 = conv(f"{pre}.conv1", cin, h_in, width, 1, s1, 0)
-            h2 = conv(f"{pre}.conv2", width, h1, width, 3, s3, 1)
-            h = conv(f"{pre}.conv3", width, h2, 4 * width, 1, 1, 0)
+            block_in, h_in = x, h
+            y, h1 = conv(f"{pre}.conv1", block_in, cin, h_in, width, 1, s1, 0)
+            y = bn(f"{pre}.bn1", y, width, h1)
+            y, h2 = conv(f"{pre}.conv2", y, width, h1, width, 3, s3, 1)
+            y = bn(f"{pre}.bn2", y, width, h2)
+            y, h = conv(f"{pre}.conv3", y, width, h2, 4 * width, 1, 1, 0)
+            shortcut = block_in
             if b == 0:
-                conv(f"{pre}.downsample", cin, h_in, 4 * width, 1, s, 0)
+                shortcut, _ = conv(f"{pre}.downsample.0", block_in, cin, h_in, 4 * width, 1, s, 0)
+            x = bn(f"{pre}.bn3", y, 4 * width, h, residual=shortcut)
             cin = 4 * width
-    ops.append(Gemm(name="fc", dtype=dtype, M=batch, N=1000, K=cin))
+    gap = add(Pool2d(name="avgpool", dtype=dtype, layout=layout, N=batch, C=cin, H=h, W=h,
+                     R=h, S=h, stride=1, padding=0, mode="avg"), x)
+    add(Gemm(name="fc", dtype=dtype, M=batch, N=1000, K=cin), gap.name)
+    add(BatchNorm(name="fc.bias", dtype=dtype, layout=layout, N=batch, C=1000, H=1, W=1,
+                  relu=False), "fc")
+    convs = sum(op.kind == "conv2d" for op in ops)
     return Network("resnet50", tuple(ops),
                    f"ResNet-50 {variant} ({'stride on 3x3' if variant == 'v1.5' else 'stride on 1x1'}),"
-                   f" {resolution}x{resolution}, batch {batch}: 53 convolutions + FC",
+                   f" {resolution}x{resolution}, batch {batch}: {len(ops)} layers ({convs} "
+                   "convolutions, batch norms with ReLU and residual adds, 2 pools, FC)",
                    {"batch": batch, "resolution": resolution, "variant": variant,
-                    "dtype": dtype, "layout": layout})
+                    "dtype": dtype, "layout": layout}, edges=tuple(edges))
 
 
 def conv_ablation(batch: int = 1, resolution: int = 56, channels: int = 64, filters: int = 64,
@@ -133,7 +189,8 @@ def _check_batch_resolution(batch, resolution, minimum_resolution):
 
 
 NETWORKS = {
-    "resnet50": (resnet50, "ResNet-50 (torchvision v1.5 by default): 53 convolutions + FC"),
+    "resnet50": (resnet50, "ResNet-50 (torchvision v1.5 by default): 106 layers, 53 of them "
+                           "convolutions"),
     "conv-ablation": (conv_ablation, "18 convolutions: kernel {1,3,5} x stride {1,2} x padding {1,2,3}"),
 }
 SINGLE_OP_FORMS = {
@@ -169,6 +226,45 @@ def parse_conv_shape(text: str) -> dict:
     if missing:
         raise ValueError(f"conv shape: missing {', '.join(missing)} (needs n,c,h,w,k,r,s; "
                          "stride, pad and groups are optional)")
+    return kw
+
+
+_OP_KEYS = {"pool2d": {"n": "N", "c": "C", "h": "H", "w": "W", "r": "R", "s": "S",
+                      "stride": "stride", "pad": "padding", "mode": "mode"},
+            "batchnorm": {"n": "N", "c": "C", "h": "H", "w": "W", "relu": "relu",
+                          "residual": "residual"}}
+_OP_REQUIRED = {"pool2d": ("n", "c", "h", "w", "r", "s"), "batchnorm": ("n", "c", "h", "w")}
+
+
+def parse_op_shape(kind: str, text: str) -> dict:
+    """``n=1,c=64,h=112,w=112,r=3,s=3,stride=2,pad=1,mode=max`` (a pool) or
+    ``n=1,c=256,h=56,w=56,relu=1,residual=1`` (a batch norm) -> the op's keyword
+    arguments; errors name the key and what is allowed."""
+    keys = _OP_KEYS[kind]
+    kw = {}
+    for part in filter(None, (x.strip() for x in text.split(","))):
+        key, eq, val = part.partition("=")
+        key, val = key.strip().lower(), val.strip()
+        if not eq or key not in keys:
+            raise ValueError(f"{kind} shape: {part[:40]!r} is not KEY=VALUE with KEY one of "
+                             f"{', '.join(keys)}")
+        if keys[key] in kw:
+            raise ValueError(f"{kind} shape: {key} is given twice")
+        if key == "mode":
+            kw["mode"] = val.lower()
+        elif key in ("relu", "residual"):
+            if val.lower() not in ("0", "1", "true", "false"):
+                raise ValueError(f"{kind} shape: {key} = {val[:20]!r}: 0, 1, true or false")
+            kw[key] = val.lower() in ("1", "true")
+        else:
+            if not re.fullmatch(r"-?[0-9]{1,18}", val):
+                raise ValueError(f"{kind} shape: {key} = {val[:40]!r} is not an integer (at most "
+                                 "18 digits)")
+            kw[keys[key]] = int(val)
+    missing = [k for k in _OP_REQUIRED[kind] if keys[k] not in kw]
+    if missing:
+        raise ValueError(f"{kind} shape: missing {', '.join(missing)} (needs "
+                         f"{','.join(_OP_REQUIRED[kind])}; {', '.join(k for k in keys if k not in _OP_REQUIRED[kind])} optional)")
     return kw
 
 

@@ -125,9 +125,14 @@ def to_topology_csv(network) -> str:
     size, as SCALE-Sim expects; a GEMM becomes a 1x1 convolution on a 1 x M input with
     K channels). Grouped convolutions are written as depth-wise ``DP`` rows only when
     each group has one input channel; other groups cannot be expressed and are an error.
-    Batch > 1 cannot be expressed either."""
+    Batch > 1 cannot be expressed either. Batch norms and pools are left out: a topology
+    lists the array's layers (the convolutions and GEMMs); a network with none is an
+    error."""
     lines = [", ".join(CONV_COLUMNS) + ","]
-    for op in network.ops:
+    ops = [op for op in network.ops if op.kind not in ("batchnorm", "pool2d")]
+    if not ops:
+        raise ValueError(f"workload {network.name!r}: no convolution or GEMM to write for SCALE-Sim")
+    for op in ops:
         if any(ch in op.name for ch in ',"\r\n') or op.name != op.name.strip():
             raise ValueError(f"layer {op.name!r}: a name with a comma, a quote, a line break or "
                              "spaces at its ends cannot be written for SCALE-Sim, which splits "

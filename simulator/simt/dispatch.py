@@ -9,13 +9,14 @@ and every registered kernel's faces to it.
 """
 from numba import njit
 
-from .kernels import conv_direct, conv_im2col, gemm_naive, gemm_tiled, layout_transform, matadd, relu
+from .kernels import (batchnorm, conv_direct, conv_im2col, gemm_naive, gemm_tiled, layout_transform,
+                      matadd, pool, relu)
 
 FACES = ("relu", "gemm_naive", "gemm_tiled", "conv_direct", "conv_im2col", "matadd",
-         "layout_transform")
+         "layout_transform", "pool", "batchnorm")
 MODULES = {"relu": relu, "gemm_naive": gemm_naive, "gemm_tiled": gemm_tiled,
            "conv_direct": conv_direct, "conv_im2col": conv_im2col, "matadd": matadd,
-           "layout_transform": layout_transform}
+           "layout_transform": layout_transform, "pool": pool, "batchnorm": batchnorm}
 
 
 def kind_of(face: str) -> int:
@@ -41,7 +42,11 @@ def setup(kind, p, bx, by, bz, w, tv, g):
         return conv_im2col.setup(p, bx, by, bz, w, tv, g)
     if kind == 5:
         return matadd.setup(p, bx, by, bz, w, tv, g)
-    return layout_transform.setup(p, bx, by, bz, w, tv, g)
+    if kind == 6:
+        return layout_transform.setup(p, bx, by, bz, w, tv, g)
+    if kind == 7:
+        return pool.setup(p, bx, by, bz, w, tv, g)
+    return batchnorm.setup(p, bx, by, bz, w, tv, g)
 
 
 @njit(cache=True)
@@ -60,7 +65,11 @@ def trips(kind, p, bx, by, bz, w):
         return conv_im2col.trips(p, bx, by, bz, w)
     if kind == 5:
         return matadd.trips(p, bx, by, bz, w)
-    return layout_transform.trips(p, bx, by, bz, w)
+    if kind == 6:
+        return layout_transform.trips(p, bx, by, bz, w)
+    if kind == 7:
+        return pool.trips(p, bx, by, bz, w)
+    return batchnorm.trips(p, bx, by, bz, w)
 
 
 @njit(cache=True)
@@ -77,4 +86,8 @@ def lanes(kind, p, tv, g, it, stream, out):
         return conv_im2col.lanes(p, tv, g, it, stream, out)
     if kind == 5:
         return matadd.lanes(p, tv, g, it, stream, out)
-    return layout_transform.lanes(p, tv, g, it, stream, out)
+    if kind == 6:
+        return layout_transform.lanes(p, tv, g, it, stream, out)
+    if kind == 7:
+        return pool.lanes(p, tv, g, it, stream, out)
+    return batchnorm.lanes(p, tv, g, it, stream, out)

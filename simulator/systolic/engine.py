@@ -106,10 +106,18 @@ PIPELINE_MAX_FOLDS = 300_000     # the simpy stall model's limit: some 20 s of f
 PIPELINE_FOLDS_PER_S = 15_000    # folds a second through it, about, on one core
 
 
+ARRAY_KINDS = ("conv2d", "gemm")     # what the array runs; the rest is left out (see below)
+
+
 def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
                      rows: int | None = None, cols: int | None = None,
                      stalls: str = "pipeline") -> Result:
-    """Every layer of ``network`` on ``hw`` (a SystolicArray), in order.
+    """Every convolution and GEMM of ``network`` on ``hw`` (a SystolicArray), in order.
+
+    Batch norm, ReLU, residual adds and pools are not run on the array (a TPU applies
+    them in its activation and pooling units as results drain, outside this model):
+    they are left out of ``layers`` and the totals and named in
+    ``extra["not_on_array"]``.
 
     ``mode="default"`` is the physically faithful model (closed form; stall cycles from
     the access/execute pipeline, or from the closed form's overlap rule with
@@ -157,6 +165,11 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
     hw = dataclasses.replace(hw, rows=rows, cols=cols)
     wb = _word_bytes(hw, mode)
     out, layer_results = [], []
+    skipped = [op.name for op in network.ops if op.kind not in ARRAY_KINDS]
+    if len(skipped) == len(network.ops):
+        raise ValueError(f"workload {network.name!r}: no convolution or GEMM for the array")
+    network = dataclasses.replace(network, ops=tuple(op for op in network.ops
+                                                     if op.kind in ARRAY_KINDS), edges=())
     if mode == "default" and stalls == "pipeline":
         folds = 0
         for op in network.ops:
@@ -211,5 +224,6 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
                   wall_seconds=time.perf_counter() - t0, op=network.identity(),
                   layers=tuple(layer_results),
                   extra={**t, "dataflow": dataflow, "stalls": report.stalls, "rows": rows,
-                         "cols": cols, "word_bytes": wb},
+                         "cols": cols, "word_bytes": wb,
+                         **({"not_on_array": skipped} if skipped else {})},
                   detail=report)

@@ -11,7 +11,8 @@ Each module declares one ``SPEC`` (``spec.KernelSpec``); the lines below registe
 Adding a kernel is one module and one line here (see ``docs/architecture.md``).
 Launch semantics are fixed here, since measurements refer to them.
 """
-from . import conv_direct, conv_im2col, gemm_naive, gemm_tiled, layout_transform, matadd, relu
+from . import (batchnorm, conv_direct, conv_im2col, gemm_naive, gemm_tiled, layout_transform, matadd,
+               pool, relu)
 from .spec import REGISTRY, Arg, Device, KernelSpec
 
 REGISTRY.add(relu.SPEC)
@@ -21,6 +22,8 @@ REGISTRY.add(gemm_tiled.SPEC)
 REGISTRY.add(conv_direct.SPEC)
 REGISTRY.add(conv_im2col.SPEC)
 REGISTRY.add(layout_transform.SPEC)
+REGISTRY.add(pool.SPEC)
+REGISTRY.add(batchnorm.SPEC)
 
 __all__ = ["REGISTRY", "Arg", "Device", "KernelSpec", "relu", "matadd", "gemm_naive", "gemm_tiled",
-           "conv_direct", "conv_im2col", "layout_transform"]
+           "conv_direct", "conv_im2col", "layout_transform", "pool", "batchnorm"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-ARG_KINDS = ("size", "choice", "conv", "dims")
+ARG_KINDS = ("size", "choice", "conv", "dims", "op")
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,8 @@ class Arg:
 
     ``kind``: ``size`` (a positive integer), ``choice`` (one of ``choices``), ``conv``
     (a ``workloads.ir.Conv2d``) or ``dims`` (1 to ``ndim`` positive integers: a grid or
-    block shape). ``default`` None with ``required`` False: the kernel picks it
+    block shape) or ``op`` (a ``workloads.ir`` op whose ``kind`` is one of ``choices``:
+    the layer a pool or batch-norm kernel computes). ``default`` None with ``required`` False: the kernel picks it
     (``build`` sees None)."""
 
     name: str
@@ -66,6 +67,13 @@ class Arg:
             if not isinstance(value, Conv2d):
                 raise ValueError(f"{kernel}: {self.name} must be a workloads.ir.Conv2d, got "
                                  f"{type(value).__name__}")
+            return value
+        if self.kind == "op":
+            from workloads.ir import TensorOp
+            if not isinstance(value, TensorOp) or value.kind not in self.choices:
+                got = value.kind if isinstance(value, TensorOp) else type(value).__name__
+                raise ValueError(f"{kernel}: {self.name} must be a workloads.ir op of kind "
+                                 f"{', '.join(self.choices)}, got {got}")
             return value
         t = (value,) if isinstance(value, int) else tuple(value)
         if not 1 <= len(t) <= self.ndim or any(isinstance(x, bool) or not isinstance(x, int) or x < 1
