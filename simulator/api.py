@@ -57,7 +57,7 @@ def load_workload(spec: str, batch=None, resolution=None, dtype=None, layout=Non
 
     >>> net = load_workload("resnet50", batch=8)
     >>> len(net.ops), net.ops[0].name
-    (54, 'conv1')
+    (106, 'conv1')
     """
     import workloads
     return workloads.resolve(spec, batch=batch, resolution=resolution, dtype=dtype, layout=layout)
@@ -157,7 +157,7 @@ def roofline(hw, workload, precision: str = "fp32") -> Result:
 
     >>> r = roofline(load_hardware("h100-sxm"), "resnet50")
     >>> len(r.layers), r.limiter
-    (54, 'compute')
+    (106, 'compute')
     """
     from simulator.analysis.roofline import bound
     w = load_workload(workload) if isinstance(workload, str) else workload
@@ -399,3 +399,47 @@ def validation_scores(rows) -> dict:
     """
     from simulator.analysis.validate import score
     return score(rows)
+
+
+def plan_network(hw, workload: str = "resnet50", batch: int = 1, plan: str = "im2col-nhwc",
+                 mode: str = "analytic", workers=1):
+    """``roofsim plan``: every layer of a network run as roofsim's kernels under ``plan``
+    (a uniform name or a plan file), the layout transforms it implies included, predicted
+    by the engine (``mode="sampled"``), the analytic model and the roofline bound:
+    (layer rows, {predictor: total seconds}).
+
+    >>> rows, tot = plan_network(load_hardware("h100-sxm"), "resnet50", 1, "direct-nhwc")
+    >>> len(rows), rows[0]["layer"], tot["analytic"] > tot["roofline"]
+    (107, 'input.to_nhwc', True)
+    """
+    from simulator.analysis import plan as pl
+    net = pl.network(workload, batch)
+    out, totals = pl.predict_plan(hw, pl.expand(net, pl.configs_of(net, plan)), mode,
+                                  workers=workers)
+    return out.finished, totals
+
+
+def choose_plan(workload: str, batch: int, seconds: dict):
+    """The per-layer oracle over a network (``roofsim plan --oracle``'s search): from
+    ``seconds`` (``analysis.plan.time_key`` -> seconds, for every layer in each
+    configuration and every transform), (the dynamic program's Choice -- ``configs``,
+    ``seconds``, ``switch_seconds`` --, the best-of bound)."""
+    from simulator.analysis import plan as pl
+    return pl.choose(pl.network(workload, batch), seconds)
+
+
+def network_summary(gpu: str, measurements="data/measurements", plans="data/plans"):
+    """Whole-network measurements against predictions (``analysis.networks.summary``):
+    {"plans": per batch and plan the three timing methods and each predictor's total
+    and error, "regret": the picked plans' regret and the dynamic program's error,
+    "layers": per-layer measured and predicted times of the uniform plans,
+    "layer_errors": {predictor: MAPE by layer kind}, "torchvision": PyTorch's records}.
+
+    >>> s = network_summary("h100-sxm")
+    >>> sorted({r["batch"] for r in s["regret"]}), max(r["regret"] for r in s["regret"]) < 0.05
+    ([1, 8, 32], True)
+    """
+    from simulator.analysis import networks as nw
+    s = nw.summary(gpu, measurements, plans)
+    return {**s, "layer_errors": {p: nw.layer_errors(s["layers"], p) for p in ("engine", "analytic")},
+            "torchvision": nw.framework(gpu, measurements)}

@@ -551,6 +551,32 @@ def _conv_from_args(args):
     return None
 
 
+def _op_from_args(args, kinds):
+    """The pool or batch-norm layer (``kinds``: the IR kinds the kernel takes) from
+    --shape (its fields) or --layer (a ResNet-50 layer of that kind), in --layout."""
+    import workloads
+    from workloads.ir import BatchNorm, Pool2d
+    from workloads.networks import parse_op_shape
+    if args.shape and args.layer:
+        raise ValueError("give --shape or --layer, not both")
+    layout = args.layout or "nchw"
+    kind = kinds[0]
+    if args.shape:
+        if args.batch is not None:
+            raise ValueError("--batch applies to --layer; put n= in --shape")
+        cls = Pool2d if kind == "pool2d" else BatchNorm
+        return cls(name=kind, layout=layout, **parse_op_shape(kind, args.shape))
+    if args.layer:
+        net = workloads.resolve("resnet50", batch=args.batch or 1, layout=layout)
+        for op in net.ops:
+            if op.name == args.layer and op.kind in kinds:
+                return op
+        names = [op.name for op in net.ops if op.kind in kinds]
+        raise ValueError(f"--layer {args.layer!r} is not a ResNet-50 {kind} layer; e.g. "
+                         f"{', '.join(names[:4])}{' ... ' + names[-1] if len(names) > 4 else ''}")
+    return None
+
+
 CONV_OPTIONS = ("shape", "layer", "layout", "batch")
 
 
@@ -595,10 +621,15 @@ def _problem_args(args, grid=None, block=None):
         if conv is None:
             raise ValueError(f"{spec.name} needs --shape or --layer")
         kw["conv"] = conv
+    elif "op" in takes:
+        op = _op_from_args(args, takes["op"].choices)
+        if op is None:
+            raise ValueError(f"{spec.name} needs --shape or --layer")
+        kw["op"] = op
     else:
         for opt in CONV_OPTIONS:
             if getattr(args, opt, None) is not None:
-                raise ValueError(f"--{opt} applies to {', '.join(_kernels_taking('conv'))}")
+                raise ValueError(f"--{opt} applies to {', '.join(_kernels_taking('conv') + _kernels_taking('op'))}")
     for name, v in (("grid", grid), ("block", block)):
         if v is None:
             continue
@@ -830,10 +861,21 @@ def cmd_measure(args):
 
     from simulator.measure import NoGPU, SUITES, run
     from simulator.table import format_table, write_json
+    net_opts = [o for o in ("workload", "batch", "plan", "reps") if getattr(args, o, None) is not None]
+    if args.suite == "torchvision":
+        bad = [o for o in net_opts if o not in ("batch", "reps")]
+        if bad:
+            raise ValueError(f"--{bad[0]} applies to the network suite")
+    elif args.suite != "network" and net_opts:
+        raise ValueError(f"--{net_opts[0]} applies to the network suite")
     names = list(SUITES) if args.suite == "all" else [args.suite]
     out = Path(args.out)
     if not out.is_dir():
         raise ValueError(f"--out {args.out!r}: no such folder (create it first)")
+    if args.suite == "network":
+        return _measure_network(args, out)
+    if args.suite == "torchvision":
+        return _measure_torchvision(args, out)
     for name in names:
         try:
             data = run(name, command="roofsim " + " ".join(sys.argv[1:]), deadline_s=args.deadline)
@@ -863,6 +905,63 @@ def cmd_measure(args):
             print(format_table(["warps/SM", "lines/request", "median s", "requests/SM/s",
                                 "cycles/request", "ok"], rows,
                                right=[True, True, True, True, True, False]))
+
+
+def _measure_network(args, out):
+    """``measure network``: each plan's forward pass at each batch, checked and timed the
+    three ways, into DIR/network_bB.json (B: the batches, joined by -)."""
+    from simulator.analysis import plan as pl
+    from simulator.measure import NoGPU
+    from simulator.measure.network import run_network
+    from simulator.table import write_json
+    if args.deadline is not None:
+        raise ValueError("--deadline applies to the gemm and conv suites")
+    batches = _int_list(args.batch or "1", "--batch")
+    if any(b > 4096 for b in batches):
+        raise ValueError(f"--batch {args.batch}: at most 4096")
+    plans = _items(args.plan or "direct-nchw", "--plan")
+    workload = args.workload or "resnet50"
+    for b in batches:
+        net = pl.network(workload, b)
+        for p in plans:
+            if p != "oracle":
+                pl.expand(net, pl.configs_of(net, p))     # every plan checked before any work
+    try:
+        data = run_network(workload, batches, plans, reps=args.reps or 5,
+                           command="roofsim " + " ".join(sys.argv[1:]))
+    except NoGPU as e:
+        raise ValueError(str(e)) from None
+    path = out / f"network_b{'-'.join(map(str, batches))}.json"
+    write_json(path, data)
+    bad = [r for r in data["records"] if not r.get("ok", True)]
+    print(f"network: {len(data['records'])} plans measured in {data['wall_seconds']:.1f} s on "
+          f"{data['provenance']['device']}; {len(bad)} failed their check; wrote {path}")
+
+
+def _measure_torchvision(args, out):
+    """``measure torchvision``: the framework's ResNet-50 end to end (where PyTorch is
+    importable; one line and exit 0 where it is not)."""
+    from simulator.measure import NoGPU
+    from simulator.measure.framework import NoFramework, run_framework
+    from simulator.table import write_json
+    if args.deadline is not None:
+        raise ValueError("--deadline applies to the gemm and conv suites")
+    batches = _int_list(args.batch or "1,8,32", "--batch")
+    if any(b > 4096 for b in batches):
+        raise ValueError(f"--batch {args.batch}: at most 4096")
+    try:
+        data = run_framework(batches, reps=args.reps or 20, command="roofsim " + " ".join(sys.argv[1:]))
+    except NoFramework as e:
+        print(str(e))
+        return
+    except NoGPU as e:
+        raise ValueError(str(e)) from None
+    path = out / "torchvision.json"
+    write_json(path, data)
+    for r in data["records"]:
+        print(f"  torchvision resnet50 {r['memory_format']:<13} batch {r['batch']:3d}: "
+              f"{r['median_s'] * 1e3:8.3f} ms  {'ok' if r['ok'] else 'FAILED'}")
+    print(f"torchvision: {len(data['records'])} records; wrote {path}")
 
 
 def cmd_calibrate(args):
@@ -938,35 +1037,123 @@ def cmd_validate(args):
 
 
 def cmd_plan(args):
-    from simulator.analysis.plan import predict_plan, uniform
+    from simulator.analysis import plan as pl
     from simulator.analysis.plots import plan_chart
     from simulator.table import format_table
     hw = _hw(args)
     if getattr(hw, "family", None) != "simt":
         raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
-    layers = uniform(args.workload, args.batch, args.plan)
-    out, totals = predict_plan(hw, layers, args.mode, args.l2 == "warm", args.workers,
-                               args.scheduler)
+    if (args.plan is None) == (args.oracle is None):
+        raise ValueError("give --plan (a plan to predict) or --oracle FILE (pick the fastest plan "
+                         "and write it), one of them")
+    net = pl.network(args.workload, args.batch)
+    if args.oracle:
+        if args.vs:
+            raise ValueError("--vs applies to a plan's prediction, not to --oracle")
+        return _plan_oracle(args, hw, net)
+    layers = pl.expand(net, pl.configs_of(net, args.plan))
+    vs = _systolic_layers(args, net) if args.vs else None
+    out, totals = pl.predict_plan(hw, layers, args.mode, args.l2 == "warm", args.workers,
+                                  args.scheduler)
     rows = out.finished
+    if vs is not None:
+        sys_hw, per = vs
+        rows = [{**r, "systolic_seconds": per.get(r["layer"])} for r in rows]
+        totals = {**totals, "systolic": sum(per.values())}
     eng = args.mode != "analytic"
+    extra = sum(lp.algorithm == "transform" for lp in layers)
     print(f"{args.workload} batch {args.batch} on {hw.name}, plan {args.plan}: {len(rows)} "
-          f"layers, {'engine (sampled), ' if eng else ''}analytic, roofline; L2 {args.l2}")
+          f"layers{f' ({extra} layout transforms)' if extra else ''}, "
+          f"{'engine (sampled), ' if eng else ''}analytic, roofline; L2 {args.l2}"
+          + (f"; beside it {vs[0].name}'s array ({vs[0].rows}x{vs[0].cols}, {vs[0].dataflow}) "
+             "on the convolutions and FC" if vs else ""))
 
     def us(v):
         return "-" if v is None else v * 1e6
-    print(format_table(["layer", "kernel", "shape", "engine us", "analytic us", "roofline us"],
-                       [[r["layer"], r["kernel"], r["shape"], us(r["engine_seconds"]),
-                         us(r["analytic_seconds"]), us(r["roofline_seconds"])] for r in rows]
-                       + [["total", "", "", us(totals["engine"]), us(totals["analytic"]),
-                           us(totals["roofline"])]],
-                       right=[False, False, False, True, True, True]))
+    cols = ["layer", "kernel", "shape", "engine us", "analytic us", "roofline us"]
+    body = [[r["layer"], r["kernel"], r["shape"], us(r["engine_seconds"]),
+             us(r["analytic_seconds"]), us(r["roofline_seconds"])] for r in rows]
+    foot = ["total", "", "", us(totals["engine"]), us(totals["analytic"]), us(totals["roofline"])]
+    if vs is not None:
+        cols.append(f"{vs[0].name} us")
+        body = [b + [us(r["systolic_seconds"])] for b, r in zip(body, rows)]
+        foot.append(us(totals["systolic"]))
+    print(format_table(cols, body + [foot], right=[False, False, False] + [True] * (len(cols) - 3)))
+    if vs is not None:
+        print(f"{vs[0].name}: batch norm, ReLU, adds, pools and transforms are not run on the "
+              "array (-); its total is the convolutions' and the FC's")
     doc = {"hw": hw.name, "workload": args.workload, "batch": args.batch, "plan": args.plan,
            "mode": args.mode, "l2": args.l2, "total_seconds": totals,
            "wall_seconds": out.wall_seconds}
+    if vs is not None:
+        doc["systolic_hw"] = vs[0].name
     if out.interrupted:
         doc.update(layers_done=out.done, layers_total=len(out.results))
     _finish(args, out, rows, lambda rs: {**doc, "layers": rs},
             lambda path: plan_chart(rows, path, doc))
+
+
+def _systolic_layers(args, net):
+    """``plan --vs HW``: the network's convolutions and FC on a systolic preset (its own
+    dataflow, the default engine mode): (hardware, {layer: seconds})."""
+    import hwmodels
+    from simulator.systolic.engine import simulate_network
+    sys_hw = hwmodels.get(args.vs)
+    if getattr(sys_hw, "family", None) != "systolic":
+        raise ValueError(f"--vs {args.vs}: not a systolic array (e.g. tpu-v1, systolic-8x8)")
+    res = simulate_network(sys_hw, net, getattr(sys_hw, "dataflow", "ws"))
+    return sys_hw, {lr.workload: lr.seconds for lr in res.layers}
+
+
+def _plan_oracle(args, hw, net):
+    """``plan --oracle FILE``: every layer predicted in each configuration and every
+    transform, then per predictor the best-of bound and the dynamic program's plan; the
+    plan picked from the engine's predictions (the analytic model's with --mode
+    analytic) written to FILE."""
+    from hwmodels.fileio import atomic_write
+    from simulator.analysis import plan as pl
+    from simulator.table import format_table
+    from simulator.table import write_json
+    layers = pl.oracle_layers(net)
+    out, _ = pl.predict_plan(hw, layers, args.mode, args.l2 == "warm", args.workers, args.scheduler)
+    if out.interrupted:
+        print(f"stopped after {out.done} of {len(layers)} layer predictions: no plan picked")
+        if args.json:
+            write_json(args.json, {"hw": hw.name, "workload": args.workload, "batch": args.batch,
+                                   "partial": True, "layers": [{**r, "partial": True} for r in out.finished]})
+            print(f"wrote {args.json} (partial)")
+        raise KeyboardInterrupt
+    picks, table = {}, []
+    for p in pl.PREDICTORS:
+        if p == "engine" and args.mode == "analytic":
+            continue
+        sec = {pl.time_key(lp): r[f"{p}_seconds"] for lp, r in zip(layers, out.results)}
+        choice, best = pl.choose(net, sec)
+        uni = {u: pl.plan_seconds(net, pl.uniform_configs(net, u), sec) for u in pl.UNIFORM}
+        from collections import Counter
+        mix = Counter(pl.config_name(c) for c in choice.configs.values() if isinstance(c, tuple))
+        picks[p] = {"seconds": choice.seconds, "switch_seconds": choice.switch_seconds,
+                    "best_of_seconds": best, "uniform_seconds": uni,
+                    "configs": {k: pl.config_name(v) for k, v in choice.configs.items()}}
+        table.append([p, best * 1e3, choice.seconds * 1e3, choice.switch_seconds * 1e3,
+                      *(uni[u] * 1e3 for u in pl.UNIFORM),
+                      ", ".join(f"{n} {k}" for k, n in mix.most_common())])
+    by = "engine" if args.mode != "analytic" else "analytic"
+    print(f"{args.workload} batch {args.batch} on {hw.name}: the oracle over {len(layers)} layer "
+          f"configurations and transforms (ms)")
+    print(format_table(["predictor", "best-of", "DP plan", "transforms", *pl.UNIFORM, "DP plan's convolutions"],
+                       table, right=[False] + [True] * 7 + [False]))
+    text = pl.plan_text(net, {k: (tuple(v.split("-")) if "-" in v else v)
+                              for k, v in picks[by]["configs"].items()},
+                        f"roofsim plan --oracle: {args.workload} batch {args.batch} on {hw.name}, "
+                        f"picked from the {by} predictions\npredicted {picks[by]['seconds'] * 1e3:.3f} ms "
+                        f"({by}); best-of bound {picks[by]['best_of_seconds'] * 1e3:.3f} ms")
+    atomic_write(args.oracle, text)
+    print(f"wrote {args.oracle} (the {by} predictions' plan)")
+    doc = {"hw": hw.name, "workload": args.workload, "batch": args.batch, "mode": args.mode,
+           "l2": args.l2, "picked_by": by, "oracle": picks, "wall_seconds": out.wall_seconds}
+    rows = [{**r, "key": " ".join(map(str, pl.time_key(lp)))} for lp, r in zip(layers, out.results)]
+    _write_outputs(args, rows, lambda: {**doc, "layers": rows}, lambda path: None)
 
 
 def _finish(args, out, rows, to_dict, plot=None):
@@ -993,7 +1180,7 @@ def _finish(args, out, rows, to_dict, plot=None):
         raise KeyboardInterrupt
 
 
-OUTPUT_OPTIONS = ("csv", "json", "plot", "toml", "scalesim_csv")   # files a command writes
+OUTPUT_OPTIONS = ("csv", "json", "plot", "toml", "scalesim_csv", "oracle")   # files a command writes
 
 
 def _max_workers() -> int:
@@ -1064,8 +1251,10 @@ def _add_simt_problem(p):
                            type=type(choices[0]), help=helps)
     if _kernels_taking("conv"):
         p.add_argument("--shape", metavar="n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..",
-                       help="a convolution")
-        p.add_argument("--layer", metavar="NAME", help="a ResNet-50 convolution, e.g. layer1.0.conv2")
+                       help="a convolution; pool2d: n,c,h,w,r,s[,stride,pad,mode=max|avg]; "
+                            "batchnorm: n,c,h,w[,relu=0|1,residual=0|1]")
+        p.add_argument("--layer", metavar="NAME", help="a ResNet-50 layer of the kernel's kind, e.g. "
+                                                       "layer1.0.conv2, maxpool, layer1.0.bn3")
         p.add_argument("--batch", type=_positive_int("batch"), help="batch for --layer (default 1)")
         p.add_argument("--layout", choices=("nchw", "nhwc"),
                        help="convolution layout (default nchw); layout-transform: the layout it "
@@ -1240,12 +1429,23 @@ def build_parser(kernels: bool = True) -> Parser:
     p = sub.add_parser("measure", help="time the kernels on this machine's NVIDIA GPU (numba.cuda)",
                        description="Run a measurement suite on a real GPU and write SUITE.json "
                        "(records with provenance) into --out.")
-    p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "all"),
-                   help="the measurement suite to run (all: every one)")
+    p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "all",
+                                     "network", "torchvision"),
+                   help="the measurement suite to run (all: every one but network; network: a "
+                        "whole forward pass, see --workload, --batch, --plan; torchvision: PyTorch's "
+                        "ResNet-50 where PyTorch is importable, --batch default 1,8,32)")
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
     p.add_argument("--deadline", type=_positive_seconds("deadline"), metavar="SECONDS",
                    help="gemm, conv: start no new shape after this many seconds; keep what "
                         "finished")
+    p.add_argument("--workload", metavar="NET", help="network: the network (default resnet50)")
+    p.add_argument("--batch", metavar="B[,B...]", help="network: batch sizes (default 1)")
+    p.add_argument("--plan", metavar="PLAN[,PLAN...]",
+                   help="network: uniform plans (direct-nchw, direct-nhwc, im2col-nchw, "
+                        "im2col-nhwc), plan files, or oracle (the plan picked from this run's "
+                        "measurements of the four uniform plans); default direct-nchw")
+    p.add_argument("--reps", type=_positive_int("reps", 100), metavar="N",
+                   help="network: repetitions of each timing (default 5)")
     p.set_defaults(func=cmd_measure)
 
     p = sub.add_parser("calibrate", help="latency and bandwidth parameters from a micro suite")
@@ -1271,16 +1471,25 @@ def build_parser(kernels: bool = True) -> Parser:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("plan", help="a network as roofsim's kernels: per-layer and total "
-                       "predicted time of a plan", description="Predict every convolution and "
-                       "the FC of a network run as roofsim's kernels under a uniform plan "
-                       "(algorithm x layout), with the engine (sampled), the analytic model "
-                       "and the roofline bound.")
+                       "predicted time of a plan, or the fastest plan", description="Predict every "
+                       "layer of a network run as roofsim's kernels -- convolutions, batch norms, "
+                       "pools, the FC and the layout transforms a plan implies -- with the engine "
+                       "(sampled), the analytic model and the roofline bound; or, with --oracle, "
+                       "pick the fastest plan from those predictions and write it as a plan file.")
     _add_hw(p)
     p.add_argument("--workload", default="resnet50", metavar="NET", help="a network (default resnet50)")
     p.add_argument("--batch", type=_positive_int("batch"), default=1)
-    p.add_argument("--plan", required=True, choices=("direct-nchw", "direct-nhwc", "im2col-nchw",
-                                                     "im2col-nhwc"),
-                   help="every convolution direct or by im2col, in NCHW or NHWC")
+    p.add_argument("--plan", metavar="PLAN",
+                   help="direct-nchw, direct-nhwc, im2col-nchw, im2col-nhwc (every convolution so), "
+                        "or a plan file (.toml or .json: a default and per-layer exceptions)")
+    p.add_argument("--oracle", metavar="FILE",
+                   help="predict every layer in each configuration and every transform, pick the "
+                        "fastest plan (dynamic program over the layers, switching costs included) "
+                        "and write it to FILE as a plan file")
+    p.add_argument("--vs", metavar="ARRAY",
+                   help="a systolic preset (tpu-v1, systolic-8x8, or a TOML): its per-layer "
+                        "time of the same network beside the GPU's, in the table, --json and "
+                        "--plot")
     p.add_argument("--mode", choices=("sampled", "analytic"), default="sampled")
     p.add_argument("--l2", choices=("cold", "warm"), default="cold",
                    help="each layer's L2 at its start (default cold)")

@@ -97,8 +97,13 @@ def test_plan_json_has_layers_and_totals(tmp_path):
                    "--plan", "im2col-nhwc", "--mode", "analytic", "--json", str(path))
     assert out.returncode == 0, out.stderr
     doc = json.loads(path.read_text())
-    assert len(doc["layers"]) == 54 and doc["layers"][-1]["kernel"] == "gemm-tiled"
-    assert all(r["kernel"] == "conv-im2col" and r["layout"] == "nhwc" for r in doc["layers"][:-1])
+    # 106 layers and the input's one transform to NHWC (the input arrives NCHW)
+    assert len(doc["layers"]) == 107 and doc["layers"][0]["kernel"] == "layout-transform"
+    assert doc["layers"][-2]["kernel"] == "gemm-tiled" and doc["layers"][-1]["layer"] == "fc.bias"
+    convs = [r for r in doc["layers"] if r["kind"] == "conv2d"]
+    assert len(convs) == 53 and all(r["kernel"] == "conv-im2col" and r["layout"] == "nhwc"
+                                    for r in convs)
+    assert {r["kind"] for r in doc["layers"]} == {"transform", "conv2d", "batchnorm", "pool2d", "gemm"}
     tot = doc["total_seconds"]
     assert tot["engine"] is None and tot["analytic"] == pytest.approx(
         sum(r["analytic_seconds"] for r in doc["layers"]))

@@ -23,10 +23,10 @@ def test_done_when_command(tmp_path, capsys):
     code, out, err = run(capsys, "roofline", "--hw", "h100-sxm", "--workload", "resnet50",
                          "--batch", "8", "--csv", str(csv_path), "--plot", str(png_path))
     assert code == 0, err
-    assert "layer4.2.conv3" in out and out.count("\n") > 54
+    assert "layer4.2.conv3" in out and out.count("\n") > 106
     rows = list(csv.DictReader(csv_path.open()))
-    assert len(rows) == 54 and REQUIRED_ROOFLINE_COLUMNS <= set(rows[0])
-    assert rows[0]["layer"] == "conv1" and rows[-1]["kind"] == "gemm"
+    assert len(rows) == 106 and REQUIRED_ROOFLINE_COLUMNS <= set(rows[0])
+    assert rows[0]["layer"] == "conv1" and rows[-2]["kind"] == "gemm" and rows[-1]["layer"] == "fc.bias"
     assert all(float(r["attainable_flop_per_s"]) <= 66.91e12 * 1.000001 for r in rows)
     assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png_path.stat().st_size > 20000
 
@@ -69,7 +69,7 @@ def test_datamove(tmp_path, capsys):
                          "--batch", "32", "--onchip-bytes", "4KiB", "--csv", str(c))
     assert code == 0, err
     rows = list(csv.DictReader(c.open()))
-    assert len(rows) == 54 and all(int(r["onchip_bytes"]) == 4096 for r in rows)
+    assert len(rows) == 106 and all(int(r["onchip_bytes"]) == 4096 for r in rows)
     assert any(int(r["pebble_bytes"]) > int(r["compulsory_bytes"]) for r in rows)
     assert all(int(r["lower_bound_bytes"]) >= int(r["compulsory_bytes"]) for r in rows)
     assert "network" in out

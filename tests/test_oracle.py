@@ -64,3 +64,49 @@ def test_bad_times_are_named(times, needle):
         dynamic_program(times, lambda a, b, i: 0.0)
     with pytest.raises(ValueError, match=needle):
         best_of(times)
+
+
+# --- the oracle over a network graph (plan.choose) against brute force -------------------
+
+def _all_plans(net):
+    from simulator.analysis import plan as pl
+    names = pl.configurable(net)
+    kinds = {op.name: op.kind for op in net.ops}
+    choices = [pl.CONFIGS if kinds[n] == "conv2d" else pl.FC_ALGORITHMS for n in names]
+    for combo in itertools.product(*choices):
+        yield dict(zip(names, combo))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_graph_oracle_is_the_best_plan(seed):
+    """plan.choose (cut where one tensor is live, every combination inside a segment,
+    the recursion over cuts) against every plan of a network with residual branches
+    priced in full by plan.plan_seconds, on random per-layer and transform times."""
+    from mini_net import mini
+
+    from simulator.analysis import plan as pl
+    net = mini()
+    rng = random.Random(seed)
+    table = {pl.time_key(lp): rng.uniform(1e-6, 1e-3) for lp in pl.oracle_layers(net)}
+    if seed % 2:                      # transforms dear: a plan pays to switch layouts
+        table = {k: (v * 5 if k[0] == "transform" else v) for k, v in table.items()}
+    brute = min(pl.plan_seconds(net, p, table) for p in _all_plans(net))
+    choice, bound = pl.choose(net, table)
+    assert choice.seconds == pytest.approx(brute, rel=1e-12)
+    assert pl.plan_seconds(net, choice.configs, table) == pytest.approx(choice.seconds, rel=1e-12)
+    assert bound <= choice.seconds + 1e-15
+    switches = sum(v for lp in pl.expand(net, choice.configs) for k, v in [(pl.time_key(lp), 0)]
+                   if lp.algorithm == "transform" for v in [table[k]])
+    assert choice.switch_seconds == pytest.approx(switches)
+
+
+def test_segments_cut_where_one_tensor_is_live():
+    from mini_net import mini
+
+    from simulator.analysis import plan as pl
+    segs = [(entry, [op.name for op in ops]) for entry, ops in pl.segments(mini())]
+    # the projection block's input feeds both its convolution and its shortcut: one
+    # segment from the pool to the add; the identity block likewise
+    assert ("maxpool", ["a.conv1", "a.bn1", "a.conv2", "a.down", "a.bn2"]) in segs
+    assert ("a.bn2", ["b.conv1", "b.bn1"]) in segs
+    assert segs[0] == ("input", ["conv1"])

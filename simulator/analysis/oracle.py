@@ -12,9 +12,12 @@ measured or predicted. Two answers, as the 2024 PyTorch-compiler thesis computed
   they agree). The Viterbi recursion over the layers in order, exact for a chain.
 
 A network whose layers are not a chain (ResNet's residual branches: a block's input
-feeds both its first convolution and its shortcut) is scored here along its layers'
-order; the switching cost the caller gives is charged between consecutive layers, so
-a transform that a branch needs elsewhere is the caller's to add.
+feeds both its first convolution and its shortcut) is cut where a single tensor is
+live (between ResNet's blocks): ``segmented`` runs the same recursion over those
+segments, the state the layout of the tensor crossing the cut, every combination of
+configurations tried inside a segment -- exact for any graph whose segments are small
+(``simulator.analysis.plan.choose`` prices a segment with the transforms its branches
+need).
 """
 from __future__ import annotations
 
@@ -73,6 +76,39 @@ def dynamic_program(times: dict, switch) -> Choice:
                                      "number of seconds >= 0")
                 cand.append((tot + s + times[b][i], sw + s, path + (b,)))
             nxt[b] = min(cand, key=lambda x: x[0])
+        best = nxt
+    tot, sw, path = min(best.values(), key=lambda x: x[0])
+    return Choice(path, tot, sw)
+
+
+MAX_SEGMENT_COMBINATIONS = 1 << 16
+
+
+def segmented(options: list, start, cost) -> Choice:
+    """The cheapest choice per segment: ``options[i]`` the choices segment i may take
+    (every combination of its layers' configurations), ``start`` the state entering the
+    first, ``cost(i, state, choice) -> (seconds, switch_seconds, state after)``. Exact:
+    the recursion keeps, for each state at each cut, the cheapest way to reach it."""
+    if not options:
+        raise ValueError("segments: give at least one segment")
+    for i, opts in enumerate(options):
+        if not opts:
+            raise ValueError(f"segment {i}: no choice to make")
+        if len(opts) > MAX_SEGMENT_COMBINATIONS:
+            raise ValueError(f"segment {i}: {len(opts)} combinations; at most "
+                             f"{MAX_SEGMENT_COMBINATIONS} are searched exactly")
+    best = {start: (0.0, 0.0, ())}
+    for i, opts in enumerate(options):
+        nxt = {}
+        for state, (tot, sw, path) in best.items():
+            for ch in opts:
+                sec, ssec, after = cost(i, state, ch)
+                if not sec >= 0 or sec == float("inf"):
+                    raise ValueError(f"segment {i}: cost {sec!r} of {ch!r}: must be a finite "
+                                     "number of seconds >= 0")
+                cand = (tot + sec, sw + ssec, path + (ch,))
+                if after not in nxt or cand[0] < nxt[after][0]:
+                    nxt[after] = cand
         best = nxt
     tot, sw, path = min(best.values(), key=lambda x: x[0])
     return Choice(path, tot, sw)

@@ -1,61 +1,250 @@
-"""A network as roofsim's kernels: a plan says, per layer, which kernel runs it and in
-which layout; ``predict_plan`` predicts every layer with the engine (sampled), the
-analytic model and the roofline bound, and sums them.
+"""A network as roofsim's kernels: a plan says, per convolution, which algorithm runs it
+and in which layout; ``expand`` turns it into every layer the GPU runs, the layout
+transforms it implies included; ``predict_plan`` predicts each layer with the engine
+(sampled), the analytic model and the roofline bound, and sums them.
 
-Uniform plans by name: ``direct-nchw``, ``direct-nhwc``, ``im2col-nchw``,
-``im2col-nhwc``. A convolution runs as ``conv-direct`` or ``conv-im2col`` in the plan's
-layout; the fully connected layer (a GEMM, no layout) as ``gemm-naive`` in a direct plan
-(one thread per output, as the direct convolution) and ``gemm-tiled`` in an im2col plan
-(the GEMM im2col lowers to). A layer is a :class:`LayerPlan`, so a plan that mixes
-algorithms and layouts per layer is a list of them (layers other than convolutions and
-GEMMs -- pools, adds, layout transforms -- are a later extension).
+A convolution's configuration is ``ALGORITHM-LAYOUT`` (``direct-nchw``, ``direct-nhwc``,
+``im2col-nchw``, ``im2col-nhwc``): ``conv-direct`` reads and writes its layout;
+``conv-im2col`` reads its layout and writes the GEMM's output, (n p q) x k, which is
+NHWC whatever it read. The FC layer (a GEMM, no layout) runs as ``gemm-naive``
+(``direct``) or ``gemm-tiled`` (``im2col``). Batch norm, pools and the FC's bias run in
+the layout of the tensor they read (no transform); where a layer reads a tensor in the
+other layout, a ``layout-transform`` of that tensor is inserted once (a tensor read
+twice in one layout is transformed once). The network's input arrives NCHW, as a
+framework hands it over. A 1 x 1 spatial tensor (the average pool's output) is the
+same in both layouts.
+
+A plan is a uniform name, or a plan file (TOML or JSON) a person can write::
+
+    default = "direct-nhwc"          # every convolution, and the FC's algorithm
+    [layers]                         # optional: per-layer exceptions
+    "layer4.0.conv2" = "im2col-nhwc"
+    fc = "im2col"                    # the FC: direct (gemm-naive) or im2col (gemm-tiled)
+
+``plan --oracle`` writes its pick in that form, every convolution listed.
 """
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import json
 from dataclasses import dataclass
 
 UNIFORM = ("direct-nchw", "direct-nhwc", "im2col-nchw", "im2col-nhwc")
+CONFIGS = tuple(tuple(u.split("-")) for u in UNIFORM)        # (algorithm, layout)
+FC_ALGORITHMS = ("direct", "im2col")
 PREDICTORS = ("engine", "analytic", "roofline")
+INPUT_LAYOUT = "nchw"                   # the network's input, as a framework hands it over
+CONV_KERNEL = {"direct": "conv-direct", "im2col": "conv-im2col"}
+GEMM_KERNEL = {"direct": "gemm-naive", "im2col": "gemm-tiled"}
 
 
 @dataclass(frozen=True)
 class LayerPlan:
-    """How one layer runs: the op (its layout already the plan's) and the kernel."""
+    """How one layer runs: the op (its layout the one it runs in), the kernel, the
+    algorithm (``transform`` for an inserted layout transform), the layout it reads,
+    the layers whose outputs it reads (after any transform) and its output's layout
+    (``-``: no spatial layout)."""
 
     op: object
     kernel: str
     algorithm: str
     layout: str
+    inputs: tuple = ()
+    out_layout: str = ""
 
 
-def uniform(network_name: str, batch: int, name: str) -> list[LayerPlan]:
-    """Every convolution and GEMM of ``network_name`` at ``batch`` under uniform plan
-    ``name`` (one of UNIFORM)."""
-    import workloads
-    if name not in UNIFORM:
-        raise ValueError(f"--plan {name!r}: allowed: {', '.join(UNIFORM)}")
-    algorithm, layout = name.split("-")
-    try:
-        net = workloads.resolve(network_name, batch=batch, layout=layout)
-    except ValueError:
-        # a workload without convolutions (a GEMM) has no tensor layout to set
-        net = workloads.resolve(network_name, batch=batch)
-        if any(op.kind == "conv2d" for op in net.ops):
-            raise
-    layers = []
-    for op in net.ops:
+def config_name(cfg) -> str:
+    return "-".join(cfg) if isinstance(cfg, tuple) else cfg
+
+
+def parse_config(text, layer: str = "default"):
+    """``direct-nhwc`` -> ("direct", "nhwc"); an error names the layer and the choices."""
+    if not isinstance(text, str) or text.strip().lower() not in UNIFORM:
+        raise ValueError(f"plan: {layer} = {text!r}: allowed: {', '.join(UNIFORM)}")
+    return tuple(text.strip().lower().split("-"))
+
+
+def _tensor_dims(op):
+    """(N, C, H, W) of a layer's output (a GEMM's: M x N x 1 x 1)."""
+    if op.kind == "conv2d":
+        return op.N, op.K, op.P, op.Q
+    if op.kind == "pool2d":
+        return op.N, op.C, op.P, op.Q
+    if op.kind == "gemm":
+        return op.M, op.N, 1, 1
+    if op.kind == "batchnorm":
+        return op.N, op.C, op.H, op.W
+    raise ValueError(f"layer {op.name}: {op.kind} has no kernel")
+
+
+def _input_dims(net):
+    first = next(op for op in net.ops if net.inputs_of(op.name) == ("input",))
+    if first.kind != "conv2d":
+        raise ValueError(f"{net.name}: its first layer {first.name} is no convolution")
+    return first.N, first.C, first.H, first.W
+
+
+def configurable(net) -> list:
+    """The layers a plan configures: every convolution and GEMM, in order."""
+    return [op.name for op in net.ops if op.kind in ("conv2d", "gemm")]
+
+
+def expand(net, configs: dict, ops=None, layouts=None, dims=None) -> list:
+    """The layers the GPU runs for ``net`` under ``configs`` (layer name -> (algorithm,
+    layout) for a convolution, algorithm for a GEMM), transforms inserted (module doc).
+    ``ops``: a run of the network's layers (default all); ``layouts``/``dims``: the
+    layout and (N, C, H, W) of the tensors they read from before them."""
+    from workloads.ir import Conv2d
+    layout = {"input": INPUT_LAYOUT, **(layouts or {})}
+    shape = dict(dims or {})
+    if "input" not in shape and (ops is None or any("input" in net.inputs_of(o.name) for o in ops)):
+        shape["input"] = _input_dims(net)
+    done, out = {}, []
+    for op in (net.ops if ops is None else ops):
+        ins = net.inputs_of(op.name)
         if op.kind == "conv2d":
             if op.groups != 1:
                 raise ValueError(f"layer {op.name}: grouped convolutions have no kernel")
-            layers.append(LayerPlan(op, f"conv-{algorithm}", algorithm, layout))
+            alg, want = configs[op.name]
+            kernel, out_layout = CONV_KERNEL[alg], (want if alg == "direct" else "nhwc")
         elif op.kind == "gemm":
-            layers.append(LayerPlan(op, "gemm-naive" if algorithm == "direct" else "gemm-tiled",
-                                    algorithm, "-"))
+            alg, want, kernel, out_layout = configs[op.name], None, GEMM_KERNEL[configs[op.name]], "-"
+        elif op.kind in ("batchnorm", "pool2d"):
+            alg, kernel = "-", "batchnorm" if op.kind == "batchnorm" else "pool2d"
+            want = layout[ins[0]]
+            if want == "-":      # after a GEMM: its M x N output is N x C x 1 x 1
+                want = INPUT_LAYOUT
+            out_layout = want
         else:
-            raise ValueError(f"layer {op.name}: {op.kind} has no kernel yet")
-    if not layers:
+            raise ValueError(f"layer {op.name}: {op.kind} has no kernel")
+        reads = []
+        for t in ins:
+            n, c, h, w = shape[t]
+            if want is None or layout[t] in ("-", want) or h * w == 1:
+                reads.append(t)
+                continue
+            key = (t, want)
+            if key not in done:
+                name = f"{t}.to_{want}"
+                tr = Conv2d(name=name, N=n, C=c, H=h, W=w, K=1, R=1, S=1, layout=want,
+                            dtype=op.dtype)
+                out.append(LayerPlan(tr, "layout-transform", "transform", want, (t,), want))
+                done[key] = name
+                shape[name] = shape[t]
+            reads.append(done[key])
+        run = dataclasses.replace(op, layout=want) if want and hasattr(op, "layout") and \
+            op.kind != "gemm" else op
+        out.append(LayerPlan(run, kernel, alg, want or "-", tuple(reads), out_layout))
+        layout[op.name] = out_layout
+        shape[op.name] = _tensor_dims(op)
+    return out
+
+
+def uniform_configs(net, name: str) -> dict:
+    if name not in UNIFORM:
+        raise ValueError(f"--plan {name!r}: allowed: {', '.join(UNIFORM)}, or a plan file "
+                         "(.toml or .json)")
+    cfg = parse_config(name)
+    return {n: (cfg if op.kind == "conv2d" else cfg[0]) for op in net.ops
+            for n in (op.name,) if op.kind in ("conv2d", "gemm")}
+
+
+def load_plan_file(path, net) -> dict:
+    """A plan file (TOML or JSON, module doc) -> the configuration of every layer it
+    configures; errors name the file, the key and what is allowed."""
+    import tomllib
+    from pathlib import Path
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"--plan {path!r}: no such plan file (or one of {', '.join(UNIFORM)})")
+    text = p.read_text(errors="replace")
+    try:
+        doc = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as e:
+        raise ValueError(f"plan file {path}: not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'}"
+                         f" ({str(e).splitlines()[0][:120]})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"plan file {path}: expected a table with default and layers")
+    extra = set(doc) - {"default", "layers", "comment", "source"}
+    if extra:
+        raise ValueError(f"plan file {path}: unknown key {sorted(extra)[0]!r} (allowed: default, "
+                         "layers, comment, source)")
+    kinds = {op.name: op.kind for op in net.ops}
+    layers = doc.get("layers", {})
+    if not isinstance(layers, dict):
+        raise ValueError(f"plan file {path}: layers must be a table of layer = configuration")
+    if "default" not in doc:
+        missing = [n for n in configurable(net) if n not in layers]
+        if missing:
+            raise ValueError(f"plan file {path}: no default and no configuration for layer "
+                             f"{missing[0]!r} ({len(missing)} layers unlisted)")
+        default = None
+    else:
+        default = parse_config(doc["default"], f"{path}: default")
+    out = {}
+    for name in configurable(net):
+        if kinds[name] == "gemm":
+            v = layers.get(name, default[0] if default else None)
+            if isinstance(v, str) and v.lower() in UNIFORM:     # a full name: its algorithm
+                v = v.lower().split("-")[0]
+            if v not in FC_ALGORITHMS:
+                raise ValueError(f"plan file {path}: {name} = {v!r}: allowed: "
+                                 f"{', '.join(FC_ALGORITHMS)}")
+            out[name] = v
+        else:
+            out[name] = parse_config(layers[name], f"{path}: {name}") if name in layers else default
+    for name in layers:
+        if name not in kinds:
+            near = [n for n in configurable(net) if n.startswith(str(name).split(".")[0])][:3]
+            raise ValueError(f"plan file {path}: layer {name!r} is not in {net.name}"
+                             + (f" (e.g. {', '.join(near)})" if near else ""))
+        if kinds[name] not in ("conv2d", "gemm"):
+            raise ValueError(f"plan file {path}: layer {name!r} is a {kinds[name]}; it runs in the "
+                             "layout of what it reads (configure convolutions and the FC)")
+    return out
+
+
+def plan_text(net, configs: dict, comment: str = "") -> str:
+    """A plan file (TOML) listing every configured layer."""
+    from collections import Counter
+    convs = [configs[n] for n in configurable(net) if isinstance(configs[n], tuple)]
+    default = Counter(convs).most_common(1)[0][0] if convs else CONFIGS[0]
+    lines = [f"# {line}" for line in comment.splitlines()]
+    lines += [f'default = "{config_name(default)}"', "", "[layers]"]
+    for n in configurable(net):
+        lines.append(f'"{n}" = "{config_name(configs[n])}"')
+    return "\n".join(lines) + "\n"
+
+
+def configs_of(net, plan: str) -> dict:
+    """A plan argument (a uniform name or a file) -> every layer's configuration."""
+    if plan in UNIFORM:
+        return uniform_configs(net, plan)
+    if "/" in plan or plan.lower().endswith((".toml", ".json")):
+        return load_plan_file(plan, net)
+    raise ValueError(f"--plan {plan!r}: allowed: {', '.join(UNIFORM)}, or a plan file "
+                     "(.toml or .json)")
+
+
+def network(network_name: str, batch: int):
+    import workloads
+    net = workloads.resolve(network_name, batch=batch)
+    if not any(op.kind in ("conv2d", "gemm") for op in net.ops):
         raise ValueError(f"--workload {network_name!r}: no convolution or GEMM to plan")
-    return layers
+    bad = [op for op in net.ops if op.kind not in ("conv2d", "gemm", "batchnorm", "pool2d")]
+    if bad:
+        raise ValueError(f"layer {bad[0].name}: {bad[0].kind} has no kernel yet")
+    return net
+
+
+def uniform(network_name: str, batch: int, name: str) -> list[LayerPlan]:
+    """Every layer of ``network_name`` at ``batch`` under uniform plan ``name`` (one of
+    UNIFORM), transforms included."""
+    if name not in UNIFORM:
+        raise ValueError(f"--plan {name!r}: allowed: {', '.join(UNIFORM)}")
+    net = network(network_name, batch)
+    return expand(net, uniform_configs(net, name))
 
 
 @dataclass(frozen=True)
@@ -67,14 +256,29 @@ class LayerTask:
     problem: object = None       # the layer's kernel problem, built where the plan was checked
 
 
+def describe(lp: LayerPlan) -> str:
+    """The layer's shape for tables (a transform: its tensor and the two layouts)."""
+    if lp.algorithm == "transform":
+        o = lp.op
+        return f"{o.N}x{o.C}x{o.H}x{o.W} {'nhwc' if o.layout == 'nchw' else 'nchw'} -> {o.layout}"
+    return lp.op.describe()
+
+
+def kernel_args(lp: LayerPlan) -> dict:
+    """The layer's kernel problem arguments."""
+    if lp.op.kind == "gemm":
+        return {"m": lp.op.M, "n": lp.op.N, "k": lp.op.K}
+    if lp.kernel in ("pool2d", "batchnorm"):
+        return {"op": lp.op}
+    return {"conv": lp.op}
+
+
 def build_layer(hw, lp: LayerPlan):
     """The layer's kernel problem on ``hw``; a launch the kernel cannot make (a grid past
     CUDA's limits at a large batch) is an error naming the layer."""
     from simulator.simt import api
     try:
-        if lp.op.kind == "gemm":
-            return api.build(hw, lp.kernel, m=lp.op.M, n=lp.op.N, k=lp.op.K)
-        return api.build(hw, lp.kernel, conv=lp.op)
+        return api.build(hw, lp.kernel, **kernel_args(lp))
     except ValueError as e:
         raise ValueError(f"layer {lp.op.name} ({lp.kernel}, {lp.op.describe()}): {e}") from None
 
@@ -89,8 +293,9 @@ def predict_layer(task: LayerTask) -> dict:
     p = predict(hw, prob, task.mode, "gto", l2_warm=task.l2_warm)
     launch = hw.kernel_launch_s * len(prob.programs)
     e = p.engine
-    return {"layer": lp.op.name, "kernel": lp.kernel, "layout": lp.layout,
-            "shape": lp.op.describe(), "launches": len(prob.programs),
+    return {"layer": lp.op.name, "kind": "transform" if lp.algorithm == "transform" else lp.op.kind,
+            "kernel": lp.kernel, "layout": lp.layout, "out_layout": lp.out_layout,
+            "shape": describe(lp), "launches": len(prob.programs),
             "engine_seconds": e.seconds + launch if e is not None else None,
             "analytic_seconds": p.analytic.seconds + launch,
             "roofline_seconds": p.roofline.seconds,
@@ -151,3 +356,117 @@ def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, worke
         vals = [r[f"{p}_seconds"] for r in rows]
         totals[p] = sum(vals) if vals and None not in vals else None
     return out, totals
+
+
+# --- the oracle over a network's plans ----------------------------------------------------
+
+def time_key(lp: LayerPlan):
+    """What a layer's time depends on: a convolution its algorithm and layout, the FC
+    its algorithm, batch norm and pools their layout, a transform its tensor and
+    target."""
+    if lp.algorithm == "transform":
+        return ("transform", lp.inputs[0], lp.layout)
+    if lp.op.kind == "conv2d":
+        return ("conv", lp.op.name, lp.algorithm, lp.layout)
+    if lp.op.kind == "gemm":
+        return ("gemm", lp.op.name, lp.algorithm)
+    return (lp.op.kind, lp.op.name, lp.layout)
+
+
+def all_transforms(net) -> list:
+    """Every transform any plan of ``net`` may insert: each tensor a layer reads with a
+    spatial extent, into each layout."""
+    from workloads.ir import Conv2d
+    dims = {"input": _input_dims(net)}
+    out, seen = [], set()
+    for op in net.ops:
+        for t in net.inputs_of(op.name):
+            n, c, h, w = dims[t]
+            for lay in ("nchw", "nhwc"):
+                if h * w > 1 and (t, lay) not in seen and op.kind != "gemm":
+                    seen.add((t, lay))
+                    tr = Conv2d(name=f"{t}.to_{lay}", N=n, C=c, H=h, W=w, K=1, R=1, S=1,
+                                layout=lay, dtype=op.dtype)
+                    out.append(LayerPlan(tr, "layout-transform", "transform", lay, (t,), lay))
+        dims[op.name] = _tensor_dims(op)
+    return out
+
+
+def oracle_layers(net) -> list:
+    """The layers whose times the oracle needs: the four uniform plans' layers (every
+    convolution in each configuration, batch norms and pools in each layout, the FC each
+    way) and every transform, each once."""
+    seen, out = set(), []
+    for lp in [lp for u in UNIFORM for lp in expand(net, uniform_configs(net, u))] + all_transforms(net):
+        k = time_key(lp)
+        if k not in seen:
+            seen.add(k)
+            out.append(lp)
+    return out
+
+
+def segments(net) -> list:
+    """The network's layers cut where one tensor alone is live: [(entry tensor, ops)]."""
+    names = [op.name for op in net.ops]
+    last = {}
+    for i, op in enumerate(net.ops):
+        for t in net.inputs_of(op.name):
+            last[t] = i
+    out, entry, cur = [], "input", []
+    for i, op in enumerate(net.ops):
+        cur.append(op)
+        live = [t for t in ["input"] + names[:i + 1] if last.get(t, -1) > i]
+        if len(live) == 1 or i == len(net.ops) - 1:
+            out.append((entry, cur))
+            entry, cur = (live[0] if live else None), []
+    return out
+
+
+def choose(net, seconds: dict):
+    """The fastest plan of ``net`` from per-layer times (``seconds[time_key(lp)]``):
+    (Choice of the dynamic program -- its ``configs`` the plan's configuration of every
+    layer --, best-of lower bound in seconds). A time the table lacks is an error naming
+    the layer."""
+    from .oracle import segmented
+    dims = {"input": _input_dims(net)}
+    for op in net.ops:
+        dims[op.name] = _tensor_dims(op)
+
+    def price(lp):
+        k = time_key(lp)
+        if k not in seconds:
+            raise ValueError(f"oracle: no time for layer {lp.op.name} as {' '.join(map(str, k[2:]))}")
+        return seconds[k]
+
+    segs = segments(net)
+    options = []
+    for _, ops in segs:
+        names = [op.name for op in ops if op.kind in ("conv2d", "gemm")]
+        choices = [CONFIGS if op.kind == "conv2d" else FC_ALGORITHMS
+                   for op in ops if op.kind in ("conv2d", "gemm")]
+        options.append([tuple(zip(names, combo)) for combo in itertools.product(*choices)])
+
+    def cost(i, state, choice):
+        entry, ops = segs[i]
+        layouts = {"input": INPUT_LAYOUT} if entry == "input" else {entry: state}
+        layers = expand(net, dict(choice), ops=ops, layouts=layouts,
+                        dims={entry: dims[entry]} if entry else None)
+        total = sum(price(lp) for lp in layers)
+        switch = sum(price(lp) for lp in layers if lp.algorithm == "transform")
+        return total, switch, layers[-1].out_layout
+
+    pick = segmented(options, INPUT_LAYOUT, cost)
+    configs = {name: cfg for seg in pick.configs for name, cfg in seg}
+    # best-of: every layer at its fastest, switching ignored
+    best = {}
+    for k, v in seconds.items():
+        if k[0] == "transform":
+            continue
+        who = k[:2]
+        best[who] = min(best.get(who, float("inf")), v)
+    return dataclasses.replace(pick, configs=configs), sum(best.values())
+
+
+def plan_seconds(net, configs: dict, seconds: dict) -> float:
+    """A plan's total from per-layer times (the oracle's own pricing)."""
+    return sum(seconds[time_key(lp)] for lp in expand(net, configs))

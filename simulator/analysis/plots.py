@@ -310,11 +310,17 @@ def plan_chart(rows, path, doc):
         ys = [r[f"{p}_seconds"] for r in rows]
         if None not in ys:
             ax.plot(x, [y * 1e6 for y in ys], mk + "-", label=p, ms=3)
+    if rows and "systolic_seconds" in rows[0]:
+        pts = [(i, r["systolic_seconds"] * 1e6) for i, r in enumerate(rows)
+               if r["systolic_seconds"] is not None]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "D", label=doc.get("systolic_hw", "systolic"),
+                ms=4)
     ax.set_yscale("log")
     ax.set_xticks(x)
     ax.set_xticklabels([r["layer"] for r in rows], rotation=90, fontsize=6)
     ax.set_ylabel("predicted us")
-    ax.set_title(f"{doc['workload']} batch {doc['batch']} on {doc['hw']}, plan {doc['plan']}")
+    ax.set_title(f"{doc['workload']} batch {doc['batch']} on {doc['hw']}, plan {doc['plan']}"
+                 + (f" and on {doc['systolic_hw']}" if doc.get("systolic_hw") else ""))
     ax.legend()
     _save(fig, path)
     plt.close(fig)
