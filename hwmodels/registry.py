@@ -215,6 +215,8 @@ def load_toml(path: str | os.PathLike):
         raise ValueError(f"{p}: malformed TOML: {e}") from None
     except UnicodeDecodeError:
         raise ValueError(f"{p}: not a text (UTF-8) TOML file") from None
+    except RecursionError:
+        raise ValueError(f"{p}: not a hardware file (TOML nested too deep)") from None
     try:
         return from_dict(data)
     except ValueError as e:

@@ -140,10 +140,11 @@ for name, summ in (("H100", s), ("H200", s200)):
 
 # %% [markdown]
 # The convolutions carry the network's time and the engine is within 9% of them. The
-# batch-norm and pool kernels are new, their instruction templates estimated from the
-# layout transform's measured pattern (no Nsight Compute reading of them yet): the
-# engine puts them 20-45% fast, which moves a plan's total by at most 1-2% since they
-# are a small share of it (and their per-layer measurements carry the events' 1-2 us).
+# batch-norm and pool kernels are new; their instruction templates follow their sm_90
+# SASS (the resources suite; no Nsight Compute reading of them yet). The engine's
+# errors on them, 21-25%, are largest at batch 1, where a batch norm takes 3-7 us and
+# its per-layer measurement carries the events' 1-2 us; at batch 32 batch norm is
+# within 10%. They move a plan's total by 1-2% at most.
 
 # %%
 rows = [r for r in s["layers"] if r["batch"] == 32 and r["plan"] == "im2col-nhwc"]

@@ -405,16 +405,22 @@ def plan_network(hw, workload: str = "resnet50", batch: int = 1, plan: str = "im
                  mode: str = "analytic", workers=1):
     """``roofsim plan``: every layer of a network run as roofsim's kernels under ``plan``
     (a uniform name or a plan file), the layout transforms it implies included, predicted
-    by the engine (``mode="sampled"``), the analytic model and the roofline bound:
-    (layer rows, {predictor: total seconds}).
+    by the analytic model and the roofline bound, and the engine too with
+    ``mode="sampled"``: (layer rows, {predictor: total seconds}). ``hw``: a SIMT preset
+    or its name.
 
     >>> rows, tot = plan_network(load_hardware("h100-sxm"), "resnet50", 1, "direct-nhwc")
     >>> len(rows), rows[0]["layer"], tot["analytic"] > tot["roofline"]
     (107, 'input.to_nhwc', True)
     """
     from simulator.analysis import plan as pl
+    hw = load_hardware(hw) if isinstance(hw, str) else hw
+    if getattr(hw, "family", None) != "simt":
+        raise ValueError(f"hw = {getattr(hw, 'name', hw)!r}: not a SIMT GPU")
+    if not isinstance(plan, str):
+        raise ValueError(f"plan = {plan!r}: a uniform plan's name or a plan file's path")
     net = pl.network(workload, batch)
-    out, totals = pl.predict_plan(hw, pl.expand(net, pl.configs_of(net, plan)), mode,
+    out, totals = pl.predict_plan(hw, pl.expand(net, pl.configs_of(net, str(plan))), mode,
                                   workers=workers)
     return out.finished, totals
 

@@ -279,7 +279,10 @@ def cmd_workload_show(args):
     if topology is not None:
         from hwmodels.fileio import atomic_write
         atomic_write(args.scalesim_csv, topology)
-        print(f"wrote {args.scalesim_csv} (SCALE-Sim conv topology format)")
+        left = sum(op.kind in ("batchnorm", "pool2d") for op in net.ops)
+        print(f"wrote {args.scalesim_csv} (SCALE-Sim conv topology format"
+              + (f"; {left} batch norms and pools left out: a topology lists the array's layers)"
+                 if left else ")"))
 
 
 # ---------------------------------------------------------------- roofline
@@ -435,6 +438,10 @@ def cmd_simulate_systolic(args):
                         "cmp util", "map eff", "SRAM ifmap rd", "SRAM filt rd", "SRAM ofmap wr",
                         "DRAM B", "us"], rows_out, right=[False] + [True] * 12))
     print("util = MACs / (PEs x total cycles); cmp util = MACs / (PEs x compute cycles)")
+    skipped = res.extra.get("not_on_array")
+    if skipped:
+        print(f"not on the array: {len(skipped)} layers (batch norms, pools, biases: a TPU applies "
+              "them as results drain), left out of the total")
     from simulator.analysis.plots import systolic_chart
     _write_outputs(args, [{"layer": r.workload, **r.extra} for r in res.layers], res.to_dict,
                    lambda path: systolic_chart(res, path))
@@ -921,11 +928,19 @@ def _measure_network(args, out):
         raise ValueError(f"--batch {args.batch}: at most 4096")
     plans = _items(args.plan or "direct-nchw", "--plan")
     workload = args.workload or "resnet50"
+    from simulator.simt.kernels import REGISTRY
     for b in batches:
         net = pl.network(workload, b)
         for p in plans:
-            if p != "oracle":
-                pl.expand(net, pl.configs_of(net, p))     # every plan checked before any work
+            names = pl.UNIFORM if p == "oracle" else (p,)
+            for name in names:           # every plan and its launches checked before any work
+                for lp in pl.expand(net, pl.configs_of(net, name)):
+                    spec = REGISTRY.get(lp.kernel)
+                    try:
+                        spec.device(spec.problem(**pl.kernel_args(lp)))
+                    except ValueError as e:
+                        raise ValueError(f"--plan {name} at batch {b}: layer {lp.op.name} "
+                                         f"({lp.kernel}): {e}") from None
     try:
         data = run_network(workload, batches, plans, reps=args.reps or 5,
                            command="roofsim " + " ".join(sys.argv[1:]))
@@ -1048,8 +1063,11 @@ def cmd_plan(args):
                          "and write it), one of them")
     net = pl.network(args.workload, args.batch)
     if args.oracle:
-        if args.vs:
-            raise ValueError("--vs applies to a plan's prediction, not to --oracle")
+        for opt in ("vs", "plot"):
+            if getattr(args, opt):
+                raise ValueError(f"--{opt} applies to a plan's prediction, not to --oracle")
+        if not args.oracle.lower().endswith((".toml", ".json")):
+            raise ValueError(f"--oracle {args.oracle!r}: a plan file ends in .toml or .json")
         return _plan_oracle(args, hw, net)
     layers = pl.expand(net, pl.configs_of(net, args.plan))
     vs = _systolic_layers(args, net) if args.vs else None
@@ -1062,7 +1080,7 @@ def cmd_plan(args):
         totals = {**totals, "systolic": sum(per.values())}
     eng = args.mode != "analytic"
     extra = sum(lp.algorithm == "transform" for lp in layers)
-    print(f"{args.workload} batch {args.batch} on {hw.name}, plan {args.plan}: {len(rows)} "
+    print(f"{args.workload} batch {args.batch} on {hw.name}, plan {args.plan}: {len(layers)} "
           f"layers{f' ({extra} layout transforms)' if extra else ''}, "
           f"{'engine (sampled), ' if eng else ''}analytic, roofline; L2 {args.l2}"
           + (f"; beside it {vs[0].name}'s array ({vs[0].rows}x{vs[0].cols}, {vs[0].dataflow}) "
@@ -1101,7 +1119,15 @@ def _systolic_layers(args, net):
     sys_hw = hwmodels.get(args.vs)
     if getattr(sys_hw, "family", None) != "systolic":
         raise ValueError(f"--vs {args.vs}: not a systolic array (e.g. tpu-v1, systolic-8x8)")
-    res = simulate_network(sys_hw, net, getattr(sys_hw, "dataflow", "ws"))
+    try:
+        res = simulate_network(sys_hw, net, getattr(sys_hw, "dataflow", "ws"))
+    except ValueError as e:
+        if "--stalls closed-form" not in str(e):
+            raise
+        # a small array's many folds: the closed form's stalls instead of the pipeline's
+        print(f"--vs {sys_hw.name}: too many folds for the pipeline model; its stalls from the "
+              "closed form")
+        res = simulate_network(sys_hw, net, getattr(sys_hw, "dataflow", "ws"), stalls="closed-form")
     return sys_hw, {lr.workload: lr.seconds for lr in res.layers}
 
 
@@ -1114,7 +1140,9 @@ def _plan_oracle(args, hw, net):
     from simulator.analysis import plan as pl
     from simulator.table import format_table
     from simulator.table import write_json
-    layers = pl.oracle_layers(net)
+    layers, refused = pl.launchable(hw, pl.oracle_layers(net))
+    for lp, why in refused:
+        print(f"left out of the search: {lp.op.name} as {lp.kernel} {lp.layout} ({why.split(': ', 1)[-1]})")
     out, _ = pl.predict_plan(hw, layers, args.mode, args.l2 == "warm", args.workers, args.scheduler)
     if out.interrupted:
         print(f"stopped after {out.done} of {len(layers)} layer predictions: no plan picked")
@@ -1122,6 +1150,9 @@ def _plan_oracle(args, hw, net):
             write_json(args.json, {"hw": hw.name, "workload": args.workload, "batch": args.batch,
                                    "partial": True, "layers": [{**r, "partial": True} for r in out.finished]})
             print(f"wrote {args.json} (partial)")
+        for opt in ("csv", "oracle"):
+            if getattr(args, opt):
+                print(f"--{opt} not written")
         raise KeyboardInterrupt
     picks, table = {}, []
     for p in pl.PREDICTORS:
@@ -1136,7 +1167,7 @@ def _plan_oracle(args, hw, net):
                     "best_of_seconds": best, "uniform_seconds": uni,
                     "configs": {k: pl.config_name(v) for k, v in choice.configs.items()}}
         table.append([p, best * 1e3, choice.seconds * 1e3, choice.switch_seconds * 1e3,
-                      *(uni[u] * 1e3 for u in pl.UNIFORM),
+                      *("-" if uni[u] is None else uni[u] * 1e3 for u in pl.UNIFORM),
                       ", ".join(f"{n} {k}" for k, n in mix.most_common())])
     by = "engine" if args.mode != "analytic" else "analytic"
     print(f"{args.workload} batch {args.batch} on {hw.name}: the oracle over {len(layers)} layer "
@@ -1148,6 +1179,11 @@ def _plan_oracle(args, hw, net):
                         f"roofsim plan --oracle: {args.workload} batch {args.batch} on {hw.name}, "
                         f"picked from the {by} predictions\npredicted {picks[by]['seconds'] * 1e3:.3f} ms "
                         f"({by}); best-of bound {picks[by]['best_of_seconds'] * 1e3:.3f} ms")
+    if args.oracle.lower().endswith(".json"):
+        text = pl.plan_json(net, {k: (tuple(v.split("-")) if "-" in v else v)
+                                  for k, v in picks[by]["configs"].items()},
+                            " ".join(line.lstrip("# ") for line in text.splitlines()
+                                     if line.startswith("#")))
     atomic_write(args.oracle, text)
     print(f"wrote {args.oracle} (the {by} predictions' plan)")
     doc = {"hw": hw.name, "workload": args.workload, "batch": args.batch, "mode": args.mode,
@@ -1251,14 +1287,15 @@ def _add_simt_problem(p):
                            type=type(choices[0]), help=helps)
     if _kernels_taking("conv"):
         p.add_argument("--shape", metavar="n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..",
-                       help="a convolution; pool2d: n,c,h,w,r,s[,stride,pad,mode=max|avg]; "
-                            "batchnorm: n,c,h,w[,relu=0|1,residual=0|1]")
+                       help="a convolution; pool2d: n=,c=,h=,w=,r=,s= and optionally stride= "
+                            "(default 1), pad= (0), mode=max|avg (max); batchnorm: n=,c=,h=,w= and "
+                            "optionally relu=0|1, residual=0|1 (0)")
         p.add_argument("--layer", metavar="NAME", help="a ResNet-50 layer of the kernel's kind, e.g. "
                                                        "layer1.0.conv2, maxpool, layer1.0.bn3")
         p.add_argument("--batch", type=_positive_int("batch"), help="batch for --layer (default 1)")
         p.add_argument("--layout", choices=("nchw", "nhwc"),
-                       help="convolution layout (default nchw); layout-transform: the layout it "
-                            "writes, from the other")
+                       help="the tensors' layout for convolutions, pools and batch norms (default "
+                            "nchw); layout-transform: the layout it writes, from the other")
 
 
 def _workers(args):
@@ -1445,7 +1482,8 @@ def build_parser(kernels: bool = True) -> Parser:
                         "im2col-nhwc), plan files, or oracle (the plan picked from this run's "
                         "measurements of the four uniform plans); default direct-nchw")
     p.add_argument("--reps", type=_positive_int("reps", 100), metavar="N",
-                   help="network: repetitions of each timing (default 5)")
+                   help="network, torchvision: repetitions of each timing (default 5; torchvision "
+                        "20)")
     p.set_defaults(func=cmd_measure)
 
     p = sub.add_parser("calibrate", help="latency and bandwidth parameters from a micro suite")

@@ -103,10 +103,19 @@ def test_plan_files(tmp_path):
                          ('default = "direct-nhwc"\n[layers]\nfc = "im2col-nhwcc"\n',
                           "fc = 'im2col-nhwcc': allowed: direct, im2col"),
                          ('default = "direct-nhwc"\ncolour = 1\n', "unknown key 'colour'"),
-                         ('default = \n', "not valid TOML")):
+                         ('default = \n', "not valid TOML"),
+                         ("x = " + "[" * 3000 + "]" * 3000 + "\n", "nested too deep"),
+                         ('default = "' + "x" * 100000 + '"\n', r"\.\.\. \(100002 characters\)")):
         f.write_text(text)
-        with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        with pytest.raises(ValueError, match=needle if "\\" in needle else
+                           needle.replace("(", r"\(").replace(")", r"\)")):
             pl.load_plan_file(f, net)
+    j.write_text('{"default": "direct-nhwc", "default": "im2col-nhwc"}')
+    with pytest.raises(ValueError, match="key 'default' is given twice"):
+        pl.load_plan_file(j, net)
+    j.write_text("[" * 5000 + "]" * 5000)
+    with pytest.raises(ValueError, match="nested too deep"):
+        pl.load_plan_file(j, net)
 
 
 def test_measurement_flow_end_to_end(monkeypatch):
@@ -149,3 +158,22 @@ def test_measurement_flow_end_to_end(monkeypatch):
     # the oracle priced its plan with the table: later layers cost more, so it keeps
     # transforms out (direct-nchw runs none) and its total is the stubbed plan's
     assert o["predicted_by_oracle_s"] == pytest.approx(sum((i + 1) * 1e-6 for i in range(13)))
+
+
+def test_oracle_leaves_out_what_cannot_launch():
+    """From batch 84 the tiled GEMM of ResNet-50's first convolution by im2col has more
+    than CUDA's 65,535 rows of tiles: the oracle searches without it (and says so), and
+    the uniform im2col plans have no total."""
+    import hwmodels
+    hw = hwmodels.get("h100-sxm")
+    net = pl.network("resnet50", 84)
+    layers, refused = pl.launchable(hw, pl.oracle_layers(net))
+    assert {(lp.op.name, lp.kernel) for lp, _ in refused} == {("conv1", "conv-im2col")}
+    assert all("65535" in why for _, why in refused)
+    # a table with every launchable layer at 1 us: the dynamic program avoids conv1 by
+    # im2col, and a plan that needs it has no total
+    table = {pl.time_key(lp): 1e-6 for lp in layers}
+    choice, _ = pl.choose(net, table)
+    assert choice.configs["conv1"][0] == "direct"
+    assert pl.plan_seconds(net, pl.uniform_configs(net, "im2col-nhwc"), table) is None
+    assert pl.plan_seconds(net, choice.configs, table) == pytest.approx(choice.seconds)

@@ -46,10 +46,11 @@ def test_plots_draw_results_without_simulating():
 
 
 def test_measure_only_talks_to_the_gpu():
-    """measure/ holds the harness, the microbenchmark kernels and the suites; validation,
+    """measure/ holds the harness, the microbenchmark kernels, the suites, the network's
+    forward pass and the framework baseline; validation,
     calibration and reading SASS (which read files and never touch a GPU) are analyses."""
     names = {p.name for p in (ROOT / "simulator" / "measure").glob("*.py")}
-    assert names == {"__init__.py", "harness.py", "micro.py", "suites.py"}
+    assert names == {"__init__.py", "harness.py", "micro.py", "suites.py", "network.py", "framework.py"}
 
 
 @pytest.mark.parametrize("module", ["simulator.api", "simulator.result", "simulator.simt.api",

@@ -116,3 +116,23 @@ def test_readme_python_block_runs(code, monkeypatch, capsys):
     monkeypatch.chdir(README.parent)
     exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
     assert capsys.readouterr().out
+
+
+def test_readme_oracle_table_is_the_committed_data():
+    """The README's regret table says what the committed network measurements and the
+    predictions behind the picks give (simulator.analysis.networks)."""
+    import simulator as rs
+    shown = {}
+    for line in README.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[0] in ("H100", "H200") and cells[2] in ("engine", "analytic"):
+            shown[(cells[0], int(cells[1]), cells[2])] = cells[3:]
+    want = {}
+    for dev, gpu in (("H100", "h100-sxm"), ("H200", "h200")):
+        for r in rs.network_summary(gpu, README.parent / "data" / "measurements",
+                                    README.parent / "data" / "plans")["regret"]:
+            if r["picked_from"] in ("engine", "analytic"):
+                want[(dev, r["batch"], r["picked_from"])] = [
+                    f"{r['measured_s'] * 1e3:.3f}", f"{r['regret']:+.1%}",
+                    f"{r['dp_predicted_s'] * 1e3:.3f}", f"{r['dp_error']:+.1%}"]
+    assert shown == want and len(want) == 12

@@ -186,8 +186,21 @@ def _touched_1d(size: int, out: int, kernel: int, stride: int, pad: int) -> int:
             + sum(overlap(o) for o in range(hi + 1, last + 1)))
 
 
+class _Window:
+    """The output size of a window (R x S, stride, padding) slid over H x W: floor, as
+    PyTorch and cuDNN."""
+
+    @property
+    def P(self) -> int:
+        return (self.H + 2 * self.padding - self.R) // self.stride + 1
+
+    @property
+    def Q(self) -> int:
+        return (self.W + 2 * self.padding - self.S) // self.stride + 1
+
+
 @dataclass(frozen=True, kw_only=True)
-class Conv2d(TensorOp):
+class Conv2d(_Window, TensorOp):
     """2-D convolution (cross-correlation): input N,C,H,W; K filters of C/groups x R x S.
 
     Output P x Q with ``P = (H + 2*padding - R) // stride + 1`` (floor, as PyTorch and
@@ -224,14 +237,6 @@ class Conv2d(TensorOp):
                 raise ValueError(f"Conv2d.{n} = {getattr(self, n)}: must be divisible by "
                                  f"groups ({self.groups})")
         _check_tensors(self)
-
-    @property
-    def P(self) -> int:
-        return (self.H + 2 * self.padding - self.R) // self.stride + 1
-
-    @property
-    def Q(self) -> int:
-        return (self.W + 2 * self.padding - self.S) // self.stride + 1
 
     def macs(self) -> int:
         return self.N * self.K * self.P * self.Q * (self.C // self.groups) * self.R * self.S
@@ -294,7 +299,7 @@ POOL_MODES = ("max", "avg")
 
 
 @dataclass(frozen=True, kw_only=True)
-class Pool2d(TensorOp):
+class Pool2d(_Window, TensorOp):
     """2-D pooling over an R x S window (``max`` or ``avg``) of an N,C,H,W tensor, each
     channel alone; output P x Q as a convolution's (floor). Padding is outside the max
     (a padded position never wins) and outside the average's count (the window's
@@ -326,14 +331,6 @@ class Pool2d(TensorOp):
             raise ValueError(f"Pool2d.padding = {self.padding}: at most half the window "
                              f"({self.R}x{self.S}), as PyTorch's pools allow")
         _check_tensors(self)
-
-    @property
-    def P(self) -> int:
-        return (self.H + 2 * self.padding - self.R) // self.stride + 1
-
-    @property
-    def Q(self) -> int:
-        return (self.W + 2 * self.padding - self.S) // self.stride + 1
 
     def flops(self) -> int:
         """One operation (a compare or an add) per window position read, per output;

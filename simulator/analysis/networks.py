@@ -71,6 +71,9 @@ def summary(gpu: str, measurements="data/measurements", plans="data/plans", work
     per batch, the regret of each picked plan and the dynamic program's predicted total
     against its measurement. Returns {"plans": rows, "regret": rows, "layers": rows}."""
     meas = load_measurements(Path(measurements) / gpu)
+    if not meas:
+        raise ValueError(f"{Path(measurements) / gpu}: no network_b*.json there (roofsim measure "
+                         "network writes them)")
     rows, regret, layer_rows = [], [], []
     for batch in sorted(meas):
         net = pl.network(workload, batch)
@@ -91,7 +94,7 @@ def summary(gpu: str, measurements="data/measurements", plans="data/plans", work
             for p, table in pred["tables"].items():
                 t = pl.plan_seconds(net, cfg, table)
                 row[f"{p}_s"] = t
-                row[f"{p}_error"] = t / q - 1
+                row[f"{p}_error"] = None if t is None else t / q - 1
             rows.append(row)
             if name in pl.UNIFORM:
                 for lp, lr in zip(pl.expand(net, cfg), r["layers"]):

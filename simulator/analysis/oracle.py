@@ -87,8 +87,9 @@ MAX_SEGMENT_COMBINATIONS = 1 << 16
 def segmented(options: list, start, cost) -> Choice:
     """The cheapest choice per segment: ``options[i]`` the choices segment i may take
     (every combination of its layers' configurations), ``start`` the state entering the
-    first, ``cost(i, state, choice) -> (seconds, switch_seconds, state after)``. Exact:
-    the recursion keeps, for each state at each cut, the cheapest way to reach it."""
+    first, ``cost(i, state, choice) -> (seconds, switch_seconds, state after)``; a choice
+    that cannot run costs ``inf`` and is passed over. Exact: the recursion keeps, for each
+    state at each cut, the cheapest way to reach it."""
     if not options:
         raise ValueError("segments: give at least one segment")
     for i, opts in enumerate(options):
@@ -103,12 +104,17 @@ def segmented(options: list, start, cost) -> Choice:
         for state, (tot, sw, path) in best.items():
             for ch in opts:
                 sec, ssec, after = cost(i, state, ch)
-                if not sec >= 0 or sec == float("inf"):
-                    raise ValueError(f"segment {i}: cost {sec!r} of {ch!r}: must be a finite "
-                                     "number of seconds >= 0")
+                if sec == float("inf"):
+                    continue
+                if not sec >= 0:
+                    raise ValueError(f"segment {i}: cost {sec!r} of {ch!r}: must be a number of "
+                                     "seconds >= 0")
                 cand = (tot + sec, sw + ssec, path + (ch,))
                 if after not in nxt or cand[0] < nxt[after][0]:
                     nxt[after] = cand
+        if not nxt:
+            raise ValueError(f"segment {i}: no combination of its layers' configurations can run "
+                             "(each needs a time the table lacks)")
         best = nxt
     tot, sw, path = min(best.values(), key=lambda x: x[0])
     return Choice(path, tot, sw)

@@ -31,6 +31,7 @@ import json
 from dataclasses import dataclass
 
 UNIFORM = ("direct-nchw", "direct-nhwc", "im2col-nchw", "im2col-nhwc")
+MAX_PLAN_BYTES = 1 << 20                # a plan file: a line a layer, far below this
 CONFIGS = tuple(tuple(u.split("-")) for u in UNIFORM)        # (algorithm, layout)
 FC_ALGORITHMS = ("direct", "im2col")
 PREDICTORS = ("engine", "analytic", "roofline")
@@ -58,10 +59,15 @@ def config_name(cfg) -> str:
     return "-".join(cfg) if isinstance(cfg, tuple) else cfg
 
 
+def _short(v) -> str:
+    t = repr(v)
+    return t if len(t) <= 40 else f"{t[:30]}... ({len(t)} characters)"
+
+
 def parse_config(text, layer: str = "default"):
     """``direct-nhwc`` -> ("direct", "nhwc"); an error names the layer and the choices."""
     if not isinstance(text, str) or text.strip().lower() not in UNIFORM:
-        raise ValueError(f"plan: {layer} = {text!r}: allowed: {', '.join(UNIFORM)}")
+        raise ValueError(f"plan: {layer} = {_short(text)}: allowed: {', '.join(UNIFORM)}")
     return tuple(text.strip().lower().split("-"))
 
 
@@ -79,9 +85,10 @@ def _tensor_dims(op):
 
 
 def _input_dims(net):
+    """(N, C, H, W) of the network's input (a GEMM's A: M x K x 1 x 1, no layout)."""
     first = next(op for op in net.ops if net.inputs_of(op.name) == ("input",))
-    if first.kind != "conv2d":
-        raise ValueError(f"{net.name}: its first layer {first.name} is no convolution")
+    if first.kind == "gemm":
+        return first.M, first.K, 1, 1
     return first.N, first.C, first.H, first.W
 
 
@@ -156,14 +163,31 @@ def load_plan_file(path, net) -> dict:
     import tomllib
     from pathlib import Path
     p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"--plan {path!r}: a folder, not a plan file")
     if not p.is_file():
         raise ValueError(f"--plan {path!r}: no such plan file (or one of {', '.join(UNIFORM)})")
-    text = p.read_text(errors="replace")
+    if p.stat().st_size > MAX_PLAN_BYTES:
+        raise ValueError(f"plan file {path}: {p.stat().st_size:,} bytes; a plan file is at most "
+                         f"{MAX_PLAN_BYTES:,} (one line a layer)")
     try:
-        doc = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
+        text = p.read_text(errors="replace")
+    except OSError as e:
+        raise ValueError(f"plan file {path}: cannot read it ({e.strerror})") from None
+    kind = "JSON" if p.suffix.lower() == ".json" else "TOML"
+
+    def no_repeats(pairs):
+        keys = [k for k, _ in pairs]
+        twice = next((k for k in keys if keys.count(k) > 1), None)
+        if twice is not None:
+            raise ValueError(f"key {twice!r} is given twice")
+        return dict(pairs)
+    try:
+        doc = json.loads(text, object_pairs_hook=no_repeats) if kind == "JSON" else tomllib.loads(text)
+    except RecursionError:
+        raise ValueError(f"plan file {path}: not a plan ({kind} nested too deep)") from None
     except (ValueError, tomllib.TOMLDecodeError) as e:
-        raise ValueError(f"plan file {path}: not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'}"
-                         f" ({str(e).splitlines()[0][:120]})") from None
+        raise ValueError(f"plan file {path}: not valid {kind} ({str(e).splitlines()[0][:120]})") from None
     if not isinstance(doc, dict):
         raise ValueError(f"plan file {path}: expected a table with default and layers")
     extra = set(doc) - {"default", "layers", "comment", "source"}
@@ -186,23 +210,31 @@ def load_plan_file(path, net) -> dict:
     for name in configurable(net):
         if kinds[name] == "gemm":
             v = layers.get(name, default[0] if default else None)
-            if isinstance(v, str) and v.lower() in UNIFORM:     # a full name: its algorithm
-                v = v.lower().split("-")[0]
             if v not in FC_ALGORITHMS:
-                raise ValueError(f"plan file {path}: {name} = {v!r}: allowed: "
-                                 f"{', '.join(FC_ALGORITHMS)}")
+                raise ValueError(f"plan file {path}: {name} = {_short(v)}: allowed: "
+                                 f"{', '.join(FC_ALGORITHMS)} (a GEMM has no layout)")
             out[name] = v
         else:
             out[name] = parse_config(layers[name], f"{path}: {name}") if name in layers else default
     for name in layers:
         if name not in kinds:
             near = [n for n in configurable(net) if n.startswith(str(name).split(".")[0])][:3]
-            raise ValueError(f"plan file {path}: layer {name!r} is not in {net.name}"
+            raise ValueError(f"plan file {path}: layer {_short(name)} is not in {net.name}"
                              + (f" (e.g. {', '.join(near)})" if near else ""))
         if kinds[name] not in ("conv2d", "gemm"):
             raise ValueError(f"plan file {path}: layer {name!r} is a {kinds[name]}; it runs in the "
                              "layout of what it reads (configure convolutions and the FC)")
     return out
+
+
+def plan_json(net, configs: dict, comment: str = "") -> str:
+    """A plan file (JSON) listing every configured layer."""
+    from collections import Counter
+    convs = [configs[n] for n in configurable(net) if isinstance(configs[n], tuple)]
+    default = Counter(convs).most_common(1)[0][0] if convs else CONFIGS[0]
+    return json.dumps({"comment": comment, "default": config_name(default),
+                       "layers": {n: config_name(configs[n]) for n in configurable(net)}},
+                      indent=1) + "\n"
 
 
 def plan_text(net, configs: dict, comment: str = "") -> str:
@@ -280,7 +312,7 @@ def build_layer(hw, lp: LayerPlan):
     try:
         return api.build(hw, lp.kernel, **kernel_args(lp))
     except ValueError as e:
-        raise ValueError(f"layer {lp.op.name} ({lp.kernel}, {lp.op.describe()}): {e}") from None
+        raise ValueError(f"layer {lp.op.name} ({lp.kernel}, {describe(lp)}): {e}") from None
 
 
 def predict_layer(task: LayerTask) -> dict:
@@ -405,6 +437,20 @@ def oracle_layers(net) -> list:
     return out
 
 
+def launchable(hw, layers) -> tuple:
+    """(the layers whose kernels can launch on ``hw``, [(layer, why not)] of the rest): a
+    tiled GEMM's grid past CUDA's 65,535 rows of tiles (im2col from batch 84 on ResNet-50's
+    first convolution), say."""
+    ok, refused = [], []
+    for lp in layers:
+        try:
+            build_layer(hw, lp)
+            ok.append(lp)
+        except ValueError as e:
+            refused.append((lp, str(e)))
+    return ok, refused
+
+
 def segments(net) -> list:
     """The network's layers cut where one tensor alone is live: [(entry tensor, ops)]."""
     names = [op.name for op in net.ops]
@@ -433,10 +479,9 @@ def choose(net, seconds: dict):
         dims[op.name] = _tensor_dims(op)
 
     def price(lp):
-        k = time_key(lp)
-        if k not in seconds:
-            raise ValueError(f"oracle: no time for layer {lp.op.name} as {' '.join(map(str, k[2:]))}")
-        return seconds[k]
+        # a configuration without a time (its kernel cannot launch at this size) is one
+        # the search passes over
+        return seconds.get(time_key(lp), float("inf"))
 
     segs = segments(net)
     options = []
@@ -467,6 +512,8 @@ def choose(net, seconds: dict):
     return dataclasses.replace(pick, configs=configs), sum(best.values())
 
 
-def plan_seconds(net, configs: dict, seconds: dict) -> float:
-    """A plan's total from per-layer times (the oracle's own pricing)."""
-    return sum(seconds[time_key(lp)] for lp in expand(net, configs))
+def plan_seconds(net, configs: dict, seconds: dict):
+    """A plan's total from per-layer times (the oracle's own pricing); None where a layer
+    has no time (its kernel cannot launch)."""
+    keys = [time_key(lp) for lp in expand(net, configs)]
+    return None if any(k not in seconds for k in keys) else sum(seconds[k] for k in keys)

@@ -365,6 +365,16 @@ def check_block(hw, problem) -> int:
     return b
 
 
+def one_launch(program, arg: str):
+    """The ``build`` of a kernel of one launch, a thread an element: ``program(problem[arg],
+    block)`` with the block checked against the hardware (default 256)."""
+    def build(hw, problem) -> tuple:
+        prog = program(problem[arg], check_block(hw, problem))
+        prog.launch.check(hw)
+        return (prog,)
+    return build
+
+
 def build(hw, problem) -> tuple:
     """One thread per output element, blocks of 256 (unless given)."""
     return (program(problem["conv"], check_block(hw, problem)),)

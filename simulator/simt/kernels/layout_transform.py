@@ -14,7 +14,7 @@ import numpy as np
 from numba import cuda, njit  # importing needs no GPU; kernels compile on first launch
 
 from .. import isa
-from .conv_direct import check_block  # the same default block (256) and limit
+from .conv_direct import check_block, one_launch  # the same default block (256) and limit
 from .launch import Launch
 from .spec import Arg, Device, KernelSpec
 
@@ -170,11 +170,7 @@ def program(op, block: int = DEFAULT_BLOCK) -> isa.Program:
 
 # --- the registry entry -------------------------------------------------------------------
 
-def build(hw, problem) -> tuple:
-    """One launch: a thread per element, blocks of 256 (unless given)."""
-    prog = program(problem["conv"], check_block(hw, problem))
-    prog.launch.check(hw)
-    return (prog,)
+build = one_launch(program, "conv")   # one launch, blocks of 256 unless given
 
 
 def op(problem):

@@ -14,7 +14,7 @@ import numpy as np
 from numba import cuda, float32, njit  # importing needs no GPU; kernels compile on first launch
 
 from .. import isa
-from .conv_direct import check_block  # the same default block (256) and limit
+from .conv_direct import check_block, one_launch  # the same default block (256) and limit
 from .launch import Launch
 from .spec import Arg, Device, KernelSpec
 
@@ -261,11 +261,7 @@ def program(op, block: int = 256) -> isa.Program:
 
 # --- the registry entry -------------------------------------------------------------------
 
-def build(hw, problem) -> tuple:
-    """One launch: a thread per output element, blocks of 256 (unless given)."""
-    prog = program(problem["op"], check_block(hw, problem))
-    prog.launch.check(hw)
-    return (prog,)
+build = one_launch(program, "op")     # one launch, blocks of 256 unless given
 
 
 def device(problem) -> Device:
