@@ -18,7 +18,8 @@ def main():
     net = workloads.resnet50()
     hw = hwmodels.get("tpu-v1")
     simulate_network(hw, net, "ws", stalls="closed-form")  # JIT / cache warm-up
-    print(f"ResNet-50 batch 1 ({len(net.ops)} layers), 256x256 array")
+    array_layers = sum(o.kind in ("conv2d", "gemm") for o in net.ops)
+    print(f"ResNet-50 batch 1 ({array_layers} layers on the array), 256x256 array")
     for df in ("os", "ws", "is"):
         for stalls in ("closed-form", "pipeline"):
             ts = []
