@@ -445,6 +445,9 @@ def cmd_simulate_systolic(args):
     from simulator.analysis.plots import systolic_chart
     _write_outputs(args, [{"layer": r.workload, **r.extra} for r in res.layers], res.to_dict,
                    lambda path: systolic_chart(res, path))
+    if args.timeline:
+        from simulator.analysis.traces import systolic_trace
+        _write_timeline(args.timeline, systolic_trace(res, hw.clock_hz))
 
 
 # ---------------------------------------------------------------- occupancy
@@ -687,8 +690,12 @@ def cmd_simulate_simt(args):
     hw = _hw(args)
     if getattr(hw, "family", None) != "simt":
         raise ValueError(f"--hw {hw.name}: not a SIMT GPU (try gtx480, v100, h100-sxm)")
+    if args.timeline and args.mode == "analytic":
+        raise ValueError("--timeline needs the engine (--mode full or sampled); the analytic "
+                         "model has no time line")
     prob = _problem(args, hw, _one_dims(args.grid, "--grid"), _one_dims(args.block, "--block"))
-    pred = predict(hw, prob, args.mode, args.policy, l2_warm=args.l2 == "warm")
+    pred = predict(hw, prob, args.mode, args.policy, trace=TIMELINE_INSTRUCTIONS if args.timeline else 0,
+                   l2_warm=args.l2 == "warm")
     r, a = pred.chosen, pred.analytic
     lc = r.last_launch
     print(f"{prob.kernel} on {hw.name}: " + "; ".join(p.describe() for p in prob.programs))
@@ -714,6 +721,18 @@ def cmd_simulate_simt(args):
         from simulator.table import write_json
         write_json(args.json, {"hardware": _hw_dict(hw), **pred.to_dict()})
         print(f"wrote {args.json}")
+    if args.timeline:
+        from simulator.analysis.traces import simt_trace
+        _write_timeline(args.timeline, simt_trace(pred.engine, hw.clock_hz))
+
+
+def _write_timeline(path, doc):
+    import json
+
+    from hwmodels.fileio import atomic_write
+    atomic_write(path, json.dumps(doc, separators=(",", ":")) + "\n")
+    n = sum(e["ph"] != "M" for e in doc["traceEvents"])
+    print(f"wrote {path} ({n:,} events; open it in chrome://tracing or ui.perfetto.dev)")
 
 
 def _hw_dict(hw):
@@ -1216,7 +1235,8 @@ def _finish(args, out, rows, to_dict, plot=None):
         raise KeyboardInterrupt
 
 
-OUTPUT_OPTIONS = ("csv", "json", "plot", "toml", "scalesim_csv", "oracle")   # files a command writes
+OUTPUT_OPTIONS = ("csv", "json", "plot", "toml", "scalesim_csv", "oracle", "timeline")  # files a command writes
+TIMELINE_INSTRUCTIONS = 20_000      # issued instructions a --timeline keeps
 
 
 def _max_workers() -> int:
@@ -1389,6 +1409,9 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("--csv", metavar="FILE")
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--plot", metavar="FILE", help="utilisation per layer and a fold-by-PE heatmap")
+    p.add_argument("--timeline", metavar="FILE.json",
+                   help="the layers and their folds in time, a Chrome trace (open it in "
+                        "chrome://tracing or ui.perfetto.dev)")
     p.set_defaults(func=cmd_simulate_systolic, dtype=None, in_thread=True)
 
     p = sim.add_parser("simt", help="Fermi-style SIMT GPU running one kernel launch (or two)",
@@ -1409,6 +1432,10 @@ def build_parser(kernels: bool = True) -> Parser:
                    help="cold: the L2 starts empty (default); warm: the launch's buffers start "
                         "in it, as after an identical launch (what repeated measurements see)")
     p.add_argument("--json", metavar="FILE")
+    p.add_argument("--timeline", metavar="FILE.json",
+                   help="engine modes: every block on its SM in time and the first "
+                        f"{TIMELINE_INSTRUCTIONS:,} instructions issued, a Chrome trace (open it in "
+                        "chrome://tracing or ui.perfetto.dev)")
     p.set_defaults(func=cmd_simulate_simt, in_thread=True)
 
     sw = sub.add_parser("sweep", help="what-if sweeps on the SIMT model").add_subparsers(
