@@ -324,3 +324,39 @@ def plan_chart(rows, path, doc):
     ax.legend()
     _save(fig, path)
     plt.close(fig)
+
+
+def check_chart(doc, hw, path, precision="fp32"):
+    """``roofsim check``: each mapped kernel at its arithmetic intensity (op FLOPs over
+    compulsory bytes) and achieved FLOP/s, under the hardware's roofs (compute and each
+    memory level); a kernel above a roof is faster than its bound."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 5))
+    pts = {}
+    for r in doc["kernels"]:
+        if r["flops"] and r["compulsory_bytes"] and r["achieved_flop_per_s"]:
+            pts.setdefault(r["op"], []).append((r["flops"] / r["compulsory_bytes"],
+                                                r["achieved_flop_per_s"]))
+    xs = [x for v in pts.values() for x, _ in v] or [1.0]
+    lo, hi = min(xs) / 4, max(xs) * 4
+    peak = hw.peak_flop_per_s(precision)
+    grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    for lv in hw.memory_levels():
+        bw = lv.bandwidth_bytes_per_s
+        ax.plot(grid, [min(peak, x * bw) for x in grid], "-", lw=1, label=f"{lv.name} roof")
+    for kind, v in sorted(pts.items()):
+        ax.scatter([x for x, _ in v], [y for _, y in v], s=14, label=kind)
+    bad = [r for r in doc["kernels"] if r["faster_than_bound"] and r["compulsory_bytes"]]
+    if bad:
+        ax.scatter([r["flops"] / r["compulsory_bytes"] for r in bad],
+                   [r["achieved_flop_per_s"] for r in bad], s=60, facecolors="none",
+                   edgecolors="red", label="faster than its bound")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("FLOP per compulsory byte")
+    ax.set_ylabel("achieved FLOP/s")
+    from pathlib import Path
+    ax.set_title(f"{Path(doc['trace']).name} on {hw.name} ({precision})")
+    ax.legend(fontsize=7)
+    _save(fig, path)
+    plt.close(fig)
