@@ -21,7 +21,10 @@ fi
 if [ -z "$SKIP_TORCH" ]; then
   python3 -W ignore -m simulator measure torchvision --out "$OUT/m" 2>&1 | tee -a "$OUT/m/log.txt"
 fi
-for b in ${BATCHES:-1 8 32}; do
+if [ -n "$COUNTERS" ]; then
+  python3 -W ignore -m simulator measure counters --out "$OUT/m" 2>&1 | tee -a "$OUT/m/log.txt" || exit 6
+fi
+for b in ${BATCHES-1 8 32}; do
   plans="direct-nchw,direct-nhwc,im2col-nchw,im2col-nhwc,oracle"
   for f in data/plans/$GPU/oracle-*-b$b.toml; do [ -f "$f" ] && plans="$plans,$f"; done
   mkdir -p "$OUT/b$b"

@@ -902,6 +902,8 @@ def cmd_measure(args):
         return _measure_network(args, out)
     if args.suite == "torchvision":
         return _measure_torchvision(args, out)
+    if args.suite == "counters":
+        return _measure_counters(args, out)
     for name in names:
         try:
             data = run(name, command="roofsim " + " ".join(sys.argv[1:]), deadline_s=args.deadline)
@@ -970,6 +972,23 @@ def _measure_network(args, out):
     bad = [r for r in data["records"] if not r.get("ok", True)]
     print(f"network: {len(data['records'])} plans measured in {data['wall_seconds']:.1f} s on "
           f"{data['provenance']['device']}; {len(bad)} failed their check; wrote {path}")
+
+
+def _measure_counters(args, out):
+    """``measure counters``: roofsim's kernels under Nsight Compute, into DIR/counters.json."""
+    from simulator.measure import NoGPU
+    from simulator.measure.counters import run_counters
+    from simulator.table import write_json
+    if args.deadline is not None:
+        raise ValueError("--deadline applies to the gemm and conv suites")
+    try:
+        data = run_counters(command="roofsim " + " ".join(sys.argv[1:]))
+    except NoGPU as e:
+        raise ValueError(str(e)) from None
+    path = out / "counters.json"
+    write_json(path, data)
+    print(f"counters: {len(data['records'])} launches profiled in {data['wall_seconds']:.1f} s on "
+          f"{data['provenance']['device']}; wrote {path}")
 
 
 def _measure_torchvision(args, out):
@@ -1053,6 +1072,33 @@ def cmd_calibrate(args):
         print(f"wrote {args.toml}")
 
 
+def _validate_counters(args, hw):
+    """``validate --suites counters``: the engine's counts against Nsight Compute's."""
+    from simulator.analysis import counters as cn
+    from simulator.table import format_table
+    doc = cn.load(args.measurements)
+    dev = doc["provenance"].get("device", "")
+    if hw.name.split("-")[0].lower() not in dev.lower() and hw.name.lower() not in dev.lower():
+        raise ValueError(f"--measurements {args.measurements}: counters.json was measured on "
+                         f"{dev!r}, not a {hw.name}")
+    rows = cn.rows(hw, args.measurements)
+    one = [r for r in rows if sum(x["problem"] == r["problem"] for x in rows) == 1]
+    sc, sc1 = cn.scores(rows), cn.scores(one)
+    print(f"counters on {hw.name} against Nsight Compute ({dev}): {len(rows)} launches "
+          f"({len(one)} of one-launch problems); engine sampled, L2 cold")
+    print(format_table(["counter", "launches", "MAPE", "median error", "goal",
+                        "MAPE, one-launch problems"],
+                       [[name, s["n"], f"{s['mape']:.1%}" if s["mape"] is not None else "-",
+                         f"{s['median_error']:+.1%}" if s["median_error"] is not None else "-",
+                         f"{s['goal']:.0%}" if s.get("goal") else "-",
+                         f"{sc1[name]['mape']:.1%}" if sc1[name]["mape"] is not None else "-"]
+                        for name, s in sc.items()],
+                       right=[False, True, True, True, True, True]))
+    _write_outputs(args, rows, lambda: {"hw": hw.name, "measurements": args.measurements,
+                                        "scores": sc, "scores_one_launch": sc1, "rows": rows},
+                   lambda path: None)
+
+
 def cmd_validate(args):
     from simulator.analysis.plots import validation_chart
     from simulator.analysis.measurements import load_suite
@@ -1062,9 +1108,13 @@ def cmd_validate(args):
     if getattr(hw, "family", None) != "simt":
         raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
     suites = _items(args.suites, "--suites")
+    if "counters" in suites:
+        if len(suites) > 1:
+            raise ValueError("--suites counters: give it alone (it scores counters, not times)")
+        return _validate_counters(args, hw)
     bad = [x for x in suites if x not in KERNEL_SUITES]
     if bad:
-        raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)}")
+        raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)}, counters")
     files = [load_suite(args.measurements, suite) for suite in suites]
     for sf in files:
         if not sf.of(hw):
@@ -1534,10 +1584,11 @@ def build_parser(kernels: bool = True) -> Parser:
                        description="Run a measurement suite on a real GPU and write SUITE.json "
                        "(records with provenance) into --out.")
     p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "all",
-                                     "network", "torchvision"),
+                                     "network", "torchvision", "counters"),
                    help="the measurement suite to run (all: every one but network; network: a "
                         "whole forward pass, see --workload, --batch, --plan; torchvision: PyTorch's "
-                        "ResNet-50 where PyTorch is importable, --batch default 1,8,32)")
+                        "ResNet-50 where PyTorch is importable, --batch default 1,8,32; counters: the kernels "
+                        "under Nsight Compute, instructions and bytes)")
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
     p.add_argument("--deadline", type=_positive_seconds("deadline"), metavar="SECONDS",
                    help="gemm, conv: start no new shape after this many seconds; keep what "
@@ -1582,7 +1633,9 @@ def build_parser(kernels: bool = True) -> Parser:
     _add_hw(p)
     p.add_argument("--measurements", required=True, metavar="DIR",
                    help="folder with the suites' JSON, e.g. data/measurements/h100-sxm")
-    p.add_argument("--suites", default="grid,gemm,conv", metavar="LIST")
+    p.add_argument("--suites", default="grid,gemm,conv", metavar="LIST",
+                   help="grid, gemm, conv (times), or counters alone (Nsight Compute's "
+                        "instructions, DRAM and L2 bytes against the engine's)")
     p.add_argument("--engine-budget", type=_budget, default=None, metavar="N",
                    help="run the engine (sampled) only on records whose sampled run simulates "
                         "at most N warp-instructions (default: every record); 0: analytic and "

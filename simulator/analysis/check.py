@@ -155,11 +155,19 @@ def read_torch(path) -> list:
 
 _TIME_UNITS = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0, "ns": 1e-9, "us": 1e-6,
                "ms": 1e-3, "s": 1.0}
-_BYTE_UNITS = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+NCU_COUNTERS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
+                "smsp__inst_executed.sum")
 
 
-def read_ncu(path) -> list:
-    """The kernels of an Nsight Compute raw CSV: time and DRAM bytes."""
+def _unit_scale(unit: str) -> float:
+    """ncu's units: byte and inst with an optional K, M or G; anything else as written."""
+    if unit and unit[0] in "KMG" and unit[1:] in ("byte", "inst", "B"):
+        return {"K": 1e3, "M": 1e6, "G": 1e9}[unit[0]]
+    return 1.0
+
+
+def read_ncu(path, metrics=NCU_COUNTERS) -> list:
+    """The kernels of an Nsight Compute raw CSV: time and, where present, ``metrics``."""
     rows = [r for r in csv.reader(Path(path).read_text(errors="replace").splitlines()) if r]
     if len(rows) < 3 or "Kernel Name" not in rows[0] or "gpu__time_duration.sum" not in rows[0]:
         raise ValueError(f"{path}: not an Nsight Compute raw CSV (needs Kernel Name and "
@@ -176,11 +184,12 @@ def read_ncu(path) -> list:
             raise ValueError(f"{path}: gpu__time_duration.sum in {units[t]!r}; allowed: "
                              f"{', '.join(_TIME_UNITS)}")
         counters = {}
-        for key in ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
-                    "smsp__inst_executed.sum"):
+        for key in metrics:
             if key in col and r[col[key]] not in ("", "n/a"):
-                scale = _BYTE_UNITS.get(units[col[key]], 1)
-                counters[key] = float(r[col[key]].replace(",", "")) * scale
+                try:
+                    counters[key] = float(r[col[key]].replace(",", "")) * _unit_scale(units[col[key]])
+                except ValueError:
+                    raise ValueError(f"{path}: {key} = {r[col[key]][:30]!r} is not a number") from None
         out.append(Kernel(r[col["Kernel Name"]], float(r[t].replace(",", "")) * unit,
                           counters=counters, source="ncu", group=("ncu", len(out))))
     if not out:
