@@ -904,6 +904,8 @@ def cmd_measure(args):
         return _measure_torchvision(args, out)
     if args.suite == "counters":
         return _measure_counters(args, out)
+    if args.suite == "tune":
+        return _measure_tune(args, out)
     for name in names:
         try:
             data = run(name, command="roofsim " + " ".join(sys.argv[1:]), deadline_s=args.deadline)
@@ -972,6 +974,28 @@ def _measure_network(args, out):
     bad = [r for r in data["records"] if not r.get("ok", True)]
     print(f"network: {len(data['records'])} plans measured in {data['wall_seconds']:.1f} s on "
           f"{data['provenance']['device']}; {len(bad)} failed their check; wrote {path}")
+
+
+def _measure_tune(args, out):
+    """``measure tune``: every candidate roofsim tune ranks, measured, into DIR/tune.json."""
+    import time as _time
+
+    from simulator.measure import NoGPU, harness
+    from simulator.measure.tune import run_tune
+    from simulator.table import write_json
+    try:
+        c = harness.require_gpu()
+    except NoGPU as e:
+        raise ValueError(str(e)) from None
+    prov = harness.provenance("roofsim " + " ".join(sys.argv[1:]))
+    t0 = _time.time()
+    recs = run_tune(c)
+    data = {"suite": "tune", "schema_version": 1, "provenance": prov,
+            "wall_seconds": _time.time() - t0, "records": recs}
+    path = out / "tune.json"
+    write_json(path, data)
+    print(f"tune: {len(recs)} candidates measured in {data['wall_seconds']:.1f} s; "
+          f"{sum(not r['ok'] for r in recs)} failed their check; wrote {path}")
 
 
 def _measure_counters(args, out):
@@ -1072,6 +1096,60 @@ def cmd_calibrate(args):
         print(f"wrote {args.toml}")
 
 
+def _validate_tune(args, hw):
+    """``validate --suites tune``: roofsim tune's rankings against every candidate measured."""
+    from simulator.analysis import tune
+    from simulator.table import format_table
+    doc = tune.load(args.measurements)
+    dev = doc["provenance"].get("device", "")
+    if hw.name.split("-")[0].lower() not in dev.lower():
+        raise ValueError(f"--measurements {args.measurements}: tune.json was measured on {dev!r}, "
+                         f"not a {hw.name}")
+    s = tune.scores(hw, args.measurements)
+    k = s["engine_top"]
+    print(f"tune on {hw.name} against {dev}: {len(s['problems'])} problems, "
+          f"{sum(r['candidates'] for r in s['problems'])} candidates measured")
+    print(format_table(["problem", "candidates", "measured best", "predicted best", "regret",
+                        f"best of top {k}", f"random {k}", "Spearman"],
+                       [[r["problem"], r["candidates"], r["best"], r["predicted_best"],
+                         f"{r['regret']:+.1%}", f"{r[f'regret_top{k}']:+.1%}",
+                         f"{r[f'random_{k}']:+.0%}", f"{r['spearman']:.2f}"] for r in s["problems"]],
+                       right=[False, True, False, False, True, True, True, True]))
+    m = s["summary"]
+    print(f"regret of the predicted best: median {m['regret']['median']:.1%}, worst "
+          f"{m['regret']['worst']:.1%} (goals 3% and 10%); best of the top {k} measured: median "
+          f"{m[f'regret_top{k}']['median']:.1%}, worst {m[f'regret_top{k}']['worst']:.1%}; random "
+          f"search with {k} measurements: median {m[f'random_{k}']['median']:.0%}, worst "
+          f"{m[f'random_{k}']['worst']:.0%}; Spearman median {m['spearman']['median']:.2f}")
+    _write_outputs(args, s["problems"], lambda: {"hw": hw.name, **s}, lambda path: None)
+
+
+def cmd_tune(args):
+    """``roofsim tune``: every configuration of roofsim's kernels for one op, ranked."""
+    import workloads
+    from simulator.analysis.tune import rank
+    from simulator.table import format_table
+    hw = _hw(args)
+    if getattr(hw, "family", None) != "simt":
+        raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
+    net = workloads.resolve(args.workload, batch=args.batch)
+    if len(net.ops) != 1:
+        raise ValueError(f"--workload {args.workload!r}: tune takes one GEMM or convolution "
+                         "(gemm:MxNxK or conv:n=..,...), not a network")
+    rows = rank(hw, net.ops[0], args.engine_top)
+    print(f"{net.ops[0].describe()} on {hw.name}: {len(rows)} candidates; analytic model on "
+          f"each, engine (sampled) on the best {args.engine_top}")
+    print(format_table(["rank", "candidate", "engine us", "analytic us", "limited by"],
+                       [[r["rank"], r["label"],
+                         "-" if r["engine_seconds"] is None else r["engine_seconds"] * 1e6,
+                         "-" if r["analytic_seconds"] is None else r["analytic_seconds"] * 1e6,
+                         r["limiter"]] for r in rows],
+                       right=[True, False, True, True, False]))
+    out = [{k: v for k, v in r.items() if k != "candidate"} for r in rows]
+    _write_outputs(args, out, lambda: {"hw": hw.name, "op": net.ops[0].describe(), "ranking": out},
+                   lambda path: None)
+
+
 def _validate_counters(args, hw):
     """``validate --suites counters``: the engine's counts against Nsight Compute's."""
     from simulator.analysis import counters as cn
@@ -1108,10 +1186,11 @@ def cmd_validate(args):
     if getattr(hw, "family", None) != "simt":
         raise ValueError(f"--hw {hw.name}: not a SIMT GPU")
     suites = _items(args.suites, "--suites")
-    if "counters" in suites:
-        if len(suites) > 1:
-            raise ValueError("--suites counters: give it alone (it scores counters, not times)")
-        return _validate_counters(args, hw)
+    for alone, fn in (("counters", _validate_counters), ("tune", _validate_tune)):
+        if alone in suites:
+            if len(suites) > 1:
+                raise ValueError(f"--suites {alone}: give it alone (it scores {alone}, not times)")
+            return fn(args, hw)
     bad = [x for x in suites if x not in KERNEL_SUITES]
     if bad:
         raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)}, counters")
@@ -1584,7 +1663,7 @@ def build_parser(kernels: bool = True) -> Parser:
                        description="Run a measurement suite on a real GPU and write SUITE.json "
                        "(records with provenance) into --out.")
     p.add_argument("suite", choices=("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "all",
-                                     "network", "torchvision", "counters"),
+                                     "network", "torchvision", "counters", "tune"),
                    help="the measurement suite to run (all: every one but network; network: a "
                         "whole forward pass, see --workload, --batch, --plan; torchvision: PyTorch's "
                         "ResNet-50 where PyTorch is importable, --batch default 1,8,32; counters: the kernels "
@@ -1621,6 +1700,22 @@ def build_parser(kernels: bool = True) -> Parser:
     p.add_argument("--json", metavar="FILE")
     p.add_argument("--plot", metavar="FILE", help="the kernels on the roofline")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("tune", help="the simulator as a cost model: every configuration of "
+                       "roofsim's kernels for a GEMM or a convolution, ranked",
+                       description="Enumerate the knobs roofsim's kernels have for one GEMM or "
+                       "convolution (algorithm, layout, tile, thread mapping, block), rank every "
+                       "candidate with the analytic model, then the best few with the engine, and "
+                       "print each with what limits it.")
+    _add_hw(p)
+    p.add_argument("--workload", required=True, metavar="OP",
+                   help="gemm:MxNxK or conv:n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..")
+    p.add_argument("--batch", type=_positive_int("batch"), help="a convolution's n, or a GEMM's M x B")
+    p.add_argument("--engine-top", type=_positive_int("engine-top", 100, minimum=0), default=3,
+                   metavar="N", help="run the engine on the N best by the analytic model (default 3)")
+    p.add_argument("--csv", metavar="FILE")
+    p.add_argument("--json", metavar="FILE")
+    p.set_defaults(func=cmd_tune)
 
     p = sub.add_parser("calibrate", help="latency and bandwidth parameters from a micro suite")
     _add_hw(p)

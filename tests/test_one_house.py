@@ -50,7 +50,7 @@ def test_measure_only_talks_to_the_gpu():
     forward pass and the framework baseline; validation,
     calibration and reading SASS (which read files and never touch a GPU) are analyses."""
     names = {p.name for p in (ROOT / "simulator" / "measure").glob("*.py")}
-    assert names == {"__init__.py", "harness.py", "micro.py", "suites.py", "network.py", "framework.py", "counters.py"}
+    assert names == {"__init__.py", "harness.py", "micro.py", "suites.py", "network.py", "framework.py", "counters.py", "tune.py"}
 
 
 @pytest.mark.parametrize("module", ["simulator.api", "simulator.result", "simulator.simt.api",

@@ -1,0 +1,146 @@
+"""``roofsim tune``: the simulator as a cost model (AutoTVM's question with a simulator in
+place of a learned model). For a GEMM or a convolution, every configuration roofsim's
+kernels offer -- algorithm, layout, tile, thread mapping, block shape -- is ranked by
+predicted time: the analytic model on every candidate (milliseconds each), then the
+engine (sampled) on the best few, which it orders among themselves.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+GEMM_NAIVE_BLOCKS = ((8, 8), (16, 16), (32, 8), (32, 32))
+CONV_BLOCKS = (64, 128, 256, 512, 1024)
+TILES = (8, 16, 32)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    kernel: str
+    args: dict
+
+    def label(self) -> str:
+        parts = []
+        for k, v in self.args.items():
+            if k in ("m", "n", "k"):
+                continue
+            if k == "conv":
+                parts.append(v.layout)
+            elif isinstance(v, tuple):
+                parts.append(f"{k} {'x'.join(map(str, v))}")
+            else:
+                parts.append(f"{k} {v}")
+        return f"{self.kernel} " + ", ".join(parts)
+
+
+def candidates(op) -> list:
+    """Every configuration of roofsim's kernels that computes ``op``."""
+    if op.kind == "gemm":
+        kw = {"m": op.M, "n": op.N, "k": op.K}
+        out = [Candidate("gemm-naive", {**kw, "thread_x": tx, "block": b})
+               for tx in ("cols", "rows") for b in GEMM_NAIVE_BLOCKS]
+        return out + [Candidate("gemm-tiled", {**kw, "tile": t}) for t in TILES]
+    if op.kind == "conv2d":
+        if op.groups != 1:
+            raise ValueError(f"{op.name or 'conv'}: grouped convolutions have no kernel")
+        out = []
+        for lay in ("nchw", "nhwc"):
+            c = dataclasses.replace(op, layout=lay)
+            out += [Candidate("conv-direct", {"conv": c, "block": (b,)}) for b in CONV_BLOCKS]
+            out += [Candidate("conv-im2col", {"conv": c, "tile": t}) for t in TILES]
+        return out
+    raise ValueError(f"tune takes a GEMM or a convolution, not a {op.kind}")
+
+
+def rank(hw, op, engine_top: int = 3) -> list:
+    """Rows, best first: candidate, analytic seconds and limiter, engine seconds (the
+    ``engine_top`` best by the analytic model), and the rank key used."""
+    from simulator.simt import api
+    rows = []
+    for c in candidates(op):
+        try:
+            prob = api.build(hw, c.kernel, **c.args)
+        except ValueError as e:               # a launch this hardware cannot make
+            rows.append({"candidate": c, "label": c.label(), "analytic_seconds": None,
+                         "limiter": f"cannot launch: {str(e)[:80]}", "engine_seconds": None})
+            continue
+        a = api.analytic(hw, prob)
+        launch = hw.kernel_launch_s * len(prob.programs)
+        rows.append({"candidate": c, "label": c.label(), "analytic_seconds": a.seconds + launch,
+                     "limiter": a.limiter, "engine_seconds": None, "problem": prob})
+    ok = sorted((r for r in rows if r["analytic_seconds"] is not None),
+                key=lambda r: r["analytic_seconds"])
+    for r in ok[:max(0, engine_top)]:
+        e = api.simulate(hw, r["problem"], "sampled")
+        r["engine_seconds"] = e.seconds + hw.kernel_launch_s * len(r["problem"].programs)
+    top = sorted(ok[:engine_top], key=lambda r: r["engine_seconds"])
+    ordered = top + ok[engine_top:] + [r for r in rows if r["analytic_seconds"] is None]
+    for i, r in enumerate(ordered, start=1):
+        r["rank"] = i
+        r.pop("problem", None)
+    return ordered
+
+
+def regret_of_random(times: list, k: int) -> float:
+    """The expected regret of the best of ``k`` candidates drawn at random without
+    replacement (order statistics, exact): E[min of k] / min - 1."""
+    from math import comb
+    t = sorted(times)
+    n = len(t)
+    k = min(k, n)
+    # P(the i-th smallest is the best of the draw) = C(n-1-i, k-1) / C(n, k)
+    exp = sum(t[i] * comb(n - 1 - i, k - 1) for i in range(n - k + 1)) / comb(n, k)
+    return exp / t[0] - 1
+
+
+def load(folder) -> dict:
+    import json
+    from pathlib import Path
+    p = Path(folder) / "tune.json"
+    if not p.is_file():
+        raise ValueError(f"--measurements {folder}: no tune.json there (roofsim measure tune)")
+    try:
+        doc = json.loads(p.read_text())
+    except (ValueError, RecursionError) as e:
+        raise ValueError(f"{p}: not a measurement JSON ({str(e)[:120]})") from None
+    if doc.get("suite") != "tune" or not isinstance(doc.get("records"), list):
+        raise ValueError(f"{p}: not a tune suite file")
+    return doc
+
+
+def scores(hw, folder, engine_top: int = 3) -> dict:
+    """Per problem: the measured best, the regret of the predicted best (no measurement),
+    of the best measured among the ``engine_top`` the ranking puts first (that many
+    measurements) and, for comparison, of random search with as many measurements
+    (expected, exact); the Spearman rank correlation of the analytic model's times with
+    the measured ones. Then medians and worsts."""
+    import statistics
+
+    from scipy.stats import spearmanr
+
+    from simulator.measure.tune import op_of
+    doc = load(folder)
+    by = {}
+    for r in doc["records"]:
+        if r.get("ok") and r.get("median_s"):
+            by.setdefault(r["problem"], {})[r["candidate"]] = r["median_s"]
+    rows = []
+    for problem, meas in by.items():
+        ranked = [r for r in rank(hw, op_of(problem), engine_top) if r["label"] in meas]
+        best = min(meas.values())
+        first = meas[ranked[0]["label"]]
+        top_k = min(meas[r["label"]] for r in ranked[:engine_top])
+        pred = [r["analytic_seconds"] for r in ranked]
+        rho = spearmanr(pred, [meas[r["label"]] for r in ranked]).statistic if len(ranked) > 2 else None
+        rows.append({"problem": problem, "candidates": len(meas), "best": min(meas, key=meas.get),
+                     "best_s": best, "predicted_best": ranked[0]["label"],
+                     "regret": first / best - 1, f"regret_top{engine_top}": top_k / best - 1,
+                     "random_1": regret_of_random(list(meas.values()), 1),
+                     f"random_{engine_top}": regret_of_random(list(meas.values()), engine_top),
+                     "spearman": rho})
+    summary = {}
+    for key in ("regret", f"regret_top{engine_top}", "random_1", f"random_{engine_top}", "spearman"):
+        vals = [r[key] for r in rows if r[key] is not None]
+        summary[key] = {"median": statistics.median(vals), "worst": (max(vals) if key != "spearman"
+                                                                     else min(vals))}
+    return {"problems": rows, "summary": summary, "engine_top": engine_top}
