@@ -6,25 +6,15 @@ launch); a sampled run's counts are its extrapolation to the whole launch.
 """
 from __future__ import annotations
 
-import json
 import statistics
-from pathlib import Path
 
 COUNTERS = (("instructions", "instructions"), ("dram_bytes", "dram"), ("l2_bytes", "l2"),
             ("seconds", "time"))
 
 
 def load(folder) -> dict:
-    p = Path(folder) / "counters.json"
-    if not p.is_file():
-        raise ValueError(f"--measurements {folder}: no counters.json there (roofsim measure counters)")
-    try:
-        doc = json.loads(p.read_text())
-    except (ValueError, RecursionError) as e:
-        raise ValueError(f"{p}: not a measurement JSON ({str(e)[:120]})") from None
-    if doc.get("suite") != "counters" or not isinstance(doc.get("records"), list):
-        raise ValueError(f"{p}: not a counters suite file")
-    return doc
+    from .measurements import load_suite_json
+    return load_suite_json(folder, "counters", "roofsim measure counters")
 
 
 def rows(hw, folder, mode: str = "sampled") -> list:

@@ -303,3 +303,18 @@ def measurement(sf: SuiteFile, index: int, problem, record: dict | None = None) 
                        op=problem.op.identity(),
                        launch_shapes=tuple((p.launch.grid, p.launch.block) for p in problem.programs), provenance=sf.provenance,
                        record=r, index=index)
+
+
+def load_suite_json(folder, suite: str, made_by: str) -> dict:
+    """``folder/suite.json`` of a suite whose records the scoring reads directly
+    (counters, tune): its suite name and records list checked."""
+    path = Path(folder) / f"{suite}.json"
+    if not path.is_file():
+        raise ValueError(f"--measurements {folder}: no {suite}.json there ({made_by})")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ValueError(f"{path}: not a measurement JSON ({str(e)[:120]})") from None
+    if not isinstance(doc, dict) or doc.get("suite") != suite or not isinstance(doc.get("records"), list):
+        raise ValueError(f"{path}: not a {suite} suite file")
+    return doc

@@ -317,8 +317,6 @@ def build_layer(hw, lp: LayerPlan):
 
 def predict_layer(task: LayerTask) -> dict:
     """One layer's row: its kernel, shape and predicted seconds per predictor."""
-    from simulator.simt import api
-
     from .compare import predict
     hw, lp = task.hw, task.layer
     prob = task.problem if task.problem is not None else build_layer(hw, lp)
@@ -352,7 +350,7 @@ def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, worke
     (their ``engine_wall_seconds`` is 0: nothing ran for them)."""
     import dataclasses
 
-    from simulator.parallel import Outcome, map_tasks
+    from simulator.parallel import map_tasks
     if mode not in ("sampled", "analytic"):
         raise ValueError(f"--mode {mode!r}: allowed: sampled, analytic")
     first = {}

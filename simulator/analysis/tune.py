@@ -94,18 +94,8 @@ def regret_of_random(times: list, k: int) -> float:
 
 
 def load(folder) -> dict:
-    import json
-    from pathlib import Path
-    p = Path(folder) / "tune.json"
-    if not p.is_file():
-        raise ValueError(f"--measurements {folder}: no tune.json there (roofsim measure tune)")
-    try:
-        doc = json.loads(p.read_text())
-    except (ValueError, RecursionError) as e:
-        raise ValueError(f"{p}: not a measurement JSON ({str(e)[:120]})") from None
-    if doc.get("suite") != "tune" or not isinstance(doc.get("records"), list):
-        raise ValueError(f"{p}: not a tune suite file")
-    return doc
+    from .measurements import load_suite_json
+    return load_suite_json(folder, "tune", "roofsim measure tune")
 
 
 def scores(hw, folder, engine_top: int = 3) -> dict:
