@@ -447,7 +447,20 @@ def cmd_simulate_systolic(args):
                    lambda path: systolic_chart(res, path))
     if args.timeline:
         from simulator.analysis.traces import systolic_trace
-        _write_timeline(args.timeline, systolic_trace(res, hw.clock_hz))
+        pipes = None
+        if args.mode == "default" and (args.stalls or "pipeline") == "pipeline":
+            # the access/execute pipeline again, recording its transfers and matrix-unit
+            # spans (the run above kept only their totals)
+            import dataclasses as _dc
+
+            from simulator.systolic.engine import ARRAY_KINDS
+            from simulator.systolic.engine import split_groups
+            from simulator.systolic.pipeline import pipeline_layer
+            t = res.extra
+            hw_arr = _dc.replace(hw, rows=t["rows"], cols=t["cols"])
+            pipes = {op.name: pipeline_layer(hw_arr, split_groups(op)[0], dataflow, trace=True)
+                     for op in net.ops if op.kind in ARRAY_KINDS}
+        _write_timeline(args.timeline, systolic_trace(res, hw.clock_hz, pipes))
 
 
 # ---------------------------------------------------------------- occupancy

@@ -85,7 +85,20 @@ def test_timeline_options(tmp_path, capsys):
                  "--timeline", str(s)]) == 0
     doc = json.loads(s.read_text())
     _schema(doc)
-    assert sum(e.get("cat") == "layer" for e in doc["traceEvents"]) == 54
+    ev = doc["traceEvents"]
+    layers = [e for e in ev if e.get("cat") == "layer"]
+    assert len(layers) == 54
+    # the access/execute pipeline's spans: each layer's matrix-unit work ends when the
+    # layer does (its stalls included), and every fold has its weights' DMA before it
+    clock = 700e6
+    for lay in layers[:5]:
+        mxu = [e for e in ev if e.get("cat") == "mxu" and lay["ts"] <= e["ts"] < lay["ts"] + lay["dur"]]
+        dma = [e for e in ev if e.get("cat") == "dma" and e["name"].startswith("Read_Weights")
+               and lay["ts"] <= e["ts"] < lay["ts"] + lay["dur"]]
+        assert len(mxu) == lay["args"]["folds"]
+        assert max(e["ts"] + e["dur"] for e in mxu) == pytest.approx(lay["ts"] + lay["dur"], abs=1.5e6 / clock)
+        first = {e["args"]["fold"]: e["ts"] + e["dur"] for e in dma}
+        assert all(first[m["args"]["fold"]] <= m["ts"] + 1e-9 for m in mxu if m["args"]["fold"] in first)
     assert main(["simulate", "simt", "--hw", "gtx480", "--kernel", "relu", "--n", "64",
                  "--mode", "analytic", "--timeline", str(t)]) == 2
     assert "--timeline needs the engine" in capsys.readouterr().err

@@ -88,13 +88,19 @@ def simt_trace(result, clock_hz: float) -> dict:
                           "sampled": bool(getattr(result, "sampled", False))}}
 
 
-def systolic_trace(result, clock_hz: float) -> dict:
-    """The systolic engine's Result as a Chrome trace: layers, their folds, stalls."""
+def systolic_trace(result, clock_hz: float, pipelines=None) -> dict:
+    """The systolic engine's Result as a Chrome trace: layers, their folds, stalls; with
+    ``pipelines`` ({layer: PipelineResult recorded with ``trace=True``}) the matrix
+    unit's fold spans as the access/execute pipeline ran them, stalls included, and the
+    DMA transfers (Read_Weights, Write_Outputs: DRAM time plus latency) on lanes of
+    their own."""
     if result.predictor != "systolic":
         raise ValueError("a systolic timeline needs the systolic engine's Result")
     us = 1e6 / clock_hz
     events = _meta(0, f"array ({result.hardware})", 0, "layers")
-    offset, named = 0.0, 0
+    if pipelines:
+        events += _meta(1, "matrix unit (access/execute pipeline)") + _meta(2, "DMA (DRAM transfers)")
+    offset, named, dma_named = 0.0, 0, set()
     for lr in result.layers:
         d = lr.detail
         events.append({"name": lr.workload, "cat": "layer", "ph": "X", "ts": offset,
@@ -102,6 +108,23 @@ def systolic_trace(result, clock_hz: float) -> dict:
                        "args": {"folds": lr.instructions, "compute_cycles": d.compute_cycles,
                                 "stall_cycles": d.stall_cycles, "utilization": lr.utilization}})
         ft = getattr(d, "fold_timing", None)
+        pipe = (pipelines or {}).get(lr.workload)
+        if pipe is not None and pipe.events:
+            for unit, pid_lane in (("mxu", 0), ("dma", 1)):
+                evs = [e for e in pipe.events if e[0] == unit]
+                if not evs:
+                    continue
+                lanes = _lanes(np.array([e[3] for e in evs]), np.array([e[4] for e in evs]))
+                for lane in range(int(lanes.max()) + 1):
+                    key = (unit, lane)
+                    if key not in dma_named:
+                        dma_named.add(key)
+                        events.append({"name": "thread_name", "ph": "M", "pid": 1 + pid_lane,
+                                       "tid": lane, "args": {"name": f"{unit} {lane + 1}"}})
+                for (u, name, f, t0, t1), lane in zip(evs, lanes):
+                    events.append({"name": f"{name} {f}", "cat": unit, "ph": "X",
+                                   "ts": offset + float(t0) * us, "dur": float(t1 - t0) * us,
+                                   "pid": 1 + pid_lane, "tid": int(lane), "args": {"fold": int(f)}})
         if ft is not None:
             # a fold's operands stream in while the one before drains: overlapping folds
             # go on lanes of their own
