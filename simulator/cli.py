@@ -1109,15 +1109,24 @@ def cmd_calibrate(args):
         print(f"wrote {args.toml}")
 
 
+def _device_of(args, hw, doc, name):
+    """The device a suite file was measured on, refused unless it can be ``hw``'s GPU
+    (the same rule as the time suites: ``measurements.same_gpu``)."""
+    from simulator.analysis.measurements import same_gpu
+    prov = doc.get("provenance") or {}
+    dev = str(prov.get("device", ""))
+    if not same_gpu(hw, dev, prov.get("compute_capability")):
+        raise ValueError(f"--measurements {args.measurements}: {name} was measured on {dev!r}, "
+                         f"not a {hw.name}")
+    return dev
+
+
 def _validate_tune(args, hw):
     """``validate --suites tune``: roofsim tune's rankings against every candidate measured."""
     from simulator.analysis import tune
     from simulator.table import format_table
     doc = tune.load(args.measurements)
-    dev = doc["provenance"].get("device", "")
-    if hw.name.split("-")[0].lower() not in dev.lower():
-        raise ValueError(f"--measurements {args.measurements}: tune.json was measured on {dev!r}, "
-                         f"not a {hw.name}")
+    dev = _device_of(args, hw, doc, "tune.json")
     s = tune.scores(hw, args.measurements)
     k = s["engine_top"]
     print(f"tune on {hw.name} against {dev}: {len(s['problems'])} problems, "
@@ -1168,10 +1177,7 @@ def _validate_counters(args, hw):
     from simulator.analysis import counters as cn
     from simulator.table import format_table
     doc = cn.load(args.measurements)
-    dev = doc["provenance"].get("device", "")
-    if hw.name.split("-")[0].lower() not in dev.lower() and hw.name.lower() not in dev.lower():
-        raise ValueError(f"--measurements {args.measurements}: counters.json was measured on "
-                         f"{dev!r}, not a {hw.name}")
+    dev = _device_of(args, hw, doc, "counters.json")
     rows = cn.rows(hw, args.measurements)
     one = [r for r in rows if sum(x["problem"] == r["problem"] for x in rows) == 1]
     sc, sc1 = cn.scores(rows), cn.scores(one)
@@ -1375,17 +1381,12 @@ def _plan_oracle(args, hw, net):
           f"configurations and transforms (ms)")
     print(format_table(["predictor", "best-of", "DP plan", "transforms", *pl.UNIFORM, "DP plan's convolutions"],
                        table, right=[False] + [True] * 7 + [False]))
-    text = pl.plan_text(net, {k: (tuple(v.split("-")) if "-" in v else v)
-                              for k, v in picks[by]["configs"].items()},
-                        f"roofsim plan --oracle: {args.workload} batch {args.batch} on {hw.name}, "
-                        f"picked from the {by} predictions\npredicted {picks[by]['seconds'] * 1e3:.3f} ms "
-                        f"({by}); best-of bound {picks[by]['best_of_seconds'] * 1e3:.3f} ms")
-    if args.oracle.lower().endswith(".json"):
-        text = pl.plan_json(net, {k: (tuple(v.split("-")) if "-" in v else v)
-                                  for k, v in picks[by]["configs"].items()},
-                            " ".join(line.lstrip("# ") for line in text.splitlines()
-                                     if line.startswith("#")))
-    atomic_write(args.oracle, text)
+    comment = (f"roofsim plan --oracle: {args.workload} batch {args.batch} on {hw.name}, picked "
+               f"from the {by} predictions\npredicted {picks[by]['seconds'] * 1e3:.3f} ms ({by}); "
+               f"best-of bound {picks[by]['best_of_seconds'] * 1e3:.3f} ms")
+    configs = pl.configs_from_names(picks[by]["configs"])
+    atomic_write(args.oracle, pl.plan_json(net, configs, comment.replace("\n", "; "))
+                 if args.oracle.lower().endswith(".json") else pl.plan_text(net, configs, comment))
     print(f"wrote {args.oracle} (the {by} predictions' plan)")
     doc = {"hw": hw.name, "workload": args.workload, "batch": args.batch, "mode": args.mode,
            "l2": args.l2, "picked_by": by, "oracle": picks, "wall_seconds": out.wall_seconds}

@@ -47,7 +47,7 @@ def load_predictions(folder, batch: int) -> dict:
 
 
 def _configs(net, rec):
-    return {k: (tuple(v.split("-")) if "-" in v else v) for k, v in rec["configs"].items()}
+    return pl.configs_from_names(rec["configs"])
 
 
 def measured_plans(records) -> dict:

@@ -84,7 +84,7 @@ def _tensor_dims(op):
     raise ValueError(f"layer {op.name}: {op.kind} has no kernel")
 
 
-def _input_dims(net):
+def input_dims(net):
     """(N, C, H, W) of the network's input (a GEMM's A: M x K x 1 x 1, no layout)."""
     first = next(op for op in net.ops if net.inputs_of(op.name) == ("input",))
     if first.kind == "gemm":
@@ -106,7 +106,7 @@ def expand(net, configs: dict, ops=None, layouts=None, dims=None) -> list:
     layout = {"input": INPUT_LAYOUT, **(layouts or {})}
     shape = dict(dims or {})
     if "input" not in shape and (ops is None or any("input" in net.inputs_of(o.name) for o in ops)):
-        shape["input"] = _input_dims(net)
+        shape["input"] = input_dims(net)
     done, out = {}, []
     for op in (net.ops if ops is None else ops):
         ins = net.inputs_of(op.name)
@@ -227,21 +227,28 @@ def load_plan_file(path, net) -> dict:
     return out
 
 
-def plan_json(net, configs: dict, comment: str = "") -> str:
-    """A plan file (JSON) listing every configured layer."""
+def configs_from_names(names: dict) -> dict:
+    """{layer: "direct-nhwc" | "im2col"} (a plan file's or a record's) -> configurations."""
+    return {k: (tuple(v.split("-")) if "-" in v else v) for k, v in names.items()}
+
+
+def _default_config(net, configs: dict):
+    """The configuration most of the convolutions take (a plan file's default)."""
     from collections import Counter
     convs = [configs[n] for n in configurable(net) if isinstance(configs[n], tuple)]
-    default = Counter(convs).most_common(1)[0][0] if convs else CONFIGS[0]
-    return json.dumps({"comment": comment, "default": config_name(default),
+    return Counter(convs).most_common(1)[0][0] if convs else CONFIGS[0]
+
+
+def plan_json(net, configs: dict, comment: str = "") -> str:
+    """A plan file (JSON) listing every configured layer."""
+    return json.dumps({"comment": comment, "default": config_name(_default_config(net, configs)),
                        "layers": {n: config_name(configs[n]) for n in configurable(net)}},
                       indent=1) + "\n"
 
 
 def plan_text(net, configs: dict, comment: str = "") -> str:
     """A plan file (TOML) listing every configured layer."""
-    from collections import Counter
-    convs = [configs[n] for n in configurable(net) if isinstance(configs[n], tuple)]
-    default = Counter(convs).most_common(1)[0][0] if convs else CONFIGS[0]
+    default = _default_config(net, configs)
     lines = [f"# {line}" for line in comment.splitlines()]
     lines += [f'default = "{config_name(default)}"', "", "[layers]"]
     for n in configurable(net):
@@ -407,7 +414,7 @@ def all_transforms(net) -> list:
     """Every transform any plan of ``net`` may insert: each tensor a layer reads with a
     spatial extent, into each layout."""
     from workloads.ir import Conv2d
-    dims = {"input": _input_dims(net)}
+    dims = {"input": input_dims(net)}
     out, seen = [], set()
     for op in net.ops:
         for t in net.inputs_of(op.name):
@@ -472,7 +479,7 @@ def choose(net, seconds: dict):
     layer --, best-of lower bound in seconds). A time the table lacks is an error naming
     the layer."""
     from .oracle import segmented
-    dims = {"input": _input_dims(net)}
+    dims = {"input": input_dims(net)}
     for op in net.ops:
         dims[op.name] = _tensor_dims(op)
 

@@ -152,13 +152,12 @@ class Forward:
 
     def __init__(self, c, net, layers, params):
         from simulator.analysis.plan import kernel_args
+        from simulator.analysis.plan import input_dims
         from simulator.simt.kernels import REGISTRY
         self.net, self.layers, self.c = net, layers, c
         self.tensors = {}
         self.calls = []
-        first = next(op for op in net.ops if net.inputs_of(op.name) == ("input",))
-        self.input_shape = (first.N, first.C, first.H, first.W)
-        self.tensors["input"] = c.device_array(int(np.prod(self.input_shape)), np.float32)
+        self.tensors["input"] = c.device_array(int(np.prod(input_dims(net))), np.float32)
         scratch = max([lp.op.N * lp.op.P * lp.op.Q * lp.op.C * lp.op.R * lp.op.S
                        for lp in layers if lp.kernel == "conv-im2col"] or [1])
         self.col = c.device_array(scratch, np.float32)
@@ -169,9 +168,6 @@ class Forward:
             arrays = self._bind(lp, dev, params)
             self.calls.append((lp.op.name, dev.launch, arrays))
 
-    def _flat(self, name):
-        return self.tensors[name]
-
     def _new(self, name, elements):
         a = self.c.device_array(int(elements), np.float32)
         self.tensors[name] = a
@@ -179,7 +175,7 @@ class Forward:
 
     def _bind(self, lp, dev, params):
         op, c = lp.op, self.c
-        ins = [self._flat(t) for t in lp.inputs]
+        ins = [self.tensors[t] for t in lp.inputs]
         if lp.kernel == "conv-direct":
             wc = params[op.name]
             w = wc if op.layout == "nchw" else np.ascontiguousarray(wc.transpose(2, 3, 1, 0))
@@ -273,15 +269,11 @@ def _sample(c, fwd, upto, host, per_layer, counts, key):
     return tot, layers
 
 
-def describe(lp):
-    from simulator.analysis.plan import describe as d
-    return d(lp)
-
-
 def measure_plan(c, net, layers, params, x, ref, reps=5, subtraction_budget_s=40.0,
                  label="", log=print) -> dict:
     """One plan's forward: checked against ``ref`` (numpy's logits) and timed the three
     ways (module doc)."""
+    from simulator.analysis.plan import describe
     t0 = time.time()
     fwd = Forward(c, net, layers, params)
     fwd.tensors["input"].copy_to_device(x.astype(np.float32).ravel())
@@ -349,7 +341,7 @@ def measure_plan(c, net, layers, params, x, ref, reps=5, subtraction_budget_s=40
 def measure_transforms(c, net, reps=5) -> list:
     """Every transform a plan of ``net`` may insert (each tensor into each layout), timed
     as the per-layer method times a layer: events around each, queued back to back."""
-    from simulator.analysis.plan import all_transforms, kernel_args
+    from simulator.analysis.plan import all_transforms, describe, kernel_args
     from simulator.simt.kernels import REGISTRY
 
     from . import micro
@@ -410,9 +402,7 @@ def run_network(workload="resnet50", batches=(1,), plans=("direct-nchw",), seed=
         workload_name = net.name
         weights = random_weights(net, seed)
         params = folded(net, weights)
-        first = next(op for op in net.ops if net.inputs_of(op.name) == ("input",))
-        x = np.random.default_rng(seed + 1).standard_normal(
-            (first.N, first.C, first.H, first.W)).astype(np.float32)
+        x = np.random.default_rng(seed + 1).standard_normal(pl.input_dims(net)).astype(np.float32)
         tr = time.time()
         ref = reference_forward(net, weights, x)
         log(f"batch {batch}: numpy reference forward in {time.time() - tr:.1f} s")
