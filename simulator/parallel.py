@@ -179,9 +179,9 @@ def _distributed(fn, items, results, progress, workers, scheduler) -> int:
     except SchedulerError:
         raise
     except OSError as e:
-        raise ValueError(f"--scheduler {scheduler!r}: cannot reach it ({e})") from None
+        raise ValueError(f"scheduler={str(scheduler)[:80]!r}: cannot reach it ({e})") from None
     except (ValueError, TypeError) as e:
-        raise ValueError(f"--scheduler {str(scheduler)[:80]!r}: not a scheduler address "
+        raise ValueError(f"scheduler={str(scheduler)[:80]!r}: not a scheduler address "
                          f"(host:port or tcp://host:port): {e}") from None
     finally:
         signal.signal(signal.SIGINT, old)
@@ -205,10 +205,10 @@ def _distributed(fn, items, results, progress, workers, scheduler) -> int:
 
 
 class SchedulerError(ValueError):
-    """--scheduler names no Dask scheduler that answers."""
+    """``scheduler`` names no Dask scheduler that answers."""
 
 
-CONNECT_S = 10     # seconds to reach a --scheduler and finish Dask's handshake with it
+CONNECT_S = 10     # seconds to reach a scheduler and finish Dask's handshake with it
 
 
 def _connect(Client, scheduler):
@@ -232,7 +232,7 @@ def _connect(Client, scheduler):
         return box["client"]
     if isinstance(e, (ValueError, TypeError, KeyboardInterrupt)):
         raise e
-    name = f"--scheduler {str(scheduler)[:80]!r}"
+    name = f"scheduler={str(scheduler)[:80]!r}"
     if e is None or isinstance(e, (TimeoutError, OSError)):
         raise SchedulerError(f"{name}: no Dask scheduler answered there within {CONNECT_S} s "
                              f"(is it running, and is the address right?)")

@@ -184,13 +184,13 @@ def test_interrupted_before_any_row_still_writes_a_partial_json(tmp_path, capsys
     (a script waiting for it sees why it is empty); no CSV or chart of nothing; exit 130."""
     import argparse
 
-    from simulator import cli
+    from simulator.cli.outputs import finish
     from simulator.parallel import Outcome
     args = argparse.Namespace(csv=str(tmp_path / "p.csv"), json=str(tmp_path / "p.json"),
                               plot=None)
     out = Outcome(results=[None, None], done=0, interrupted=True, wall_seconds=0.5)
     with pytest.raises(KeyboardInterrupt):
-        cli._finish(args, out, [], lambda rs: {"plan": "x", "layers": rs})
+        finish(args, out, [], lambda rs: {"plan": "x", "layers": rs})
     doc = json.loads((tmp_path / "p.json").read_text())
     assert doc == {"plan": "x", "layers": [], "partial": True}
     assert not (tmp_path / "p.csv").exists()

@@ -144,7 +144,7 @@ def test_every_option_has_help():
             elif not isinstance(a, argparse._HelpAction) and not isinstance(a, argparse._VersionAction):
                 if not a.help:
                     missing.append(f"{path} {'/'.join(a.option_strings) or a.dest}")
-    walk(build_parser(kernels=True), "roofsim")
+    walk(build_parser(), "roofsim")
     assert not missing, missing
 
 

@@ -3,7 +3,7 @@
 engine's."""
 import hwmodels
 from simulator.analysis import counters as cn
-from simulator.measure.counters import PROBLEMS, launches_of, problem_of
+from simulator.analysis.counters import PROBLEMS, launches_of, problem_of
 from simulator.simt import api
 
 FOLDER = "data/measurements/h100-sxm"

@@ -117,6 +117,7 @@ _MASKS = [
     (re.compile(r"; \d+ s\)"), "; <n> s)"),
     (re.compile(r" in \d+\.\d s"), " in <n> s"),
     (re.compile(r"done \(\d+ s\)"), "done (<n> s)"),
+    (re.compile(r"has [0-9.]+ GiB free"), "has <n> GiB free"),      # this machine's memory now
 ]
 
 

@@ -24,6 +24,128 @@ def _imports(folder):
     return out
 
 
+PACKAGES = ("hwmodels", "workloads", "simulator")
+# docs/architecture.md's floors, lowest first: a module imports only its own floor and below
+FLOORS = (("hwmodels", "workloads"),
+          ("simulator.result", "simulator.table", "simulator.parallel", "simulator.jit"),
+          ("simulator.simt", "simulator.systolic"),
+          ("simulator.analysis",),
+          ("simulator.measure",),
+          ("simulator.api", "simulator.cli", "simulator.__main__", "simulator"))
+
+
+def import_graph(root: Path, packages=PACKAGES) -> dict:
+    """{module: the project's modules it imports}, every import statement counted --
+    function-local ones too, since they run -- and relative imports resolved."""
+    import ast
+    files = {}
+    for pkg in packages:
+        for path in (root / pkg).rglob("*.py"):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            files[".".join(parts)] = path
+
+    def known(name):
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph = {m: set() for m in files}
+    for mod, path in files.items():
+        here = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(here[:len(here) - node.level + 1] + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base
+                           for a in node.names]
+            else:
+                continue
+            for t in map(known, targets):
+                if t and t != mod:
+                    graph[mod].add(t)
+    return graph
+
+
+def cycles(graph) -> list:
+    """The import cycles: each strongly connected component of more than one module
+    (Tarjan's algorithm, iterative), sorted."""
+    index, low, on, stack, out, counter = {}, {}, set(), [], [], [0]
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return sorted(out)
+
+
+def floor(module: str) -> int:
+    for i, names in enumerate(FLOORS):
+        if any(module == n or module.startswith(n + ".") for n in names):
+            return i
+    raise AssertionError(f"{module} is on no floor of docs/architecture.md")
+
+
+def test_no_import_cycle_anywhere():
+    assert cycles(import_graph(ROOT)) == []
+
+
+def test_the_cycle_test_finds_a_planted_cycle(tmp_path):
+    pkg = tmp_path / "simulator"
+    (pkg / "analysis").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "analysis" / "__init__.py").write_text("")
+    (pkg / "analysis" / "a.py").write_text("from . import b\n")
+    (pkg / "analysis" / "b.py").write_text("def f():\n    from simulator.analysis.c import g\n")
+    (pkg / "analysis" / "c.py").write_text("from .a import x\n")
+    (pkg / "analysis" / "d.py").write_text("import simulator.analysis.a\n")
+    found = cycles(import_graph(tmp_path, ("simulator",)))
+    assert found == [["simulator.analysis.a", "simulator.analysis.b", "simulator.analysis.c"]]
+
+
+def test_nothing_imports_upwards():
+    """Each module imports only its own floor and those below (docs/architecture.md);
+    hwmodels and workloads import nothing else of the project, nor each other."""
+    graph = import_graph(ROOT)
+    up = sorted((m, t) for m, ts in graph.items() for t in ts if floor(t) > floor(m))
+    sideways = sorted((m, t) for m, ts in graph.items() for t in ts
+                      if floor(m) == 0 and m.split(".")[0] != t.split(".")[0])
+    assert up == [] and sideways == []
+
+
 @pytest.mark.parametrize("engine", ["simulator/simt", "simulator/systolic"])
 def test_engines_never_import_analysis(engine):
     bad = [(f, m) for f, m in _imports(engine) if "analysis" in m]

@@ -1,8 +1,8 @@
-"""The README's examples run as shown.
+"""The README's and the docs' examples run as shown.
 
-Every ```console block is a list of ``$ roofsim ...`` commands, each followed by the
-output it prints. A line ``...`` in the shown output stands for any number of lines.
-Run ``pytest --regen-golden`` to rewrite the shown outputs (then review the diff).
+Every ```console block of README.md and docs/*.md is a list of ``$ roofsim ...``
+commands, each followed by the output it prints. A line ``...`` in the shown output
+stands for any number of lines. A stale example fails with the output it printed.
 """
 import re
 import shlex
@@ -14,6 +14,7 @@ import pytest
 from simulator.cli import main
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+PAGES = [README] + sorted((README.parent / "docs").glob("*.md"))
 
 
 def _blocks(text):
@@ -21,18 +22,20 @@ def _blocks(text):
 
 
 def _examples():
+    """(page, command, shown lines) of every console block, pages in order."""
     out = []
-    for block in _blocks(README.read_text()):
-        cmd, shown = None, []
-        for line in block.splitlines():
-            if line.startswith("$ "):
-                if cmd:
-                    out.append((cmd, shown))
-                cmd, shown = line[2:], []
-            else:
-                shown.append(line)
-        if cmd:
-            out.append((cmd, shown))
+    for page in PAGES:
+        for block in _blocks(page.read_text()):
+            cmd, shown = None, []
+            for line in block.splitlines():
+                if line.startswith("$ "):
+                    if cmd:
+                        out.append((page.name, cmd, shown))
+                    cmd, shown = line[2:], []
+                else:
+                    shown.append(line)
+            if cmd:
+                out.append((page.name, cmd, shown))
     return out
 
 
@@ -49,12 +52,13 @@ EXAMPLES = _examples()
 
 
 def test_readme_has_examples():
-    assert len(EXAMPLES) >= 5
+    assert sum(page == "README.md" for page, _, _ in EXAMPLES) >= 5
+    assert any(page != "README.md" for page, _, _ in EXAMPLES)
 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    """One folder for all examples, in README order (later ones may read earlier files),
+    """One folder for all examples, in page order (later ones may read earlier files),
     holding a copy of examples/ and data/."""
     d = tmp_path_factory.mktemp("readme")
     shutil.copytree(README.parent / "examples", d / "examples")
@@ -62,16 +66,16 @@ def workdir(tmp_path_factory):
     return d
 
 
-@pytest.mark.parametrize("cmd,shown", EXAMPLES, ids=[c for c, _ in EXAMPLES])
-def test_readme_example(cmd, shown, workdir, monkeypatch, capsys):
+@pytest.mark.parametrize("page,cmd,shown", EXAMPLES, ids=[f"{p}: {c}" for p, c, _ in EXAMPLES])
+def test_readme_example(page, cmd, shown, workdir, monkeypatch, capsys):
     argv = shlex.split(cmd)
-    assert argv[0] == "roofsim", "README examples must be roofsim commands"
+    assert argv[0] == "roofsim", f"{page}: console examples must be roofsim commands"
     monkeypatch.chdir(workdir)
     code = main(argv[1:])
     out, err = capsys.readouterr()
     assert code == 0, err
     actual = out.rstrip("\n").splitlines()
-    assert _matches(shown, actual), f"README output of `{cmd}` is stale:\n{out}"
+    assert _matches(shown, actual), f"{page}: the output of `{cmd}` is stale:\n{out}"
 
 
 def _table_rows():

@@ -95,6 +95,14 @@ def test_every_kernel_device_face_matches_numpy_and_its_accesses(kernel, i):
         assert log.by_thread == _nonempty(spec.accesses(problem)[0])
 
 
+def test_the_help_catalog_is_the_registry():
+    """--help reads the kernels' options from simulator/cli/kernel_catalog.py (no numba):
+    it must be the registry's; `python -m simulator.cli.kernel_options` rewrites it."""
+    from simulator.cli.kernel_options import kernels
+    assert kernels(live=False) == kernels(live=True), \
+        "run python -m simulator.cli.kernel_options to write the catalog anew"
+
+
 def test_cli_choices_are_the_registry():
     from simulator.cli import build_parser
     ap = build_parser()

@@ -228,7 +228,7 @@ def read_plain(path) -> list:
 def read(path) -> list:
     p = Path(path)
     if not p.is_file():
-        raise ValueError(f"--trace {str(path)!r}: no such file")
+        raise ValueError(f"path={str(path)!r}: no such file")
     if p.suffix.lower() == ".json":
         return read_torch(p)
     head = p.read_text(errors="replace")[:4096]

@@ -90,7 +90,7 @@ def load_suite(folder, suite: str) -> SuiteFile:
     """``folder/suite.json``, its shape checked (ValueError naming file, record, field)."""
     path = Path(folder) / f"{suite}.json"
     if not path.is_file():
-        raise ValueError(f"--measurements {folder}: no {suite}.json there")
+        raise ValueError(f"folder={str(folder)!r}: no {suite}.json there")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
@@ -310,7 +310,7 @@ def load_suite_json(folder, suite: str, made_by: str) -> dict:
     (counters, tune): its suite name and records list checked."""
     path = Path(folder) / f"{suite}.json"
     if not path.is_file():
-        raise ValueError(f"--measurements {folder}: no {suite}.json there ({made_by})")
+        raise ValueError(f"folder={str(folder)!r}: no {suite}.json there ({made_by})")
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:

@@ -150,7 +150,7 @@ def expand(net, configs: dict, ops=None, layouts=None, dims=None) -> list:
 
 def uniform_configs(net, name: str) -> dict:
     if name not in UNIFORM:
-        raise ValueError(f"--plan {name!r}: allowed: {', '.join(UNIFORM)}, or a plan file "
+        raise ValueError(f"plan={name!r}: allowed: {', '.join(UNIFORM)}, or a plan file "
                          "(.toml or .json)")
     cfg = parse_config(name)
     return {n: (cfg if op.kind == "conv2d" else cfg[0]) for op in net.ops
@@ -164,9 +164,9 @@ def load_plan_file(path, net) -> dict:
     from pathlib import Path
     p = Path(path)
     if p.is_dir():
-        raise ValueError(f"--plan {path!r}: a folder, not a plan file")
+        raise ValueError(f"plan={str(path)!r}: a folder, not a plan file")
     if not p.is_file():
-        raise ValueError(f"--plan {path!r}: no such plan file (or one of {', '.join(UNIFORM)})")
+        raise ValueError(f"plan={str(path)!r}: no such plan file (or one of {', '.join(UNIFORM)})")
     if p.stat().st_size > MAX_PLAN_BYTES:
         raise ValueError(f"plan file {path}: {p.stat().st_size:,} bytes; a plan file is at most "
                          f"{MAX_PLAN_BYTES:,} (one line a layer)")
@@ -262,7 +262,7 @@ def configs_of(net, plan: str) -> dict:
         return uniform_configs(net, plan)
     if "/" in plan or plan.lower().endswith((".toml", ".json")):
         return load_plan_file(plan, net)
-    raise ValueError(f"--plan {plan!r}: allowed: {', '.join(UNIFORM)}, or a plan file "
+    raise ValueError(f"plan={plan!r}: allowed: {', '.join(UNIFORM)}, or a plan file "
                      "(.toml or .json)")
 
 
@@ -270,7 +270,7 @@ def network(network_name: str, batch: int):
     import workloads
     net = workloads.resolve(network_name, batch=batch)
     if not any(op.kind in ("conv2d", "gemm") for op in net.ops):
-        raise ValueError(f"--workload {network_name!r}: no convolution or GEMM to plan")
+        raise ValueError(f"workload={network_name!r}: no convolution or GEMM to plan")
     bad = [op for op in net.ops if op.kind not in ("conv2d", "gemm", "batchnorm", "pool2d")]
     if bad:
         raise ValueError(f"layer {bad[0].name}: {bad[0].kind} has no kernel yet")
@@ -281,7 +281,7 @@ def uniform(network_name: str, batch: int, name: str) -> list[LayerPlan]:
     """Every layer of ``network_name`` at ``batch`` under uniform plan ``name`` (one of
     UNIFORM), transforms included."""
     if name not in UNIFORM:
-        raise ValueError(f"--plan {name!r}: allowed: {', '.join(UNIFORM)}")
+        raise ValueError(f"plan={name!r}: allowed: {', '.join(UNIFORM)}")
     net = network(network_name, batch)
     return expand(net, uniform_configs(net, name))
 
@@ -359,7 +359,7 @@ def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, worke
 
     from simulator.parallel import map_tasks
     if mode not in ("sampled", "analytic"):
-        raise ValueError(f"--mode {mode!r}: allowed: sampled, analytic")
+        raise ValueError(f"mode={mode!r}: allowed: sampled, analytic")
     first = {}
     for i, lp in enumerate(layers):
         first.setdefault(_shape_key(lp), i)
@@ -372,6 +372,8 @@ def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, worke
     cost = ({i: sum(sampled_cost(hw, p) for p in probs[i].programs) for i in unique}
             if mode == "sampled" else {})
     order = sorted(unique, key=lambda i: -cost.get(i, 0.0))
+    from simulator.simt.api import announce_compiling
+    announce_compiling()          # before the workers start compiling it
     out = map_tasks(predict_layer, [LayerTask(hw, layers[i], mode, l2_warm, probs[i]) for i in order],
                     workers=workers, scheduler=scheduler, label="plan")
     by_first = dict(zip(order, out.results))
@@ -522,3 +524,69 @@ def plan_seconds(net, configs: dict, seconds: dict):
     has no time (its kernel cannot launch)."""
     keys = [time_key(lp) for lp in expand(net, configs)]
     return None if any(k not in seconds for k in keys) else sum(seconds[k] for k in keys)
+
+
+@dataclass(frozen=True)
+class OracleReport:
+    """What ``oracle`` found: the layer configurations and transforms it predicted (those
+    that cannot launch left out, with why), their rows, and per predictor the dynamic
+    program's pick, its transforms' share, the best-of bound and each uniform plan's
+    total; the plan picked from ``picked_by``'s predictions (``configs``). A run Ctrl-C
+    stopped (``outcome.interrupted``) picked nothing."""
+
+    layers: tuple
+    refused: tuple                 # (LayerPlan, why) it could not launch
+    outcome: object                # the map_tasks Outcome of the layers' predictions
+    picks: dict                    # predictor -> {seconds, switch_seconds, best_of_seconds,
+    #                                 uniform_seconds, configs (layer -> config name)}
+    choices: dict                  # predictor -> the dynamic program's Choice
+    picked_by: str
+    configs: dict                  # the picked plan: layer -> configuration
+
+    def rows(self) -> list:
+        """A row per predicted layer, with its time key."""
+        return [{**r, "key": " ".join(map(str, time_key(lp)))}
+                for lp, r in zip(self.layers, self.outcome.results)]
+
+
+def oracle(hw, net, mode: str = "sampled", l2_warm: bool = False, workers=None,
+           scheduler=None) -> OracleReport:
+    """Every layer of ``net`` predicted in each configuration and every transform, then
+    per predictor the best-of bound and the dynamic program's plan; the plan picked from
+    the engine's predictions (the analytic model's with ``mode='analytic'``)."""
+    layers, refused = launchable(hw, oracle_layers(net))
+    out, _ = predict_plan(hw, layers, mode, l2_warm, workers, scheduler)
+    by = "engine" if mode != "analytic" else "analytic"
+    if out.interrupted:
+        return OracleReport(tuple(layers), tuple(refused), out, {}, {}, by, {})
+    picks, choices = {}, {}
+    for p in PREDICTORS:
+        if p == "engine" and mode == "analytic":
+            continue
+        sec = {time_key(lp): r[f"{p}_seconds"] for lp, r in zip(layers, out.results)}
+        choice, best = choose(net, sec)
+        choices[p] = choice
+        picks[p] = {"seconds": choice.seconds, "switch_seconds": choice.switch_seconds,
+                    "best_of_seconds": best,
+                    "uniform_seconds": {u: plan_seconds(net, uniform_configs(net, u), sec)
+                                        for u in UNIFORM},
+                    "configs": {k: config_name(v) for k, v in choice.configs.items()}}
+    return OracleReport(tuple(layers), tuple(refused), out, picks, choices, by,
+                        configs_from_names(picks[by]["configs"]))
+
+
+def systolic_layers(hw, net) -> tuple:
+    """The network's convolutions and FC on systolic preset ``hw`` (its own dataflow, the
+    default engine mode): ({layer: seconds}, whether the stalls came from the closed form
+    -- a small array's many folds are too many for the pipeline model)."""
+    from simulator.systolic.engine import simulate_network
+    if getattr(hw, "family", None) != "systolic":
+        raise ValueError(f"vs={hw.name!r}: not a systolic array (e.g. tpu-v1, systolic-8x8)")
+    dataflow = getattr(hw, "dataflow", "ws")
+    try:
+        res, closed = simulate_network(hw, net, dataflow), False
+    except ValueError as e:
+        if "--stalls closed-form" not in str(e):
+            raise
+        res, closed = simulate_network(hw, net, dataflow, stalls="closed-form"), True
+    return {lr.workload: lr.seconds for lr in res.layers}, closed

@@ -193,3 +193,19 @@ def bound(hw, workload, precision: str = "fp32", l2_warm: bool = False) -> Resul
                   bytes_by_level=levels, limiter=dominant, wall_seconds=wall, op=net.identity(),
                   layers=layers, extra={"precision": rep.precision,
                                         "seconds_by_bound": t["seconds_by_bound"]}, detail=rep)
+
+
+def ceilings(hw) -> dict:
+    """The hardware's roofs: its peak FLOP/s per precision, and per memory level the
+    bandwidth, the on-chip capacity inside it and the ridge point per precision (what
+    ``roofsim hw show`` lists as derived)."""
+    rates = hw.peak_rates()
+    return {
+        "peak_flop_per_s": {q: hw.peak_flop_per_s(q) for q in rates.supported()},
+        "memory_levels": [{"name": lv.name, "bandwidth_bytes_per_s": lv.bandwidth_bytes_per_s,
+                           "inner_capacity_bytes": lv.inner_capacity_bytes,
+                           "private_units": lv.private_units,
+                           "ridge_flop_per_byte": {q: hw.peak_flop_per_s(q) / lv.bandwidth_bytes_per_s
+                                                   for q in rates.supported()}}
+                          for lv in hw.memory_levels()],
+    }

@@ -9,6 +9,24 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+GEMMS = ("gemm:256x256x256", "gemm:512x512x512", "gemm:1024x1024x1024", "gemm:2048x2048x2048",
+         "gemm:1000x3000x500", "gemm:4096x256x1024", "gemm:128x8192x512", "gemm:2048x512x1024")
+CONVS = ("conv1/1", "layer1.0.conv1/1", "layer1.0.conv2/1", "layer2.0.conv2/1", "layer3.0.conv2/1",
+         "layer4.0.conv2/1", "layer4.2.conv1/1", "layer1.0.conv2/8", "layer2.0.conv1/8",
+         "layer3.0.conv2/8", "layer3.1.conv1/8", "layer4.1.conv2/8")
+PROBLEMS = GEMMS + CONVS
+
+
+def op_of(problem: str):
+    """The op of a tune problem: a workload spec, or a ResNet-50 layer and its batch
+    (``layer3.0.conv2/8``)."""
+    import workloads
+    if "/" in problem:
+        name, batch = problem.split("/")
+        return next(o for o in workloads.resolve("resnet50", batch=int(batch)).ops if o.name == name)
+    return workloads.resolve(problem).ops[0]
+
+
 GEMM_NAIVE_BLOCKS = ((8, 8), (16, 16), (32, 8), (32, 32))
 CONV_BLOCKS = (64, 128, 256, 512, 1024)
 TILES = (8, 16, 32)
@@ -108,7 +126,6 @@ def scores(hw, folder, engine_top: int = 3) -> dict:
 
     from scipy.stats import spearmanr
 
-    from simulator.measure.tune import op_of
     doc = load(folder)
     by = {}
     for r in doc["records"]:

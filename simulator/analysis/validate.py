@@ -127,6 +127,8 @@ def predict_suites(hw, suite_files, engine_budget=None, workers=None, scheduler=
     stopped the run first); ``log`` is told as each suite finishes."""
     from simulator.parallel import map_tasks
     tasks = record_tasks(hw, suite_files, engine_budget)
+    from simulator.simt.api import announce_compiling
+    announce_compiling()          # before the workers start compiling it
     return map_tasks(predict_record, tasks, workers=workers, scheduler=scheduler,
                      label="validate", group=lambda t: t.suite.suite, log=log)
 
@@ -204,4 +206,20 @@ def score(rows) -> dict:
         res["pairs"] = total
         out[p] = res
     out["pairs_in_order"] = out["engine"]["pairs_in_order"]
+    return out
+
+
+def report(hw, suite_files, outcome, folder, engine_budget=None) -> dict:
+    """The scores of a ``predict_suites`` run, per suite (with the device each file was
+    measured on): what ``roofsim validate --json`` writes besides its rows. A run Ctrl-C
+    stopped says how many records it predicted."""
+    rows = outcome.finished
+    out = {"hw": hw.name, "measurements": str(folder), "suites": {},
+           "engine_budget": engine_budget, "wall_seconds": outcome.wall_seconds}
+    if outcome.interrupted:
+        out.update(records_done=outcome.done, records_total=len(outcome.results))
+    for sf in suite_files:
+        rs = [r for r in rows if r.suite == sf.suite]
+        if rs:
+            out["suites"][sf.suite] = {**score(rs), "device": sf.device}
     return out

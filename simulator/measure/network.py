@@ -387,6 +387,24 @@ def measured_seconds(net, plans: dict, transforms: list) -> dict:
     return table
 
 
+def check_plans(workload, batches, plans):
+    """Every plan's launches at every batch, checked before any GPU work: a ValueError
+    naming the plan, the batch and the layer whose launch cannot be made."""
+    from simulator.analysis import plan as pl
+    from simulator.simt.kernels import REGISTRY
+    for b in batches:
+        net = pl.network(workload, b)
+        for p in plans:
+            for name in (pl.UNIFORM if p == "oracle" else (p,)):
+                for lp in pl.expand(net, pl.configs_of(net, name)):
+                    spec = REGISTRY.get(lp.kernel)
+                    try:
+                        spec.device(spec.problem(**pl.kernel_args(lp)))
+                    except ValueError as e:
+                        raise ValueError(f"plan={name!r} at batch {b}: layer {lp.op.name} "
+                                         f"({lp.kernel}): {e}") from None
+
+
 def run_network(workload="resnet50", batches=(1,), plans=("direct-nchw",), seed=0, reps=5,
                 command=None, log=print) -> dict:
     """Measure each plan at each batch (``oracle`` in ``plans``: the plan the dynamic
@@ -427,7 +445,7 @@ def run_network(workload="resnet50", batches=(1,), plans=("direct-nchw",), seed=
         if "oracle" in plans:
             missing = [u for u in pl.UNIFORM if u not in measured]
             if missing:
-                raise ValueError(f"--plan oracle needs the four uniform plans measured too; "
+                raise ValueError(f"plan='oracle' needs the four uniform plans measured too; "
                                  f"missing {', '.join(missing)}")
             trs = measure_transforms(c, net, reps=reps)
             table = measured_seconds(net, {u: measured[u] for u in pl.UNIFORM}, trs)

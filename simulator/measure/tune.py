@@ -9,20 +9,7 @@ from __future__ import annotations
 
 import time
 
-GEMMS = ("gemm:256x256x256", "gemm:512x512x512", "gemm:1024x1024x1024", "gemm:2048x2048x2048",
-         "gemm:1000x3000x500", "gemm:4096x256x1024", "gemm:128x8192x512", "gemm:2048x512x1024")
-CONVS = ("conv1/1", "layer1.0.conv1/1", "layer1.0.conv2/1", "layer2.0.conv2/1", "layer3.0.conv2/1",
-         "layer4.0.conv2/1", "layer4.2.conv1/1", "layer1.0.conv2/8", "layer2.0.conv1/8",
-         "layer3.0.conv2/8", "layer3.1.conv1/8", "layer4.1.conv2/8")
-PROBLEMS = GEMMS + CONVS
-
-
-def op_of(problem: str):
-    import workloads
-    if "/" in problem:
-        name, batch = problem.split("/")
-        return next(o for o in workloads.resolve("resnet50", batch=int(batch)).ops if o.name == name)
-    return workloads.resolve(problem).ops[0]
+from simulator.analysis.tune import PROBLEMS, candidates, op_of
 
 
 def _reference_at(dev, inputs, got, idx, gemm):
@@ -37,7 +24,6 @@ def _reference_at(dev, inputs, got, idx, gemm):
 def run_tune(c, seed=0, problems=PROBLEMS, log=print) -> list:
     import numpy as np
 
-    from simulator.analysis.tune import candidates
     from simulator.simt.kernels import REGISTRY
 
     from . import harness
@@ -69,3 +55,15 @@ def run_tune(c, seed=0, problems=PROBLEMS, log=print) -> list:
                          "ok": bool(err < 1e-4 and np.isfinite(got).all())})
         log(f"tune: {problem}: {len(candidates(op))} candidates in {time.time() - t0:.1f} s")
     return recs
+
+
+def run_suite(command=None) -> dict:
+    """The whole suite on this machine's GPU, as the suite file holds it (raises NoGPU,
+    one line, without one)."""
+    from . import harness
+    c = harness.require_gpu()
+    prov = harness.provenance(command)
+    t0 = time.time()
+    recs = run_tune(c)
+    return {"suite": "tune", "schema_version": 1, "provenance": prov,
+            "wall_seconds": time.time() - t0, "records": recs}

@@ -84,14 +84,30 @@ def _with_op(result, problem: Problem):
     return dataclasses.replace(result, workload=problem.kernel, op=problem.op.identity())
 
 
+def announce_compiling() -> bool:
+    """Log (``simulator.jit``) that the SIMT engine is about to be compiled, where numba's
+    cache does not hold it yet; callers that spread predictions over worker processes
+    call it before they start them."""
+    import sys
+
+    from simulator import jit
+    from . import core, dispatch, hwvec, isa, memory, stats, walk
+    kernel_modules = [m for name, m in sys.modules.items()
+                      if name.startswith("simulator.simt.kernels.") and m is not None]
+    return jit.announce("SIMT engine", [core, memory, walk, dispatch, isa, stats, hwvec,
+                                        _analytic, *kernel_modules])
+
+
 def simulate(hw, problem: Problem, mode: str = "sampled", policy: str = "gto", trace: int = 0,
              l2_warm: bool = False):
     """The engine's Result for ``problem`` (``mode`` full or sampled; see
     ``engine.simulate``)."""
+    announce_compiling()
     return _with_op(engine.simulate(hw, problem.programs, policy=policy, mode=mode, trace=trace,
                                     l2_warm=l2_warm), problem)
 
 
 def analytic(hw, problem: Problem, policy: str = "gto", l2_warm: bool = False):
     """The analytic model's Result for ``problem``."""
+    announce_compiling()
     return _with_op(_analytic.predict(hw, problem.programs, policy, l2_warm=l2_warm), problem)

@@ -1,0 +1,93 @@
+"""What-if sweeps of SIMT launches (``roofsim sweep``): many predictions of one kernel,
+spread over Dask workers, as rows.
+
+* :func:`grid_sweep`: a kernel over (grid, block) pairs -- time against grid size and
+  block shape;
+* :func:`layout_sweep`: every convolution of a network in NCHW and in NHWC.
+
+Each returns ``(rows, outcome)``: a dict per finished point, and the ``map_tasks``
+outcome (``interrupted`` where Ctrl-C stopped it, the rows then what finished).
+"""
+from __future__ import annotations
+
+from simulator.parallel import map_tasks
+from simulator.simt import api
+
+from .compare import PointTask, predict_point
+
+
+def predict_points(hw, points, mode, policy="gto", l2_warm=False, workers=None,
+                   scheduler=None, label="sweep"):
+    """The predictions of ``points`` ((kernel, args) pairs) over workers; each point is
+    built here first, so that a bad one fails before any work."""
+    tasks = []
+    for kernel, kw in points:
+        api.build(hw, kernel, **kw)
+        tasks.append(PointTask(hw, kernel, kw, mode, policy, l2_warm))
+    from simulator.simt.api import announce_compiling
+    announce_compiling()          # before the workers start compiling it
+    return map_tasks(predict_point, tasks, workers=workers, scheduler=scheduler, label=label)
+
+
+def _short(dims):
+    return "x".join(map(str, dims[:2] if dims[1] > 1 else dims[:1]))
+
+
+def grid_sweep(hw, kernel, args, pairs, mode="sampled", policy="gto", l2_warm=False,
+               workers=None, scheduler=None):
+    """``kernel`` with ``args`` at each (grid, block) of ``pairs`` (None: the kernel's
+    own): a row per launch with its occupancy, waves and predicted seconds."""
+    points = [(kernel, {**args, **({"grid": g} if g is not None else {}),
+                        **({"block": b} if b is not None else {})}) for g, b in pairs]
+    out = predict_points(hw, points, mode, policy, l2_warm, workers, scheduler, "sweep")
+    rows = []
+    for p in out.finished:
+        prob = p.problem
+        lc = p.chosen.last_launch
+        rows.append({"grid": _short(prob.grid), "block": _short(prob.block),
+                     "blocks": prob.programs[-1].launch.blocks,
+                     "engine_seconds": p.engine.seconds if p.engine else None,
+                     "analytic_seconds": p.analytic.seconds,
+                     "occupancy": lc.occupancy, "blocks_per_sm": lc.blocks_per_sm,
+                     "waves": lc.waves, "sampled": bool(p.engine and p.engine.sampled),
+                     "engine_estimated_error": p.engine.estimated_error if p.engine else None,
+                     "sim_wall_seconds": p.engine.wall_seconds if p.engine else None})
+    return rows, out
+
+
+def layout_pairs(workload, batch=None) -> list:
+    """(NCHW op, NHWC op) of every convolution of ``workload`` a kernel computes
+    (groups 1)."""
+    import workloads
+    plain = workloads.resolve(workload, batch=batch)
+    if not any(op.kind == "conv2d" for op in plain.ops):
+        raise ValueError(f"workload={workload[:60]!r}: no convolution to compare layouts on (a "
+                         "tensor layout applies to convolutions)")
+    nets = {lay: workloads.resolve(workload, batch=batch, layout=lay) for lay in ("nchw", "nhwc")}
+    pairs = [(a, b) for a, b in zip(nets["nchw"].ops, nets["nhwc"].ops)
+             if a.kind == "conv2d" and a.groups == 1]
+    if not pairs:
+        raise ValueError(f"workload={workload!r}: no convolution to compare layouts on")
+    return pairs
+
+
+def layout_sweep(hw, kernel, pairs, block=None, mode="analytic", policy="gto", l2_warm=False,
+                 workers=None, scheduler=None):
+    """Each pair of :func:`layout_pairs` by ``kernel``: a row per layer with both
+    layouts' engine and analytic seconds and NHWC's speed-up (by the engine's times
+    unless ``mode`` is analytic)."""
+    points = [(kernel, {"conv": op, "block": block}) for a, b in pairs for op in (a, b)]
+    out = predict_points(hw, points, mode, policy, l2_warm, workers, scheduler, "layers")
+    key = "engine" if mode != "analytic" else "analytic"
+    rows = []
+    for j, (a, b) in enumerate(pairs):
+        got = out.results[2 * j:2 * j + 2]
+        if None in got:
+            continue
+        row = {"layer": a.name, "shape": a.describe().rsplit(" ", 1)[0]}
+        for lay, p in zip(("nchw", "nhwc"), got):
+            row[f"{lay}_engine_seconds"] = p.engine.seconds if p.engine else None
+            row[f"{lay}_analytic_seconds"] = p.analytic.seconds
+        row["nhwc_speedup"] = row[f"nchw_{key}_seconds"] / row[f"nhwc_{key}_seconds"]
+        rows.append(row)
+    return rows, out

@@ -1,0 +1,69 @@
+"""``roofsim check``: is a measured time plausible? A trace's kernels against their ops'
+roofline bounds."""
+from __future__ import annotations
+
+from simulator.analysis.check import check, read
+from simulator.table import format_table
+
+from ..options import add_hw, add_outputs, load_hw
+from ..outputs import write_outputs
+from . import BY_NAME
+
+NEEDS = ()
+FLAG_OF = {"path": "trace"}      # the library's argument -> this command's option
+
+DESCRIPTION = (
+    "Read a PyTorch profiler Chrome trace (.json, record_shapes=True), an Nsight Compute raw "
+    "CSV or a plain CSV (name,op,seconds with op a workload spec), map each GPU kernel to the "
+    "op it computes, and hold its time to that op's roofline bound on --hw: achieved FLOP/s "
+    "and bytes/s, the fraction of the roof, and a flag where it is faster than its bound. "
+    "Kernels it cannot map are kept, with their share of time.")
+
+
+def add_check(sub):
+    p = sub.add_parser("check", help=BY_NAME["check"].help, description=DESCRIPTION)
+    add_hw(p)
+    p.add_argument("--trace", required=True, metavar="FILE",
+                   help="a PyTorch profiler Chrome trace (.json), an Nsight Compute raw CSV, or a "
+                        "CSV with the header name,op,seconds")
+    p.add_argument("--precision", choices=("fp32", "tf32"),
+                   help="the arithmetic the kernels used: fp32 (the default) or tf32 (fp32 data "
+                        "on TF32 tensor cores); every op read from a trace is fp32 data, so "
+                        "fp16, bf16 and int8 kernels cannot be described yet")
+    add_outputs(p, plot="the kernels on the roofline")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    from simulator.analysis.plots import check_chart
+    hw = load_hw(args, "simt", " (check holds GPU kernels to its roofs)")
+    precision = args.precision or "fp32"
+    allowed = hw.peak_rates().supported()
+    if precision not in allowed:
+        raise ValueError(f"--precision {precision}: {hw.name} has no {precision} peak; allowed: "
+                         f"{', '.join(allowed)}")
+    doc = check(hw, read(args.trace), precision)
+    doc = {"trace": args.trace, "hw": hw.name, "precision": precision, **doc}
+    tot = doc["total_seconds"]
+    print(f"{args.trace} on {hw.name} ({precision}): {len(doc['kernels'])} kernels, "
+          f"{tot * 1e3:.3f} ms of GPU time; {doc['mapped_fraction']:.1%} of it mapped to ops")
+    rows = [[k, v["kernels"], v["seconds"] * 1e3, v["seconds"] / tot if tot else 0,
+             v["bound_seconds"] * 1e3 if v["bound_seconds"] else "-",
+             v["bound_seconds"] / v["seconds"] if v["bound_seconds"] else "-"]
+            for k, v in sorted(doc["by_kind"].items(), key=lambda kv: -kv[1]["seconds"])]
+    print(format_table(["op", "kernels", "ms", "share", "bound ms", "fraction of roof"], rows,
+                       right=[False, True, True, True, True, True]))
+    unmapped = [r for r in doc["kernels"] if r["shape"] is None]
+    if unmapped:
+        share = sum(r["seconds"] for r in unmapped) / tot if tot else 0
+        print(f"not mapped to an op: {len(unmapped)} kernels, {share:.1%} of GPU time"
+              + (" (kept: " + "; ".join(r["name"][:50] for r in unmapped[:5])
+                 + (" ..." if len(unmapped) > 5 else "") + ")"))
+    bad = [r for r in doc["kernels"] if r["faster_than_bound"]]
+    print(f"faster than their bound: {len(bad)}"
+          + ("".join(f"\n  {r['name'][:60]}  {r['shape'] or ''}  {r['seconds'] * 1e6:.2f} us < "
+                     f"{r['bound_seconds'] * 1e6:.2f} us" for r in bad[:10])))
+    if bad:
+        print("  (an error in the trace, the shapes -- operands that alias move fewer bytes than "
+              "their shapes say -- or the hardware model)")
+    write_outputs(args, doc["kernels"], lambda: doc, lambda path: check_chart(doc, hw, path, precision))

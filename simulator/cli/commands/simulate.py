@@ -1,0 +1,189 @@
+"""``roofsim simulate systolic`` (every layer on a TPU-style array) and ``roofsim
+simulate simt`` (one kernel launch, or two, on a SIMT GPU)."""
+from __future__ import annotations
+
+import re
+
+from hwmodels.units import format_bytes, format_seconds, format_si
+from simulator.table import format_table
+
+from .. import kernel_options as ko
+from . import BY_NAME
+from ..options import (TIMELINE_INSTRUCTIONS, Parser, add_engine, add_hw, add_outputs,
+                       add_workload, load_hw, load_workload, one_dims, set_fields)
+from ..outputs import hw_dict, write_json, write_outputs, write_timeline
+
+NEEDS = ("kernels", "engine")
+
+SIMT_DESCRIPTION = (
+    "Simulate a kernel on a SIMT GPU preset. Default launches: relu blocks of 256 with a grid "
+    "filling every SM once; gemm-naive 16x16 blocks (threadIdx.x on columns); gemm-tiled "
+    "T=16; conv-direct and conv-im2col blocks of 256. Default mode: sampled (a slice of the "
+    "SMs with its share of the L2 and DRAM, runs of over 7 alike waves cut to 4 + 2, loops "
+    "of over 192 trips cut and extrapolated; it prints what it simulated and its estimated "
+    "error).")
+TIMELINE_HELP = ("the layers and their folds in time, a Chrome trace (open it in "
+                 "chrome://tracing or ui.perfetto.dev)")
+
+
+def add_simulate(sub, help_only=False):
+    sim = sub.add_parser("simulate", help=BY_NAME["simulate"].help).add_subparsers(
+        dest="engine", metavar="ENGINE", parser_class=Parser)
+    sim.required = True
+    p = sim.add_parser("systolic", help="TPU-style systolic array, per layer and in total")
+    add_hw(p)
+    add_workload(p)
+    p.add_argument("--dataflow", choices=("os", "ws", "is"),
+                   help="output-, weight- or input-stationary (default: the .cfg's, else ws)")
+    p.add_argument("--array", metavar="RxC", help="override the array shape, e.g. 128x128")
+    p.add_argument("--mode", choices=("default", "scalesim"), default="default",
+                   help="default: physically faithful; scalesim: SCALE-Sim 3.0.0's conventions")
+    p.add_argument("--stalls", choices=("pipeline", "closed-form"),
+                   help="default mode's stall model: the access/execute pipeline (default; "
+                        "simulates every fold, slow for tiny arrays) or max(0, DRAM time - "
+                        "compute time)")
+    add_outputs(p, plot="utilisation per layer and a fold-by-PE heatmap", timeline=TIMELINE_HELP)
+    p.set_defaults(func=run_systolic, dtype=None, in_thread=True)
+
+    p = sim.add_parser("simt", help="Fermi-style SIMT GPU running one kernel launch (or two)",
+                       description=SIMT_DESCRIPTION)
+    ko.add_problem(p, ko.kernels(live=not help_only))
+    p.add_argument("--grid", metavar="G[xG2]", help="relu's grid (any; default: fills the SMs once)")
+    p.add_argument("--block", metavar="B[xB2]", help="threads per block (gemm-naive: BxB2)")
+    add_engine(p)
+    add_outputs(p, csv=False, timeline=(
+        "engine modes: every block on its SM in time and the first "
+        f"{TIMELINE_INSTRUCTIONS:,} instructions issued, a Chrome trace (open it in "
+        "chrome://tracing or ui.perfetto.dev)"))
+    p.set_defaults(func=run_simt, in_thread=True)
+
+
+# ---------------------------------------------------------------- systolic
+
+def array_shape(text):
+    """``RxC`` -> (rows, cols)."""
+    m = re.fullmatch(r"\s*([0-9]+)\s*[xX]\s*([0-9]+)\s*", text or "")
+    if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
+        raise ValueError(f"--array {text!r}: expected ROWSxCOLS with positive integers, e.g. 128x128")
+    return int(m.group(1)), int(m.group(2))
+
+
+def run_systolic(args):
+    from simulator.analysis.plots import systolic_chart
+    from simulator.analysis.traces import systolic_trace
+    from simulator.systolic.engine import simulate_network
+    hw = load_hw(args)
+    net = load_workload(args)
+    rows, cols = array_shape(args.array) if args.array is not None else (None, None)
+    dataflow = args.dataflow or getattr(hw, "dataflow", "ws")
+    set_keys = set(set_fields(args))
+    for opt, given, keys in (("--array", args.array, ("rows", "cols")),
+                             ("--dataflow", args.dataflow, ("dataflow",))):
+        both = sorted(set_keys & set(keys))
+        if given is not None and both:
+            raise ValueError(f"{opt} {given} and --set {both[0]}=... both set the array's "
+                             f"{'shape' if opt == '--array' else 'dataflow'}; give one")
+    if args.mode == "scalesim" and args.stalls is not None:
+        raise ValueError("--stalls applies to --mode default only (scalesim mode has "
+                         "SCALE-Sim's own stall model)")
+    res = simulate_network(hw, net, dataflow, args.mode, rows, cols, stalls=args.stalls or "pipeline")
+    t = res.extra
+    print(f"{net.name} on {hw.name}: {t['rows']}x{t['cols']} array, {dataflow}, {args.mode} mode"
+          f"{', stalls from the ' + t['stalls'] + ' model' if args.mode == 'default' else ''}, "
+          f"{format_si(hw.clock_hz, 'Hz')}, DRAM {format_si(hw.dram.bandwidth_bytes_per_s, 'B/s')}")
+    rows_out = []
+    for r in res.layers + (res,):
+        x = r.extra
+        rows_out.append([r.workload if r is not res else "total", r.instructions,
+                         x["compute_cycles"], x["stall_cycles"], r.cycles, r.utilization,
+                         x["compute_utilization"], x["mapping_efficiency"], x["sram_ifmap_reads"],
+                         x["sram_filter_reads"], x["sram_ofmap_writes"], r.bytes_by_level["dram"],
+                         r.seconds * 1e6])
+    print(format_table(["layer", "folds", "compute cyc", "stall cyc", "total cyc", "util",
+                        "cmp util", "map eff", "SRAM ifmap rd", "SRAM filt rd", "SRAM ofmap wr",
+                        "DRAM B", "us"], rows_out, right=[False] + [True] * 12))
+    print("util = MACs / (PEs x total cycles); cmp util = MACs / (PEs x compute cycles)")
+    skipped = res.extra.get("not_on_array")
+    if skipped:
+        print(f"not on the array: {len(skipped)} layers (batch norms, pools, biases: a TPU applies "
+              "them as results drain), left out of the total")
+    write_outputs(args, [{"layer": r.workload, **r.extra} for r in res.layers], res.to_dict,
+                  lambda path: systolic_chart(res, path))
+    if args.timeline:
+        pipes = None
+        if args.mode == "default" and (args.stalls or "pipeline") == "pipeline":
+            # the access/execute pipeline again, recording its transfers and matrix-unit
+            # spans (the run above kept only their totals)
+            import dataclasses as _dc
+
+            from simulator.systolic.engine import ARRAY_KINDS, split_groups
+            from simulator.systolic.pipeline import pipeline_layer
+            hw_arr = _dc.replace(hw, rows=t["rows"], cols=t["cols"])
+            pipes = {op.name: pipeline_layer(hw_arr, split_groups(op)[0], dataflow, trace=True)
+                     for op in net.ops if op.kind in ARRAY_KINDS}
+        write_timeline(args.timeline, systolic_trace(res, hw.clock_hz, pipes))
+
+
+# ---------------------------------------------------------------- simt
+
+def sampling_note(r) -> str:
+    """What a sampled run simulated, and its estimated error."""
+    if not r.sampled:
+        return " (every block)"
+    parts = []
+    for lc in r.launches:
+        if not lc.sampled:
+            continue
+        s = lc.sampling
+        what = []
+        if s.get("sms", s.get("sm_count")) != s.get("sm_count"):
+            what.append(f"{s['sms']} of {s['sm_count']} SMs")
+        if s.get("skips"):
+            what.append(f"{s['simulated_blocks']} of {s['total_blocks']} blocks")
+        if "trip_caps" in s:
+            what.append("loop cut at " + ", ".join(map(str, s["trip_caps"]))
+                        + f" of {s['trips']} trips")
+        what = ", ".join(what) or "sampled"
+        err = (f"est. error {lc.estimated_error:.1%}" if lc.estimated_error is not None
+               else "error not estimated")
+        parts.append(f"{what}, {lc.simulated_fraction:.1%} of its work simulated, {err}")
+    return " (sampled: " + "; ".join(parts) + ")"
+
+
+def run_simt(args):
+    from simulator.analysis.compare import predict
+    from simulator.analysis.traces import simt_trace
+    from simulator.simt import api
+    hw = load_hw(args, "simt", " (try gtx480, v100, h100-sxm)")
+    if args.timeline and args.mode == "analytic":
+        raise ValueError("--timeline needs the engine (--mode full or sampled); the analytic "
+                         "model has no time line")
+    name, kw = ko.problem_args(args, one_dims(args.grid, "--grid"), one_dims(args.block, "--block"))
+    prob = api.build(hw, name, **kw)
+    pred = predict(hw, prob, args.mode, args.policy, trace=TIMELINE_INSTRUCTIONS if args.timeline else 0,
+                   l2_warm=args.l2 == "warm")
+    r, a = pred.chosen, pred.analytic
+    lc = r.last_launch
+    print(f"{prob.kernel} on {hw.name}: " + "; ".join(p.describe() for p in prob.programs))
+    print(f"  occupancy {lc.blocks_per_sm} blocks/SM, {lc.warps_per_sm} warps/SM "
+          f"({lc.occupancy:.0%}, limited by {lc.limited_by}); {lc.waves:.2f} waves; "
+          f"{lc.regs_per_thread} regs/thread ({lc.resources_source}); L2 {args.l2}"
+          + (" (the launch's buffers start in the L2, as after an identical launch)"
+             if args.l2 == "warm" else " (empty at the start)"))
+    what = {"full": "engine (every block)", "sampled": "engine" + sampling_note(r),
+            "analytic": "analytic model"}[args.mode]
+    print(f"  {what}: {r.cycles:.0f} cycles = {format_seconds(r.seconds)}; "
+          f"{r.instructions:.0f} warp instructions"
+          + (f", IPC {r.ipc:.2f}" if pred.engine is not None else ""))
+    print(f"  analytic model: {format_seconds(a.seconds)} (limited by "
+          f"{a.limiter}); roofline bound: {format_seconds(pred.roofline.seconds)}")
+    print("  bytes: " + ", ".join(f"{k} {format_bytes(v)}" for k, v in r.bytes_by_level.items()))
+    if r.stalls_by_cause:
+        tot = sum(r.stalls_by_cause.values()) or 1
+        print("  scheduler stall cycles: " + ", ".join(
+            f"{k} {v / tot:.0%}" for k, v in r.stalls_by_cause.items() if v))
+    print(f"  wall time: model {r.wall_seconds:.3f} s, analytic {a.wall_seconds:.3f} s")
+    if args.json:
+        write_json(args.json, {"hardware": hw_dict(hw), **pred.to_dict()})
+    if args.timeline:
+        write_timeline(args.timeline, simt_trace(pred.engine, hw.clock_hz))

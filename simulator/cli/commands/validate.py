@@ -1,0 +1,171 @@
+"""``roofsim validate`` (predictions against committed measurements, per suite; counters
+and tune rankings too) and ``roofsim calibrate`` (a preset's latencies and bandwidths
+from a micro suite)."""
+from __future__ import annotations
+
+import sys
+
+import hwmodels
+from simulator.analysis.calibrate import calibrate
+from simulator.analysis.measurements import same_gpu
+from simulator.table import format_table
+
+from ..options import add_hw, add_outputs, add_workers, budget, items, load_hw
+from ..outputs import finish, write_outputs
+from . import BY_NAME
+
+NEEDS = ("engine", "dask")
+FLAG_OF = {"folder": "measurements"}      # the library's argument -> this command's option
+
+
+def add_calibrate(sub):
+    p = sub.add_parser("calibrate", help=BY_NAME["calibrate"].help)
+    add_hw(p)
+    p.add_argument("--measurements", required=True, metavar="DIR",
+                   help="folder with micro.json (and h2d.json), e.g. data/measurements/h100-sxm")
+    p.add_argument("--toml", metavar="FILE", help="save the calibrated preset")
+    p.set_defaults(func=run_calibrate)
+
+
+def add_validate(sub):
+    p = sub.add_parser("validate", help=BY_NAME["validate"].help)
+    add_hw(p)
+    p.add_argument("--measurements", required=True, metavar="DIR",
+                   help="folder with the suites' JSON, e.g. data/measurements/h100-sxm")
+    p.add_argument("--suites", default="grid,gemm,conv", metavar="LIST",
+                   help="grid, gemm, conv (times), or counters alone (Nsight Compute's "
+                        "instructions, DRAM and L2 bytes against the engine's), or tune alone "
+                        "(roofsim tune's ranking against every candidate measured)")
+    p.add_argument("--engine-budget", type=budget, default=None, metavar="N",
+                   help="run the engine (sampled) only on records whose sampled run simulates "
+                        "at most N warp-instructions (default: every record); 0: analytic and "
+                        "roofline only")
+    add_workers(p)
+    add_outputs(p, plot="predicted vs measured; the relu grid sweep")
+    p.set_defaults(func=run_validate)
+
+
+def run_calibrate(args):
+    hw = load_hw(args)
+    new, changes = calibrate(hw, args.measurements)
+    print(f"{hw.name} from {args.measurements}:")
+    print(format_table(["field", "preset", "measured", "source"],
+                       [[f, old, val, src] for f, old, val, src in changes],
+                       right=[False, True, True, False]))
+    if args.toml:
+        hwmodels.registry.save_toml(new, args.toml)
+        print(f"wrote {args.toml}")
+
+
+def run_validate(args):
+    hw = load_hw(args, "simt")
+    suites = items(args.suites, "--suites")
+    for alone, fn in (("counters", _counters), ("tune", _tune)):
+        if alone in suites:
+            if len(suites) > 1:
+                raise ValueError(f"--suites {alone}: give it alone (it scores {alone}, not times)")
+            return fn(args, hw)
+    return _times(args, hw, suites)
+
+
+def _device_of(args, hw, doc, name):
+    """The device a suite file was measured on, refused unless it can be ``hw``'s GPU
+    (the same rule as the time suites: ``measurements.same_gpu``)."""
+    prov = doc.get("provenance") or {}
+    dev = str(prov.get("device", ""))
+    if not same_gpu(hw, dev, prov.get("compute_capability")):
+        raise ValueError(f"--measurements {args.measurements}: {name} was measured on {dev!r}, "
+                         f"not a {hw.name}")
+    return dev
+
+
+def _times(args, hw, suites):
+    """The time suites: every record predicted by each predictor, scored per suite."""
+    from simulator.analysis.measurements import load_suite
+    from simulator.analysis.plots import validation_chart
+    from simulator.analysis.validate import KERNEL_SUITES, PREDICTORS, predict_suites, report
+    bad = [x for x in suites if x not in KERNEL_SUITES]
+    if bad:
+        raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)}, counters")
+    files = [load_suite(args.measurements, suite) for suite in suites]
+    for sf in files:
+        if not sf.of(hw):
+            raise ValueError(f"--measurements {args.measurements}: {sf.path.name} was measured "
+                             f"on {sf.device!r}, not a {hw.name} ({hw.description}); score a "
+                             f"preset against its own GPU's measurements (a preset names its "
+                             f"GPU's model in its name or description, or names none and "
+                             f"shares its compute capability)")
+    out = predict_suites(hw, files, args.engine_budget, args.workers, args.scheduler,
+                         log=lambda line: print(f"validate: {line}", file=sys.stderr, flush=True))
+    rows = out.finished
+    doc = report(hw, files, out, args.measurements, args.engine_budget)
+    table = []
+    for suite, sc in doc["suites"].items():
+        for p in PREDICTORS:
+            x = sc[p]
+            table.append([suite, p, f"{x['n']}/{sc['records']}",
+                          f"{x['mape']:.1%}" if x["mape"] is not None else "-",
+                          f"{x['pearson']:.3f}" if x["pearson"] is not None else "-",
+                          f"{x['spearman']:.3f}" if x["spearman"] is not None else "-",
+                          f"{x['pairs_in_order']:.1%}" if x["pairs_in_order"] is not None else "-",
+                          sc["faster_than_bound"] if p == "roofline" else ""])
+    which = ("every record" if args.engine_budget is None
+             else f"records within {args.engine_budget:.3g} warp-instructions")
+    print(f"{hw.name} against {args.measurements} (engine sampled, on {which}; predictions "
+          f"include the GPU-side launch cost, the roofline bound does not; "
+          f"{out.wall_seconds:.0f} s)")
+    if out.interrupted:
+        print(f"interrupted: {out.done} of {len(out.results)} records predicted; the "
+              "outputs are marked partial")
+    if table:
+        print(format_table(["suite", "predictor", "records", "MAPE", "Pearson (log)", "Spearman",
+                            "pairs in order", "faster than bound"], table,
+                           right=[False, False, True, True, True, True, True, True]))
+    finish(args, out, [r.to_dict() for r in rows], lambda rs: {**doc, "rows": rs},
+           lambda path: validation_chart(rows, path, f"{hw.name} validation", hw))
+
+
+def _tune(args, hw):
+    """roofsim tune's rankings against every candidate measured."""
+    from simulator.analysis import tune
+    doc = tune.load(args.measurements)
+    dev = _device_of(args, hw, doc, "tune.json")
+    s = tune.scores(hw, args.measurements)
+    k = s["engine_top"]
+    print(f"tune on {hw.name} against {dev}: {len(s['problems'])} problems, "
+          f"{sum(r['candidates'] for r in s['problems'])} candidates measured")
+    print(format_table(["problem", "candidates", "measured best", "predicted best", "regret",
+                        f"best of top {k}", f"random {k}", "Spearman"],
+                       [[r["problem"], r["candidates"], r["best"], r["predicted_best"],
+                         f"{r['regret']:+.1%}", f"{r[f'regret_top{k}']:+.1%}",
+                         f"{r[f'random_{k}']:+.0%}", f"{r['spearman']:.2f}"] for r in s["problems"]],
+                       right=[False, True, False, False, True, True, True, True]))
+    m = s["summary"]
+    print(f"regret of the predicted best: median {m['regret']['median']:.1%}, worst "
+          f"{m['regret']['worst']:.1%} (goals 3% and 10%); best of the top {k} measured: median "
+          f"{m[f'regret_top{k}']['median']:.1%}, worst {m[f'regret_top{k}']['worst']:.1%}; random "
+          f"search with {k} measurements: median {m[f'random_{k}']['median']:.0%}, worst "
+          f"{m[f'random_{k}']['worst']:.0%}; Spearman median {m['spearman']['median']:.2f}")
+    write_outputs(args, s["problems"], lambda: {"hw": hw.name, **s})
+
+
+def _counters(args, hw):
+    """The engine's counts against Nsight Compute's."""
+    from simulator.analysis import counters as cn
+    doc = cn.load(args.measurements)
+    dev = _device_of(args, hw, doc, "counters.json")
+    rows = cn.rows(hw, args.measurements)
+    one = [r for r in rows if sum(x["problem"] == r["problem"] for x in rows) == 1]
+    sc, sc1 = cn.scores(rows), cn.scores(one)
+    print(f"counters on {hw.name} against Nsight Compute ({dev}): {len(rows)} launches "
+          f"({len(one)} of one-launch problems); engine sampled, L2 cold")
+    print(format_table(["counter", "launches", "MAPE", "median error", "goal",
+                        "MAPE, one-launch problems"],
+                       [[name, s["n"], f"{s['mape']:.1%}" if s["mape"] is not None else "-",
+                         f"{s['median_error']:+.1%}" if s["median_error"] is not None else "-",
+                         f"{s['goal']:.0%}" if s.get("goal") else "-",
+                         f"{sc1[name]['mape']:.1%}" if sc1[name]["mape"] is not None else "-"]
+                        for name, s in sc.items()],
+                       right=[False, True, True, True, True, True]))
+    write_outputs(args, rows, lambda: {"hw": hw.name, "measurements": args.measurements,
+                                       "scores": sc, "scores_one_launch": sc1, "rows": rows})

@@ -1,0 +1,388 @@
+"""Argument types and option groups, each declared once, and the command line's view of
+the library: hardware and workloads from the options, library errors mapped to flags.
+
+A command module builds its parser from these groups (``add_hw``, ``add_workload``,
+``add_engine``, ``add_workers``, ``add_outputs``) and reads the hardware and workload
+with ``load_hw`` and ``load_workload``. Nothing here imports numba or the kernels.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+
+DTYPE_CHOICES = ("fp32", "fp16", "bf16", "int8", "fp64", "tf32")
+LAYOUTS = ("nchw", "nhwc")
+MAX_COUNT = 2**48       # any count typed on the command line (elements, sizes, batch...)
+MAX_SWEEP = 10_000      # launches (or sizes) one sweep takes
+OUTPUT_OPTIONS = ("csv", "json", "plot", "toml", "scalesim_csv", "oracle", "timeline")  # files written
+TIMELINE_INSTRUCTIONS = 20_000      # issued instructions a --timeline keeps
+
+
+class UsageError(Exception):
+    """A mistake on the command line, its message already the whole line."""
+
+
+# the help of options many commands share, where a command gives none of its own
+COMMON_HELP = {
+    "--csv": "write the table as CSV to FILE",
+    "--json": "write the result, with its inputs, as JSON to FILE",
+    "--plot": "draw the chart to FILE (.png, .svg or .pdf)",
+    "--toml": "write the hardware as a TOML preset to FILE",
+    "--batch": "batch size (default 1)",
+    "--resolution": "input height and width of a network (default: its own)",
+    "--dtype": "element type (default fp32)",
+    "--layout": "activation layout of the convolutions (default nchw)",
+    "--policy": "the engine's warp scheduler: gto (greedy then oldest, the default) or lrr "
+                "(loose round robin); the analytic model has none",
+    "--kernel": "a registered kernel (roofsim simulate simt --help lists them)",
+    "--mode": "how to predict (see the command's description)",
+    "--suites": "comma-separated suites, e.g. grid,gemm,conv",
+    "hw": "a hardware preset name (roofsim hw list), a TOML file or a SCALE-Sim .cfg",
+    "workload": "a network (resnet50...), gemm:MxNxK, relu:N, conv:n=..,c=..,... or a "
+                "SCALE-Sim topology CSV",
+}
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2 through ``UsageError``), the shared help of
+    common options, and ``--no-timing`` beside any ``--csv`` or ``--json``."""
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+    def add_argument(self, *names, **kw):
+        if not kw.get("help") and names and names[0] in COMMON_HELP:
+            kw["help"] = COMMON_HELP[names[0]]
+        action = super().add_argument(*names, **kw)
+        if names and names[0] in ("--csv", "--json") and "--no-timing" not in self._option_string_actions:
+            super().add_argument("--no-timing", action="store_true",
+                                 help="leave the run's own wall times out of --csv and --json, "
+                                      "so that two runs' files compare equal")
+        return action
+
+
+# ---------------------------------------------------------------- argument types
+
+def ascii_int(v: str) -> int:
+    """int() of plain ASCII digits only (Python's own int() reads any script's digits)."""
+    if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", v):
+        raise ValueError(v)
+    return int(v)
+
+
+def positive_int(name, maximum=MAX_COUNT, minimum=1):
+    def conv(text):
+        t = str(text).strip()
+        if len(t) > 18:
+            raise argparse.ArgumentTypeError(f"{t[:12]}... ({len(t)} characters) is too large; "
+                                             f"at most {maximum}")
+        try:
+            v = ascii_int(t)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{t[:40]!r} is not an integer") from None
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"{v} must be >= {minimum}")
+        if v > maximum:
+            raise argparse.ArgumentTypeError(f"{v} is too large; at most {maximum}")
+        return v
+    conv.__name__ = name
+    return conv
+
+
+def positive_seconds(name):
+    """A positive, finite number of seconds (a plain number: ``600``, ``1.5``)."""
+    def conv(text):
+        t = str(text).strip()
+        if not re.fullmatch(r"[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?", t):
+            raise argparse.ArgumentTypeError(f"{t[:40]!r}: expected a positive number of seconds, "
+                                             "e.g. 600")
+        v = float(t)
+        if not 0 < v < 1e9:
+            raise argparse.ArgumentTypeError(f"{t[:40]}: expected a positive number of seconds "
+                                             "under 1e9")
+        return v
+    conv.__name__ = name
+    return conv
+
+
+def budget(text):
+    """--engine-budget: a whole number of warp instructions, 0 up to 1e15."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{str(text)[:40]!r} is not a number") from None
+    if not 0 <= v <= 1e15 or v != int(v):
+        raise argparse.ArgumentTypeError(f"{str(text)[:40]!r}: a whole number of warp "
+                                         "instructions from 0 to 1e15")
+    return v
+
+
+def items(text, name) -> list:
+    """A comma-separated option's items: none empty (``1,,2``), none given twice (each
+    would count twice in a table or a score)."""
+    out = [x.strip() for x in str(text).split(",")]
+    if any(not x for x in out):
+        raise ValueError(f"{name} {text!r}: an empty item; separate items by single commas")
+    seen = set()
+    for x in out:
+        if x in seen:
+            raise ValueError(f"{name} {text!r}: {x!r} given twice; give each item once")
+        seen.add(x)
+    return out
+
+
+def int_list(text, name, dims=1):
+    """'1,2,4', '1-64', '8-1024:8' or (dims 2) '16x16,32x8' -> list of ints or tuples."""
+    out = []
+    for part in items(text, name):
+        try:
+            if "x" in part.lower():
+                t = tuple(ascii_int(v) for v in part.lower().split("x"))
+                if len(t) > dims:
+                    raise ValueError
+                out.append(t)
+            elif "-" in part:
+                rng, _, step = part.partition(":")
+                lo, hi = (ascii_int(v) for v in rng.split("-"))
+                st = ascii_int(step) if step else 1
+                if lo < 1 or hi < lo or st < 1:
+                    raise ValueError
+                if len(out) + (hi - lo) // st + 1 > MAX_SWEEP:
+                    raise UsageError(f"roofsim: error: {name} {part!r}: {(hi - lo) // st + 1:,} "
+                                     f"sizes; a sweep takes at most {MAX_SWEEP:,} (a coarser "
+                                     "STEP, or a few ranges)")
+                out += list(range(lo, hi + 1, st))
+            else:
+                out.append(ascii_int(part))
+        except ValueError:
+            raise ValueError(f"{name} {part!r}: expected N, A-B, A-B:STEP"
+                             + (" or AxB" if dims > 1 else "") + ", comma-separated") from None
+    seen = set()
+    twice = next((v for v in out if v in seen or seen.add(v)), None)
+    if twice is not None:
+        raise ValueError(f"{name} {text!r}: {twice} given twice (ranges included); each size "
+                         f"once")
+    bad = [v for v in out if min(v if isinstance(v, tuple) else (v,)) < 1]
+    if bad or not out:
+        raise ValueError(f"{name} {text!r}: give one or more positive sizes")
+    return out
+
+
+def one_dims(text, name):
+    """One grid or block shape (``256``, ``16x16``), or None where not given."""
+    if text is None:
+        return None
+    v = int_list(text, name, dims=2)
+    if len(v) != 1:
+        raise ValueError(f"{name} {text!r}: give one size")
+    return v[0]
+
+
+# ---------------------------------------------------------------- option groups
+
+def add_hw(p, required=True):
+    """--hw and --set."""
+    p.add_argument("--hw", required=required, metavar="NAME|FILE",
+                   help="hardware preset name (`roofsim hw list`), a TOML file or a SCALE-Sim "
+                        ".cfg file")
+    p.add_argument("--set", action="append", metavar="FIELD=VALUE",
+                   help="override one hardware field, e.g. l2.size_bytes=8MiB (repeatable)")
+
+
+def add_workload(p, required=True, dtype=False):
+    """--workload, --batch, --resolution, --layout (and --dtype where asked)."""
+    p.add_argument("--workload", required=required, metavar="W",
+                   help="resnet50, conv-ablation, gemm:MxNxK, relu:N, conv:n=..,c=..,..., or a "
+                        "SCALE-Sim topology CSV")
+    p.add_argument("--batch", type=positive_int("batch"), help="batch size (default 1)")
+    p.add_argument("--resolution", type=positive_int("resolution"),
+                   help="input height and width for networks (resnet50: 224, conv-ablation: 56)")
+    p.add_argument("--layout", choices=LAYOUTS, help="activation layout (default nchw)")
+    if dtype:
+        p.add_argument("--dtype", choices=DTYPE_CHOICES,
+                       help="data type and precision (tf32: fp32 data on TF32 matrix units); "
+                            "default fp32, or the hardware's fastest precision when it has no "
+                            "fp32 (tpu-v1: int8)")
+
+
+ENGINE_MODES = ("full", "sampled", "analytic")
+L2_HELP = ("cold: the L2 starts empty (default); warm: the launch's buffers start in it, as "
+           "after an identical launch (what repeated measurements see)")
+
+
+def add_engine(p, modes=ENGINE_MODES, default="sampled", policy=True, mode_help=None):
+    """--mode, --policy and --l2: how the SIMT engine predicts."""
+    p.add_argument("--mode", choices=modes, default=default, help=mode_help)
+    if policy:
+        p.add_argument("--policy", choices=("gto", "lrr"))
+    p.add_argument("--l2", choices=("cold", "warm"), default="cold", help=L2_HELP)
+
+
+def add_workers(p):
+    """--workers or --scheduler: where independent predictions run (Dask)."""
+    g = p.add_mutually_exclusive_group()      # a scheduler's cluster has its own workers
+    g.add_argument("--workers", type=positive_int("workers", max_workers()), metavar="N",
+                   help="local worker processes (Dask LocalCluster; default: one per core; "
+                        "1: run here)")
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786")
+
+
+def add_outputs(p, csv=True, json=True, plot=None, timeline=None):
+    """--csv, --json (with --no-timing), and --plot / --timeline with the help given."""
+    if csv:
+        p.add_argument("--csv", metavar="FILE")
+    if json:
+        p.add_argument("--json", metavar="FILE")
+    if plot is not None:
+        p.add_argument("--plot", metavar="FILE", help=plot or None)
+    if timeline is not None:
+        p.add_argument("--timeline", metavar="FILE.json", help=timeline)
+
+
+def max_workers() -> int:
+    """Four local worker processes a core: past that they only contend (and each holds an
+    interpreter and numba's cache)."""
+    from simulator.parallel import default_workers
+    return 4 * default_workers()
+
+
+def workers(args):
+    """--workers, or for the analytic model alone (milliseconds a point) 1: starting
+    worker processes would cost more than it saves."""
+    if args.workers is None and getattr(args, "mode", None) == "analytic" and not args.scheduler:
+        return 1
+    return args.workers
+
+
+# ---------------------------------------------------------------- hardware and workloads
+
+def set_fields(args) -> list:
+    """The hardware fields the command's --set options name, in order."""
+    return [str(x).partition("=")[0].strip() for x in (getattr(args, "set", None) or [])]
+
+
+FAMILY_WORDS = {"simt": "a SIMT GPU", "systolic": "a systolic array"}
+
+
+def load_hw(args, family=None, why=""):
+    """--hw with its --set overrides; ``family``: refused unless the preset is one
+    (``why`` finishes the message, e.g. " (try gtx480, v100, h100-sxm)")."""
+    import hwmodels
+    keys = set_fields(args)
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise ValueError(f"--set {twice[0]}=...: given {keys.count(twice[0])} times; set each "
+                         "field once")
+    hw = hwmodels.with_overrides(hwmodels.get(args.hw), args.set or [])
+    if family is not None and getattr(hw, "family", None) != family:
+        raise ValueError(f"--hw {hw.name}: not {FAMILY_WORDS[family]}{why}")
+    return hw
+
+
+def default_dtype(hw) -> str:
+    """fp32 where the hardware computes it, else its fastest precision (tpu-v1: int8)."""
+    supported = hw.peak_rates().supported()
+    if "fp32" in supported:
+        return "fp32"
+    return max((q for q in supported if q != "tf32"), key=hw.peak_flop_per_s)
+
+
+def load_workload(args, hw=None):
+    """--workload with --batch, --resolution, --dtype and --layout (a --dtype left out
+    becomes ``hw``'s default precision)."""
+    import workloads
+    if getattr(args, "dtype", "absent") is None and hw is not None:
+        args.dtype = default_dtype(hw)
+    storage = "fp32" if getattr(args, "dtype", None) == "tf32" else getattr(args, "dtype", None)
+    return workloads.resolve(args.workload, batch=args.batch, resolution=args.resolution,
+                             dtype=storage, layout=getattr(args, "layout", None))
+
+
+# ---------------------------------------------------------------- the library's errors as flags
+
+_KEYWORD = re.compile(r"(?<![\w-])([a-z][a-z0-9_]*)='((?:[^'\\]|\\.)*)'")
+
+
+def as_flags(message: str, dests, aliases=None) -> str:
+    """A library message in the command line's terms: each ``name='value'`` (the Python
+    API's keyword form) whose ``name`` is one of the command's options (``dests``), or an
+    argument ``aliases`` maps to one, becomes ``--name 'value'``."""
+    def sub(m):
+        name = (aliases or {}).get(m.group(1), m.group(1))
+        if name not in dests:
+            return m.group(0)
+        return f"--{name.replace('_', '-')} '{m.group(2)}'"
+    return _KEYWORD.sub(sub, message)
+
+
+# ---------------------------------------------------------------- before any work
+
+def check_outputs(args):
+    """Refuse output paths that cannot be written before any work, not after it."""
+    import os
+    from pathlib import Path
+    given = [(opt, getattr(args, opt, None)) for opt in OUTPUT_OPTIONS if getattr(args, opt, None)]
+    seen = {}
+    for opt, path in given:
+        real = str(Path(path).resolve())
+        if real in seen:
+            raise ValueError(f"--{opt.replace('_', '-')} {path!r}: the same file as "
+                             f"--{seen[real].replace('_', '-')}; give each output its own")
+        seen[real] = opt
+    for opt in OUTPUT_OPTIONS:
+        path = getattr(args, opt, None)
+        name = "--" + opt.replace("_", "-")
+        if str(path).strip() == "-":
+            raise ValueError(f"{name} '-': give a file name ('-' is not standard output here; "
+                             "/dev/stdout is)")
+        if not path:
+            continue
+        folder = Path(path).resolve().parent
+        if Path(path).is_dir():
+            raise ValueError(f"{name} {path!r}: is a folder, not a file")
+        if not folder.is_dir():
+            raise ValueError(f"{name} {path!r}: folder {str(folder)!r} does not exist")
+        if not os.access(folder, os.W_OK):
+            raise ValueError(f"{name} {path!r}: folder {str(folder)!r} is not writable")
+    plot = getattr(args, "plot", None)
+    if plot and str(plot).rsplit(".", 1)[-1].lower() not in ("png", "svg", "pdf"):
+        raise ValueError(f"--plot {plot!r}: the file must end in .png, .svg or .pdf")
+
+
+def refuse_empty_values(args):
+    """An option given an empty value (``--shape ''``, ``--onchip-bytes=``) is an error,
+    never read as "not given" (and so as the default) by a later ``if args.x:``."""
+    for name, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"roofsim: {flag} {value if isinstance(value, str) else ''!r}: an "
+                             f"empty value; give one")
+
+
+def check_policy(args):
+    """--policy applies to the engine; unset, it is gto."""
+    if hasattr(args, "policy"):
+        if args.policy is not None and getattr(args, "mode", None) == "analytic":
+            raise UsageError(f"roofsim: --policy {args.policy}: the analytic model has no warp "
+                             f"scheduler; --policy applies to --mode sampled or full")
+        args.policy = args.policy or "gto"
+
+
+def join_negative_values(argv):
+    """``--opt -1KiB`` as ``--opt=-1KiB``: argparse takes a value that starts with '-' and
+    is not a plain number for an option, and says "expected one argument"; joined, the
+    option's own parser names the value and what is allowed."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        b = argv[i + 1] if i + 1 < len(argv) else ""
+        if (a.startswith("--") and "=" not in a and len(b) > 1 and b[0] == "-"
+                and (b[1].isdigit() or b[1] == ".")):
+            out.append(f"{a}={b}")
+            i += 2
+        else:
+            out.append(a)
+            i += 1
+    return out

@@ -1,0 +1,57 @@
+"""numba's first-run compilation, said before it starts.
+
+The engines' hot loops are ``@njit(cache=True)`` functions: the first run on a machine
+(or after their source changed) compiles them, which takes tens of seconds, and later
+runs load them from numba's on-disk cache in a fraction of one. ``announce`` logs one
+line on the ``roofsim`` logger (the CLI shows it on standard error, a terminal's or a
+log's) before a run that will compile, so that a first run is never silent.
+"""
+from __future__ import annotations
+
+import logging
+
+log = logging.getLogger("roofsim")
+
+#: wall seconds of the first run that compiles each engine, measured on this project's
+#: 2-core development machine (2026-11-25, numba 0.68, caches cleared): the SIMT engine
+#: with its analytic model and address functions, and the systolic array's
+COMPILE_SECONDS = {"SIMT engine": 55, "systolic engine": 10}
+
+_told = set()
+
+
+def dispatchers(*modules) -> list:
+    """The numba functions with an on-disk cache of their own defined in ``modules``
+    (not those inlined into their callers)."""
+    out = []
+    for m in modules:
+        for v in vars(m).values():
+            if getattr(v, "_cache", None) is not None and hasattr(v, "py_func") \
+                    and getattr(v.py_func, "__module__", None) == m.__name__ \
+                    and getattr(v, "targetoptions", {}).get("inline") != "always":
+                out.append(v)
+    return out
+
+
+def cached(dispatcher) -> bool | None:
+    """Whether numba's cache holds a compiled version of ``dispatcher`` for its current
+    source (None where it cannot tell: no cache, another numba)."""
+    try:
+        return bool(dispatcher._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 -- numba's internals: where they differ, say nothing
+        return None
+
+
+def announce(what: str, modules) -> bool:
+    """Log that ``what`` is being compiled where any numba function of ``modules`` is not
+    in the cache yet (once a process); True where it did."""
+    if what in _told:
+        return False
+    _told.add(what)
+    if not any(cached(d) is False for d in dispatchers(*modules)):
+        return False
+    seconds = COMPILE_SECONDS.get(what)
+    log.info(f"compiling the {what}: first run only"
+             + (f", about {seconds} s on a 2-core machine" if seconds else "")
+             + "; numba caches it for later runs")
+    return True
