@@ -111,8 +111,10 @@ class _Progress:
 
 
 def map_tasks(fn, items, *, workers: int | None = None, scheduler: str | None = None,
-              label: str = "", group=None, log=None) -> Outcome:
-    """``fn`` over ``items`` (see the module's docstring)."""
+              label: str = "", group=None, log=None, ready=None) -> Outcome:
+    """``fn`` over ``items`` (see the module's docstring); ``ready()``, if given, is
+    called once the workers are there, before any task starts (to say what they will
+    do first: compile an engine, say)."""
     items = list(items)
     t0 = time.perf_counter()
     results = [None] * len(items)
@@ -125,7 +127,7 @@ def map_tasks(fn, items, *, workers: int | None = None, scheduler: str | None = 
                 done += 1
                 progress.done(it)
         else:
-            done = _distributed(fn, items, results, progress, workers, scheduler)
+            done = _distributed(fn, items, results, progress, workers, scheduler, ready)
     except (KeyboardInterrupt, SystemError) as e:
         if not interrupted(e):
             raise
@@ -136,7 +138,7 @@ def map_tasks(fn, items, *, workers: int | None = None, scheduler: str | None = 
     return Outcome(results, done, False, time.perf_counter() - t0)
 
 
-def _distributed(fn, items, results, progress, workers, scheduler) -> int:
+def _distributed(fn, items, results, progress, workers, scheduler, ready=None) -> int:
     import logging
 
     import dask
@@ -187,6 +189,8 @@ def _distributed(fn, items, results, progress, workers, scheduler) -> int:
         signal.signal(signal.SIGINT, old)
     done = 0
     futures = []
+    if ready is not None:
+        ready()
     try:
         futures = client.map(fn, items, pure=False)
         index = {f.key: i for i, f in enumerate(futures)}

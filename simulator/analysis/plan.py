@@ -373,9 +373,8 @@ def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, worke
             if mode == "sampled" else {})
     order = sorted(unique, key=lambda i: -cost.get(i, 0.0))
     from simulator.simt.api import announce_compiling
-    announce_compiling()          # before the workers start compiling it
     out = map_tasks(predict_layer, [LayerTask(hw, layers[i], mode, l2_warm, probs[i]) for i in order],
-                    workers=workers, scheduler=scheduler, label="plan")
+                    workers=workers, scheduler=scheduler, label="plan", ready=announce_compiling)
     by_first = dict(zip(order, out.results))
     results = []
     for i, lp in enumerate(layers):

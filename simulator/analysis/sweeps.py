@@ -25,8 +25,8 @@ def predict_points(hw, points, mode, policy="gto", l2_warm=False, workers=None,
         api.build(hw, kernel, **kw)
         tasks.append(PointTask(hw, kernel, kw, mode, policy, l2_warm))
     from simulator.simt.api import announce_compiling
-    announce_compiling()          # before the workers start compiling it
-    return map_tasks(predict_point, tasks, workers=workers, scheduler=scheduler, label=label)
+    return map_tasks(predict_point, tasks, workers=workers, scheduler=scheduler, label=label,
+                     ready=announce_compiling)
 
 
 def _short(dims):

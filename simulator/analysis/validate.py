@@ -128,9 +128,9 @@ def predict_suites(hw, suite_files, engine_budget=None, workers=None, scheduler=
     from simulator.parallel import map_tasks
     tasks = record_tasks(hw, suite_files, engine_budget)
     from simulator.simt.api import announce_compiling
-    announce_compiling()          # before the workers start compiling it
     return map_tasks(predict_record, tasks, workers=workers, scheduler=scheduler,
-                     label="validate", group=lambda t: t.suite.suite, log=log)
+                     label="validate", group=lambda t: t.suite.suite, log=log,
+                     ready=announce_compiling)
 
 
 def predict_record(task: RecordTask) -> ValidationRow:
