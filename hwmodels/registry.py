@@ -42,6 +42,35 @@ def names() -> list[str]:
 MAX_NUMBER = 2**53       # any numeric field: exact as a float and as an int
 
 
+def suggest(typed: str, names, n: int = 1) -> list[str]:
+    """Up to ``n`` of ``names`` that ``typed`` may have been meant as, best first: the
+    names it begins (``h100`` -> ``h100-sxm``), then those with a dash- or dot-separated
+    part it begins (``sxm`` -> ``h100-sxm``, ``size`` -> ``l2.size_bytes``), each in the
+    order ``names`` lists them, then difflib's close matches of the whole name
+    (``h2000`` -> ``h200``). Case is ignored. Every "did you mean" of this package comes
+    from here.
+
+    >>> suggest("h100", names()), suggest("h2000", names())
+    (['h100-sxm'], ['h200'])
+    """
+    names = list(names)
+    t = str(typed).strip().lower()
+    if not t:
+        return []
+    lower = {}
+    for x in names:
+        lower.setdefault(x.lower(), x)
+    begun = [x for x in names if x.lower().startswith(t)]
+    parts = [x for x in names if x not in begun
+             and any(p.startswith(t) for p in re.split(r"[-.]", x.lower()))]
+    close = [lower[x] for x in difflib.get_close_matches(t, list(lower), n=len(lower))]
+    out = []
+    for x in begun + parts + close:
+        if x not in out:
+            out.append(x)
+    return out[:n]
+
+
 def _short(v) -> str:
     text = repr(v)
     return text if len(text) <= 24 else f"{text[:10]}...({len(text)} characters)"
@@ -63,7 +92,7 @@ def get(name_or_path: str | os.PathLike):
                          "SCALE-Sim .cfg")
     if key.endswith(".toml") or os.sep in key or Path(key).is_file():
         return load_toml(key)
-    close = difflib.get_close_matches(key, PRESETS, n=1)
+    close = suggest(key, PRESETS)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise ValueError(f"hardware {key!r} is unknown{hint}; allowed: {', '.join(PRESETS)}, "
                      "a path to a .toml file, or a SCALE-Sim .cfg")
@@ -171,7 +200,7 @@ def _build(cls, data: dict, path: str):
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for key in data:
         if key not in fields:
-            close = difflib.get_close_matches(key, fields, n=1)
+            close = suggest(key, fields)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             where = f"{path}.{key}" if path else key
             raise ValueError(f"{where}: unknown field{hint}; allowed: {', '.join(fields)}")
@@ -301,7 +330,7 @@ def with_overrides(hw, assignments: list[str]):
             raise ValueError(f"--set {a!r}: expected FIELD=VALUE, e.g. l2.size_bytes=8MiB")
         key, value = (s.strip() for s in a.split("=", 1))
         if key not in keys:
-            close = difflib.get_close_matches(key, keys, n=3)
+            close = suggest(key, keys, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise ValueError(f"--set {key}: unknown field for {hw.name}{hint} "
                              "(`roofsim hw show NAME` lists every field)")

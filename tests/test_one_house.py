@@ -54,6 +54,7 @@ def test_measure_only_talks_to_the_gpu():
 
 
 @pytest.mark.parametrize("module", ["simulator.api", "simulator.result", "simulator.simt.api",
+                                    "hwmodels.registry",
                                     "simulator.analysis.roofline"])
 def test_docstring_examples_run(module, monkeypatch):
     monkeypatch.chdir(ROOT)              # examples read data/measurements/...
