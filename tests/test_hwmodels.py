@@ -139,6 +139,27 @@ def test_override_errors(assignment, needle):
         hwmodels.with_overrides(hwmodels.get("h100-sxm"), [assignment])
 
 
+@pytest.mark.parametrize("assignments,start", [
+    (["l2.sise_bytes=8MiB"], "l2.sise_bytes: unknown field for h100-sxm; did you mean l2.size_bytes"),
+    (["l2.size_bytes"], "'l2.size_bytes': expected FIELD=VALUE"),
+    (["sm_count=15_0"], "sm_count: '15_0' is not a number"),
+    (["l2.size_bytes=8"], "l2.size_bytes: '8' has no unit"),
+    (["sm_count=0"], "sm_count=0: SIMTGPU.sm_count = 0: must be > 0"),
+    (["sm.warp_size=2", "sm.max_warps=768"], "sm.warp_size=2, sm.max_warps=768: sm: SM.max_warps"),
+])
+def test_override_errors_start_with_the_assignment(assignments, start):
+    """Messages name the field (or the assignment) first and no CLI flag: the CLI puts
+    ``--set `` before them."""
+    with pytest.raises(ValueError) as e:
+        hwmodels.with_overrides(hwmodels.get("h100-sxm"), assignments)
+    assert str(e.value).startswith(start)
+
+
+def test_override_of_an_absent_table_names_the_key():
+    with pytest.raises(ValueError, match=r"^host_link\.kind: haswell-e5-2699v3 has no host_link$"):
+        hwmodels.with_overrides(hwmodels.get("haswell-e5-2699v3"), ["host_link.kind=pcie"])
+
+
 def test_override_keys_cover_nested_fields():
     keys = hwmodels.override_keys(hwmodels.get("gtx480"))
     assert "l2.size_bytes" in keys and "sm.l1.ways" in keys and "sm.tensor.fp16_flop_per_cycle" in keys
