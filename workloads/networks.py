@@ -23,83 +23,12 @@
 """
 from __future__ import annotations
 
-import dataclasses
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ir import DTYPES, BatchNorm, Conv2d, Elementwise, Gemm, Pool2d, TensorOp
+# Network and INPUT live in ir.py (the topology reader imports them from there too)
+from .ir import DTYPES, INPUT, BatchNorm, Conv2d, Elementwise, Gemm, Network, Pool2d, TensorOp
 
-
-@dataclass(frozen=True)
-class Network:
-    """An ordered list of ops with a name and the parameters that made it.
-
-    ``edges``: (layer, its input layers) for a network that is not a chain; a layer not
-    named there reads the layer before it (the first, the network's input, ``INPUT``).
-    The order of ``ops`` is one in which every layer follows its inputs."""
-
-    name: str
-    ops: tuple[TensorOp, ...]
-    description: str = ""
-    params: dict = field(default_factory=dict)
-    edges: tuple = ()
-
-    def __post_init__(self):
-        if not self.ops:
-            raise ValueError(f"workload {self.name!r} has no layers")
-        seen = set()
-        for op in self.ops:
-            if op.name in seen:
-                raise ValueError(f"workload {self.name!r}: layer name {op.name!r} appears twice")
-            seen.add(op.name)
-        done = {INPUT}
-        given = dict(self.edges)
-        for op in self.ops:
-            for src in given.get(op.name, ()):
-                if src not in done:
-                    raise ValueError(f"workload {self.name!r}: layer {op.name!r} reads {src!r}, "
-                                     "which is not a layer before it")
-            done.add(op.name)
-        unknown = set(given) - done
-        if unknown:
-            raise ValueError(f"workload {self.name!r}: edges name unknown layer {sorted(unknown)[0]!r}")
-
-    def inputs_of(self, name: str) -> tuple:
-        """The layers ``name`` reads (``INPUT`` for the network's input)."""
-        given = dict(self.edges)
-        if name in given:
-            return tuple(given[name])
-        names = [op.name for op in self.ops]
-        i = names.index(name)
-        return (names[i - 1],) if i else (INPUT,)
-
-    def macs(self) -> int:
-        return sum(op.macs() for op in self.ops)
-
-    def flops(self) -> int:
-        return sum(op.flops() for op in self.ops)
-
-    def min_bytes(self) -> int:
-        return sum(op.min_bytes() for op in self.ops)
-
-    def with_dtype(self, dtype: str) -> "Network":
-        return dataclasses.replace(self, ops=tuple(op.with_dtype(dtype) for op in self.ops),
-                                   params={**self.params, "dtype": dtype})
-
-    def identity(self) -> dict:
-        """What names the network (its layers' identities are its Results' layers')."""
-        return {"name": self.name, "description": self.description, "params": self.params,
-                "layers": len(self.ops)}
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "description": self.description, "params": self.params,
-                "totals": {"layers": len(self.ops), "macs": self.macs(), "flops": self.flops(),
-                           "min_bytes": self.min_bytes()},
-                "layers": [op.to_dict() for op in self.ops]}
-
-
-INPUT = "input"
 RESNET50_VARIANTS = ("v1.5", "v1")
 RESNET50_STAGES = ((3, 64), (4, 128), (6, 256), (3, 512))  # (blocks, width); outputs x4
 

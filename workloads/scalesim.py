@@ -22,8 +22,7 @@ import csv
 import re
 from pathlib import Path
 
-from .ir import Conv2d, Gemm
-from .networks import Network
+from .ir import Conv2d, Gemm, Network
 
 CONV_COLUMNS = ("Layer name", "IFMAP Height", "IFMAP Width", "Filter Height", "Filter Width",
                 "Channels", "Num Filter", "Strides")
