@@ -16,7 +16,7 @@
 * ``conv-ablation`` -- the 2024 PyTorch-compiler thesis's single-convolution ablation:
   kernel {1,3,5} x stride {1,2} x padding {1,2,3}, here at a stated input of
   batch x 64 x 56 x 56 with 64 filters (the shape of ResNet-50's first stage; the
-  thesis does not fix one). ``--resolution`` changes 56.
+  thesis does not fix one). ``resolution`` changes 56.
 * ``gemm:MxNxK``, ``relu:N`` and ``conv:n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..``
   -- single ops.
 * a path to a SCALE-Sim topology CSV (conv or GEMM format), see :mod:`workloads.scalesim`.
@@ -199,7 +199,11 @@ def parse_op_shape(kind: str, text: str) -> dict:
 
 def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
             dtype: str | None = None, layout: str | None = None) -> Network:
-    """The network a workload argument names (see the module doc for the forms)."""
+    """The network a workload argument names (see the module doc for the forms).
+
+    Errors about an argument start with its name (``resolution applies to networks,
+    ...``, ``layout='nhwc': ...``, ``batch=2 and n=4 ... disagree``), as the CLI maps
+    names to its flags."""
     if dtype is not None and dtype not in DTYPES:
         raise ValueError(f"dtype = {dtype!r}: allowed: {', '.join(DTYPES)}")
     spec = str(spec).strip()
@@ -210,7 +214,7 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
     single = spec.split(":", 1)[0].lower() if ":" in spec else None
     if single in ("gemm", "relu", "conv"):
         if resolution is not None:
-            raise ValueError(f"--resolution applies to networks, not to {spec!r}")
+            raise ValueError(f"resolution applies to networks, not to {spec!r}")
         d = dtype or "fp32"
         body = spec.split(":", 1)[1]
         if single == "gemm":
@@ -222,7 +226,7 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
                                  "large; each of M, N, K at most 2147483647")
             M, N, K = map(int, m.groups())
             if layout in CONV_LAYOUT_NAMES:
-                raise ValueError(f"--layout {layout}: a tensor layout applies to convolutions; "
+                raise ValueError(f"layout={layout!r}: a tensor layout applies to convolutions; "
                                  "a GEMM's operands are row (row-major) or col")
             op = Gemm(name="gemm", dtype=d, M=M * (batch or 1), N=N, K=K,
                       **({"layout": layout} if layout else {}))
@@ -238,7 +242,7 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
             if batch is not None:
                 given = re.search(r"(?:^|,)\s*n\s*=", body, flags=re.I)
                 if given and ckw["N"] != batch:
-                    raise ValueError(f"--batch {batch} and n={ckw['N']} in workload {spec[:60]!r} "
+                    raise ValueError(f"batch={batch} and n={ckw['N']} in workload {spec[:60]!r} "
                                      "disagree: a convolution's n is its batch; give one of them")
                 ckw["N"] = batch
             op = Conv2d(name="conv", dtype=d, **({"layout": layout} if layout else {}), **ckw)
@@ -250,7 +254,7 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
         net = load_topology(spec, batch=batch or 1, dtype=dtype or "fp32",
                             layout=layout or "nchw")
         if resolution is not None:
-            raise ValueError("--resolution does not apply to a topology CSV (its sizes are fixed)")
+            raise ValueError("resolution does not apply to a topology CSV (its sizes are fixed)")
         return net
     allowed = ", ".join(list(NETWORKS) + list(SINGLE_OP_FORMS))
     raise ValueError(f"workload {spec[:60]!r} is unknown; allowed: {allowed}")
