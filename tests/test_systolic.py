@@ -1,5 +1,6 @@
 """Systolic engine: the cycle-level array against numpy, the closed form against the array."""
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -230,6 +231,30 @@ def test_sram_too_small_for_a_tile_is_an_error(capsys):
     code = main(["simulate", "systolic", "--hw", "systolic-4x4", "--workload", "gemm:8x8x8",
                  "--mode", "scalesim", "--stalls", "pipeline"])
     assert code == 2 and "--stalls applies to --mode default only" in capsys.readouterr().err
+
+
+def test_too_many_folds_for_the_pipeline_is_its_own_error():
+    """The pipeline's refusal is a TooManyFoldsError (a ValueError) a caller can catch to
+    fall back to the closed form's stalls; its text names arguments, not CLI flags."""
+    from simulator.systolic import TooManyFoldsError
+    hw = hwmodels.get("systolic-4x4")
+    net = workloads.resolve("gemm:600x600x600")       # ws on 1x1: 600 x 600 folds
+    with pytest.raises(TooManyFoldsError) as e:
+        simulate_network(hw, net, "ws", rows=1, cols=1)
+    assert isinstance(e.value, ValueError) and (e.value.folds, e.value.max_folds) == (360_000, 300_000)
+    assert str(e.value).startswith("stalls='pipeline' runs every fold through a simpy model: "
+                                   "gemm:600x600x600 on a 1x1 array is 360,000 folds")
+    assert "use stalls='closed-form', or a larger array" in str(e.value)
+    assert not re.search(r"--[a-z]", str(e.value))                   # no CLI flag
+    assert simulate_network(hw, net, "ws", rows=1, cols=1, stalls="closed-form").instructions == 360_000
+
+
+def test_scalesim_replay_refusal_names_the_mode_argument():
+    from simulator.systolic import TooManyFoldsError
+    with pytest.raises(ValueError) as e:
+        simulate_network(hwmodels.get("tpu-v1"), workloads.resolve("resnet50"), "ws", "scalesim", 1, 1)
+    assert not isinstance(e.value, TooManyFoldsError)
+    assert str(e.value).startswith("mode='scalesim' replays SCALE-Sim's buffers line by line")
 
 
 def test_scalesim_mode_utilisation_can_exceed_one_on_1x1_arrays():

@@ -106,6 +106,17 @@ PIPELINE_MAX_FOLDS = 300_000     # the simpy stall model's limit: some 20 s of f
 PIPELINE_FOLDS_PER_S = 15_000    # folds a second through it, about, on one core
 
 
+class TooManyFoldsError(ValueError):
+    """:func:`simulate_network`'s refusal to run more than ``PIPELINE_MAX_FOLDS`` folds
+    through the access/execute pipeline (``stalls='pipeline'``); ``stalls='closed-form'``
+    runs the same network in a fraction of the time. ``folds`` is what it would have run,
+    ``max_folds`` the limit."""
+
+    def __init__(self, message: str, folds: int, max_folds: int):
+        super().__init__(message)
+        self.folds, self.max_folds = folds, max_folds
+
+
 ARRAY_KINDS = ("conv2d", "gemm")     # what the array runs; the rest is left out (see below)
 
 
@@ -121,7 +132,10 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
 
     ``mode="default"`` is the physically faithful model (closed form; stall cycles from
     the access/execute pipeline, or from the closed form's overlap rule with
-    ``stalls="closed-form"``); ``mode="scalesim"`` reproduces SCALE-Sim 3.0.0.
+    ``stalls="closed-form"``); ``mode="scalesim"`` reproduces SCALE-Sim 3.0.0. A run
+    the pipeline would take too long over is refused with :class:`TooManyFoldsError` (a
+    ValueError); errors about an argument start with its name (``stalls='pipeline'
+    runs ...``), naming no CLI flag.
 
     Returns a :class:`~simulator.result.Result` with ``predictor="systolic"``, ``mode``
     as given, ``hardware``/``workload`` the names, and, for the network and for each
@@ -177,16 +191,17 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
             L = Lowered(one, dataflow, rows, cols)
             folds += L.row_folds * L.col_folds * g
         if folds > PIPELINE_MAX_FOLDS:
-            raise ValueError(f"--stalls pipeline runs every fold through a simpy model: "
-                             f"{network.name} on a {rows}x{cols} array is {folds:,} folds, some "
-                             f"{_duration(folds / PIPELINE_FOLDS_PER_S)}; at most "
-                             f"{PIPELINE_MAX_FOLDS:,} -- use --stalls closed-form, or a larger array")
+            raise TooManyFoldsError(
+                f"stalls='pipeline' runs every fold through a simpy model: {network.name} on a "
+                f"{rows}x{cols} array is {folds:,} folds, some "
+                f"{_duration(folds / PIPELINE_FOLDS_PER_S)}; at most {PIPELINE_MAX_FOLDS:,} -- use "
+                "stalls='closed-form', or a larger array", folds, PIPELINE_MAX_FOLDS)
     if mode == "scalesim":
         from .scalesim_mode import REPLAY_LINES_PER_S, REPLAY_MAX_LINES, replay_lines
         lines = sum(replay_lines(hw, split_groups(op)[0], dataflow) * split_groups(op)[1]
                     for op in network.ops)
         if lines > REPLAY_MAX_LINES:
-            raise ValueError(f"--mode scalesim replays SCALE-Sim's buffers line by line where "
+            raise ValueError(f"mode='scalesim' replays SCALE-Sim's buffers line by line where "
                              f"they turn over: {network.name} on a {rows}x{cols} array is "
                              f"{lines:.3g} demand lines, some {_duration(lines / REPLAY_LINES_PER_S)}; "
                              f"at most {REPLAY_MAX_LINES:.0e} -- use the default mode, a larger "
