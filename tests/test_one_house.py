@@ -79,6 +79,22 @@ def test_no_import_cycles_in_hardware_workloads_and_the_systolic_engine():
     assert not cycles, cycles
 
 
+@pytest.mark.parametrize("folder", ["hwmodels", "workloads", "simulator/systolic"])
+def test_library_errors_name_arguments_not_flags(folder):
+    """Errors raised below the CLI name the Python argument or field (``stalls='pipeline'``,
+    ``l2.size_bytes: ...``); the CLI maps names to its flags. No ``--flag`` in them."""
+    import ast
+    bad = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                for c in ast.walk(node.exc):
+                    if (isinstance(c, ast.Constant) and isinstance(c.value, str)
+                            and re.search(r"(^|[\s(`'\"])--[a-z]", c.value)):
+                        bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: {c.value!r}")
+    assert not bad, bad
+
+
 def test_hwmodels_and_workloads_import_nothing_else_from_the_project():
     for folder in ("hwmodels", "workloads"):
         bad = [(f, m) for f, m in _imports(folder)
