@@ -125,7 +125,7 @@ def systolic_chart(result, path):
     layer that takes longest (share of each fold's cycles a PE row spends on MACs).
 
     Draws a systolic :class:`simulator.result.Result` as it is: the per-layer figures
-    from its ``layers``, the heatmap from the fold timing the engine kept in each
+    from its ``layers`` (their ``systolic`` records), the heatmap from the fold timing the engine kept in each
     layer's ``detail`` (``fold_timing``); nothing is lowered or simulated here."""
     plt = _plt()
     layers = result.layers
@@ -133,15 +133,15 @@ def systolic_chart(result, path):
                                  gridspec_kw={"height_ratios": [1, 1.1]})
     x = np.arange(len(layers))
     ax.bar(x, [r.utilization for r in layers], color="tab:blue", label="utilisation (stalls included)")
-    ax.plot(x, [r.extra["mapping_efficiency"] for r in layers], "o-", color="tab:orange", ms=3, lw=1,
+    ax.plot(x, [r.systolic.mapping_efficiency for r in layers], "o-", color="tab:orange", ms=3, lw=1,
             label="mapping efficiency")
     ax.set_xticks(x)
     ax.set_xticklabels([r.workload for r in layers], rotation=90, fontsize=6)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("fraction of PE-cycles")
-    t = result.extra
-    ax.set_title(f"{result.workload} on {result.hardware} {t['rows']}x{t['cols']}, "
-                 f"{t['dataflow']}, {result.mode} mode: utilisation {result.utilization:.1%}")
+    t = result.systolic
+    ax.set_title(f"{result.workload} on {result.hardware} {t.rows}x{t.cols}, "
+                 f"{t.dataflow}, {result.mode} mode: utilisation {result.utilization:.1%}")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.35 if len(layers) > 20 else -0.2),
               ncol=2, frameon=False)
     longest = max(range(len(layers)), key=lambda k: layers[k].cycles)

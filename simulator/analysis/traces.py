@@ -102,12 +102,12 @@ def systolic_trace(result, clock_hz: float, pipelines=None) -> dict:
         events += _meta(1, "matrix unit (access/execute pipeline)") + _meta(2, "DMA (DRAM transfers)")
     offset, named, dma_named = 0.0, 0, set()
     for lr in result.layers:
-        d = lr.detail
+        x = lr.systolic
         events.append({"name": lr.workload, "cat": "layer", "ph": "X", "ts": offset,
                        "dur": float(lr.cycles) * us, "pid": 0, "tid": 0,
-                       "args": {"folds": lr.instructions, "compute_cycles": d.compute_cycles,
-                                "stall_cycles": d.stall_cycles, "utilization": lr.utilization}})
-        ft = getattr(d, "fold_timing", None)
+                       "args": {"folds": lr.instructions, "compute_cycles": x.compute_cycles,
+                                "stall_cycles": x.stall_cycles, "utilization": lr.utilization}})
+        ft = getattr(lr.detail, "fold_timing", None)
         pipe = (pipelines or {}).get(lr.workload)
         if pipe is not None and pipe.events:
             for unit, pid_lane in (("mxu", 0), ("dma", 1)):
@@ -142,7 +142,7 @@ def systolic_trace(result, clock_hz: float, pipelines=None) -> dict:
                                         "rows_used": int(ft.folds[k][2]),
                                         "cols_used": int(ft.folds[k][3])}})
         events.append({"name": "stall cycles", "ph": "C", "ts": offset, "pid": 0, "tid": 0,
-                       "args": {"dram": float(d.stall_cycles)}})
+                       "args": {"dram": float(x.stall_cycles)}})
         offset += float(lr.cycles) * us
     return {"traceEvents": events, "displayTimeUnit": "ns",
             "otherData": {"hardware": result.hardware, "workload": result.workload,

@@ -1,8 +1,10 @@
 """Whole networks on a systolic array: the entry point the CLI and notebooks use.
 
 :func:`simulate_network` returns a :class:`simulator.result.Result` (predictor
-``systolic``) with one Result per layer in ``layers``; ``detail`` keeps the engine's
-own :class:`SystolicReport` (each layer's :class:`~.closed_form.SystolicResult` with its
+``systolic``) with one Result per layer in ``layers``; each Result's ``systolic`` holds
+its figures, typed (a layer's :class:`~simulator.result.SystolicFigures`, the network's
+:class:`~simulator.result.SystolicTotals`); ``detail`` keeps the engine's own
+:class:`SystolicReport` (each layer's :class:`~.closed_form.SystolicResult` with its
 per-fold timing), which charts and notebooks read.
 """
 from __future__ import annotations
@@ -11,7 +13,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 
-from simulator.result import Result
+from simulator.result import OperandCounts, Result, SystolicTotals
 from workloads.ir import Conv2d
 
 from .closed_form import OPERANDS, FoldTiming, SystolicResult, compulsory_words, simulate_layer
@@ -40,14 +42,15 @@ def _scale(r: SystolicResult, g: int, op, word_bytes: int) -> SystolicResult:
                                dram_reads_bytes=mul(r.dram_reads_bytes),
                                dram_writes_bytes=mul(r.dram_writes_bytes),
                                flops=op.flops(), compulsory_bytes=compulsory_words(op) * word_bytes,
-                               extra={**r.extra, "groups": g})
+                               groups=g)
 
 
 @dataclass(frozen=True)
 class SystolicReport:
     """The engine's own record of a network run (``Result.detail``): the hardware as run
-    (``rows``/``cols`` overridden), the network, and one :class:`SystolicResult` per layer,
-    each with its :class:`FoldTiming` (the default schedule's, in either mode)."""
+    (``rows``/``cols`` overridden), the network (the layers run on the array), one
+    :class:`SystolicResult` per layer, each with its :class:`FoldTiming` (the default
+    schedule's, in either mode), and the names of the layers left out."""
 
     hardware: object
     network: object
@@ -55,25 +58,33 @@ class SystolicReport:
     mode: str
     stalls: str
     layers: tuple[SystolicResult, ...]
+    not_on_array: tuple[str, ...] = ()
 
-    def totals(self) -> dict:
+    def totals(self) -> SystolicTotals:
+        """The network's figures (``Result.systolic`` of the network): the layers' sums."""
         L = self.layers
         cyc = sum(r.total_cycles for r in L)
         R, C = L[0].rows, L[0].cols
-        t = {"layers": len(L), "macs": sum(r.macs for r in L),
-             "compute_cycles": sum(r.compute_cycles for r in L),
-             "stall_cycles": sum(r.stall_cycles for r in L), "total_cycles": cyc,
-             "utilization": sum(r.macs for r in L) / (R * C * cyc),
-             "compute_utilization": sum(r.macs for r in L) / (R * C * sum(r.compute_cycles for r in L)),
-             "mapping_efficiency": sum(r.mapping_efficiency * r.compute_cycles for r in L)
-             / max(1, sum(r.compute_cycles for r in L)),
-             "seconds": sum(r.seconds for r in L)}
-        for op in OPERANDS:
-            t[f"sram_{op}_reads"] = sum(r.sram_reads[op] for r in L)
-            t[f"sram_{op}_writes"] = sum(r.sram_writes[op] for r in L)
-            t[f"dram_{op}_read_bytes"] = sum(r.dram_reads_bytes[op] for r in L)
-            t[f"dram_{op}_write_bytes"] = sum(r.dram_writes_bytes[op] for r in L)
-        return t
+
+        def per_operand(counts):
+            return OperandCounts(*(sum(counts(r)[op] for r in L) for op in OPERANDS))
+
+        return SystolicTotals(
+            rows=self.hardware.rows, cols=self.hardware.cols, dataflow=self.dataflow,
+            stalls=self.stalls, word_bytes=_word_bytes(self.hardware, self.mode),
+            layer_count=len(L), macs=sum(r.macs for r in L),
+            compute_cycles=sum(r.compute_cycles for r in L),
+            stall_cycles=sum(r.stall_cycles for r in L), total_cycles=cyc,
+            utilization=sum(r.macs for r in L) / (R * C * cyc),
+            compute_utilization=sum(r.macs for r in L) / (R * C * sum(r.compute_cycles for r in L)),
+            mapping_efficiency=sum(r.mapping_efficiency * r.compute_cycles for r in L)
+            / max(1, sum(r.compute_cycles for r in L)),
+            seconds=sum(r.seconds for r in L),
+            sram_reads=per_operand(lambda r: r.sram_reads),
+            sram_writes=per_operand(lambda r: r.sram_writes),
+            dram_read_bytes=per_operand(lambda r: r.dram_reads_bytes),
+            dram_write_bytes=per_operand(lambda r: r.dram_writes_bytes),
+            not_on_array=self.not_on_array)
 
 
 def _word_bytes(hw, mode: str) -> int:
@@ -82,8 +93,6 @@ def _word_bytes(hw, mode: str) -> int:
 
 
 def _layer_result(r: SystolicResult, op, hw, word_bytes: int, wall: float) -> Result:
-    extra = r.row()
-    del extra["layer"]                       # the Result's workload
     return Result(predictor="systolic", mode=r.mode, hardware=hw.name, workload=r.layer,
                   seconds=r.seconds, flops=r.flops, compulsory_bytes=r.compulsory_bytes,
                   cycles=r.total_cycles,
@@ -91,7 +100,7 @@ def _layer_result(r: SystolicResult, op, hw, word_bytes: int, wall: float) -> Re
                   instructions=r.folds, instruction_unit="fold",
                   stalls_by_cause={"dram": r.stall_cycles}, utilization=r.utilization,
                   simulated_fraction=1.0, estimated_error=None, wall_seconds=wall,
-                  op=op.identity(), extra=extra, detail=r)
+                  op=op.identity(), systolic=r.figures(), detail=r)
 
 
 def _duration(seconds: float) -> str:
@@ -127,8 +136,8 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
 
     Batch norm, ReLU, residual adds and pools are not run on the array (a TPU applies
     them in its activation and pooling units as results drain, outside this model):
-    they are left out of ``layers`` and the totals and named in
-    ``extra["not_on_array"]``.
+    they are left out of ``layers`` and the totals and named in the network's
+    ``systolic.not_on_array``.
 
     ``mode="default"`` is the physically faithful model (closed form; stall cycles from
     the access/execute pipeline, or from the closed form's overlap rule with
@@ -151,15 +160,21 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
     * ``instructions``: folds (``instruction_unit="fold"``); ``utilization``: MACs /
       (PEs x cycles); ``stalls_by_cause``: ``{"dram": stall cycles}``;
     * ``simulated_fraction=1.0``, ``estimated_error=None``, ``wall_seconds``;
-    * ``extra``: the named figures. A layer's are its CSV row (less ``layer``):
-      ``dataflow``, ``array``, ``mode``, ``macs``, ``flops``, ``compulsory_bytes``,
-      ``folds``, ``compute_cycles``, ``stall_cycles``, ``total_cycles``,
-      ``utilization``, ``compute_utilization`` (MACs / (PEs x compute cycles)),
-      ``mapping_efficiency``, ``sram_{ifmap,filter,ofmap}_{reads,writes}`` (words),
-      ``dram_{ifmap,filter,ofmap}_{read,write}_bytes``, ``seconds``, and where they
-      apply ``groups``, ``memory_replayed`` and ``scalesim_compute_utilization``. The
-      network's are :meth:`SystolicReport.totals` (``layers`` is the layer count there)
-      plus ``dataflow``, ``stalls``, ``rows``, ``cols`` and ``word_bytes``.
+    * ``systolic``: the named figures, typed. A layer's are a
+      :class:`~simulator.result.SystolicFigures`: ``rows``, ``cols``, ``dataflow``,
+      ``mode``, ``macs``, ``flops``, ``compulsory_bytes``, ``folds``,
+      ``compute_cycles``, ``stall_cycles``, ``total_cycles``, ``utilization``,
+      ``compute_utilization`` (MACs / (PEs x compute cycles)), ``mapping_efficiency``,
+      ``sram_reads`` and ``sram_writes`` (words) and ``dram_read_bytes`` and
+      ``dram_write_bytes`` (each an :class:`~simulator.result.OperandCounts` of
+      ``ifmap``, ``filter``, ``ofmap``), ``seconds``, ``groups``, and in the scalesim
+      mode ``memory_replayed`` and ``scalesim_compute_utilization`` (``None`` in the
+      default mode). The network's are a :class:`~simulator.result.SystolicTotals`
+      (:meth:`SystolicReport.totals`): the layers' sums, ``layer_count``, ``rows``,
+      ``cols``, ``dataflow``, ``stalls``, ``word_bytes`` and ``not_on_array``;
+    * ``extra``: the same figures as the JSON holds them (``systolic.to_dict()``: a
+      layer's are its CSV row less ``layer``, ``array`` as ``"ROWSxCOLS"``, the operand
+      counts as flat keys ``sram_ifmap_reads``, ..., ``dram_ofmap_write_bytes``).
 
     ``op`` is the op's (a layer's) or the network's ``identity()``; a layer's ``detail``
     is its :class:`SystolicResult`, the network's the :class:`SystolicReport`.
@@ -226,19 +241,15 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
         out.append(r)
         layer_results.append(_layer_result(r, op, hw, wb, time.perf_counter() - t1))
     report = SystolicReport(hw, network, dataflow, mode, stalls if mode == "default" else "scalesim",
-                            tuple(out))
+                            tuple(out), tuple(skipped))
     t = report.totals()
     return Result(predictor="systolic", mode=mode, hardware=hw.name, workload=network.name,
-                  seconds=t["seconds"], flops=sum(r.flops for r in out),
-                  compulsory_bytes=sum(r.compulsory_bytes for r in out), cycles=t["total_cycles"],
+                  seconds=t.seconds, flops=sum(r.flops for r in out),
+                  compulsory_bytes=sum(r.compulsory_bytes for r in out), cycles=t.total_cycles,
                   bytes_by_level={"sram": sum(lr.bytes_by_level["sram"] for lr in layer_results),
                                   "dram": sum(r.dram_bytes for r in out)},
                   instructions=sum(r.folds for r in out), instruction_unit="fold",
-                  stalls_by_cause={"dram": t["stall_cycles"]}, utilization=t["utilization"],
+                  stalls_by_cause={"dram": t.stall_cycles}, utilization=t.utilization,
                   simulated_fraction=1.0, estimated_error=None,
                   wall_seconds=time.perf_counter() - t0, op=network.identity(),
-                  layers=tuple(layer_results),
-                  extra={**t, "dataflow": dataflow, "stalls": report.stalls, "rows": rows,
-                         "cols": cols, "word_bytes": wb,
-                         **({"not_on_array": skipped} if skipped else {})},
-                  detail=report)
+                  layers=tuple(layer_results), systolic=t, detail=report)

@@ -128,7 +128,7 @@ def replay_lines(hw, op, dataflow: str) -> int:
 def simulate_layer_scalesim(hw, op, dataflow: str) -> SystolicResult:
     """One layer as SCALE-Sim 3.0.0 reports it (fractions instead of percent).
 
-    ``extra["scalesim_compute_utilization"]`` is SCALE-Sim's compute utilisation (its own
+    ``scalesim_compute_utilization`` is SCALE-Sim's compute utilisation (its own
     per-fold formula, see the table above); the result's ``compute_utilization`` is
     MACs / (PEs x compute cycles), as in the default mode."""
     L = as_scalesim_layer(op)
@@ -142,5 +142,5 @@ def simulate_layer_scalesim(hw, op, dataflow: str) -> SystolicResult:
                           cf["compute_cycles"], mem["stall_cycles"], cf["mapping_efficiency"],
                           cf["sram_reads"], cf["sram_writes"], mem["dram_reads"], mem["dram_writes"],
                           hw.clock_hz, op.flops(), compulsory_words(op),   # 1-byte words
-                          extra={"scalesim_compute_utilization": cf["compute_utilization"],
-                                 "memory_replayed": replayed})
+                          scalesim_compute_utilization=cf["compute_utilization"],
+                          memory_replayed=replayed)
