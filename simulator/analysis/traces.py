@@ -11,7 +11,9 @@ through in a trace viewer. It reads Results, never simulates.
 * Systolic (``systolic_trace``): one process for the array; each layer a span, its folds
   (the default schedule's starts and ends, stalls not placed among them) spans on lanes
   below it (a fold starts streaming while the one before drains), its stall cycles a
-  counter; layers follow one another.
+  counter; layers follow one another. A Result simulated with ``trace=True`` also
+  carries the access/execute pipeline's runs: the matrix unit's fold spans (stalls
+  included) and the DMA transfers, each on a process of its own.
 
 Times are microseconds at the hardware's clock (``ts``, ``dur``).
 """
@@ -89,13 +91,17 @@ def simt_trace(result, clock_hz: float) -> dict:
 
 
 def systolic_trace(result, clock_hz: float, pipelines=None) -> dict:
-    """The systolic engine's Result as a Chrome trace: layers, their folds, stalls; with
-    ``pipelines`` ({layer: PipelineResult recorded with ``trace=True``}) the matrix
-    unit's fold spans as the access/execute pipeline ran them, stalls included, and the
-    DMA transfers (Read_Weights, Write_Outputs: DRAM time plus latency) on lanes of
-    their own."""
+    """The systolic engine's Result as a Chrome trace: layers, their folds, stalls; where
+    the engine kept its access/execute pipeline runs (``simulate_network(...,
+    trace=True)``: ``result.detail.pipelines``), the matrix unit's fold spans as the
+    pipeline ran them, stalls included, and the DMA transfers (Read_Weights,
+    Write_Outputs: DRAM time plus latency) on lanes of their own. ``pipelines``
+    ({layer: PipelineResult recorded with ``trace=True``}), when given, is drawn
+    instead of the Result's."""
     if result.predictor != "systolic":
         raise ValueError("a systolic timeline needs the systolic engine's Result")
+    if pipelines is None:
+        pipelines = getattr(result.detail, "pipelines", None) or {}
     us = 1e6 / clock_hz
     events = _meta(0, f"array ({result.hardware})", 0, "layers")
     if pipelines:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from simulator.result import OperandCounts, Result, SystolicTotals
 from workloads.ir import Conv2d
 
 from .closed_form import OPERANDS, FoldTiming, SystolicResult, compulsory_words, simulate_layer
 from .lowering import Lowered, check_array, check_dataflow, gemm_view
+from .pipeline import PipelineResult, pipeline_layer
 
 MODES = ("default", "scalesim")
 
@@ -50,7 +52,13 @@ class SystolicReport:
     """The engine's own record of a network run (``Result.detail``): the hardware as run
     (``rows``/``cols`` overridden), the network (the layers run on the array), one
     :class:`SystolicResult` per layer, each with its :class:`FoldTiming` (the default
-    schedule's, in either mode), and the names of the layers left out."""
+    schedule's, in either mode), and the names of the layers left out.
+
+    ``pipelines``: with ``simulate_network(..., trace=True)``, each layer's access/execute
+    pipeline run as recorded (:class:`~.pipeline.PipelineResult` with its ``events``: the
+    matrix unit's fold spans and the DMA transfers; one group's, for a grouped
+    convolution), by layer name; empty otherwise, and where no pipeline runs (the
+    scalesim mode, ``stalls='closed-form'``)."""
 
     hardware: object
     network: object
@@ -59,6 +67,7 @@ class SystolicReport:
     stalls: str
     layers: tuple[SystolicResult, ...]
     not_on_array: tuple[str, ...] = ()
+    pipelines: Mapping[str, PipelineResult] = field(default_factory=dict)
 
     def totals(self) -> SystolicTotals:
         """The network's figures (``Result.systolic`` of the network): the layers' sums."""
@@ -131,7 +140,7 @@ ARRAY_KINDS = ("conv2d", "gemm")     # what the array runs; the rest is left out
 
 def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
                      rows: int | None = None, cols: int | None = None,
-                     stalls: str = "pipeline") -> Result:
+                     stalls: str = "pipeline", trace: bool = False) -> Result:
     """Every convolution and GEMM of ``network`` on ``hw`` (a SystolicArray), in order.
 
     Batch norm, ReLU, residual adds and pools are not run on the array (a TPU applies
@@ -177,7 +186,10 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
       counts as flat keys ``sram_ifmap_reads``, ..., ``dram_ofmap_write_bytes``).
 
     ``op`` is the op's (a layer's) or the network's ``identity()``; a layer's ``detail``
-    is its :class:`SystolicResult`, the network's the :class:`SystolicReport`.
+    is its :class:`SystolicResult`, the network's the :class:`SystolicReport`. With
+    ``trace=True`` the access/execute pipeline records its transfers and matrix-unit
+    spans, kept in the report's ``pipelines`` (not serialised) for
+    ``simulator.analysis.traces.systolic_trace`` to draw; the figures are the same.
     """
     t0 = time.perf_counter()
     if getattr(hw, "family", None) != "systolic":
@@ -222,6 +234,7 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
                              f"at most {REPLAY_MAX_LINES:.0e} -- use the default mode, a larger "
                              f"array, or larger SRAMs")
     from simulator.parallel import progress
+    pipelines = {}
     for op in progress(network.ops, f"{network.name} on {hw.name}", "layer"):
         t1 = time.perf_counter()
         gemm_view(split_groups(op)[0])  # a clear error for ops without a lowering
@@ -234,14 +247,15 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
         else:
             r = simulate_layer(hw, one, dataflow)
             if stalls == "pipeline":
-                from .pipeline import pipeline_layer
-                p = pipeline_layer(hw, one, dataflow)
+                p = pipeline_layer(hw, one, dataflow, trace=trace)
                 r = dataclasses.replace(r, stall_cycles=p.stall_cycles)
+                if trace:
+                    pipelines[op.name] = p
         r = _scale(r, g, op, wb)
         out.append(r)
         layer_results.append(_layer_result(r, op, hw, wb, time.perf_counter() - t1))
     report = SystolicReport(hw, network, dataflow, mode, stalls if mode == "default" else "scalesim",
-                            tuple(out), tuple(skipped))
+                            tuple(out), tuple(skipped), pipelines)
     t = report.totals()
     return Result(predictor="systolic", mode=mode, hardware=hw.name, workload=network.name,
                   seconds=t.seconds, flops=sum(r.flops for r in out),
