@@ -98,17 +98,17 @@ def ours(cfg_path, topo_path):
     res = simulate_network(hw, net, hw.dataflow, "scalesim")
     wall = time.perf_counter() - t0
     layers = []
-    for r in res.layers:                         # one Result per layer; named figures in extra
-        x = r.extra
+    for r in res.layers:                         # one Result per layer; its figures in systolic
+        x = r.systolic
         layers.append({"name": r.workload, "total_cycles": r.cycles,
                        "stall_cycles": r.stalls_by_cause["dram"], "overall_util": 100 * r.utilization,
-                       "mapping_efficiency": 100 * x["mapping_efficiency"],
-                       "sram_ifmap_reads": x["sram_ifmap_reads"],
-                       "sram_filter_reads": x["sram_filter_reads"],
-                       "sram_ofmap_writes": x["sram_ofmap_writes"],
-                       "dram_ifmap_reads": x["dram_ifmap_read_bytes"],
-                       "dram_filter_reads": x["dram_filter_read_bytes"],
-                       "dram_ofmap_writes": x["dram_ofmap_write_bytes"]})
+                       "mapping_efficiency": 100 * x.mapping_efficiency,
+                       "sram_ifmap_reads": x.sram_reads.ifmap,
+                       "sram_filter_reads": x.sram_reads.filter,
+                       "sram_ofmap_writes": x.sram_writes.ofmap,
+                       "dram_ifmap_reads": x.dram_read_bytes.ifmap,
+                       "dram_filter_reads": x.dram_read_bytes.filter,
+                       "dram_ofmap_writes": x.dram_write_bytes.ofmap})
     return wall, layers
 
 

@@ -1,4 +1,4 @@
-"""Presets by name, user hardware in TOML, and ``--set FIELD=VALUE`` overrides.
+"""Presets by name, user hardware in TOML, and ``FIELD=VALUE`` overrides (the CLI's ``--set``).
 
 TOML files hold every field with its unit in its name (``size_bytes = 786432``) plus
 ``schema_version`` and ``family``; strings with units (``size_bytes = "768KiB"``) are
@@ -42,6 +42,35 @@ def names() -> list[str]:
 MAX_NUMBER = 2**53       # any numeric field: exact as a float and as an int
 
 
+def suggest(typed: str, names, n: int = 1) -> list[str]:
+    """Up to ``n`` of ``names`` that ``typed`` may have been meant as, best first: the
+    names it begins (``h100`` -> ``h100-sxm``), then those with a dash- or dot-separated
+    part it begins (``sxm`` -> ``h100-sxm``, ``size`` -> ``l2.size_bytes``), each in the
+    order ``names`` lists them, then difflib's close matches of the whole name
+    (``h2000`` -> ``h200``). Case is ignored. Every "did you mean" of this package comes
+    from here.
+
+    >>> suggest("h100", names()), suggest("h2000", names())
+    (['h100-sxm'], ['h200'])
+    """
+    names = list(names)
+    t = str(typed).strip().lower()
+    if not t:
+        return []
+    lower = {}
+    for x in names:
+        lower.setdefault(x.lower(), x)
+    begun = [x for x in names if x.lower().startswith(t)]
+    parts = [x for x in names if x not in begun
+             and any(p.startswith(t) for p in re.split(r"[-.]", x.lower()))]
+    close = [lower[x] for x in difflib.get_close_matches(t, list(lower), n=len(lower))]
+    out = []
+    for x in begun + parts + close:
+        if x not in out:
+            out.append(x)
+    return out[:n]
+
+
 def _short(v) -> str:
     text = repr(v)
     return text if len(text) <= 24 else f"{text[:10]}...({len(text)} characters)"
@@ -63,7 +92,7 @@ def get(name_or_path: str | os.PathLike):
                          "SCALE-Sim .cfg")
     if key.endswith(".toml") or os.sep in key or Path(key).is_file():
         return load_toml(key)
-    close = difflib.get_close_matches(key, PRESETS, n=1)
+    close = suggest(key, PRESETS)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise ValueError(f"hardware {key!r} is unknown{hint}; allowed: {', '.join(PRESETS)}, "
                      "a path to a .toml file, or a SCALE-Sim .cfg")
@@ -171,7 +200,7 @@ def _build(cls, data: dict, path: str):
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for key in data:
         if key not in fields:
-            close = difflib.get_close_matches(key, fields, n=1)
+            close = suggest(key, fields)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             where = f"{path}.{key}" if path else key
             raise ValueError(f"{where}: unknown field{hint}; allowed: {', '.join(fields)}")
@@ -270,7 +299,7 @@ def save_toml(hw, path: str | os.PathLike) -> None:
 # ---------------------------------------------------------------- overrides
 
 def override_keys(hw) -> list[str]:
-    """Every dotted key ``--set`` accepts for ``hw``."""
+    """Every dotted key :func:`with_overrides` accepts for ``hw``."""
     out = []
 
     def walk(cls, prefix):
@@ -291,6 +320,12 @@ def with_overrides(hw, assignments: list[str]):
 
     Values for fields with a unit in their name must carry a unit (``8MiB``, ``1.4GHz``,
     ``900GB/s``); anything else is an error naming the key.
+
+    Each error message starts with what it is about: the field (``l2.sise_bytes: unknown
+    field for h100-sxm; ...``), the assignment as given where it has no field
+    (``'l2.size_bytes': expected FIELD=VALUE``), or, where the hardware the assignments
+    make is invalid, the assignments joined by ``, `` (``sm_count=0: sm_count = 0: must
+    be > 0``). The CLI puts ``--set `` before it.
     """
     if not assignments:
         return hw
@@ -298,26 +333,26 @@ def with_overrides(hw, assignments: list[str]):
     keys = override_keys(hw)
     for a in assignments:
         if "=" not in a:
-            raise ValueError(f"--set {a!r}: expected FIELD=VALUE, e.g. l2.size_bytes=8MiB")
+            raise ValueError(f"{a!r}: expected FIELD=VALUE, e.g. l2.size_bytes=8MiB")
         key, value = (s.strip() for s in a.split("=", 1))
         if key not in keys:
-            close = difflib.get_close_matches(key, keys, n=3)
+            close = suggest(key, keys, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise ValueError(f"--set {key}: unknown field for {hw.name}{hint} "
+            raise ValueError(f"{key}: unknown field for {hw.name}{hint} "
                              "(`roofsim hw show NAME` lists every field)")
         parts = key.split(".")
         node = data
         for part in parts[:-1]:
             if part not in node:  # an optional table that is not set, e.g. host_link of a CPU
-                raise ValueError(f"--set {key}: {hw.name} has no {part}")
+                raise ValueError(f"{key}: {hw.name} has no {part}")
             node = node[part]
-        # check the unit now so the error names the --set key
+        # check the unit now so the error names the key
         cls = type(hw)
         for part in parts[:-1]:
             cls = _unwrap_optional(_hints(cls)[part])[0]
         tp = _hints(cls)[parts[-1]]
-        node[parts[-1]] = _convert(value, tp, parts[-1], f"--set {key}")
+        node[parts[-1]] = _convert(value, tp, parts[-1], key)
     try:
         return from_dict(data)
     except ValueError as e:
-        raise ValueError(f"--set: {e}") from None
+        raise ValueError(f"{', '.join(a.strip() for a in assignments)}: {e}") from None

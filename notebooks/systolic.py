@@ -84,9 +84,9 @@ layer = next(op for op in net.ops if op.name == "layer1.1.conv2")  # a 3x3 convo
 hw = rs.load_hardware("systolic-8x8")
 rows = []
 for df in ("os", "ws", "is"):
-    r = rs.simulate_systolic(hw, layer, df, stalls="closed-form").extra
-    rows.append((df, r["compute_cycles"], r["compute_utilization"], r["mapping_efficiency"],
-                 r["sram_ifmap_reads"], r["sram_filter_reads"], r["sram_ofmap_writes"]))
+    r = rs.simulate_systolic(hw, layer, df, stalls="closed-form").systolic
+    rows.append((df, r.compute_cycles, r.compute_utilization, r.mapping_efficiency,
+                 r.sram_reads.ifmap, r.sram_reads.filter, r.sram_writes.ofmap))
 print(f"{layer.name}: {layer.describe()}")
 print(f"{'df':3s} {'cycles':>10s} {'util':>6s} {'map':>6s} {'ifmap rd':>10s} {'filter rd':>10s} {'ofmap wr':>10s}")
 for df, c, u, m, a, b, o in rows:
@@ -118,8 +118,8 @@ for df in ("os", "ws"):
     for n in sizes:
         # the weight FIFO keeps TPU v1's four tiles of the array's size
         h = rs.load_hardware("tpu-v1", [f"filter_sram.size_bytes={4 * n * n}B"])
-        t = rs.simulate_systolic(h, net, df, array=(n, n), stalls="closed-form").extra
-        cyc.append(t["compute_cycles"]); util.append(t["compute_cycles"] and t["macs"] / (n * n * t["compute_cycles"]))
+        t = rs.simulate_systolic(h, net, df, array=(n, n), stalls="closed-form").systolic
+        cyc.append(t.compute_cycles); util.append(t.compute_cycles and t.macs / (n * n * t.compute_cycles))
     print(df, "compute cycles:", cyc)
     print(df, "utilisation:   ", [f"{u:.1%}" for u in util])
 
@@ -130,7 +130,7 @@ for kib in (4, 16, 64, 256, 1024):
     h = rs.load_hardware("systolic-8x8", [f"ifmap_sram.size_bytes={kib}KiB", f"ofmap_sram.size_bytes={kib}KiB"])
     r = rs.simulate_systolic(h, layer, "ws")            # stall cycles from the access/execute pipeline
     print(f"SRAMs {kib:5d} KiB: DRAM {r.bytes_by_level['dram'] / 1e6:7.2f} MB, "
-          f"pipeline stalls {r.extra['stall_cycles']:9d} cycles")
+          f"pipeline stalls {r.systolic.stall_cycles:9d} cycles")
 
 # %% [markdown]
 # ## 4. The TPU v1 roofline with ResNet-50's layers
@@ -148,7 +148,7 @@ fig, ax = plt.subplots(figsize=(7, 5))
 ax.plot(x, np.minimum(peak, bw * x), "k-", label="TPU v1 roofline (34 GB/s, 92 TOPS)")
 pts = []
 for r in rep.layers:
-    ops = 2 * r.extra["macs"]
+    ops = 2 * r.systolic.macs
     wbytes = r.bytes_by_level["dram"]
     pts.append((ops / wbytes, ops / r.seconds))
 pts = np.array(pts)

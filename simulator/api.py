@@ -125,10 +125,13 @@ def predict(hw, kernel, mode: str = "sampled", policy: str = "gto", **problem):
 
 
 def simulate_systolic(hw, workload, dataflow=None, mode: str = "default", array=None,
-                      stalls: str = "pipeline") -> Result:
+                      stalls: str = "pipeline", trace: bool = False) -> Result:
     """The systolic engine on every layer of ``workload`` (a network, an op, or a
-    ``--workload`` string): a Result whose ``layers`` are one Result per layer.
-    ``array`` (rows, cols) overrides the preset's shape; ``dataflow`` os, ws or is.
+    ``--workload`` string): a Result whose ``layers`` are one Result per layer, each
+    with its figures in ``systolic``. ``array`` (rows, cols) overrides the preset's
+    shape; ``dataflow`` os, ws or is. ``trace=True`` keeps the access/execute
+    pipeline's transfers and matrix-unit spans in ``detail`` for
+    ``simulator.analysis.traces.systolic_trace``.
 
     >>> r = simulate_systolic(load_hardware("tpu-v1"), "gemm:256x256x256")
     >>> r.predictor, r.cycles > 0, len(r.layers)
@@ -138,7 +141,7 @@ def simulate_systolic(hw, workload, dataflow=None, mode: str = "default", array=
     net = _network(workload)
     rows, cols = array if array is not None else (None, None)
     return simulate_network(hw, net, dataflow or getattr(hw, "dataflow", "ws"), mode, rows, cols,
-                            stalls=stalls)
+                            stalls=stalls, trace=trace)
 
 
 def _network(workload):

@@ -8,6 +8,10 @@ measurement land on one roofline chart from one schema. A quantity a predictor d
 produce is ``None`` (or an empty mapping), never a missing key: consumers read
 attributes.
 
+The systolic engine's own figures are typed records on the Result (``systolic``: a
+layer's :class:`SystolicFigures`, a network's :class:`SystolicTotals`), whose dict form
+is the Result's ``extra``.
+
 ``to_dict()`` is the one JSON form (``simulator.table.write_json`` writes it);
 ``detail`` keeps the engine's own object (per-block timelines, traces, per-fold
 timing) for plots and notebooks and is never serialised.
@@ -91,6 +95,144 @@ class Launch:
         return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
 
 
+OPERANDS = ("ifmap", "filter", "ofmap")     # a systolic layer's operands
+
+
+@dataclass(frozen=True)
+class OperandCounts:
+    """One count per operand of a systolic layer: SRAM words or DRAM bytes, as the field
+    holding it says."""
+
+    ifmap: int
+    filter: int
+    ofmap: int
+
+    @classmethod
+    def of(cls, counts: Mapping[str, int]) -> OperandCounts:
+        """From a mapping with the keys ``ifmap``, ``filter`` and ``ofmap``."""
+        return cls(counts["ifmap"], counts["filter"], counts["ofmap"])
+
+    @property
+    def total(self) -> int:
+        return self.ifmap + self.filter + self.ofmap
+
+
+@dataclass(frozen=True)
+class SystolicFigures:
+    """One layer on a systolic array as the systolic engine reports it
+    (``Result.systolic`` of each of a network run's ``layers``).
+
+    SRAM counts are in words; DRAM counts, ``compulsory_bytes`` and ``flops`` as the
+    layer's Result has them (bytes of the preset's word in the default mode, one byte a
+    word in the scalesim mode). ``utilization`` is MACs / (PEs x total cycles),
+    ``compute_utilization`` MACs / (PEs x compute cycles). Where a figure does not apply
+    it is ``None``: ``memory_replayed`` and ``scalesim_compute_utilization`` (SCALE-Sim's
+    own per-fold formula) belong to the scalesim mode; ``groups`` is 1 for an ungrouped
+    layer."""
+
+    rows: int
+    cols: int
+    dataflow: str
+    mode: str
+    macs: int
+    flops: int
+    compulsory_bytes: int
+    folds: int
+    compute_cycles: int
+    stall_cycles: int
+    total_cycles: int
+    utilization: float
+    compute_utilization: float
+    mapping_efficiency: float
+    sram_reads: OperandCounts        # words
+    sram_writes: OperandCounts       # words
+    dram_read_bytes: OperandCounts
+    dram_write_bytes: OperandCounts
+    seconds: float
+    scalesim_compute_utilization: float | None = None
+    memory_replayed: bool | None = None
+    groups: int = 1
+
+    def to_dict(self) -> dict:
+        """The layer's named figures as the JSON (``Result.extra``) and CSV rows hold them:
+        ``array`` is ``"ROWSxCOLS"``; the operand counts are flat keys
+        (``sram_ifmap_reads``, ``dram_filter_read_bytes``, ...); the scalesim mode's
+        figures and ``groups`` only where they apply."""
+        d = {"dataflow": self.dataflow, "array": f"{self.rows}x{self.cols}", "mode": self.mode,
+             "macs": self.macs, "flops": self.flops, "compulsory_bytes": self.compulsory_bytes,
+             "folds": self.folds, "compute_cycles": self.compute_cycles,
+             "stall_cycles": self.stall_cycles, "total_cycles": self.total_cycles,
+             "utilization": self.utilization, "compute_utilization": self.compute_utilization,
+             "mapping_efficiency": self.mapping_efficiency}
+        for o in OPERANDS:
+            d[f"sram_{o}_reads"] = getattr(self.sram_reads, o)
+            d[f"sram_{o}_writes"] = getattr(self.sram_writes, o)
+        for o in OPERANDS:
+            d[f"dram_{o}_read_bytes"] = getattr(self.dram_read_bytes, o)
+            d[f"dram_{o}_write_bytes"] = getattr(self.dram_write_bytes, o)
+        d["seconds"] = self.seconds
+        if self.scalesim_compute_utilization is not None:
+            d["scalesim_compute_utilization"] = self.scalesim_compute_utilization
+        if self.memory_replayed is not None:
+            d["memory_replayed"] = self.memory_replayed
+        if self.groups != 1:
+            d["groups"] = self.groups
+        return d
+
+
+@dataclass(frozen=True)
+class SystolicTotals:
+    """A network on a systolic array as the systolic engine sums it up (``Result.systolic``
+    of the network's Result): the array as run (``rows``, ``cols``, ``dataflow``, where
+    its stall cycles come from -- ``stalls``: ``pipeline``, ``closed-form`` or
+    ``scalesim`` -- and ``word_bytes``, the bytes of a word in its DRAM counts), the
+    number of layers run on the array (``layer_count``), their sums, and the layers left
+    out (``not_on_array``: batch norms, pools, biases). ``mapping_efficiency`` is the
+    layers' weighted by their compute cycles; the utilisations are the sums' ratios."""
+
+    rows: int
+    cols: int
+    dataflow: str
+    stalls: str
+    word_bytes: int
+    layer_count: int
+    macs: int
+    compute_cycles: int
+    stall_cycles: int
+    total_cycles: int
+    utilization: float
+    compute_utilization: float
+    mapping_efficiency: float
+    seconds: float
+    sram_reads: OperandCounts        # words
+    sram_writes: OperandCounts       # words
+    dram_read_bytes: OperandCounts
+    dram_write_bytes: OperandCounts
+    not_on_array: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "not_on_array", tuple(self.not_on_array))
+
+    def to_dict(self) -> dict:
+        """The network's named figures as the JSON holds them (``Result.extra``):
+        ``layers`` is ``layer_count``; ``not_on_array`` only where some layer was left
+        out."""
+        d = {"layers": self.layer_count, "macs": self.macs, "compute_cycles": self.compute_cycles,
+             "stall_cycles": self.stall_cycles, "total_cycles": self.total_cycles,
+             "utilization": self.utilization, "compute_utilization": self.compute_utilization,
+             "mapping_efficiency": self.mapping_efficiency, "seconds": self.seconds}
+        for o in OPERANDS:
+            d[f"sram_{o}_reads"] = getattr(self.sram_reads, o)
+            d[f"sram_{o}_writes"] = getattr(self.sram_writes, o)
+            d[f"dram_{o}_read_bytes"] = getattr(self.dram_read_bytes, o)
+            d[f"dram_{o}_write_bytes"] = getattr(self.dram_write_bytes, o)
+        d.update(dataflow=self.dataflow, stalls=self.stalls, rows=self.rows, cols=self.cols,
+                 word_bytes=self.word_bytes)
+        if self.not_on_array:
+            d["not_on_array"] = list(self.not_on_array)
+        return d
+
+
 @dataclass(frozen=True)
 class Result:
     """What one predictor says of one workload on one hardware.
@@ -102,7 +244,13 @@ class Result:
     ``estimated_error`` its own estimate of the error sampling adds, or ``None`` where
     it has none. ``instructions`` counts warp instructions (SIMT) or folds (systolic),
     as ``instruction_unit`` says. ``layers`` holds one Result per layer of a network
-    run; ``launches`` one :class:`Launch` per SIMT kernel launch."""
+    run; ``launches`` one :class:`Launch` per SIMT kernel launch.
+
+    ``systolic`` holds the systolic engine's own figures, typed: a layer's
+    :class:`SystolicFigures`, a network's :class:`SystolicTotals`; ``None`` from every
+    other predictor. A systolic Result's ``extra`` is that record's ``to_dict()`` (set
+    from it; the JSON form keeps the figures there, ``systolic`` itself is not
+    serialised), so give ``systolic`` alone."""
 
     predictor: str
     mode: str
@@ -125,6 +273,7 @@ class Result:
     launches: tuple[Launch, ...] = ()
     layers: tuple["Result", ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)    # predictor-specific figures (named, documented there)
+    systolic: SystolicFigures | SystolicTotals | None = None  # the systolic engine's figures
     detail: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -134,6 +283,12 @@ class Result:
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         object.__setattr__(self, "launches", tuple(self.launches))
         object.__setattr__(self, "layers", tuple(self.layers))
+        if self.systolic is not None:
+            figures = self.systolic.to_dict()
+            if self.extra and self.extra != figures:
+                raise ValueError("Result.extra: a systolic Result's extra is its systolic "
+                                 "figures' dict form, set from them; give systolic alone")
+            object.__setattr__(self, "extra", figures)
 
     # derived figures
     @property
@@ -161,7 +316,9 @@ class Result:
         return self.launches[-1] if self.launches else None
 
     def to_dict(self) -> dict:
-        out = {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.name != "detail"}
+        # systolic is serialised as its dict form, extra
+        out = {f.name: _plain(getattr(self, f.name)) for f in fields(self)
+               if f.name not in ("detail", "systolic")}
         out["sampled"] = self.sampled
         out["ipc"] = self.ipc
         return out

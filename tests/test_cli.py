@@ -85,7 +85,7 @@ BAD = [
     (["roofline", "--hw", "gtx999", "--workload", "resnet50"], "hardware 'gtx999' is unknown"),
     (["roofline", "--hw", "gtx480", "--workload", "alexnet"], "workload 'alexnet' is unknown"),
     (["roofline", "--hw", "gtx480", "--workload", "resnet50", "--set", "l2.sise_bytes=8MiB"],
-     "--set l2.sise_bytes: unknown field"),
+     "l2.sise_bytes: unknown field"),
     (["roofline", "--hw", "gtx480", "--workload", "resnet50", "--set", "l2.size_bytes=8"],
      "has no unit"),
     (["roofline", "--hw", "gtx480", "--workload", "resnet50", "--set", "sm_count=0"],

@@ -139,6 +139,27 @@ def test_override_errors(assignment, needle):
         hwmodels.with_overrides(hwmodels.get("h100-sxm"), [assignment])
 
 
+@pytest.mark.parametrize("assignments,start", [
+    (["l2.sise_bytes=8MiB"], "l2.sise_bytes: unknown field for h100-sxm; did you mean l2.size_bytes"),
+    (["l2.size_bytes"], "'l2.size_bytes': expected FIELD=VALUE"),
+    (["sm_count=15_0"], "sm_count: '15_0' is not a number"),
+    (["l2.size_bytes=8"], "l2.size_bytes: '8' has no unit"),
+    (["sm_count=0"], "sm_count=0: SIMTGPU.sm_count = 0: must be > 0"),
+    (["sm.warp_size=2", "sm.max_warps=768"], "sm.warp_size=2, sm.max_warps=768: sm: SM.max_warps"),
+])
+def test_override_errors_start_with_the_assignment(assignments, start):
+    """Messages name the field (or the assignment) first and no CLI flag: the CLI puts
+    ``--set `` before them."""
+    with pytest.raises(ValueError) as e:
+        hwmodels.with_overrides(hwmodels.get("h100-sxm"), assignments)
+    assert str(e.value).startswith(start)
+
+
+def test_override_of_an_absent_table_names_the_key():
+    with pytest.raises(ValueError, match=r"^host_link\.kind: haswell-e5-2699v3 has no host_link$"):
+        hwmodels.with_overrides(hwmodels.get("haswell-e5-2699v3"), ["host_link.kind=pcie"])
+
+
 def test_override_keys_cover_nested_fields():
     keys = hwmodels.override_keys(hwmodels.get("gtx480"))
     assert "l2.size_bytes" in keys and "sm.l1.ways" in keys and "sm.tensor.fp16_flop_per_cycle" in keys
@@ -147,6 +168,45 @@ def test_override_keys_cover_nested_fields():
 def test_unknown_preset_suggests():
     with pytest.raises(ValueError, match="did you mean 'h100-sxm'"):
         hwmodels.get("h100sxm")
+
+
+@pytest.mark.parametrize("typed,meant", [
+    ("h100", "h100-sxm"),       # a prefix of the name beats difflib's h200
+    ("v100", "v100-sxm2"),
+    ("tpu", "tpu-v1"),
+    ("gtx48", "gtx480"),
+    ("H100", "h100-sxm"),       # case ignored
+    ("sxm2", "v100-sxm2"),      # a dash-separated part
+    ("h2000", "h200"),          # begins no name: the closest whole name
+    ("h100sxm", "h100-sxm"),
+])
+def test_unknown_preset_suggests_by_the_whole_name(typed, meant):
+    with pytest.raises(ValueError) as e:
+        hwmodels.get(typed)
+    assert f"hardware {typed!r} is unknown (did you mean {meant!r}?)" in str(e.value)
+
+
+def test_suggest_ranks_prefixes_then_parts_then_close_matches():
+    from hwmodels import suggest
+    names = ["h200", "h100-sxm", "sm.l1.size_bytes", "l2.size_bytes", "l2.sise"]
+    assert suggest("h100", names, n=5) == ["h100-sxm", "h200"]
+    assert suggest("size", names, n=5) == ["sm.l1.size_bytes", "l2.size_bytes"]
+    assert suggest("l2.si", names, n=5) == ["l2.size_bytes", "l2.sise"]
+    assert suggest("l2.sise_bytes", names, n=1) == ["l2.size_bytes"]
+    assert suggest("", names) == [] and suggest("zzzz", names) == []
+
+
+def test_toml_and_override_fields_suggest_by_the_whole_name(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text(hwmodels.dumps_toml(hwmodels.get("gtx480")).replace(
+        "sm_count = 15", "sm_count = 15\nclo = 3"))          # difflib finds nothing for clo
+    with pytest.raises(ValueError, match=r"clo: unknown field \(did you mean 'clock_hz'\?\)"):
+        hwmodels.load_toml(p)
+    # difflib alone offers sm.max_threads, sm.max_warps, sm.max_blocks
+    with pytest.raises(ValueError, match=r"sm\.max_reg: unknown field for h100-sxm; did you mean "
+                                         r"sm\.max_registers_per_thread, "
+                                         r"sm\.max_registers_per_block, sm\.max_threads\?"):
+        hwmodels.with_overrides(hwmodels.get("h100-sxm"), ["sm.max_reg=8"])
 
 
 def test_unsupported_precision_is_an_error_not_a_fallback():

@@ -25,19 +25,19 @@ def test_matches_scalesim_on_resnet50(run, tmp_path):
     res = simulate_network(hw, workloads.load_topology(topo), hw.dataflow, "scalesim")
     assert len(res.layers) == len(g["layers"])
     for r, s in zip(res.layers, g["layers"]):
-        x = r.extra
+        x = r.systolic
         assert r.workload == s["name"]
         assert r.cycles == s["total_cycles"] and r.stalls_by_cause["dram"] == s["stall_cycles"]
         assert 100 * r.utilization == pytest.approx(s["overall_util"], rel=1e-9)
-        assert 100 * x["mapping_efficiency"] == pytest.approx(s["mapping_efficiency"], rel=1e-9)
+        assert 100 * x.mapping_efficiency == pytest.approx(s["mapping_efficiency"], rel=1e-9)
         if "compute_util" in s:
-            assert 100 * x["scalesim_compute_utilization"] == pytest.approx(s["compute_util"], rel=1e-9)
-        assert x["sram_ifmap_reads"] == s["sram_ifmap_reads"]
-        assert x["sram_filter_reads"] == s["sram_filter_reads"]
-        assert x["sram_ofmap_writes"] == s["sram_ofmap_writes"]
-        assert x["dram_ifmap_read_bytes"] == s["dram_ifmap_reads"]
-        assert x["dram_filter_read_bytes"] == s["dram_filter_reads"]
-        assert x["dram_ofmap_write_bytes"] == s["dram_ofmap_writes"]
+            assert 100 * x.scalesim_compute_utilization == pytest.approx(s["compute_util"], rel=1e-9)
+        assert x.sram_reads.ifmap == s["sram_ifmap_reads"]
+        assert x.sram_reads.filter == s["sram_filter_reads"]
+        assert x.sram_writes.ofmap == s["sram_ofmap_writes"]
+        assert x.dram_read_bytes.ifmap == s["dram_ifmap_reads"]
+        assert x.dram_read_bytes.filter == s["dram_filter_reads"]
+        assert x.dram_write_bytes.ofmap == s["dram_ofmap_writes"]
 
 
 def test_output_size_rounding_differs_from_floor():
@@ -95,7 +95,7 @@ def test_replay_lines_are_known_before_the_run(monkeypatch):
         for df in ("os", "ws", "is"):
             n = replay_lines(hw, op, df)
             r = simulate_layer_scalesim(hw, op, df)
-            assert (n > 0) == r.extra["memory_replayed"], (op.name, df)
+            assert (n > 0) == r.memory_replayed, (op.name, df)
             seen[n > 0] += 1
     assert seen[True] and seen[False]
     op = workloads.Gemm(name="g", M=40, N=24, K=20)

@@ -1,5 +1,6 @@
 """Systolic engine: the cycle-level array against numpy, the closed form against the array."""
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -140,12 +141,12 @@ def test_tpu_layers_are_weight_bound_as_in_the_paper():
     """On TPU v1 ResNet-50 (batch 1) reads only weights from DRAM and spends most of its
     time waiting for them: weights 25.5 MB at 34 GB/s = 0.75 ms."""
     res = simulate_network(hwmodels.get("tpu-v1"), workloads.resnet50(), "ws")
-    t = res.extra
-    assert t["dram_ifmap_read_bytes"] == 0
-    assert t["dram_filter_read_bytes"] == sum(op.operands()[1].elements for op in workloads.resnet50().ops
-                                              if op.kind in ("conv2d", "gemm"))
-    assert t["seconds"] >= t["dram_filter_read_bytes"] / 34e9
-    assert t["stall_cycles"] > t["compute_cycles"]
+    t = res.systolic
+    assert t.dram_read_bytes.ifmap == 0
+    assert t.dram_read_bytes.filter == sum(op.operands()[1].elements for op in workloads.resnet50().ops
+                                           if op.kind in ("conv2d", "gemm"))
+    assert t.seconds >= t.dram_read_bytes.filter / 34e9
+    assert t.stall_cycles > t.compute_cycles
 
 
 def test_array_override_and_groups():
@@ -157,10 +158,11 @@ def test_array_override_and_groups():
     r = lr.detail
     one = simulate_layer(dataclasses.replace(hw, rows=2, cols=3),
                          Conv2d(N=1, C=1, H=6, W=6, K=1, R=3, S=3, padding=1), "os")
-    assert (r.rows, r.cols) == (2, 3) and lr.extra["array"] == "2x3"
-    assert (res.extra["rows"], res.extra["cols"]) == (2, 3) and res.detail.hardware.rows == 2
+    assert (r.rows, r.cols) == (2, 3) == (lr.systolic.rows, lr.systolic.cols)
+    assert lr.extra["array"] == "2x3"
+    assert (res.systolic.rows, res.systolic.cols) == (2, 3) and res.detail.hardware.rows == 2
     assert r.compute_cycles == 8 * one.compute_cycles and r.macs == net.ops[0].macs()
-    assert lr.extra["groups"] == 8 and lr.instructions == 8 * one.folds
+    assert lr.systolic.groups == 8 == lr.extra["groups"] and lr.instructions == 8 * one.folds
     # FLOPs and compulsory bytes are the whole grouped op's (8 times one group's)
     assert lr.flops == net.ops[0].flops() == 8 * one.flops
     assert lr.compulsory_bytes == 8 * one.compulsory_bytes
@@ -232,6 +234,30 @@ def test_sram_too_small_for_a_tile_is_an_error(capsys):
     assert code == 2 and "--stalls applies to --mode default only" in capsys.readouterr().err
 
 
+def test_too_many_folds_for_the_pipeline_is_its_own_error():
+    """The pipeline's refusal is a TooManyFoldsError (a ValueError) a caller can catch to
+    fall back to the closed form's stalls; its text names arguments, not CLI flags."""
+    from simulator.systolic import TooManyFoldsError
+    hw = hwmodels.get("systolic-4x4")
+    net = workloads.resolve("gemm:600x600x600")       # ws on 1x1: 600 x 600 folds
+    with pytest.raises(TooManyFoldsError) as e:
+        simulate_network(hw, net, "ws", rows=1, cols=1)
+    assert isinstance(e.value, ValueError) and (e.value.folds, e.value.max_folds) == (360_000, 300_000)
+    assert str(e.value).startswith("stalls='pipeline' runs every fold through a simpy model: "
+                                   "gemm:600x600x600 on a 1x1 array is 360,000 folds")
+    assert "use stalls='closed-form', or a larger array" in str(e.value)
+    assert not re.search(r"--[a-z]", str(e.value))                   # no CLI flag
+    assert simulate_network(hw, net, "ws", rows=1, cols=1, stalls="closed-form").instructions == 360_000
+
+
+def test_scalesim_replay_refusal_names_the_mode_argument():
+    from simulator.systolic import TooManyFoldsError
+    with pytest.raises(ValueError) as e:
+        simulate_network(hwmodels.get("tpu-v1"), workloads.resolve("resnet50"), "ws", "scalesim", 1, 1)
+    assert not isinstance(e.value, TooManyFoldsError)
+    assert str(e.value).startswith("mode='scalesim' replays SCALE-Sim's buffers line by line")
+
+
 def test_scalesim_mode_utilisation_can_exceed_one_on_1x1_arrays():
     """SCALE-Sim counts F x per-fold - 1 cycles; on a 1x1 os array a fold is T cycles, so
     its utilisation is MACs / (F T - 1) > 1. The scalesim mode reproduces that; the
@@ -251,7 +277,7 @@ def test_scalesim_mode_utilisation_can_exceed_one_on_1x1_arrays():
 def test_network_result_fields(mode, df, stalls):
     """simulate_network returns a Result; the network's figures are its layers' sums and
     each layer's are its SystolicResult's."""
-    from simulator.result import Result
+    from simulator.result import Result, SystolicFigures, SystolicTotals
     hw = hwmodels.get("systolic-8x8")
     net = workloads.Network("n", (Conv2d(name="c", N=1, C=5, H=9, W=9, K=12, R=3, S=3, padding=1),
                                   Gemm(name="fc", M=3, N=20, K=40)))
@@ -260,11 +286,18 @@ def test_network_result_fields(mode, df, stalls):
     assert (res.hardware, res.workload, res.instruction_unit) == ("systolic-8x8", "n", "fold")
     assert res.simulated_fraction == 1.0 and res.estimated_error is None and res.wall_seconds > 0
     wb = hw.word_bytes if mode == "default" else 1
-    t = res.detail.totals()
-    for k, v in t.items():
-        assert res.extra[k] == v
-    assert res.cycles == t["total_cycles"] and res.seconds == t["seconds"]
-    assert res.utilization == t["utilization"] and res.stalls_by_cause == {"dram": t["stall_cycles"]}
+    t = res.systolic
+    assert isinstance(t, SystolicTotals) and t == res.detail.totals()
+    assert (t.rows, t.cols, t.dataflow, t.word_bytes, t.layer_count) == (8, 8, df, wb, 2)
+    assert t.stalls == (stalls if mode == "default" else "scalesim") and t.not_on_array == ()
+    assert res.extra == t.to_dict()                     # the JSON form, from the typed record
+    assert res.cycles == t.total_cycles and res.seconds == t.seconds
+    assert res.utilization == t.utilization and res.stalls_by_cause == {"dram": t.stall_cycles}
+    assert t.macs == sum(lr.systolic.macs for lr in res.layers)
+    for name in ("sram_reads", "sram_writes", "dram_read_bytes", "dram_write_bytes"):
+        for o in ("ifmap", "filter", "ofmap"):
+            assert getattr(getattr(t, name), o) == sum(getattr(getattr(lr.systolic, name), o)
+                                                       for lr in res.layers)
     assert res.flops == net.flops() and res.op == net.identity()
     assert len(res.layers) == 2
     for lr, op in zip(res.layers, net.ops):
@@ -273,7 +306,12 @@ def test_network_result_fields(mode, df, stalls):
         assert lr.workload == op.name
         assert lr.flops == op.flops() and lr.op == op.identity()
         assert lr.compulsory_bytes == sum(o.touched for o in op.operands()) * wb
-        assert lr.cycles == r.compute_cycles + r.stall_cycles == lr.extra["total_cycles"]
+        x = lr.systolic
+        assert isinstance(x, SystolicFigures) and x == r.figures()
+        assert lr.cycles == r.compute_cycles + r.stall_cycles == x.total_cycles
+        assert (x.rows, x.cols, x.dataflow, x.mode, x.groups) == (8, 8, df, mode, 1)
+        assert (x.memory_replayed is None) == (x.scalesim_compute_utilization is None) == (mode == "default")
+        assert x.sram_reads.total + x.sram_writes.total == sum(r.sram_reads.values()) + sum(r.sram_writes.values())
         assert lr.instructions == r.folds and lr.stalls_by_cause == {"dram": r.stall_cycles}
         sram_words = sum(r.sram_reads.values()) + sum(r.sram_writes.values())
         dram_bytes = sum(r.dram_reads_bytes.values()) + sum(r.dram_writes_bytes.values())
@@ -319,3 +357,51 @@ def test_engine_and_chart_layering():
         assert not re.search(r"^\s*(from|import)\s+\S*analysis", f.read_text(), re.MULTILINE), f
     imports = [line for line in inspect.getsource(plots.systolic_chart).splitlines() if "import" in line]
     assert not any("systolic" in line for line in imports)
+
+
+def test_systolic_figures_are_typed_and_serialised_as_before():
+    """A systolic Result's figures are a typed record (``systolic``); its ``extra`` and the
+    JSON are that record's dict form, in the order the files have always had, and a
+    missing figure is None or its neutral value, never a missing attribute."""
+    import json
+
+    from simulator.result import OperandCounts, Result
+    hw = hwmodels.get("systolic-8x8")
+    net = workloads.Network("g", (Conv2d(name="dw", N=1, C=4, H=6, W=6, K=4, R=3, S=3, padding=1,
+                                         groups=4), Gemm(name="fc", M=3, N=5, K=7)))
+    res = simulate_network(hw, net, "ws", "scalesim")
+    dw, fc = res.layers
+    assert list(fc.extra) == [
+        "dataflow", "array", "mode", "macs", "flops", "compulsory_bytes", "folds",
+        "compute_cycles", "stall_cycles", "total_cycles", "utilization", "compute_utilization",
+        "mapping_efficiency", "sram_ifmap_reads", "sram_ifmap_writes", "sram_filter_reads",
+        "sram_filter_writes", "sram_ofmap_reads", "sram_ofmap_writes", "dram_ifmap_read_bytes",
+        "dram_ifmap_write_bytes", "dram_filter_read_bytes", "dram_filter_write_bytes",
+        "dram_ofmap_read_bytes", "dram_ofmap_write_bytes", "seconds",
+        "scalesim_compute_utilization", "memory_replayed"]
+    assert list(dw.extra)[-3:] == ["scalesim_compute_utilization", "memory_replayed", "groups"]
+    assert fc.systolic.groups == 1 and dw.systolic.groups == 4
+    assert isinstance(fc.systolic.memory_replayed, bool)
+    assert fc.systolic.sram_reads == OperandCounts(fc.extra["sram_ifmap_reads"],
+                                                   fc.extra["sram_filter_reads"],
+                                                   fc.extra["sram_ofmap_reads"])
+    assert list(res.extra)[:9] == ["layers", "macs", "compute_cycles", "stall_cycles",
+                                   "total_cycles", "utilization", "compute_utilization",
+                                   "mapping_efficiency", "seconds"]
+    assert list(res.extra)[9:13] == ["sram_ifmap_reads", "sram_ifmap_writes",
+                                     "dram_ifmap_read_bytes", "dram_ifmap_write_bytes"]
+    assert list(res.extra)[-5:] == ["dataflow", "stalls", "rows", "cols", "word_bytes"]
+    d = res.to_dict()
+    assert "systolic" not in d and "systolic" not in d["layers"][0]
+    assert d["extra"] == json.loads(json.dumps(res.systolic.to_dict()))
+    # a network with layers off the array names them; extra is set from the record only
+    res2 = simulate_network(hw, workloads.resolve("resnet50"), "ws", stalls="closed-form")
+    assert "maxpool" in res2.systolic.not_on_array and res2.extra["not_on_array"] == list(
+        res2.systolic.not_on_array)
+    assert dataclasses.replace(res, seconds=1.0).extra == res.extra
+    with pytest.raises(ValueError, match="give systolic alone"):
+        Result(**{**{f.name: getattr(fc, f.name) for f in dataclasses.fields(Result)},
+                  "extra": {"macs": 1}})
+    # other predictors have none
+    from simulator.analysis.roofline import bound
+    assert bound(hwmodels.get("gtx480"), net.ops[1]).systolic is None

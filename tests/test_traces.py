@@ -75,6 +75,83 @@ def test_systolic_timeline_is_the_folds():
     _no_overlap(folds)
 
 
+def _cli_pipelines(hw, net, res, dataflow):
+    """The pipelines as `simulate systolic --timeline` re-ran them before the engine kept
+    its own (engine internals, one group's pipeline per layer)."""
+    import dataclasses
+
+    from simulator.systolic.engine import ARRAY_KINDS, split_groups
+    from simulator.systolic.pipeline import pipeline_layer
+    t = res.systolic
+    hw_arr = dataclasses.replace(hw, rows=t.rows, cols=t.cols)
+    return {op.name: pipeline_layer(hw_arr, split_groups(op)[0], dataflow, trace=True)
+            for op in net.ops if op.kind in ARRAY_KINDS}
+
+
+def _no_wall(o):
+    if isinstance(o, dict):
+        return {k: _no_wall(v) for k, v in o.items() if k != "wall_seconds"}
+    if isinstance(o, list):
+        return [_no_wall(v) for v in o]
+    return o
+
+
+def _grouped():
+    from workloads import Conv2d, Gemm, Network
+    return Network("g", (Conv2d(name="dw", N=1, C=8, H=10, W=10, K=8, R=3, S=3, padding=1, groups=8),
+                         Gemm(name="fc", M=4, N=24, K=40)))
+
+
+@pytest.mark.parametrize("hw_name,net,array,df", [
+    ("systolic-8x8", "gemm:64x48x40", None, "ws"),
+    ("systolic-4x4", "conv:n=1,c=3,h=8,w=8,k=4,r=3,s=3,stride=1,pad=1", None, "ws"),
+    ("systolic-4x4", "mini", (3, 2), "os"),            # layers off the array; a reshaped array
+    ("systolic-8x8", "grouped", None, "is"),           # one group's pipeline, as the CLI drew it
+])
+def test_systolic_timeline_from_the_engine_is_the_rerun_pipeline(hw_name, net, array, df):
+    """simulate_systolic(trace=True) keeps the access/execute pipeline's runs in the
+    Result, and the timeline drawn from them is the one the CLI drew by running the
+    pipeline again; the figures do not change."""
+    from mini_net import mini
+    hw = rs.load_hardware(hw_name)
+    net = {"mini": mini, "grouped": _grouped}.get(net, lambda: rs.load_workload(net))()
+    traced = rs.simulate_systolic(hw, net, df, array=array, trace=True)
+    plain = rs.simulate_systolic(hw, net, df, array=array)
+    assert _no_wall(traced.to_dict()) == _no_wall(plain.to_dict())
+    assert set(traced.detail.pipelines) == {lr.workload for lr in traced.layers}
+    assert plain.detail.pipelines == {}
+    doc = systolic_trace(traced, hw.clock_hz)
+    assert doc == systolic_trace(plain, hw.clock_hz, _cli_pipelines(hw, net, plain, df))
+    assert any(e.get("cat") == "mxu" for e in doc["traceEvents"])
+    assert not any(e.get("cat") in ("mxu", "dma") for e in systolic_trace(plain, hw.clock_hz)["traceEvents"])
+
+
+@pytest.mark.parametrize("golden,name,hw_name,spec", [
+    ("025", "st.json", "systolic-8x8", "gemm:64x48x40"),
+    ("026", "st4.json", "systolic-4x4", "conv:n=1,c=3,h=8,w=8,k=4,r=3,s=3,stride=1,pad=1"),
+])
+def test_systolic_timeline_digest_is_the_golden_one(golden, name, hw_name, spec):
+    """tests/golden/cli/025.txt and 026.txt hold the digests of `simulate systolic
+    --timeline` files: the engine's own pipelines give them."""
+    import hashlib
+    import re
+    from pathlib import Path
+    hw = rs.load_hardware(hw_name)
+    ev = systolic_trace(rs.simulate_systolic(hw, spec, trace=True), hw.clock_hz)["traceEvents"]
+    digest = hashlib.sha256(json.dumps(ev, sort_keys=True).encode()).hexdigest()[:16]
+    text = (Path(__file__).parent / "golden" / "cli" / f"{golden}.txt").read_text()
+    want = re.search(rf"== {re.escape(name)}: (\d+) events, sha256 (\w+)", text).groups()
+    assert want == (str(len(ev)), digest)
+
+
+def test_no_pipeline_no_pipeline_lanes():
+    hw = rs.load_hardware("systolic-8x8")
+    for kw in (dict(stalls="closed-form"), dict(mode="scalesim")):
+        res = rs.simulate_systolic(hw, "gemm:64x24x40", trace=True, **kw)
+        assert res.detail.pipelines == {}
+        assert not any(e.get("cat") in ("mxu", "dma") for e in systolic_trace(res, hw.clock_hz)["traceEvents"])
+
+
 def test_timeline_options(tmp_path, capsys):
     t = tmp_path / "t.json"
     assert main(["simulate", "simt", "--hw", "gtx480", "--kernel", "matadd", "--m", "32", "--n", "48",

@@ -223,6 +223,27 @@ def test_resolve_forms():
         resolve("resnet50", batch=0)
 
 
+@pytest.mark.parametrize("kw,start", [
+    (dict(spec="gemm:4x4x4", layout="nhwc"), "layout='nhwc': a tensor layout applies to convolutions"),
+    (dict(spec="gemm:4x4x4", resolution=64), "resolution applies to networks, not to 'gemm:4x4x4'"),
+    (dict(spec="conv:n=4,c=3,h=8,w=8,k=4,r=3,s=3", batch=2),
+     "batch=2 and n=4 in workload 'conv:n=4,c=3,h=8,w=8,k=4,r=3,s=3' disagree"),
+])
+def test_resolve_errors_start_with_the_argument(kw, start):
+    """A library error about an argument starts with the argument's Python name (and its
+    value in keyword form); the CLI maps that to its flag."""
+    with pytest.raises(ValueError) as e:
+        resolve(**kw)
+    assert str(e.value).startswith(start)
+
+
+def test_topology_csv_takes_no_resolution(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text(GEMM_CSV)
+    with pytest.raises(ValueError, match=r"^resolution does not apply to a topology CSV"):
+        resolve(str(p), resolution=64)
+
+
 # ------------------------------------------------------------- SCALE-Sim topology CSVs
 
 CONV_CSV = """Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,

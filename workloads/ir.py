@@ -6,12 +6,17 @@ element-wise ops) and its compulsory bytes: each input element that the op reads
 once, each output element written once -- the least any implementation must move
 between DRAM and the chip. Shapes are validated on construction; errors name the
 field, the value and what is allowed.
+
+A :class:`Network` is a named tuple of ops in an order where each follows its inputs,
+with the edges of a graph that is not a chain. The networks themselves (ResNet-50, the
+convolution ablation, workload strings) are :mod:`workloads.networks`'; SCALE-Sim
+topologies are read by :mod:`workloads.scalesim`; both build on this module only.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 #: storage dtypes and their sizes in bytes
@@ -405,3 +410,76 @@ class BatchNorm(TensorOp):
 
 
 OP_KINDS = {c.kind: c for c in (Gemm, Conv2d, Elementwise, Pool2d, BatchNorm)}
+
+
+# ---------------------------------------------------------------- networks
+
+INPUT = "input"      # the name a network's first layer reads
+
+
+@dataclass(frozen=True)
+class Network:
+    """An ordered list of ops with a name and the parameters that made it.
+
+    ``edges``: (layer, its input layers) for a network that is not a chain; a layer not
+    named there reads the layer before it (the first, the network's input, ``INPUT``).
+    The order of ``ops`` is one in which every layer follows its inputs."""
+
+    name: str
+    ops: tuple[TensorOp, ...]
+    description: str = ""
+    params: dict = field(default_factory=dict)
+    edges: tuple = ()
+
+    def __post_init__(self):
+        if not self.ops:
+            raise ValueError(f"workload {self.name!r} has no layers")
+        seen = set()
+        for op in self.ops:
+            if op.name in seen:
+                raise ValueError(f"workload {self.name!r}: layer name {op.name!r} appears twice")
+            seen.add(op.name)
+        done = {INPUT}
+        given = dict(self.edges)
+        for op in self.ops:
+            for src in given.get(op.name, ()):
+                if src not in done:
+                    raise ValueError(f"workload {self.name!r}: layer {op.name!r} reads {src!r}, "
+                                     "which is not a layer before it")
+            done.add(op.name)
+        unknown = set(given) - done
+        if unknown:
+            raise ValueError(f"workload {self.name!r}: edges name unknown layer {sorted(unknown)[0]!r}")
+
+    def inputs_of(self, name: str) -> tuple:
+        """The layers ``name`` reads (``INPUT`` for the network's input)."""
+        given = dict(self.edges)
+        if name in given:
+            return tuple(given[name])
+        names = [op.name for op in self.ops]
+        i = names.index(name)
+        return (names[i - 1],) if i else (INPUT,)
+
+    def macs(self) -> int:
+        return sum(op.macs() for op in self.ops)
+
+    def flops(self) -> int:
+        return sum(op.flops() for op in self.ops)
+
+    def min_bytes(self) -> int:
+        return sum(op.min_bytes() for op in self.ops)
+
+    def with_dtype(self, dtype: str) -> "Network":
+        return dataclasses.replace(self, ops=tuple(op.with_dtype(dtype) for op in self.ops),
+                                   params={**self.params, "dtype": dtype})
+
+    def identity(self) -> dict:
+        """What names the network (its layers' identities are its Results' layers')."""
+        return {"name": self.name, "description": self.description, "params": self.params,
+                "layers": len(self.ops)}
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "description": self.description, "params": self.params,
+                "totals": {"layers": len(self.ops), "macs": self.macs(), "flops": self.flops(),
+                           "min_bytes": self.min_bytes()},
+                "layers": [op.to_dict() for op in self.ops]}

@@ -16,90 +16,19 @@
 * ``conv-ablation`` -- the 2024 PyTorch-compiler thesis's single-convolution ablation:
   kernel {1,3,5} x stride {1,2} x padding {1,2,3}, here at a stated input of
   batch x 64 x 56 x 56 with 64 filters (the shape of ResNet-50's first stage; the
-  thesis does not fix one). ``--resolution`` changes 56.
+  thesis does not fix one). ``resolution`` changes 56.
 * ``gemm:MxNxK``, ``relu:N`` and ``conv:n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..``
   -- single ops.
 * a path to a SCALE-Sim topology CSV (conv or GEMM format), see :mod:`workloads.scalesim`.
 """
 from __future__ import annotations
 
-import dataclasses
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ir import DTYPES, BatchNorm, Conv2d, Elementwise, Gemm, Pool2d, TensorOp
+# Network and INPUT live in ir.py (the topology reader imports them from there too)
+from .ir import DTYPES, INPUT, BatchNorm, Conv2d, Elementwise, Gemm, Network, Pool2d, TensorOp
 
-
-@dataclass(frozen=True)
-class Network:
-    """An ordered list of ops with a name and the parameters that made it.
-
-    ``edges``: (layer, its input layers) for a network that is not a chain; a layer not
-    named there reads the layer before it (the first, the network's input, ``INPUT``).
-    The order of ``ops`` is one in which every layer follows its inputs."""
-
-    name: str
-    ops: tuple[TensorOp, ...]
-    description: str = ""
-    params: dict = field(default_factory=dict)
-    edges: tuple = ()
-
-    def __post_init__(self):
-        if not self.ops:
-            raise ValueError(f"workload {self.name!r} has no layers")
-        seen = set()
-        for op in self.ops:
-            if op.name in seen:
-                raise ValueError(f"workload {self.name!r}: layer name {op.name!r} appears twice")
-            seen.add(op.name)
-        done = {INPUT}
-        given = dict(self.edges)
-        for op in self.ops:
-            for src in given.get(op.name, ()):
-                if src not in done:
-                    raise ValueError(f"workload {self.name!r}: layer {op.name!r} reads {src!r}, "
-                                     "which is not a layer before it")
-            done.add(op.name)
-        unknown = set(given) - done
-        if unknown:
-            raise ValueError(f"workload {self.name!r}: edges name unknown layer {sorted(unknown)[0]!r}")
-
-    def inputs_of(self, name: str) -> tuple:
-        """The layers ``name`` reads (``INPUT`` for the network's input)."""
-        given = dict(self.edges)
-        if name in given:
-            return tuple(given[name])
-        names = [op.name for op in self.ops]
-        i = names.index(name)
-        return (names[i - 1],) if i else (INPUT,)
-
-    def macs(self) -> int:
-        return sum(op.macs() for op in self.ops)
-
-    def flops(self) -> int:
-        return sum(op.flops() for op in self.ops)
-
-    def min_bytes(self) -> int:
-        return sum(op.min_bytes() for op in self.ops)
-
-    def with_dtype(self, dtype: str) -> "Network":
-        return dataclasses.replace(self, ops=tuple(op.with_dtype(dtype) for op in self.ops),
-                                   params={**self.params, "dtype": dtype})
-
-    def identity(self) -> dict:
-        """What names the network (its layers' identities are its Results' layers')."""
-        return {"name": self.name, "description": self.description, "params": self.params,
-                "layers": len(self.ops)}
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "description": self.description, "params": self.params,
-                "totals": {"layers": len(self.ops), "macs": self.macs(), "flops": self.flops(),
-                           "min_bytes": self.min_bytes()},
-                "layers": [op.to_dict() for op in self.ops]}
-
-
-INPUT = "input"
 RESNET50_VARIANTS = ("v1.5", "v1")
 RESNET50_STAGES = ((3, 64), (4, 128), (6, 256), (3, 512))  # (blocks, width); outputs x4
 
@@ -270,7 +199,11 @@ def parse_op_shape(kind: str, text: str) -> dict:
 
 def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
             dtype: str | None = None, layout: str | None = None) -> Network:
-    """The network a workload argument names (see the module doc for the forms)."""
+    """The network a workload argument names (see the module doc for the forms).
+
+    Errors about an argument start with its name (``resolution applies to networks,
+    ...``, ``layout='nhwc': ...``, ``batch=2 and n=4 ... disagree``), as the CLI maps
+    names to its flags."""
     if dtype is not None and dtype not in DTYPES:
         raise ValueError(f"dtype = {dtype!r}: allowed: {', '.join(DTYPES)}")
     spec = str(spec).strip()
@@ -281,7 +214,7 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
     single = spec.split(":", 1)[0].lower() if ":" in spec else None
     if single in ("gemm", "relu", "conv"):
         if resolution is not None:
-            raise ValueError(f"--resolution applies to networks, not to {spec!r}")
+            raise ValueError(f"resolution applies to networks, not to {spec!r}")
         d = dtype or "fp32"
         body = spec.split(":", 1)[1]
         if single == "gemm":
@@ -293,7 +226,7 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
                                  "large; each of M, N, K at most 2147483647")
             M, N, K = map(int, m.groups())
             if layout in CONV_LAYOUT_NAMES:
-                raise ValueError(f"--layout {layout}: a tensor layout applies to convolutions; "
+                raise ValueError(f"layout={layout!r}: a tensor layout applies to convolutions; "
                                  "a GEMM's operands are row (row-major) or col")
             op = Gemm(name="gemm", dtype=d, M=M * (batch or 1), N=N, K=K,
                       **({"layout": layout} if layout else {}))
@@ -309,7 +242,7 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
             if batch is not None:
                 given = re.search(r"(?:^|,)\s*n\s*=", body, flags=re.I)
                 if given and ckw["N"] != batch:
-                    raise ValueError(f"--batch {batch} and n={ckw['N']} in workload {spec[:60]!r} "
+                    raise ValueError(f"batch={batch} and n={ckw['N']} in workload {spec[:60]!r} "
                                      "disagree: a convolution's n is its batch; give one of them")
                 ckw["N"] = batch
             op = Conv2d(name="conv", dtype=d, **({"layout": layout} if layout else {}), **ckw)
@@ -321,7 +254,7 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
         net = load_topology(spec, batch=batch or 1, dtype=dtype or "fp32",
                             layout=layout or "nchw")
         if resolution is not None:
-            raise ValueError("--resolution does not apply to a topology CSV (its sizes are fixed)")
+            raise ValueError("resolution does not apply to a topology CSV (its sizes are fixed)")
         return net
     allowed = ", ".join(list(NETWORKS) + list(SINGLE_OP_FORMS))
     raise ValueError(f"workload {spec[:60]!r} is unknown; allowed: {allowed}")

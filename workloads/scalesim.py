@@ -13,7 +13,7 @@ output rows, N the output columns and K the reduction.
 
 SCALE-Sim needs a trailing comma on every row; this reader accepts rows with or
 without it. What follows the last comma of a row with more than the format's columns
-SCALE-Sim never reads (a note such as ``#dw``), and neither does this reader. Only dense layers (sparsity 1:1 or absent) are accepted. ``--batch``
+SCALE-Sim never reads (a note such as ``#dw``), and neither does this reader. Only dense layers (sparsity 1:1 or absent) are accepted. ``batch``
 multiplies N (conv) or M (GEMM). The file is parsed, never executed.
 """
 from __future__ import annotations
@@ -22,8 +22,7 @@ import csv
 import re
 from pathlib import Path
 
-from .ir import Conv2d, Gemm
-from .networks import Network
+from .ir import Conv2d, Gemm, Network
 
 CONV_COLUMNS = ("Layer name", "IFMAP Height", "IFMAP Width", "Filter Height", "Filter Width",
                 "Channels", "Num Filter", "Strides")

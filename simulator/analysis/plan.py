@@ -578,14 +578,12 @@ def systolic_layers(hw, net) -> tuple:
     """The network's convolutions and FC on systolic preset ``hw`` (its own dataflow, the
     default engine mode): ({layer: seconds}, whether the stalls came from the closed form
     -- a small array's many folds are too many for the pipeline model)."""
-    from simulator.systolic.engine import simulate_network
+    from simulator.systolic.engine import TooManyFoldsError, simulate_network
     if getattr(hw, "family", None) != "systolic":
         raise ValueError(f"vs={hw.name!r}: not a systolic array (e.g. tpu-v1, systolic-8x8)")
     dataflow = getattr(hw, "dataflow", "ws")
     try:
         res, closed = simulate_network(hw, net, dataflow), False
-    except ValueError as e:
-        if "--stalls closed-form" not in str(e):
-            raise
+    except TooManyFoldsError:
         res, closed = simulate_network(hw, net, dataflow, stalls="closed-form"), True
     return {lr.workload: lr.seconds for lr in res.layers}, closed

@@ -338,7 +338,7 @@ def tpu_paper_chart(path, hardware=None):
 def _systolic_figure(result):
     """Utilisation (bars) and mapping efficiency (dots) of every layer the array ran,
     and the fold-by-PE-row heatmap of the longest layer. The layers a systolic Result
-    leaves out (``extra["not_on_array"]``) are counted in the title."""
+    leaves out (``systolic.not_on_array``) are counted in the title."""
     layers = result.layers
     n = len(layers)
     fig = _figure((min(18.0, max(9.0, n * 0.2)), 9.5))
@@ -346,18 +346,18 @@ def _systolic_figure(result):
     x = np.arange(n)
     ax.bar(x, [r.utilization for r in layers], color="tab:blue",
            label="utilisation (stalls included)")
-    ax.plot(x, [r.extra["mapping_efficiency"] for r in layers], "o-", color="tab:orange", ms=3,
+    ax.plot(x, [r.systolic.mapping_efficiency for r in layers], "o-", color="tab:orange", ms=3,
             lw=1, label="mapping efficiency")
     ax.set_xlim(-0.7, n - 0.3)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("fraction of PE-cycles")
-    t = result.extra
-    skipped = t.get("not_on_array") or ()
+    t = result.systolic
+    skipped = t.not_on_array or ()
     note = (f"\n{n} layers on the array; {len(skipped)} left out (not convolutions or GEMMs: "
             "batch norms, pools, ... a TPU applies as results drain)" if skipped
             else f"\n{n} layers, all on the array")
-    ax.set_title(f"{result.workload} on {result.hardware} {t['rows']}x{t['cols']}, "
-                 f"{t['dataflow']}, {result.mode} mode: utilisation {result.utilization:.1%}"
+    ax.set_title(f"{result.workload} on {result.hardware} {t.rows}x{t.cols}, "
+                 f"{t.dataflow}, {result.mode} mode: utilisation {result.utilization:.1%}"
                  + note, fontsize=10)
     # the legend outside the figure's right edge, above the heatmap's colour bar: clear of
     # the rotated layer names, and the colour bar stays beside its heatmap

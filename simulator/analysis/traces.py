@@ -11,7 +11,9 @@ through in a trace viewer. It reads Results, never simulates.
 * Systolic (``systolic_trace``): one process for the array; each layer a span, its folds
   (the default schedule's starts and ends, stalls not placed among them) spans on lanes
   below it (a fold starts streaming while the one before drains), its stall cycles a
-  counter; layers follow one another.
+  counter; layers follow one another. A Result simulated with ``trace=True`` also
+  carries the access/execute pipeline's runs: the matrix unit's fold spans (stalls
+  included) and the DMA transfers, each on a process of its own.
 
 Times are microseconds at the hardware's clock (``ts``, ``dur``).
 """
@@ -89,25 +91,29 @@ def simt_trace(result, clock_hz: float) -> dict:
 
 
 def systolic_trace(result, clock_hz: float, pipelines=None) -> dict:
-    """The systolic engine's Result as a Chrome trace: layers, their folds, stalls; with
-    ``pipelines`` ({layer: PipelineResult recorded with ``trace=True``}) the matrix
-    unit's fold spans as the access/execute pipeline ran them, stalls included, and the
-    DMA transfers (Read_Weights, Write_Outputs: DRAM time plus latency) on lanes of
-    their own."""
+    """The systolic engine's Result as a Chrome trace: layers, their folds, stalls; where
+    the engine kept its access/execute pipeline runs (``simulate_network(...,
+    trace=True)``: ``result.detail.pipelines``), the matrix unit's fold spans as the
+    pipeline ran them, stalls included, and the DMA transfers (Read_Weights,
+    Write_Outputs: DRAM time plus latency) on lanes of their own. ``pipelines``
+    ({layer: PipelineResult recorded with ``trace=True``}), when given, is drawn
+    instead of the Result's."""
     if result.predictor != "systolic":
         raise ValueError("a systolic timeline needs the systolic engine's Result")
+    if pipelines is None:
+        pipelines = getattr(result.detail, "pipelines", None) or {}
     us = 1e6 / clock_hz
     events = _meta(0, f"array ({result.hardware})", 0, "layers")
     if pipelines:
         events += _meta(1, "matrix unit (access/execute pipeline)") + _meta(2, "DMA (DRAM transfers)")
     offset, named, dma_named = 0.0, 0, set()
     for lr in result.layers:
-        d = lr.detail
+        x = lr.systolic
         events.append({"name": lr.workload, "cat": "layer", "ph": "X", "ts": offset,
                        "dur": float(lr.cycles) * us, "pid": 0, "tid": 0,
-                       "args": {"folds": lr.instructions, "compute_cycles": d.compute_cycles,
-                                "stall_cycles": d.stall_cycles, "utilization": lr.utilization}})
-        ft = getattr(d, "fold_timing", None)
+                       "args": {"folds": lr.instructions, "compute_cycles": x.compute_cycles,
+                                "stall_cycles": x.stall_cycles, "utilization": lr.utilization}})
+        ft = getattr(lr.detail, "fold_timing", None)
         pipe = (pipelines or {}).get(lr.workload)
         if pipe is not None and pipe.events:
             for unit, pid_lane in (("mxu", 0), ("dma", 1)):
@@ -142,7 +148,7 @@ def systolic_trace(result, clock_hz: float, pipelines=None) -> dict:
                                         "rows_used": int(ft.folds[k][2]),
                                         "cols_used": int(ft.folds[k][3])}})
         events.append({"name": "stall cycles", "ph": "C", "ts": offset, "pid": 0, "tid": 0,
-                       "args": {"dram": float(d.stall_cycles)}})
+                       "args": {"dram": float(x.stall_cycles)}})
         offset += float(lr.cycles) * us
     return {"traceEvents": events, "displayTimeUnit": "ns",
             "otherData": {"hardware": result.hardware, "workload": result.workload,

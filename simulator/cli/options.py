@@ -274,7 +274,11 @@ def load_hw(args, family=None, why=""):
     if twice:
         raise ValueError(f"--set {twice[0]}=...: given {keys.count(twice[0])} times; set each "
                          "field once")
-    hw = hwmodels.with_overrides(hwmodels.get(args.hw), args.set or [])
+    hw = hwmodels.get(args.hw)
+    try:
+        hw = hwmodels.with_overrides(hw, args.set or [])
+    except ValueError as e:            # it names the field or assignment; the option is --set
+        raise ValueError(f"--set {e}") from None
     if family is not None and getattr(hw, "family", None) != family:
         raise ValueError(f"--hw {hw.name}: not {FAMILY_WORDS[family]}{why}")
     return hw
@@ -301,18 +305,22 @@ def load_workload(args, hw=None):
 
 # ---------------------------------------------------------------- the library's errors as flags
 
-_KEYWORD = re.compile(r"(?<![\w-])([a-z][a-z0-9_]*)='((?:[^'\\]|\\.)*)'")
+_KEYWORD = re.compile(r"(?<![\w-])(?:([a-z][a-z0-9_]*)='((?:[^'\\]|\\.)*)'"
+                      r"|([a-z][a-z0-9_]{2,})=([0-9]+)(?![\w.]))")
 
 
 def as_flags(message: str, dests, aliases=None) -> str:
     """A library message in the command line's terms: each ``name='value'`` (the Python
     API's keyword form) whose ``name`` is one of the command's options (``dests``), or an
-    argument ``aliases`` maps to one, becomes ``--name 'value'``."""
+    argument ``aliases`` maps to one, becomes ``--name 'value'``; a number written
+    unquoted, ``name=8``, becomes ``--name 8`` where the name is three letters or more (a
+    shape's ``n=1,c=3`` echoed in a message is not an argument)."""
     def sub(m):
-        name = (aliases or {}).get(m.group(1), m.group(1))
+        given, quoted = (m.group(1), True) if m.group(1) else (m.group(3), False)
+        name = (aliases or {}).get(given, given)
         if name not in dests:
             return m.group(0)
-        return f"--{name.replace('_', '-')} '{m.group(2)}'"
+        return f"--{name.replace('_', '-')} " + (f"'{m.group(2)}'" if quoted else m.group(4))
     return _KEYWORD.sub(sub, message)
 
 

@@ -52,9 +52,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from .lowering import Lowered, a_valid_total
+from simulator.result import OPERANDS, OperandCounts, SystolicFigures
 
-OPERANDS = ("ifmap", "filter", "ofmap")
+from .lowering import Lowered, a_valid_total
 
 
 @njit(cache=True, nogil=True)
@@ -155,7 +155,10 @@ class SystolicResult:
     in the default mode; one byte per word in the scalesim mode). ``flops`` is the op's
     (2 x its MACs under the floor rule, whatever MACs the mode counts) and
     ``compulsory_bytes`` its compulsory words in the same bytes as the DRAM counts.
-    ``fold_timing`` is the default schedule's per-fold timing (for charts)."""
+    The scalesim mode sets ``scalesim_compute_utilization`` (SCALE-Sim's own formula)
+    and ``memory_replayed`` (its buffers replayed line by line); ``groups`` is a grouped
+    convolution's groups, run one after another. ``fold_timing`` is the default
+    schedule's per-fold timing (for charts)."""
 
     layer: str
     dataflow: str
@@ -174,7 +177,9 @@ class SystolicResult:
     clock_hz: float
     flops: int
     compulsory_bytes: int
-    extra: dict = field(default_factory=dict)
+    scalesim_compute_utilization: float | None = None
+    memory_replayed: bool | None = None
+    groups: int = 1
     fold_timing: FoldTiming | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -203,23 +208,25 @@ class SystolicResult:
         """SRAM reads plus writes, words."""
         return sum(self.sram_reads.values()) + sum(self.sram_writes.values())
 
+    def figures(self) -> SystolicFigures:
+        """The layer's figures as its Result holds them (``Result.systolic``)."""
+        return SystolicFigures(
+            rows=self.rows, cols=self.cols, dataflow=self.dataflow, mode=self.mode,
+            macs=self.macs, flops=self.flops, compulsory_bytes=self.compulsory_bytes,
+            folds=self.folds, compute_cycles=self.compute_cycles,
+            stall_cycles=self.stall_cycles, total_cycles=self.total_cycles,
+            utilization=self.utilization, compute_utilization=self.compute_utilization,
+            mapping_efficiency=self.mapping_efficiency,
+            sram_reads=OperandCounts.of(self.sram_reads),
+            sram_writes=OperandCounts.of(self.sram_writes),
+            dram_read_bytes=OperandCounts.of(self.dram_reads_bytes),
+            dram_write_bytes=OperandCounts.of(self.dram_writes_bytes), seconds=self.seconds,
+            scalesim_compute_utilization=self.scalesim_compute_utilization,
+            memory_replayed=self.memory_replayed, groups=self.groups)
+
     def row(self) -> dict:
-        r = {"layer": self.layer, "dataflow": self.dataflow, "array": f"{self.rows}x{self.cols}",
-             "mode": self.mode, "macs": self.macs, "flops": self.flops,
-             "compulsory_bytes": self.compulsory_bytes, "folds": self.folds,
-             "compute_cycles": self.compute_cycles, "stall_cycles": self.stall_cycles,
-             "total_cycles": self.total_cycles, "utilization": self.utilization,
-             "compute_utilization": self.compute_utilization,
-             "mapping_efficiency": self.mapping_efficiency}
-        for op in OPERANDS:
-            r[f"sram_{op}_reads"] = self.sram_reads[op]
-            r[f"sram_{op}_writes"] = self.sram_writes[op]
-        for op in OPERANDS:
-            r[f"dram_{op}_read_bytes"] = self.dram_reads_bytes[op]
-            r[f"dram_{op}_write_bytes"] = self.dram_writes_bytes[op]
-        r["seconds"] = self.seconds
-        r.update(self.extra)
-        return r
+        """The layer's CSV row: ``layer`` and :meth:`figures` as a dict."""
+        return {"layer": self.layer, **self.figures().to_dict()}
 
 
 def sram_counts(L: Lowered) -> tuple[dict, dict]:

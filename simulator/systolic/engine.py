@@ -1,21 +1,25 @@
 """Whole networks on a systolic array: the entry point the CLI and notebooks use.
 
 :func:`simulate_network` returns a :class:`simulator.result.Result` (predictor
-``systolic``) with one Result per layer in ``layers``; ``detail`` keeps the engine's
-own :class:`SystolicReport` (each layer's :class:`~.closed_form.SystolicResult` with its
+``systolic``) with one Result per layer in ``layers``; each Result's ``systolic`` holds
+its figures, typed (a layer's :class:`~simulator.result.SystolicFigures`, the network's
+:class:`~simulator.result.SystolicTotals`); ``detail`` keeps the engine's own
+:class:`SystolicReport` (each layer's :class:`~.closed_form.SystolicResult` with its
 per-fold timing), which charts and notebooks read.
 """
 from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from simulator.result import Result
+from simulator.result import OperandCounts, Result, SystolicTotals
 from workloads.ir import Conv2d
 
 from .closed_form import OPERANDS, FoldTiming, SystolicResult, compulsory_words, simulate_layer
 from .lowering import Lowered, check_array, check_dataflow, gemm_view
+from .pipeline import PipelineResult, pipeline_layer
 
 MODES = ("default", "scalesim")
 
@@ -40,14 +44,21 @@ def _scale(r: SystolicResult, g: int, op, word_bytes: int) -> SystolicResult:
                                dram_reads_bytes=mul(r.dram_reads_bytes),
                                dram_writes_bytes=mul(r.dram_writes_bytes),
                                flops=op.flops(), compulsory_bytes=compulsory_words(op) * word_bytes,
-                               extra={**r.extra, "groups": g})
+                               groups=g)
 
 
 @dataclass(frozen=True)
 class SystolicReport:
     """The engine's own record of a network run (``Result.detail``): the hardware as run
-    (``rows``/``cols`` overridden), the network, and one :class:`SystolicResult` per layer,
-    each with its :class:`FoldTiming` (the default schedule's, in either mode)."""
+    (``rows``/``cols`` overridden), the network (the layers run on the array), one
+    :class:`SystolicResult` per layer, each with its :class:`FoldTiming` (the default
+    schedule's, in either mode), and the names of the layers left out.
+
+    ``pipelines``: with ``simulate_network(..., trace=True)``, each layer's access/execute
+    pipeline run as recorded (:class:`~.pipeline.PipelineResult` with its ``events``: the
+    matrix unit's fold spans and the DMA transfers; one group's, for a grouped
+    convolution), by layer name; empty otherwise, and where no pipeline runs (the
+    scalesim mode, ``stalls='closed-form'``)."""
 
     hardware: object
     network: object
@@ -55,25 +66,34 @@ class SystolicReport:
     mode: str
     stalls: str
     layers: tuple[SystolicResult, ...]
+    not_on_array: tuple[str, ...] = ()
+    pipelines: Mapping[str, PipelineResult] = field(default_factory=dict)
 
-    def totals(self) -> dict:
+    def totals(self) -> SystolicTotals:
+        """The network's figures (``Result.systolic`` of the network): the layers' sums."""
         L = self.layers
         cyc = sum(r.total_cycles for r in L)
         R, C = L[0].rows, L[0].cols
-        t = {"layers": len(L), "macs": sum(r.macs for r in L),
-             "compute_cycles": sum(r.compute_cycles for r in L),
-             "stall_cycles": sum(r.stall_cycles for r in L), "total_cycles": cyc,
-             "utilization": sum(r.macs for r in L) / (R * C * cyc),
-             "compute_utilization": sum(r.macs for r in L) / (R * C * sum(r.compute_cycles for r in L)),
-             "mapping_efficiency": sum(r.mapping_efficiency * r.compute_cycles for r in L)
-             / max(1, sum(r.compute_cycles for r in L)),
-             "seconds": sum(r.seconds for r in L)}
-        for op in OPERANDS:
-            t[f"sram_{op}_reads"] = sum(r.sram_reads[op] for r in L)
-            t[f"sram_{op}_writes"] = sum(r.sram_writes[op] for r in L)
-            t[f"dram_{op}_read_bytes"] = sum(r.dram_reads_bytes[op] for r in L)
-            t[f"dram_{op}_write_bytes"] = sum(r.dram_writes_bytes[op] for r in L)
-        return t
+
+        def per_operand(counts):
+            return OperandCounts(*(sum(counts(r)[op] for r in L) for op in OPERANDS))
+
+        return SystolicTotals(
+            rows=self.hardware.rows, cols=self.hardware.cols, dataflow=self.dataflow,
+            stalls=self.stalls, word_bytes=_word_bytes(self.hardware, self.mode),
+            layer_count=len(L), macs=sum(r.macs for r in L),
+            compute_cycles=sum(r.compute_cycles for r in L),
+            stall_cycles=sum(r.stall_cycles for r in L), total_cycles=cyc,
+            utilization=sum(r.macs for r in L) / (R * C * cyc),
+            compute_utilization=sum(r.macs for r in L) / (R * C * sum(r.compute_cycles for r in L)),
+            mapping_efficiency=sum(r.mapping_efficiency * r.compute_cycles for r in L)
+            / max(1, sum(r.compute_cycles for r in L)),
+            seconds=sum(r.seconds for r in L),
+            sram_reads=per_operand(lambda r: r.sram_reads),
+            sram_writes=per_operand(lambda r: r.sram_writes),
+            dram_read_bytes=per_operand(lambda r: r.dram_reads_bytes),
+            dram_write_bytes=per_operand(lambda r: r.dram_writes_bytes),
+            not_on_array=self.not_on_array)
 
 
 def _word_bytes(hw, mode: str) -> int:
@@ -82,8 +102,6 @@ def _word_bytes(hw, mode: str) -> int:
 
 
 def _layer_result(r: SystolicResult, op, hw, word_bytes: int, wall: float) -> Result:
-    extra = r.row()
-    del extra["layer"]                       # the Result's workload
     return Result(predictor="systolic", mode=r.mode, hardware=hw.name, workload=r.layer,
                   seconds=r.seconds, flops=r.flops, compulsory_bytes=r.compulsory_bytes,
                   cycles=r.total_cycles,
@@ -91,7 +109,7 @@ def _layer_result(r: SystolicResult, op, hw, word_bytes: int, wall: float) -> Re
                   instructions=r.folds, instruction_unit="fold",
                   stalls_by_cause={"dram": r.stall_cycles}, utilization=r.utilization,
                   simulated_fraction=1.0, estimated_error=None, wall_seconds=wall,
-                  op=op.identity(), extra=extra, detail=r)
+                  op=op.identity(), systolic=r.figures(), detail=r)
 
 
 def _duration(seconds: float) -> str:
@@ -106,22 +124,36 @@ PIPELINE_MAX_FOLDS = 300_000     # the simpy stall model's limit: some 20 s of f
 PIPELINE_FOLDS_PER_S = 15_000    # folds a second through it, about, on one core
 
 
+class TooManyFoldsError(ValueError):
+    """:func:`simulate_network`'s refusal to run more than ``PIPELINE_MAX_FOLDS`` folds
+    through the access/execute pipeline (``stalls='pipeline'``); ``stalls='closed-form'``
+    runs the same network in a fraction of the time. ``folds`` is what it would have run,
+    ``max_folds`` the limit."""
+
+    def __init__(self, message: str, folds: int, max_folds: int):
+        super().__init__(message)
+        self.folds, self.max_folds = folds, max_folds
+
+
 ARRAY_KINDS = ("conv2d", "gemm")     # what the array runs; the rest is left out (see below)
 
 
 def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
                      rows: int | None = None, cols: int | None = None,
-                     stalls: str = "pipeline") -> Result:
+                     stalls: str = "pipeline", trace: bool = False) -> Result:
     """Every convolution and GEMM of ``network`` on ``hw`` (a SystolicArray), in order.
 
     Batch norm, ReLU, residual adds and pools are not run on the array (a TPU applies
     them in its activation and pooling units as results drain, outside this model):
-    they are left out of ``layers`` and the totals and named in
-    ``extra["not_on_array"]``.
+    they are left out of ``layers`` and the totals and named in the network's
+    ``systolic.not_on_array``.
 
     ``mode="default"`` is the physically faithful model (closed form; stall cycles from
     the access/execute pipeline, or from the closed form's overlap rule with
-    ``stalls="closed-form"``); ``mode="scalesim"`` reproduces SCALE-Sim 3.0.0.
+    ``stalls="closed-form"``); ``mode="scalesim"`` reproduces SCALE-Sim 3.0.0. A run
+    the pipeline would take too long over is refused with :class:`TooManyFoldsError` (a
+    ValueError); errors about an argument start with its name (``stalls='pipeline'
+    runs ...``), naming no CLI flag.
 
     Returns a :class:`~simulator.result.Result` with ``predictor="systolic"``, ``mode``
     as given, ``hardware``/``workload`` the names, and, for the network and for each
@@ -137,18 +169,27 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
     * ``instructions``: folds (``instruction_unit="fold"``); ``utilization``: MACs /
       (PEs x cycles); ``stalls_by_cause``: ``{"dram": stall cycles}``;
     * ``simulated_fraction=1.0``, ``estimated_error=None``, ``wall_seconds``;
-    * ``extra``: the named figures. A layer's are its CSV row (less ``layer``):
-      ``dataflow``, ``array``, ``mode``, ``macs``, ``flops``, ``compulsory_bytes``,
-      ``folds``, ``compute_cycles``, ``stall_cycles``, ``total_cycles``,
-      ``utilization``, ``compute_utilization`` (MACs / (PEs x compute cycles)),
-      ``mapping_efficiency``, ``sram_{ifmap,filter,ofmap}_{reads,writes}`` (words),
-      ``dram_{ifmap,filter,ofmap}_{read,write}_bytes``, ``seconds``, and where they
-      apply ``groups``, ``memory_replayed`` and ``scalesim_compute_utilization``. The
-      network's are :meth:`SystolicReport.totals` (``layers`` is the layer count there)
-      plus ``dataflow``, ``stalls``, ``rows``, ``cols`` and ``word_bytes``.
+    * ``systolic``: the named figures, typed. A layer's are a
+      :class:`~simulator.result.SystolicFigures`: ``rows``, ``cols``, ``dataflow``,
+      ``mode``, ``macs``, ``flops``, ``compulsory_bytes``, ``folds``,
+      ``compute_cycles``, ``stall_cycles``, ``total_cycles``, ``utilization``,
+      ``compute_utilization`` (MACs / (PEs x compute cycles)), ``mapping_efficiency``,
+      ``sram_reads`` and ``sram_writes`` (words) and ``dram_read_bytes`` and
+      ``dram_write_bytes`` (each an :class:`~simulator.result.OperandCounts` of
+      ``ifmap``, ``filter``, ``ofmap``), ``seconds``, ``groups``, and in the scalesim
+      mode ``memory_replayed`` and ``scalesim_compute_utilization`` (``None`` in the
+      default mode). The network's are a :class:`~simulator.result.SystolicTotals`
+      (:meth:`SystolicReport.totals`): the layers' sums, ``layer_count``, ``rows``,
+      ``cols``, ``dataflow``, ``stalls``, ``word_bytes`` and ``not_on_array``;
+    * ``extra``: the same figures as the JSON holds them (``systolic.to_dict()``: a
+      layer's are its CSV row less ``layer``, ``array`` as ``"ROWSxCOLS"``, the operand
+      counts as flat keys ``sram_ifmap_reads``, ..., ``dram_ofmap_write_bytes``).
 
     ``op`` is the op's (a layer's) or the network's ``identity()``; a layer's ``detail``
-    is its :class:`SystolicResult`, the network's the :class:`SystolicReport`.
+    is its :class:`SystolicResult`, the network's the :class:`SystolicReport`. With
+    ``trace=True`` the access/execute pipeline records its transfers and matrix-unit
+    spans, kept in the report's ``pipelines`` (not serialised) for
+    ``simulator.analysis.traces.systolic_trace`` to draw; the figures are the same.
     """
     t0 = time.perf_counter()
     if getattr(hw, "family", None) != "systolic":
@@ -177,21 +218,23 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
             L = Lowered(one, dataflow, rows, cols)
             folds += L.row_folds * L.col_folds * g
         if folds > PIPELINE_MAX_FOLDS:
-            raise ValueError(f"--stalls pipeline runs every fold through a simpy model: "
-                             f"{network.name} on a {rows}x{cols} array is {folds:,} folds, some "
-                             f"{_duration(folds / PIPELINE_FOLDS_PER_S)}; at most "
-                             f"{PIPELINE_MAX_FOLDS:,} -- use --stalls closed-form, or a larger array")
+            raise TooManyFoldsError(
+                f"stalls='pipeline' runs every fold through a simpy model: {network.name} on a "
+                f"{rows}x{cols} array is {folds:,} folds, some "
+                f"{_duration(folds / PIPELINE_FOLDS_PER_S)}; at most {PIPELINE_MAX_FOLDS:,} -- use "
+                "stalls='closed-form', or a larger array", folds, PIPELINE_MAX_FOLDS)
     if mode == "scalesim":
         from .scalesim_mode import REPLAY_LINES_PER_S, REPLAY_MAX_LINES, replay_lines
         lines = sum(replay_lines(hw, split_groups(op)[0], dataflow) * split_groups(op)[1]
                     for op in network.ops)
         if lines > REPLAY_MAX_LINES:
-            raise ValueError(f"--mode scalesim replays SCALE-Sim's buffers line by line where "
+            raise ValueError(f"mode='scalesim' replays SCALE-Sim's buffers line by line where "
                              f"they turn over: {network.name} on a {rows}x{cols} array is "
                              f"{lines:.3g} demand lines, some {_duration(lines / REPLAY_LINES_PER_S)}; "
                              f"at most {REPLAY_MAX_LINES:.0e} -- use the default mode, a larger "
                              f"array, or larger SRAMs")
     from simulator.parallel import progress
+    pipelines = {}
     for op in progress(network.ops, f"{network.name} on {hw.name}", "layer"):
         t1 = time.perf_counter()
         gemm_view(split_groups(op)[0])  # a clear error for ops without a lowering
@@ -204,26 +247,23 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
         else:
             r = simulate_layer(hw, one, dataflow)
             if stalls == "pipeline":
-                from .pipeline import pipeline_layer
-                p = pipeline_layer(hw, one, dataflow)
+                p = pipeline_layer(hw, one, dataflow, trace=trace)
                 r = dataclasses.replace(r, stall_cycles=p.stall_cycles)
+                if trace:
+                    pipelines[op.name] = p
         r = _scale(r, g, op, wb)
         out.append(r)
         layer_results.append(_layer_result(r, op, hw, wb, time.perf_counter() - t1))
     report = SystolicReport(hw, network, dataflow, mode, stalls if mode == "default" else "scalesim",
-                            tuple(out))
+                            tuple(out), tuple(skipped), pipelines)
     t = report.totals()
     return Result(predictor="systolic", mode=mode, hardware=hw.name, workload=network.name,
-                  seconds=t["seconds"], flops=sum(r.flops for r in out),
-                  compulsory_bytes=sum(r.compulsory_bytes for r in out), cycles=t["total_cycles"],
+                  seconds=t.seconds, flops=sum(r.flops for r in out),
+                  compulsory_bytes=sum(r.compulsory_bytes for r in out), cycles=t.total_cycles,
                   bytes_by_level={"sram": sum(lr.bytes_by_level["sram"] for lr in layer_results),
                                   "dram": sum(r.dram_bytes for r in out)},
                   instructions=sum(r.folds for r in out), instruction_unit="fold",
-                  stalls_by_cause={"dram": t["stall_cycles"]}, utilization=t["utilization"],
+                  stalls_by_cause={"dram": t.stall_cycles}, utilization=t.utilization,
                   simulated_fraction=1.0, estimated_error=None,
                   wall_seconds=time.perf_counter() - t0, op=network.identity(),
-                  layers=tuple(layer_results),
-                  extra={**t, "dataflow": dataflow, "stalls": report.stalls, "rows": rows,
-                         "cols": cols, "word_bytes": wb,
-                         **({"not_on_array": skipped} if skipped else {})},
-                  detail=report)
+                  layers=tuple(layer_results), systolic=t, detail=report)

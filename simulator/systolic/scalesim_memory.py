@@ -51,7 +51,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .scalesim_mode import SSLayer, spatial
+from .scalesim_layer import SSLayer, spatial
 
 # indices into the geometry vector g
 _H, _W, _RF, _SF, _CH, _K, _ST, _EH, _EW, _P, _WN, _AR, _AC, _FR, _FC, _T, _LF, _DF = range(18)

@@ -38,84 +38,16 @@ stacks the images' output pixels: P = N x E_h x E_w.
 
 The closed forms below hold whenever SCALE-Sim's buffers neither turn over nor drain
 mid-layer (large SRAMs, the usual case); otherwise the address streams are replayed by
-:mod:`.scalesim_memory`.
+:mod:`.scalesim_memory`. A layer in SCALE-Sim's terms (:class:`SSLayer`) is
+:mod:`.scalesim_layer`'s, shared with the replay.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
-from workloads.ir import Conv2d, Gemm
 
 from .closed_form import SystolicResult, compulsory_words
-
-
-@dataclass(frozen=True)
-class SSLayer:
-    """A layer in SCALE-Sim's terms: padded input H x W x C (batch N), K filters R x S, stride s."""
-
-    H: int
-    W: int
-    R: int
-    S: int
-    C: int
-    K: int
-    s: int
-    N: int = 1
-
-    @property
-    def Eh(self):
-        return -(-(self.H - self.R + self.s) // self.s)
-
-    @property
-    def Ew(self):
-        return -(-(self.W - self.S + self.s) // self.s)
-
-    @property
-    def P(self):
-        return self.N * self.Eh * self.Ew
-
-    @property
-    def Wn(self):
-        return self.R * self.S * self.C
-
-    @property
-    def macs(self):
-        return self.P * self.K * self.Wn
-
-    def touched_1d(self, size, f, E):
-        """Input coordinates < size that some window (e < E) covers."""
-        hit = set()
-        for e in range(E):
-            hit.update(range(e * self.s, min(e * self.s + f, size)))
-        return len(hit)
-
-    def valid_1d(self, size, f, E):
-        """(e, tap) pairs whose coordinate is inside the input."""
-        return sum(max(0, min(f, size - e * self.s)) for e in range(E))
-
-    @property
-    def ifmap_valid_entries(self):
-        return self.N * self.C * self.valid_1d(self.H, self.R, self.Eh) * self.valid_1d(self.W, self.S, self.Ew)
-
-    @property
-    def ifmap_distinct(self):
-        return self.N * self.C * self.touched_1d(self.H, self.R, self.Eh) * self.touched_1d(self.W, self.S, self.Ew)
-
-
-def as_scalesim_layer(op) -> SSLayer:
-    if isinstance(op, Gemm):
-        return SSLayer(H=op.M, W=op.K, R=1, S=op.K, C=1, K=op.N, s=1)
-    if isinstance(op, Conv2d):
-        if op.groups != 1:
-            raise ValueError(f"layer {op.name!r}: split groups before the scalesim mode")
-        return SSLayer(H=op.H + 2 * op.padding, W=op.W + 2 * op.padding, R=op.R, S=op.S, C=op.C,
-                       K=op.K, s=op.stride, N=op.N)
-    raise ValueError(f"layer {op.name!r}: a {op.kind} op has no systolic lowering")
-
-
-def spatial(L: SSLayer, dataflow: str):
-    return {"os": (L.P, L.K, L.Wn), "ws": (L.Wn, L.K, L.P), "is": (L.Wn, L.P, L.K)}[dataflow]
+from .scalesim_layer import SSLayer, as_scalesim_layer, spatial
+from .scalesim_memory import replay
 
 
 def closed_form(L: SSLayer, rows: int, cols: int, dataflow: str) -> dict:
@@ -196,7 +128,7 @@ def replay_lines(hw, op, dataflow: str) -> int:
 def simulate_layer_scalesim(hw, op, dataflow: str) -> SystolicResult:
     """One layer as SCALE-Sim 3.0.0 reports it (fractions instead of percent).
 
-    ``extra["scalesim_compute_utilization"]`` is SCALE-Sim's compute utilisation (its own
+    ``scalesim_compute_utilization`` is SCALE-Sim's compute utilisation (its own
     per-fold formula, see the table above); the result's ``compute_utilization`` is
     MACs / (PEs x compute cycles), as in the default mode."""
     L = as_scalesim_layer(op)
@@ -205,11 +137,10 @@ def simulate_layer_scalesim(hw, op, dataflow: str) -> SystolicResult:
     mem = _memory_closed_form(L, cf, hw, rows, cols)
     replayed = mem is None
     if replayed:
-        from .scalesim_memory import replay
         mem = replay(L, rows, cols, dataflow, hw)
     return SystolicResult(op.name, dataflow, rows, cols, "scalesim", L.macs, cf["F"],
                           cf["compute_cycles"], mem["stall_cycles"], cf["mapping_efficiency"],
                           cf["sram_reads"], cf["sram_writes"], mem["dram_reads"], mem["dram_writes"],
                           hw.clock_hz, op.flops(), compulsory_words(op),   # 1-byte words
-                          extra={"scalesim_compute_utilization": cf["compute_utilization"],
-                                 "memory_replayed": replayed})
+                          scalesim_compute_utilization=cf["compute_utilization"],
+                          memory_replayed=replayed)

@@ -86,42 +86,31 @@ def run_systolic(args):
     if args.mode == "scalesim" and args.stalls is not None:
         raise ValueError("--stalls applies to --mode default only (scalesim mode has "
                          "SCALE-Sim's own stall model)")
-    res = simulate_network(hw, net, dataflow, args.mode, rows, cols, stalls=args.stalls or "pipeline")
-    t = res.extra
-    print(f"{net.name} on {hw.name}: {t['rows']}x{t['cols']} array, {dataflow}, {args.mode} mode"
-          f"{', stalls from the ' + t['stalls'] + ' model' if args.mode == 'default' else ''}, "
+    res = simulate_network(hw, net, dataflow, args.mode, rows, cols,
+                           stalls=args.stalls or "pipeline", trace=bool(args.timeline))
+    t = res.systolic
+    print(f"{net.name} on {hw.name}: {t.rows}x{t.cols} array, {dataflow}, {args.mode} mode"
+          f"{', stalls from the ' + t.stalls + ' model' if args.mode == 'default' else ''}, "
           f"{format_si(hw.clock_hz, 'Hz')}, DRAM {format_si(hw.dram.bandwidth_bytes_per_s, 'B/s')}")
     rows_out = []
     for r in res.layers + (res,):
-        x = r.extra
+        x = r.systolic
         rows_out.append([r.workload if r is not res else "total", r.instructions,
-                         x["compute_cycles"], x["stall_cycles"], r.cycles, r.utilization,
-                         x["compute_utilization"], x["mapping_efficiency"], x["sram_ifmap_reads"],
-                         x["sram_filter_reads"], x["sram_ofmap_writes"], r.bytes_by_level["dram"],
+                         x.compute_cycles, x.stall_cycles, r.cycles, r.utilization,
+                         x.compute_utilization, x.mapping_efficiency, x.sram_reads.ifmap,
+                         x.sram_reads.filter, x.sram_writes.ofmap, r.bytes_by_level["dram"],
                          r.seconds * 1e6])
     print(format_table(["layer", "folds", "compute cyc", "stall cyc", "total cyc", "util",
                         "cmp util", "map eff", "SRAM ifmap rd", "SRAM filt rd", "SRAM ofmap wr",
                         "DRAM B", "us"], rows_out, right=[False] + [True] * 12))
     print("util = MACs / (PEs x total cycles); cmp util = MACs / (PEs x compute cycles)")
-    skipped = res.extra.get("not_on_array")
-    if skipped:
-        print(f"not on the array: {len(skipped)} layers (batch norms, pools, biases: a TPU applies "
-              "them as results drain), left out of the total")
-    write_outputs(args, [{"layer": r.workload, **r.extra} for r in res.layers], res.to_dict,
-                  lambda path: systolic_chart(res, path))
+    if t.not_on_array:
+        print(f"not on the array: {len(t.not_on_array)} layers (batch norms, pools, biases: a TPU "
+              "applies them as results drain), left out of the total")
+    write_outputs(args, [{"layer": r.workload, **r.systolic.to_dict()} for r in res.layers],
+                  res.to_dict, lambda path: systolic_chart(res, path))
     if args.timeline:
-        pipes = None
-        if args.mode == "default" and (args.stalls or "pipeline") == "pipeline":
-            # the access/execute pipeline again, recording its transfers and matrix-unit
-            # spans (the run above kept only their totals)
-            import dataclasses as _dc
-
-            from simulator.systolic.engine import ARRAY_KINDS, split_groups
-            from simulator.systolic.pipeline import pipeline_layer
-            hw_arr = _dc.replace(hw, rows=t["rows"], cols=t["cols"])
-            pipes = {op.name: pipeline_layer(hw_arr, split_groups(op)[0], dataflow, trace=True)
-                     for op in net.ops if op.kind in ARRAY_KINDS}
-        write_timeline(args.timeline, systolic_trace(res, hw.clock_hz, pipes))
+        write_timeline(args.timeline, systolic_trace(res, hw.clock_hz))
 
 
 # ---------------------------------------------------------------- simt
