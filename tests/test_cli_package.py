@@ -70,19 +70,6 @@ def test_library_errors_name_arguments_and_the_cli_maps_them_to_flags(capsys):
     assert as_flags("bad shape 'n=1,mode=max'", {"n", "mode"}) == "bad shape 'n=1,mode=max'"
 
 
-def test_no_library_module_names_a_cli_flag():
-    """Messages below the CLI name the API's arguments (``plan='x'``), never ``--plan``."""
-    bad = []
-    for folder in ("hwmodels", "workloads", "simulator"):
-        for p in (ROOT / folder).rglob("*.py"):
-            if "cli" in p.relative_to(ROOT).parts:
-                continue
-            for i, line in enumerate(p.read_text().splitlines(), 1):
-                if re.search(r"ValueError\(f?[\"'].*?--[a-z]", line):
-                    bad.append(f"{p.relative_to(ROOT)}:{i}")
-    assert not bad, bad
-
-
 def test_the_first_run_says_it_is_compiling(tmp_path, monkeypatch, caplog):
     """A numba function with an on-disk cache and nothing in it: announced once, before it
     compiles; once compiled and cached, a fresh process would say nothing."""

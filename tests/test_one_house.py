@@ -152,67 +152,22 @@ def test_engines_never_import_analysis(engine):
     assert not bad, bad
 
 
-def _module_graph(packages):
-    """{module: modules of ``packages`` it imports}, every import counted (function-local
-    ones and those under TYPE_CHECKING too), relative ones resolved."""
-    import ast
-    mods = {}
-    for pkg in packages:
-        for p in (ROOT / pkg).rglob("*.py"):
-            parts = list(p.relative_to(ROOT).with_suffix("").parts)
-            mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
-    graph = {m: set() for m in mods}
-    for m, p in mods.items():
-        here = m.split(".") if p.name == "__init__.py" else m.split(".")[:-1]
-        for node in ast.walk(ast.parse(p.read_text())):
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    base = ".".join(here[:len(here) - node.level + 1] + ([base] if base else []))
-                names = [f"{base}.{a.name}" for a in node.names]
-            else:
-                continue
-            for name in names:
-                while name and name not in mods:
-                    name = name.rpartition(".")[0]
-                if name and name != m:
-                    graph[m].add(name)
-    return graph
-
-
-def test_no_import_cycles_in_hardware_workloads_and_the_systolic_engine():
-    graph = _module_graph(["hwmodels", "workloads", "simulator/systolic"])
-    state, cycles = {}, []
-
-    def visit(m, path):
-        state[m] = "open"
-        for n in sorted(graph[m]):
-            if state.get(n) == "open":
-                cycles.append(path[path.index(n):] + [n])
-            elif n not in state:
-                visit(n, path + [n])
-        state[m] = "done"
-
-    for m in sorted(graph):
-        if m not in state:
-            visit(m, [m])
-    assert not cycles, cycles
-
-
-@pytest.mark.parametrize("folder", ["hwmodels", "workloads", "simulator/systolic"])
+@pytest.mark.parametrize("folder", ["hwmodels", "workloads", "simulator"])
 def test_library_errors_name_arguments_not_flags(folder):
     """Errors raised below the CLI name the Python argument or field (``stalls='pipeline'``,
     ``l2.size_bytes: ...``); the CLI maps names to its flags. No ``--flag`` in them."""
     import ast
     bad = []
     for path in sorted((ROOT / folder).rglob("*.py")):
+        if (ROOT / "simulator" / "cli") in path.parents:
+            continue                          # the CLI's own errors name its flags
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Raise) and node.exc is not None:
                 for c in ast.walk(node.exc):
-                    if (isinstance(c, ast.Constant) and isinstance(c.value, str)
-                            and re.search(r"(^|[\s(`'\"])--[a-z]", c.value)):
+                    # another tool's own flags (ncu --csv) are not roofsim's
+                    text = re.sub(r"\bncu( --[\w-]+)+", "", c.value) if isinstance(c, ast.Constant) \
+                        and isinstance(c.value, str) else ""
+                    if re.search(r"(^|[\s(`'\"])--[a-z]", text):
                         bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: {c.value!r}")
     assert not bad, bad
 

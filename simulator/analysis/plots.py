@@ -64,7 +64,7 @@ def _save(fig, path):
     import io
     fmt = str(path).rsplit(".", 1)[-1].lower()
     if fmt not in ("png", "svg", "pdf"):
-        raise ValueError(f"--plot {path!r}: the file must end in .png, .svg or .pdf")
+        raise ValueError(f"path={str(path)!r}: the file must end in .png, .svg or .pdf")
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, dpi=130, bbox_inches="tight")
     atomic_write(path, buf.getvalue())
