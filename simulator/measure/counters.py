@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from simulator.analysis.counters import PROBLEMS, problem_of
+from simulator.analysis.counters import PROBLEMS, launches_of, problem_of
 
 METRICS = ("gpu__time_duration.sum", "smsp__inst_executed.sum", "dram__bytes_read.sum",
            "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum",

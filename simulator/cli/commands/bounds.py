@@ -11,7 +11,7 @@ from simulator.table import format_table
 
 from . import BY_NAME
 from ..options import add_hw, add_outputs, add_workload, items, load_hw, load_workload
-from ..outputs import write_json, write_outputs
+from ..outputs import write_outputs
 
 NEEDS = ()
 
