@@ -12,10 +12,12 @@ import logging
 
 log = logging.getLogger("roofsim")
 
-#: wall seconds of the first run that compiles each engine, measured on this project's
-#: 2-core development machine (2026-11-25, numba 0.68, caches cleared): the SIMT engine
-#: with its analytic model and address functions, and the systolic array's
-COMPILE_SECONDS = {"SIMT engine": 55, "systolic engine": 10}
+#: wall seconds the first run spends compiling, measured on this project's 2-core
+#: development machine (2026-11-25, numba 0.68, a fresh clone, the other core busy): the
+#: SIMT engine with its analytic model and address functions (``roofsim simulate simt``);
+#: the systolic engine's SCALE-Sim buffer replay (``--mode scalesim``: 14.3 s first, 2.5 s
+#: after). The systolic default mode compiles about a second and says nothing.
+COMPILE_SECONDS = {"SIMT engine": 55, "SCALE-Sim buffer replay": 12}
 
 _told = set()
 

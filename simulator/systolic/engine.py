@@ -233,6 +233,10 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
                              f"{lines:.3g} demand lines, some {_duration(lines / REPLAY_LINES_PER_S)}; "
                              f"at most {REPLAY_MAX_LINES:.0e} -- use the default mode, a larger "
                              f"array, or larger SRAMs")
+        from simulator import jit
+
+        from . import scalesim_memory
+        jit.announce("SCALE-Sim buffer replay", [scalesim_memory])
     from simulator.parallel import progress
     pipelines = {}
     for op in progress(network.ops, f"{network.name} on {hw.name}", "layer"):
