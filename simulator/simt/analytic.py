@@ -35,7 +35,7 @@ import numpy as np
 
 from simulator.result import Launch, Result
 
-from . import isa, walk
+from . import dispatch, isa, walk
 from .engine import _launch_occupancy, footprint_bytes, issue_utilization, launch_shape
 from .memory import U_MAX
 from .hwvec import (H_BANKB, H_BANKS, H_FPLAT, H_INTII, H_ISSUE, H_LDSTII, H_SEG, H_SFUII,
@@ -78,7 +78,7 @@ class AnalyticResult:
 def _profile(prog, h, b, w, lat_mem, segbuf):
     bx, by, bz = b % prog.launch.grid[0], (b // prog.launch.grid[0]) % prog.launch.grid[1], \
         b // (prog.launch.grid[0] * prog.launch.grid[1])
-    return walk.profile(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end,
+    return walk.profile(dispatch.kind_of(prog.face), prog.params, prog.template, prog.pro_end, prog.body_end,
                         prog.n_regs, bx, by, bz, w, int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
                         float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]), float(h[H_SHLAT]),
                         float(lat_mem),

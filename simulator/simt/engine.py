@@ -28,7 +28,7 @@ import numpy as np
 
 from simulator.result import Launch, Result
 
-from . import core, isa, memory
+from . import core, dispatch, isa, memory
 from .hwvec import (H_BPS, H_DCH, H_DSVC, H_L2BANKS, H_L2OWN, H_L2SETS, H_L2SVC, H_NSM, H_WPB,  # noqa: F401
                     hw_vector,
                     l1_capacity)  # (l1_capacity: the engine's API)
@@ -152,13 +152,13 @@ def _free_memory() -> int | None:
 
 
 def _run(prog, h, positions, t0, state, trace, skips, cap, inner=0) -> CoreRun:
-    return CoreRun(*core.run(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end,
+    return CoreRun(*core.run(dispatch.kind_of(prog.face), prog.params, prog.template, prog.pro_end, prog.body_end,
                              prog.n_regs, h, positions, t0, *state, trace, skips, cap, inner))
 
 
 def _work(prog, h):
     """(each block's loop trips over its warps, the most trips of any warp)."""
-    total, most = core.block_trips(prog.kind, prog.params, prog.launch.blocks, int(h[H_WPB]))
+    total, most = core.block_trips(dispatch.kind_of(prog.face), prog.params, prog.launch.blocks, int(h[H_WPB]))
     return total, int(most.max())
 
 

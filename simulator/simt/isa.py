@@ -241,12 +241,6 @@ class Program:
             raise ValueError(f"{self.name}: {len(self.param_names)} parameter names for "
                              f"{len(self.params)} parameters")
 
-    @property
-    def kind(self) -> int:
-        """The face's index in ``dispatch`` (what the numba entry points switch on)."""
-        from .dispatch import kind_of
-        return kind_of(self.face)
-
     def param(self, name: str) -> int:
         """A named entry of the parameter vector."""
         try:

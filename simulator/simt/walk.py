@@ -23,13 +23,14 @@ def warp_stream(prog, block: int, warp: int):
     tv = np.zeros((1, 32, isa.TV), np.int64)
     addr = np.full((1, 32), -1, np.int64)
     bx, by, bz = _block_xyz(prog, block)
-    trips = dispatch.setup(prog.kind, prog.params, bx, by, bz, warp, tv, 0)
+    kind = dispatch.kind_of(prog.face)
+    trips = dispatch.setup(kind, prog.params, bx, by, bz, warp, tv, 0)
     live = int(tv[0, :, 0].sum())
     pc, it, ph = 0, 0, 0
     out = []
     n = prog.template.shape[0]
     while True:
-        pc, it, ph, act = core.settle(prog.kind, prog.params, prog.template, prog.pro_end,
+        pc, it, ph, act = core.settle(kind, prog.params, prog.template, prog.pro_end,
                                       prog.body_end, tv, 0, live, pc, it, trips, ph, addr, 0, 0)
         if pc >= n:
             return out
