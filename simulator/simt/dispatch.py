@@ -1,5 +1,6 @@
 """One numba entry point per program function, selecting the kernel's address functions
-by ``kind``, the index of the program's face in ``FACES`` (``kind_of(prog.face)``).
+by ``kind``, the index of the program's face in ``FACES`` (``kind_of(prog.face)``; the
+engine reads it once per program into ``core.ProgramArrays``).
 
 (numba caches a function that calls fixed globals; one taking another jitted function as
 an argument would be recompiled in every process.) A kernel module that brings new
