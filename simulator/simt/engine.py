@@ -221,13 +221,18 @@ class Plan:
     sm_count: int
     inner: int = 0     # caps cut each pass of an inner loop of this many trips (inner_caps)
 
+    def kept(self) -> np.ndarray:
+        """Per position: whether its block is simulated (not in a skipped run of waves)."""
+        kept = np.ones(len(self.positions), np.bool_)
+        for at, to in self.skips:
+            kept[at:to] = False
+        return kept
+
     @property
     def fraction(self) -> float:
         """Share of the launch's work simulated: the slice's blocks not skipped, times
         (trip extrapolation) the trips the two cut runs walk over the warps' trips."""
-        kept = np.ones(len(self.positions), np.bool_)
-        for at, to in self.skips:
-            kept[at:to] = False
+        kept = self.kept()
         total = float(self.weight.sum())
         f = float(self.weight[self.positions[kept]].sum()) / total if total else 1.0
         return f * (min(1.0, sum(self.caps) / self.trips) if self.caps else 1.0)
@@ -354,9 +359,7 @@ def sampled_cost(hw, prog, budget: float = None) -> float:
     occ = _launch_occupancy(hw, prog)
     h = hw_vector(hw, occ, "gto", prog.smem_per_block)
     pl = plan(hw, prog, h, "sampled", budget)
-    kept = np.ones(len(pl.positions), np.bool_)
-    for at, to in pl.skips:
-        kept[at:to] = False
+    kept = pl.kept()
     wpb = int(h[H_WPB])
     work = pl.weight[pl.positions[kept]] - wpb          # the plan's weights: work + wpb
     return float(_block_cost(prog, work, wpb, pl.caps).sum())
@@ -492,28 +495,10 @@ def _fill_previous(hw, l2, programs):
     dirty[0] = np.floor((i + 1) * f) > np.floor(i * f)
 
 
-def _launch(prog, pl: Plan, t0, l2, trace, cap) -> LaunchRun:
-    """One launch as plan ``pl`` says, its loop cut at ``cap`` trips (0: not cut): the
-    slice's blocks, those of ``pl.skips`` skipped, and the rest standing for the whole
-    launch by their work (loop trips). ``sampling`` says how: extrapolated, sms,
-    sm_count, simulated_blocks, total_blocks; where blocks were skipped also head_waves,
-    tail_waves, skips and tau_cycles (the steady per-wave time of each skipped run)."""
-    B, h = prog.launch.blocks, pl.h
-    C = int(h[H_NSM]) * int(h[H_BPS])
-    skips = pl.skips
-    if pl.inner and cap:
-        # caps count the nest's trips; the core cuts each inner pass to its share of them
-        r = _run(pl, t0, l2, trace, cap * pl.inner // pl.trips, pl.inner)
-    else:
-        r = _run(pl, t0, l2, trace, cap)
-    cycles = r.stats[S_END] - t0
-    blocks = {"id": pl.positions, "sm": r.block_sm, "start": r.block_start, "end": r.block_end}
-    kept = np.ones(len(pl.positions), np.bool_)
-    for at, to in skips:
-        kept[at:to] = False
-    sampling = {"extrapolated": len(skips) > 0 or pl.sms < pl.sm_count,
-                "sms": pl.sms, "sm_count": pl.sm_count, "share": pl.share,
-                "simulated_blocks": int(kept.sum()), "total_blocks": B}
+def _skipped_waves(r, skips, C, cycles):
+    """(cycles, error cycles, tau per skipped run): ``cycles`` (the run's own) plus each
+    skipped middle's ``skipped / C x tau``, tau the steady per-wave time read off its
+    run's head, and the error its spread over the head's waves carries over the skip."""
     taus, err = [], 0.0
     for at, to in skips:
         # the run's own head (its first HEAD_WAVES waves, just before ``at``): the blocks
@@ -528,6 +513,29 @@ def _launch(prog, pl: Plan, t0, l2, trace, cap) -> LaunchRun:
         cycles += (to - at) / C * tau
         err += float(np.ptp(per_wave)) / 2 * (to - at) / C
         taus.append(tau)
+    return cycles, err, taus
+
+
+def _launch(prog, pl: Plan, t0, l2, trace, cap) -> LaunchRun:
+    """One launch as plan ``pl`` says, its loop cut at ``cap`` trips (0: not cut): the
+    slice's blocks, those of ``pl.skips`` skipped, and the rest standing for the whole
+    launch by their work (loop trips). ``sampling`` says how: extrapolated, sms,
+    sm_count, simulated_blocks, total_blocks; where blocks were skipped also head_waves,
+    tail_waves, skips and tau_cycles (the steady per-wave time of each skipped run)."""
+    B, h = prog.launch.blocks, pl.h
+    C = int(h[H_NSM]) * int(h[H_BPS])
+    skips = pl.skips
+    if pl.inner and cap:
+        # caps count the nest's trips; the core cuts each inner pass to its share of them
+        r = _run(pl, t0, l2, trace, cap * pl.inner // pl.trips, pl.inner)
+    else:
+        r = _run(pl, t0, l2, trace, cap)
+    blocks = {"id": pl.positions, "sm": r.block_sm, "start": r.block_start, "end": r.block_end}
+    kept = pl.kept()
+    sampling = {"extrapolated": len(skips) > 0 or pl.sms < pl.sm_count,
+                "sms": pl.sms, "sm_count": pl.sm_count, "share": pl.share,
+                "simulated_blocks": int(kept.sum()), "total_blocks": B}
+    cycles, err, taus = _skipped_waves(r, skips, C, r.stats[S_END] - t0)
     err = err / cycles if cycles else 0.0
     if len(skips):
         sampling.update({"head_waves": HEAD_WAVES, "tail_waves": TAIL_WAVES,
@@ -646,68 +654,112 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     _check_size(hw, programs, mode)
     wall = time.perf_counter()
     l2 = new_l2(hw, programs, mode)
+    warm_start = _start_l2(hw, l2, programs, l2_warm)
+    occs = [_launch_occupancy(hw, prog) for prog in programs]
+    plans = _plans(hw, programs, occs, policy, mode, budget, l2_warm)
+    launches, t0 = [], 0.0
+    for k, (prog, occ) in enumerate(zip(programs, occs)):
+        if mode == "sampled" and plans[k].sms < plans[k].sm_count and not warm_start:
+            run, plans[k] = _run_slice(hw, programs, k, plans[k], t0, l2, trace)
+        else:
+            run = _plan_run(prog, plans[k], t0, l2, trace)
+        if mode == "sampled" and plans[k].positions.size < prog.launch.blocks \
+                and k + 1 < len(programs):
+            _leave_written(hw, l2, prog, int(plans[k + 1].h[H_L2SETS]))
+        launches.append(_launch_result(hw, prog, occ, plans[k], run, mode))
+        t0 += run.cycles
+    flush = _flush_bytes(hw, l2, programs, plans[-1], mode)
+    return _result(hw, programs, policy, mode, launches, flush, wall)
+
+
+def _start_l2(hw, l2, programs, l2_warm) -> bool:
+    """Fill ``l2`` as the launches find it: with ``l2_warm``, their arrays where they all
+    fit (then True: a warm start), else full as a previous, larger launch left it
+    (``_fill_previous``); without, empty."""
     warm_start = l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes
     if warm_start:
         _warm(hw, l2, programs)
     elif l2_warm:
         _fill_previous(hw, l2, programs)
-    t0 = 0.0
-    launches = []
+    return warm_start
+
+
+def _plans(hw, programs, occs, policy, mode, budget, l2_warm) -> list:
+    """Each launch's ``plan``: the slice keeps the whole L2 where the launches' arrays fit
+    in it; only the first launch of a cold start starts with it empty."""
     whole = footprint_bytes(programs) <= hw.l2.size_bytes
-    occs = [_launch_occupancy(hw, prog) for prog in programs]
-    plans = [plan(hw, prog, hw_vector(hw, occ, policy, prog.smem_per_block), mode, budget, whole,
-                  cold=not l2_warm and k == 0)
-             for k, (prog, occ) in enumerate(zip(programs, occs))]
-    for k, (prog, occ, pl) in enumerate(zip(programs, occs, plans)):
-        B = prog.launch.blocks
-        C = occ.blocks_per_sm * hw.sm_count
-        sliced = mode == "sampled" and pl.sms < pl.sm_count and not warm_start
-        if sliced:
-            # first touches tracked (see memory.l2_access), every sector owned
-            pl = _owning(pl, np.nextafter(1.0, 0.0))
-            before = l2.copy()
+    return [plan(hw, prog, hw_vector(hw, occ, policy, prog.smem_per_block), mode, budget, whole,
+                 cold=not l2_warm and k == 0)
+            for k, (prog, occ) in enumerate(zip(programs, occs))]
+
+
+def _run_slice(hw, programs, k, pl: Plan, t0, l2, trace):
+    """Launch ``k`` on its plan's slice of the SMs, owning the sectors it first touches in
+    the share the whole GPU would fetch itself; returns (the run, the plan it ran).
+
+    It runs first tracking first touches (see ``memory.l2_access``) and owning every
+    sector. The whole GPU fetches each sector its launches read once, for every SM; a
+    slice whose first touches (scaled to the launch) outnumber those -- blocks on other
+    SMs would have brought many of them first -- runs again owning just its share of
+    them where DRAM is busy enough for it to matter (``RERUN_DRAM_BUSY``); else the
+    counts alone move from DRAM to the L2."""
+    prog = programs[k]
+    pl = _owning(pl, np.nextafter(1.0, 0.0))
+    before = l2.copy()
+    run = _plan_run(prog, pl, t0, l2, trace)
+    cold = _cold_sectors(hw, programs, k, l2)
+    first = run.stats[S_FIRST]
+    if first <= 1.1 * cold:
+        return run, pl
+    sec = hw.l2.sector_bytes
+    dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
+    busy = (run.stats[S_DRB] - (first - cold) * sec) / (dram_bpc * run.cycles)
+    if busy > RERUN_DRAM_BUSY:
+        l2.restore(before)
+        pl = _owning(pl, cold / first)
         run = _plan_run(prog, pl, t0, l2, trace)
-        if sliced:
-            # the whole GPU fetches each sector its launches read once, for every SM; a
-            # slice whose first touches (scaled to the launch) outnumber those -- blocks
-            # on other SMs would have brought many of them first -- runs again owning
-            # just its share of them
-            # sectors in the L2 at the start: what earlier launches wrote, up to its size
-            held = min(sum(_n_sectors(hw, _stored(p)) for p in programs[:k]), l2.tags.size)
-            loaded = _loaded(prog)
-            cold = max(0, _n_sectors(hw, loaded) - held) if loaded else 0
-            first = run.stats[S_FIRST]
-            if first > 1.1 * cold:
-                sec = hw.l2.sector_bytes
-                dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
-                busy = (run.stats[S_DRB] - (first - cold) * sec) / (dram_bpc * run.cycles)
-                if busy > RERUN_DRAM_BUSY:
-                    l2.restore(before)
-                    pl = _owning(pl, cold / first)
-                    run = _plan_run(prog, pl, t0, l2, trace)
-                else:
-                    # DRAM is not what bounds it: the counts alone move to the L2
-                    st = run.stats.copy()
-                    st[S_DRB] -= (first - cold) * sec
-                    st[S_L2MISS] -= first - cold
-                    st[S_L2HIT] += first - cold
-                    run = run._replace(stats=st)
-                run = run._replace(sampling={**run.sampling, "l2_owned_fraction": cold / first,
-                                             "l2_owned_rerun": bool(busy > RERUN_DRAM_BUSY)})
-            plans[k] = pl
-        if mode == "sampled" and pl.positions.size < B and k + 1 < len(programs):
-            _leave_written(hw, l2, prog, int(plans[k + 1].h[H_L2SETS]))
-        stats = LaunchStats.from_vector(run.stats)
-        launches.append(LaunchResult(
-            prog, float(run.cycles), stats.warp_instructions, stats.flops, occ, B / C,
-            {c: float(v) for c, v in zip(core.CAUSES, run.stalls)}, stats, stats.bytes_by_level(),
-            run.blocks, run.issued_per_sm, run.trace, run.sampling,
-            pl.fraction if mode == "sampled" else 1.0, run.estimated_error))
-        t0 += run.cycles
+    else:
+        # DRAM is not what bounds it: the counts alone move to the L2
+        st = run.stats.copy()
+        st[S_DRB] -= (first - cold) * sec
+        st[S_L2MISS] -= first - cold
+        st[S_L2HIT] += first - cold
+        run = run._replace(stats=st)
+    return run._replace(sampling={**run.sampling, "l2_owned_fraction": cold / first,
+                                  "l2_owned_rerun": bool(busy > RERUN_DRAM_BUSY)}), pl
+
+
+def _cold_sectors(hw, programs, k, l2) -> int:
+    """Sectors launch ``k`` reads that the whole GPU fetches from DRAM: those of the
+    arrays it loads, less what earlier launches wrote into the L2 (up to its size)."""
+    held = min(sum(_n_sectors(hw, _stored(p)) for p in programs[:k]), l2.tags.size)
+    loaded = _loaded(programs[k])
+    return max(0, _n_sectors(hw, loaded) - held) if loaded else 0
+
+
+def _launch_result(hw, prog, occ, pl: Plan, run: LaunchRun, mode: str) -> LaunchResult:
+    stats = LaunchStats.from_vector(run.stats)
+    return LaunchResult(
+        prog, float(run.cycles), stats.warp_instructions, stats.flops, occ,
+        prog.launch.blocks / (occ.blocks_per_sm * hw.sm_count),
+        {c: float(v) for c, v in zip(core.CAUSES, run.stalls)}, stats, stats.bytes_by_level(),
+        run.blocks, run.issued_per_sm, run.trace, run.sampling,
+        pl.fraction if mode == "sampled" else 1.0, run.estimated_error)
+
+
+def _flush_bytes(hw, l2, programs, last: Plan, mode: str) -> float:
+    """Bytes of the dirty L2 sectors left at the end (DRAM writes, untimed): after a
+    sliced last launch, as many as the whole GPU would leave (``_slice_flush``)."""
     flush = float(l2.dirty.sum())
-    if mode == "sampled" and pl.positions.size < B:
-        flush = _slice_flush(hw, l2, programs, pl, float(pl.weight.sum() / pl.weight[pl.positions].sum()))
-    flush *= hw.l2.sector_bytes
+    if mode == "sampled" and last.positions.size < programs[-1].launch.blocks:
+        flush = _slice_flush(hw, l2, programs, last,
+                             float(last.weight.sum() / last.weight[last.positions].sum()))
+    return flush * hw.l2.sector_bytes
+
+
+def _result(hw, programs, policy, mode, launches, flush, wall) -> Result:
+    """The launches' ``LaunchResult``s and the final flush as one ``Result`` (``wall``:
+    when the simulation started, on ``time.perf_counter``)."""
     total = {k: sum(lr.bytes_by_level[k] for lr in launches) for k in launches[0].bytes_by_level}
     total["dram"] += flush
     stalls = {c: sum(lr.stalls_by_cause[c] for lr in launches) for c in core.CAUSES}
