@@ -25,7 +25,7 @@ def kind_of(face: str) -> int:
     try:
         return FACES.index(face)
     except ValueError:
-        raise ValueError(f"face = {face!r}: no numba address functions are dispatched for it "
+        raise ValueError(f"face={face!r}: no numba address functions are dispatched for it "
                          f"(dispatch.FACES: {', '.join(FACES)})") from None
 
 

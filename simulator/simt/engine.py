@@ -264,10 +264,10 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
         work, _ = _work(code, prog, h)
         cost = float(_block_cost(prog, work, wpb, None).sum())
         if cost > FULL_MAX:
-            raise ValueError(f"--mode full: {prog.name} would simulate about {cost:.2g} warp "
+            raise ValueError(f"mode='full': {prog.name} would simulate about {cost:.2g} warp "
                              f"instructions, some {cost / FULL_RATE / 3600:.2g} hours at "
-                             f"{FULL_RATE / 1e6:.0f} M a second; at most {FULL_MAX:.0e} -- the "
-                             "sampled mode (the default) answers it in seconds")
+                             f"{FULL_RATE / 1e6:.0f} M a second; at most {FULL_MAX:.0e} -- "
+                             "mode='sampled' (the default) answers it in seconds")
         return Plan(code, np.arange(B, dtype=np.int64), np.zeros((0, 2), np.int64), None, N, 1.0,
                     h, np.ones(B), 0, N)
     budget = SLICE_BUDGET if budget is None else budget
@@ -403,11 +403,11 @@ def _launch_occupancy(hw, prog):
 
 def _check(hw, policy, mode):
     if getattr(hw, "family", None) != "simt":
-        raise ValueError(f"hardware {getattr(hw, 'name', hw)!r} is not a SIMT GPU")
+        raise ValueError(f"hw={getattr(hw, 'name', hw)!r}: not a SIMT GPU")
     if policy not in POLICIES:
-        raise ValueError(f"policy = {policy!r}: allowed: {', '.join(POLICIES)}")
+        raise ValueError(f"policy={policy!r}: allowed: {', '.join(POLICIES)}")
     if mode not in MODES:
-        raise ValueError(f"mode = {mode!r}: allowed: {', '.join(MODES)}")
+        raise ValueError(f"mode={mode!r}: allowed: {', '.join(MODES)}")
 
 
 def footprint_bytes(programs) -> int:
