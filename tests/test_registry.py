@@ -68,13 +68,14 @@ def test_trips_is_what_setup_returns_for_every_warp(kernel, i, block):
             p[1] = p[2] = 1
             if prog.face == "gemm_naive":         # a 2-D grid over C
                 p[0], p[1] = -(-p[7] // block[0]) + 1, -(-p[6] // block[1]) + 1
+        kind = dispatch.kind_of(prog.face)
         tv = np.zeros((1, 32, isa.TV), np.int64)
         warps = -(-int(p[3] * p[4] * p[5]) // 32)
         for b in range(int(p[0] * p[1] * p[2])):
             bx, by, bz = b % p[0], (b // p[0]) % p[1], b // (p[0] * p[1])
             for w in range(warps):
-                want = dispatch.setup(prog.kind, p, bx, by, bz, w, tv, 0)
-                assert dispatch.trips(prog.kind, p, bx, by, bz, w) == want, (prog.name, b, w)
+                want = dispatch.setup(kind, p, bx, by, bz, w, tv, 0)
+                assert dispatch.trips(kind, p, bx, by, bz, w) == want, (prog.name, b, w)
 
 
 @pytest.mark.parametrize("kernel,i", VARIANTS)

@@ -256,7 +256,7 @@ def test_bad_launches():
         api.build(FERMI, "gemm-naive", m=8, n=8, k=8, grid=4)
     with pytest.raises(ValueError, match="not a SIMT GPU"):
         engine.simulate(hwmodels.get("tpu-v1"), prog)
-    with pytest.raises(ValueError, match="policy = 'fifo'"):
+    with pytest.raises(ValueError, match="policy='fifo'"):
         engine.simulate(FERMI, prog, policy="fifo")
 
 

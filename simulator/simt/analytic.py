@@ -36,6 +36,7 @@ import numpy as np
 from simulator.result import Launch, Result
 
 from . import isa, walk
+from .core import program_arrays
 from .engine import _launch_occupancy, footprint_bytes, issue_utilization, launch_shape
 from .memory import U_MAX
 from .hwvec import (H_BANKB, H_BANKS, H_FPLAT, H_INTII, H_ISSUE, H_LDSTII, H_SEG, H_SFUII,
@@ -75,11 +76,10 @@ class AnalyticResult:
     wall_seconds: float
 
 
-def _profile(prog, h, b, w, lat_mem, segbuf):
+def _profile(prog, code, h, b, w, lat_mem, segbuf):
     bx, by, bz = b % prog.launch.grid[0], (b // prog.launch.grid[0]) % prog.launch.grid[1], \
         b // (prog.launch.grid[0] * prog.launch.grid[1])
-    return walk.profile(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end,
-                        prog.n_regs, bx, by, bz, w, int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
+    return walk.profile(code, bx, by, bz, w, int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
                         float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]), float(h[H_SHLAT]),
                         float(lat_mem),
                         _walk_trips(prog), segbuf, *_inner_walk(prog))
@@ -137,6 +137,7 @@ def contended(issue: float, w: float, t1: float) -> float:
 def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> AnalyticLaunch:
     occ = _launch_occupancy(hw, prog)
     h = hw_vector(hw, occ, policy, prog.smem_per_block)
+    code = program_arrays(prog)
     sm, l1, l2 = hw.sm, hw.sm.l1, hw.l2
     B = prog.launch.blocks
     wpb = occ.warps_per_sm // occ.blocks_per_sm
@@ -146,7 +147,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     segbuf = np.empty(SEGBUF, np.int64)      # row 0 counts the rows written after it
     segbuf[0] = 0
     for w in range(wpb):
-        _profile(prog, h, B // 2, w, l2.latency_cycles, segbuf)
+        _profile(prog, code, h, B // 2, w, l2.latency_cycles, segbuf)
     touched = segbuf[1:segbuf[0] + 1]
     h1 = 1.0 - np.unique(touched).size / touched.size if touched.size else 0.0
     # samples: blocks spread evenly over the grid stand for its body (a padded
@@ -159,7 +160,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     samples = [(b, 0) for b in body_blocks] + tail
     scratch = np.zeros(2, np.int64)
     P = walk
-    prof0 = [_profile(prog, h, b, w, l2.latency_cycles, scratch) for b, w in samples]
+    prof0 = [_profile(prog, code, h, b, w, l2.latency_cycles, scratch) for b, w in samples]
     nb = len(body_blocks)
     per_warp = np.mean(prof0[:nb], axis=0)
     last = np.mean(prof0[nb:], axis=0)
@@ -169,7 +170,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     h2 = 1.0 - dram_read / l1_miss_bytes if l1_miss_bytes else 1.0
     lat = h1 * l1.latency_cycles + (1 - h1) * (h2 * l2.latency_cycles + (1 - h2) * hw.dram.latency_cycles)
     # the same samples again at the mixed latency
-    prof = [_profile(prog, h, b, w, lat, scratch) for b, w in samples]
+    prof = [_profile(prog, code, h, b, w, lat, scratch) for b, w in samples]
     per_warp = np.mean(prof[:nb], axis=0)
     last = np.mean(prof[nb:], axis=0)
     slow = int(np.argmax([x[P.P_T1] for x in prof[nb:]]))

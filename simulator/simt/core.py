@@ -27,8 +27,23 @@ the caches, L2 banks and DRAM channels are ``memory.py``'s. The model, per SM:
 Cycles in which a scheduler issues nothing are charged to one cause: ``idle`` (no
 warp), ``memory`` (waiting for a global load), ``dependency`` (waiting for an ALU, SFU
 or shared-memory result), ``pipe`` (unit busy), ``barrier`` or ``mshr``.
+
+``run`` reads its inputs by name: a :class:`ProgramArrays` (the program), the hardware
+vector, a :class:`BlockPlan` (which blocks, from when, with which loop cuts) and the
+:class:`memory.L2State` it carries on; it returns a :class:`CoreRun`. Inside, the
+machine's state is four named tables allocated once a run -- :class:`Warps`,
+:class:`BlockSlots`, :class:`Schedulers`, :class:`SMs` -- and each step of the cycle loop
+is a helper inlined into it (``inline='always'``: no call, no allocation per cycle).
+numba counts references to every array it hands a helper (an atomic increment and
+decrement) unless its pruning pass proves them redundant; the helpers are shaped so that
+it can (``memory.last_use``), and ``run`` is compiled with ``error_model='numpy'``, whose
+divisions have no ZeroDivisionError path to keep them alive (nothing here divides by
+zero). The one helper that calls other jitted code, ``settle`` (the kernel's address
+functions), is called by ``run`` itself, with the few arrays it needs.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -38,7 +53,7 @@ from .hwvec import (H_BANKB, H_BANKS, H_BPS, H_BSTART, H_FPLAT, H_GTO, H_INTII, 
                     H_L1LINEB, H_L1LINEC,
                     H_L1SETS, H_L1WAYS, H_L2SEC, H_LAUNCH, H_LDSTII, H_MAXW, H_MSHR, H_NSCHED,
                     H_NSM, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, H_WPB)
-from .memory import l1_fill, l1_holds, l1_read, l1_write, l2_access
+from .memory import l1_fill, l1_holds, l1_read, l1_write, l2_access, last_use
 from .stats import (N_STATS, S_CONFLICT, S_CYCLES_VISITED, S_DONE_BLOCKS, S_END, S_FLOPS, S_INSTR,
                     S_LDST, S_LOOKS, S_SFU, S_SHB, S_SP)
 
@@ -46,22 +61,133 @@ INF = 1e300
 CAUSES = ("idle", "memory", "dependency", "pipe", "barrier", "mshr")
 # ``hp``, the hardware vector, is read through the H_* indices of ``hwvec.HW_FIELDS``; the
 # statistics vector ``st`` through the S_* indices of ``stats.LaunchStats``
+# stall causes by index (``CAUSES``)
+IDLE, MEMORY, DEPENDENCY, PIPE, BARRIER, MSHR = range(len(CAUSES))
+# a warp slot's state (``Warps.state``)
+FREE, RUNNING, AT_BARRIER = 0, 1, 2
 
 _owner = memory.owner        # the L2 bank / DRAM channel hash (the measure suites' tests read it)
 
 
+class ProgramArrays(NamedTuple):
+    """A program as the numba code reads it (``program_arrays``)."""
+
+    kind: int                # its face's index in ``dispatch.FACES`` (``dispatch.kind_of``)
+    params: np.ndarray       # int64 parameter vector (``isa``'s module doc)
+    template: np.ndarray     # (instructions, 6): op, dst, src0, src1, src2, stream
+    pro_end: int             # the first row of the loop body
+    body_end: int            # the first row of the epilogue
+    n_regs: int              # template registers (the scoreboard's width)
+
+
+def program_arrays(prog) -> ProgramArrays:
+    """The arrays of an ``isa.Program`` that ``run``, ``settle`` and ``block_trips`` read."""
+    return ProgramArrays(dispatch.kind_of(prog.face), prog.params, prog.template,
+                         int(prog.pro_end), int(prog.body_end), int(prog.n_regs))
+
+
+class BlockPlan(NamedTuple):
+    """Which blocks of a launch one ``run`` simulates, from when, and how far each warp's
+    loop runs (``engine.Plan`` makes it)."""
+
+    blocks: np.ndarray       # int64 block ids, in dispatch order ("positions")
+    skips: np.ndarray        # (at, to) int64 rows: when position at is next, go on from to
+    t0: float                # the cycle the run starts
+    trip_cap: int            # > 0: every warp's loop cut at that many trips
+    inner_per: int           # > 0: trip_cap cuts each pass of an inner loop of this many trips
+
+
+class CoreRun(NamedTuple):
+    """What ``run`` returns."""
+
+    stats: np.ndarray            # the statistics vector (``stats.S_*``)
+    issued_per_sm: np.ndarray    # warp instructions each SM issued
+    block_sm: np.ndarray         # per position of ``BlockPlan.blocks``: its SM (-1: skipped),
+    block_start: np.ndarray      # the cycle it started
+    block_end: np.ndarray        # and the cycle it ended
+    stalls: np.ndarray           # stall cycles per ``CAUSES``
+    trace: np.ndarray            # (cycle, sm, scheduler, block, warp, opcode) of the first issues
+
+
+class Warps(NamedTuple):
+    """Every warp slot of the GPU, row g = sm * max_warps + slot."""
+
+    state: np.ndarray        # FREE, RUNNING or AT_BARRIER
+    pc: np.ndarray           # its next instruction (a template row)
+    it: np.ndarray           # its loop trip
+    trips: np.ndarray        # the trips its loop runs
+    phase: np.ndarray        # 0 prologue, 1 body, 2 epilogue
+    block: np.ndarray        # its block slot (``BlockSlots`` row)
+    index: np.ndarray        # its warp index within the block
+    age: np.ndarray          # when it started, for GTO's oldest first
+    active: np.ndarray       # active lanes of its next instruction
+    addr: np.ndarray         # (warps, 32) its next instruction's lane addresses (-1: inactive)
+    tv: np.ndarray           # (warps, 32, isa.TV) its thread variables (the kernel's setup)
+    live: np.ndarray         # its threads that exist
+    reg_ready: np.ndarray    # (warps, registers) the cycle each register is ready
+    reg_load: np.ndarray     # (warps, registers) whether a global load writes it
+    dep: np.ndarray          # the cycle the scoreboard lets its next instruction issue
+    dep_load: np.ndarray     # 1 if that waits on a global load
+    seg: np.ndarray          # (warps, 33) its next global instruction's segments, sorted
+    nseg: np.ndarray         # how many
+
+
+class BlockSlots(NamedTuple):
+    """Every resident-block slot of the GPU, row b = sm * blocks_per_sm + k."""
+
+    position: np.ndarray     # the position (in ``BlockPlan.blocks``) of its block; -1: free
+    live: np.ndarray         # its warps not finished
+    at_barrier: np.ndarray   # its warps waiting at a barrier
+    free: np.ndarray         # the cycle the slot frees
+    acked: np.ndarray        # the cycle its last store is acknowledged (it retires no sooner)
+    xyz: np.ndarray          # (slots, 3) its block's coordinates
+
+
+class Schedulers(NamedTuple):
+    """Every warp scheduler, indexed (sm, scheduler)."""
+
+    order: np.ndarray        # (sm, scheduler, slots) its live warp slots, oldest first
+    count: np.ndarray        # how many
+    sp_free: np.ndarray      # the cycle its SP (FP32) pipe is free
+    int_free: np.ndarray     # the cycle its INT32 pipe is free
+    issue_free: np.ndarray   # the cycle it may issue again (issue interval)
+    last: np.ndarray         # the warp slot it issued last (-1: none)
+    next_check: np.ndarray   # the cycle it is next worth asking
+    charged: np.ndarray      # the cycle up to which its stalls are charged
+    cause: np.ndarray        # the cause its cycles since then are charged to
+
+
+class SMs(NamedTuple):
+    """Every SM's dispatcher, shared pipes, MSHRs and L1."""
+
+    launch_free: np.ndarray  # the cycle its dispatcher may start a block
+    sfu_free: np.ndarray     # the cycle its SFU is free
+    ldst_free: np.ndarray    # the cycle its LD/ST unit is free
+    mshr: np.ndarray         # (sm, mshrs) min-heaps of outstanding completion cycles
+    n_mshr: np.ndarray       # outstanding entries of each
+    l1_tags: np.ndarray      # (sm, sets, ways) the L1s (``memory``'s cache arrays)
+    l1_lru: np.ndarray
+    l1_fill: np.ndarray
+
+
 @njit(cache=True, inline='always')
-def settle(kind, p, tmpl, pro_end, body_end, tv, g, live, pc, it, trips, ph, addr, ikeep, iper):
-    """Advance a warp to its next instruction that has an active lane, from ``pc``.
+def settle(code, tv, g, live, pc, it, trips, ph, addr, ikeep, iper):
+    """Advance a warp of program ``code`` (a ``ProgramArrays``) to its next instruction
+    that has an active lane, from ``pc``.
 
     ``tv`` and ``addr`` hold every warp's thread variables and lane addresses; this is
-    warp ``g``'s row. Returns (pc, it, ph, active lanes); pc == len(tmpl) means the warp
-    has finished.
+    warp ``g``'s row. Returns (pc, it, ph, active lanes); pc == len(template) means the
+    warp has finished.
     ``ph`` is 0 in the prologue, 1 in the body, 2 in the epilogue. ``ikeep`` > 0: the
-    loop's inner loop cut (``run``'s ``inner_per``): trip ``it`` is the nest's trip
+    loop's inner loop cut (``BlockPlan.inner_per``): trip ``it`` is the nest's trip
     ``(it // ikeep) * iper + it % ikeep``."""
+    # (one exit, no ``break``: numba then drops the reference counts of the arrays it is
+    # handed, as for every helper inlined into ``run``'s loop)
+    tmpl, pro_end, body_end = code.template, code.pro_end, code.body_end
     n = tmpl.shape[0]
-    while True:
+    act = 0
+    found = False
+    while not found:
         # the row before pc was evaluated for this same trip (it issued or was skipped just
         # now) unless pc starts the prologue, the body or the epilogue
         same = pc > 0 and pc != pro_end and pc != body_end
@@ -79,24 +205,27 @@ def settle(kind, p, tmpl, pro_end, body_end, tv, g, live, pc, it, trips, ph, add
             else:
                 ph = 2
         if pc >= n:
-            return n, it, ph, 0
-        s = tmpl[pc, 5]
-        if s >= 0 and same and tmpl[pc - 1, 5] == s:
-            # a run of rows on one stream (a guarded group): its lanes are still in addr[g]
-            act = 0
-            for lane in range(32):
-                if addr[g, lane] >= 0:
-                    act += 1
-        elif s >= 0:
-            ita = it if ikeep == 0 else (it // ikeep) * iper + it % ikeep
-            act = dispatch.lanes(kind, p, tv, g, ita, s, addr)
+            pc, act, found = n, 0, True
         else:
-            act = live
-            for lane in range(32):
-                addr[g, lane] = 0 if tv[g, lane, 0] else -1
-        if act > 0:
-            return pc, it, ph, act
-        pc += 1
+            s = tmpl[pc, 5]
+            if s >= 0 and same and tmpl[pc - 1, 5] == s:
+                # a run of rows on one stream (a guarded group): its lanes are still in addr[g]
+                act = 0
+                for lane in range(32):
+                    if addr[g, lane] >= 0:
+                        act += 1
+            elif s >= 0:
+                ita = it if ikeep == 0 else (it // ikeep) * iper + it % ikeep
+                act = dispatch.lanes(code.kind, code.params, tv, g, ita, s, addr)
+            else:
+                act = live
+                for lane in range(32):
+                    addr[g, lane] = 0 if tv[g, lane, 0] else -1
+            if act > 0:
+                found = True
+            else:
+                pc += 1
+    return pc, it, ph, act
 
 
 @njit(cache=True, inline='always')
@@ -121,7 +250,7 @@ def _segments(addr, g, seg_bytes, out):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _bank_passes(addr, g, banks, bank_bytes, scratch):
     """Shared-memory passes: the most distinct words any one bank must serve (lanes
     reading one word share it: a broadcast). ``scratch`` is (banks + 1, 33) of int64."""
@@ -135,10 +264,10 @@ def _bank_passes(addr, g, banks, bank_bytes, scratch):
         b = wd % banks
         n = scratch[b, 0]
         dup = False
-        for k in range(1, n + 1):
-            if scratch[b, k] == wd:
-                dup = True
-                break
+        k = 1
+        while k <= n and not dup:
+            dup = scratch[b, k] == wd
+            k += 1
         if not dup:
             scratch[b, n + 1] = wd
             scratch[b, 0] = n + 1
@@ -165,12 +294,14 @@ def _heap_push(h, r, n, v):
     """Push v on the min-heap h[r, :n]; returns the new size."""
     i = n
     h[r, i] = v
-    while i > 0:
+    placed = False
+    while i > 0 and not placed:
         par = (i - 1) // 2
         if h[r, par] <= h[r, i]:
-            break
-        h[r, par], h[r, i] = h[r, i], h[r, par]
-        i = par
+            placed = True
+        else:
+            h[r, par], h[r, i] = h[r, i], h[r, par]
+            i = par
     return n + 1
 
 
@@ -180,16 +311,19 @@ def _heap_pop(h, r, n):
     n -= 1
     h[r, 0] = h[r, n]
     i = 0
-    while True:
+    placed = False
+    while not placed:
         lft, m = 2 * i + 1, i
         if lft < n and h[r, lft] < h[r, m]:
             m = lft
         if lft + 1 < n and h[r, lft + 1] < h[r, m]:
             m = lft + 1
         if m == i:
-            return n
-        h[r, m], h[r, i] = h[r, i], h[r, m]
-        i = m
+            placed = True
+        else:
+            h[r, m], h[r, i] = h[r, i], h[r, m]
+            i = m
+    return n
 
 
 @njit(cache=True, inline='always')
@@ -210,7 +344,7 @@ def _alloc(h, r, n, nm, t, done):
     return _heap_push(h, r, n, done)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _retire(order, norder, sm, sc, slot):
     """Remove warp slot from its scheduler's age-ordered list."""
     n = norder[sm, sc]
@@ -223,20 +357,22 @@ def _retire(order, norder, sm, sc, slot):
 
 
 @njit(cache=True, inline='always')
-def _prepare(g, pc, tmpl, rready, rmem, wdep, wdepm, addr, seg_bytes, wseg, wnseg):
-    """Cache what the scheduler asks of warp g's next instruction."""
-    if pc >= tmpl.shape[0]:
-        return
-    wdep[g], wdepm[g] = _dep_ready(g, pc, tmpl, rready, rmem)
-    op = tmpl[pc, 0]
-    if op == isa.LDG or op == isa.STG:
-        wnseg[g] = _segments(addr, g, seg_bytes, wseg)
+def _prepare(g, pc, tmpl, w, seg_bytes):
+    """Cache what the scheduler asks of warp g's next instruction (``Warps.dep``,
+    ``dep_load``, and for a global access its segments)."""
+    if pc < tmpl.shape[0]:
+        w.dep[g], w.dep_load[g] = _dep_ready(g, pc, tmpl, w.reg_ready, w.reg_load)
+        op = tmpl[pc, 0]
+        if op == isa.LDG or op == isa.STG:
+            w.nseg[g] = _segments(w.addr, g, seg_bytes, w.seg)
+    last_use((tmpl, w))
 
 
 @njit(cache=True, nogil=True)
-def block_trips(kind, p, n_blocks, wpb):
+def block_trips(code, n_blocks, wpb):
     """Per block: loop trips summed over its warps (the sampler's measure of block work)
     and the most trips of any one of its warps."""
+    kind, p = code.kind, code.params
     gx, gy = p[0], p[1]
     total = np.zeros(n_blocks, np.int64)
     most = np.zeros(n_blocks, np.int64)
@@ -248,446 +384,631 @@ def block_trips(kind, p, n_blocks, wpb):
     return total, most
 
 
-@njit(cache=True, nogil=True)
-def run(kind, p, tmpl, pro_end, body_end, nregs, hp, blocks, t0,
-        tags2, lru2, fill2, dirty2, bank_free, chan_free, seen, trace_cap, skips, trip_cap,
-        inner_per):
-    """Simulate the blocks ``blocks`` (block ids, dispatched in that order) of a launch
-    starting at cycle t0 with the given (shared, carried-over) L2 and DRAM state; for
-    each row (at, to) of ``skips`` (positions in ``blocks``, in order), when position
-    ``at`` is next to dispatch continue with position ``to`` instead (sampled mode: the
-    machine stays warm across the skipped blocks). ``trip_cap`` > 0
-    cuts every warp's loop at that many trips (sampled mode's trip extrapolation); with
-    ``inner_per`` > 0 it cuts instead each pass of the inner loop of that many trips to
-    its first ``trip_cap`` trips (a padded NHWC convolution's channel loop, tap by tap). Returns
-    (statistics vector, per-SM issue counts, block sm, start, end (-1 sm for skipped
-    blocks), per-cause stall cycles, trace rows): ``engine.CoreRun`` names them."""
-    n_sm, n_sched = int(hp[H_NSM]), int(hp[H_NSCHED])
-    maxw, bps, wpb = int(hp[H_MAXW]), int(hp[H_BPS]), int(hp[H_WPB])
-    gx, gy = p[0], p[1]
-    issue_iv = hp[H_ISSUE]
-    ikeep = trip_cap if inner_per > 0 else 0
-    gto = hp[H_GTO] > 0
-    seg_bytes = int(hp[H_SEG])
-    l1s, l1w = int(hp[H_L1SETS]), int(hp[H_L1WAYS])
-    nm = int(hp[H_MSHR])
-    l2_per_seg = max(1, seg_bytes // int(hp[H_L2SEC]))
-    nwarps = n_sm * maxw
-    # warp state
-    wstate = np.zeros(nwarps, np.int64)          # 0 free, 1 running, 2 at barrier
-    wpc = np.zeros(nwarps, np.int64)
-    wit = np.zeros(nwarps, np.int64)
-    wtrips = np.zeros(nwarps, np.int64)
-    wph = np.zeros(nwarps, np.int64)
-    wblk = np.zeros(nwarps, np.int64)            # block slot (global index)
-    wwib = np.zeros(nwarps, np.int64)
-    wage = np.zeros(nwarps, np.int64)
+# ---------------------------------------------------------------- the machine's tables
+
+@njit(cache=True)
+def _new_warps(nwarps, nregs):
+    return Warps(np.zeros(nwarps, np.int64), np.zeros(nwarps, np.int64),
+                 np.zeros(nwarps, np.int64), np.zeros(nwarps, np.int64),
+                 np.zeros(nwarps, np.int64), np.zeros(nwarps, np.int64),
+                 np.zeros(nwarps, np.int64), np.zeros(nwarps, np.int64),
+                 np.zeros(nwarps, np.int64), np.full((nwarps, 32), -1, np.int64),
+                 np.zeros((nwarps, 32, isa.TV), np.int64), np.zeros(nwarps, np.int64),
+                 np.zeros((nwarps, nregs), np.float64), np.zeros((nwarps, nregs), np.bool_),
+                 np.zeros(nwarps), np.zeros(nwarps, np.int64),
+                 np.zeros((nwarps, 33), np.int64), np.zeros(nwarps, np.int64))
+
+
+@njit(cache=True)
+def _new_block_slots(nb, t0):
+    return BlockSlots(np.full(nb, -1, np.int64), np.zeros(nb, np.int64), np.zeros(nb, np.int64),
+                      np.full(nb, t0), np.zeros(nb), np.zeros((nb, 3), np.int64))
+
+
+@njit(cache=True)
+def _new_schedulers(n_sm, n_sched, maxw, t0):
     per_sched = (maxw + n_sched - 1) // n_sched
-    order = np.zeros((n_sm, n_sched, per_sched), np.int64)   # live warps, oldest first
-    norder = np.zeros((n_sm, n_sched), np.int64)
-    wact = np.zeros(nwarps, np.int64)
-    waddr = np.full((nwarps, 32), -1, np.int64)
-    wtv = np.zeros((nwarps, 32, isa.TV), np.int64)   # thread variables (kernel's setup)
-    wlive = np.zeros(nwarps, np.int64)
-    banks = int(hp[H_BANKS])
-    scratch = np.zeros((banks + 1, 33), np.int64)    # bank-conflict counting
-    rready = np.zeros((nwarps, nregs), np.float64)
-    rmem = np.zeros((nwarps, nregs), np.bool_)
-    wdep = np.zeros(nwarps)                      # scoreboard-ready cycle of the next instruction
-    wdepm = np.zeros(nwarps, np.int64)
-    wseg = np.zeros((nwarps, 33), np.int64)      # its global segments
-    wnseg = np.zeros(nwarps, np.int64)
-    next_dispatch = float(t0)
-    # block slots
-    nb = n_sm * bps
-    bid = np.full(nb, -1, np.int64)
-    blive = np.zeros(nb, np.int64)
-    bbar = np.zeros(nb, np.int64)
-    bfree = np.full(nb, float(t0))
-    back = np.zeros(nb)                           # the block's last store acknowledged
-    sm_launch = np.full(n_sm, float(t0))          # an SM's dispatcher: one block per H_LAUNCH
-    bxyz = np.zeros((nb, 3), np.int64)
-    # schedulers and units
-    sp_free = np.zeros((n_sm, n_sched))
-    int_free = np.zeros((n_sm, n_sched))
-    sched_free = np.zeros((n_sm, n_sched))
-    last = np.full((n_sm, n_sched), -1, np.int64)
-    next_check = np.full((n_sm, n_sched), float(t0))
-    acct = np.full((n_sm, n_sched), float(t0))
-    cause = np.zeros((n_sm, n_sched), np.int64)
-    sfu_free = np.zeros(n_sm)
-    ldst_free = np.zeros(n_sm)
-    mshr = np.zeros((n_sm, nm))                  # min-heaps of outstanding completion cycles
-    nout = np.zeros(n_sm, np.int64)
-    tags1 = np.full((n_sm, l1s, l1w), -1, np.int64)
-    lru1 = np.zeros((n_sm, l1s, l1w), np.int64)
-    fill1 = np.zeros((n_sm, l1s, l1w))
-    # results
-    st = np.zeros(N_STATS)
-    stalls = np.zeros(len(CAUSES))
-    issued_sm = np.zeros(n_sm, np.int64)
-    nblk = blocks.shape[0]
-    bsm = np.full(nblk, -1, np.int64)
-    bstart = np.zeros(nblk)
-    bend = np.zeros(nblk)
-    trace = np.zeros((max(trace_cap, 1), 6), np.int64)
+    return Schedulers(np.zeros((n_sm, n_sched, per_sched), np.int64),
+                      np.zeros((n_sm, n_sched), np.int64), np.zeros((n_sm, n_sched)),
+                      np.zeros((n_sm, n_sched)), np.zeros((n_sm, n_sched)),
+                      np.full((n_sm, n_sched), -1, np.int64), np.full((n_sm, n_sched), t0),
+                      np.full((n_sm, n_sched), t0), np.zeros((n_sm, n_sched), np.int64))
+
+
+@njit(cache=True)
+def _new_sms(n_sm, nm, l1s, l1w, t0):
+    return SMs(np.full(n_sm, t0), np.zeros(n_sm), np.zeros(n_sm), np.zeros((n_sm, nm)),
+               np.zeros(n_sm, np.int64), np.full((n_sm, l1s, l1w), -1, np.int64),
+               np.zeros((n_sm, l1s, l1w), np.int64), np.zeros((n_sm, l1s, l1w)))
+
+
+# ---------------------------------------------------------------- block dispatch
+
+@njit(cache=True, inline='always')
+def _start_warp(t, g, wi, b, k, sm, age, code, hp, plan, w, bs, sch):
+    """Warp ``wi`` of the block in slot ``b`` (the SM's ``k``-th) into warp slot ``g``:
+    its thread variables, its loop trips (cut as the plan says), its first instruction.
+    Returns whether it has any to run (a warp with none stays FREE)."""
+    trips = dispatch.setup(code.kind, code.params, bs.xyz[b, 0], bs.xyz[b, 1], bs.xyz[b, 2], wi,
+                           w.tv, g)
+    trip_cap, inner_per = plan.trip_cap, plan.inner_per
+    if trip_cap > 0 and inner_per > 0:
+        trips = ((trips // inner_per) * trip_cap + min(trips % inner_per, trip_cap))
+    elif trip_cap > 0 and trips > trip_cap:
+        trips = trip_cap
+    live_ = 0
+    for lane in range(32):
+        live_ += w.tv[g, lane, 0]
+    w.live[g] = live_
+    ikeep = trip_cap if inner_per > 0 else 0
+    pc, it, ph, act = settle(code, w.tv, g, w.live[g], 0, 0, trips, 0, w.addr, ikeep, inner_per)
+    for r in range(code.n_regs):
+        w.reg_ready[g, r] = 0.0
+        w.reg_load[g, r] = False
+    _prepare(g, pc, code.template, w, int(hp[H_SEG]))
+    started = pc < code.template.shape[0]
+    if not started:
+        w.state[g] = FREE
+    else:
+        if w.dep[g] < t + hp[H_BSTART]:
+            w.dep[g] = t + hp[H_BSTART]
+            w.dep_load[g] = 0
+        w.state[g] = RUNNING
+        w.pc[g], w.it[g], w.phase[g], w.active[g] = pc, it, ph, act
+        w.trips[g] = trips
+        w.block[g] = b
+        w.index[g] = wi
+        w.age[g] = age
+        slot = k * int(hp[H_WPB]) + wi
+        n_sched = int(hp[H_NSCHED])
+        sc = slot % n_sched
+        sch.order[sm, sc, sch.count[sm, sc]] = slot
+        sch.count[sm, sc] += 1
+    last_use((code, hp, plan, w, bs, sch))
+    return started
+
+
+@njit(cache=True, inline='always')
+def _start_block(t, b, k, sm, pos, age, code, hp, plan, w, bs, sch, out):
+    """The block at position ``pos`` of the plan into slot ``b`` of SM ``sm`` at cycle t,
+    with its warps; returns (age, its live warps)."""
+    maxw, wpb = int(hp[H_MAXW]), int(hp[H_WPB])
+    gx, gy = code.params[0], code.params[1]
+    bl = plan.blocks[pos]
+    bs.position[b] = pos
+    bs.xyz[b, 0] = bl % gx
+    bs.xyz[b, 1] = (bl // gx) % gy
+    bs.xyz[b, 2] = bl // (gx * gy)
+    out.block_sm[pos] = sm
+    out.block_start[pos] = t
+    bs.acked[b] = t + hp[H_BSTART]
+    live = 0
+    for wi in range(wpb):
+        if _start_warp(t, sm * maxw + k * wpb + wi, wi, b, k, sm, age, code, hp, plan, w, bs, sch):
+            age += 1
+            live += 1
+    bs.live[b] = live
+    bs.at_barrier[b] = 0
+    for sc in range(int(hp[H_NSCHED])):
+        if sch.next_check[sm, sc] > t:
+            sch.next_check[sm, sc] = t
+    return age, live
+
+
+@njit(cache=True, inline='always')
+def _dispatch_blocks(t, next_blk, nsk, done_blocks, age, end_t, code, hp, plan, w, bs, sch, sms,
+                     out):
+    """Start blocks at cycle t: one per SM per pass, SMs in order, into free slots of SMs
+    whose dispatcher is free, until none starts; positions in ``plan.skips`` are jumped
+    over (counted done). Returns (next_blk, nsk, done_blocks, age, end_t)."""
+    n_sm, bps = int(hp[H_NSM]), int(hp[H_BPS])
+    nblk = plan.blocks.shape[0]
+    skips = plan.skips
+    progress = True
+    while progress and next_blk < nblk:
+        progress = False
+        sm = 0
+        while sm < n_sm and next_blk < nblk:
+            started = False
+            k = 0
+            while k < bps and not started:
+                b = sm * bps + k
+                if bs.position[b] < 0 and bs.free[b] <= t and sms.launch_free[sm] <= t:
+                    sms.launch_free[sm] = t + hp[H_LAUNCH]
+                    while nsk < skips.shape[0] and next_blk == skips[nsk, 0]:
+                        done_blocks += skips[nsk, 1] - skips[nsk, 0]
+                        next_blk = skips[nsk, 1]
+                        nsk += 1
+                    pos = next_blk
+                    next_blk += 1
+                    age, live = _start_block(t, b, k, sm, pos, age, code, hp, plan, w, bs, sch, out)
+                    if live == 0:
+                        # nothing to run: the block ends when it has started
+                        bs.position[b] = -1
+                        bs.free[b] = bs.acked[b]
+                        out.block_end[pos] = bs.acked[b]
+                        if bs.acked[b] > end_t:
+                            end_t = bs.acked[b]
+                        done_blocks += 1
+                    progress = True
+                    started = True
+                k += 1
+            sm += 1
+    last_use((code, hp, plan, w, bs, sch, sms, out))
+    return next_blk, nsk, done_blocks, age, end_t
+
+
+@njit(cache=True, inline='always')
+def _next_dispatch(hp, bs, sms):
+    """The first cycle a free block slot could take a block (its slot and its SM's
+    dispatcher free)."""
+    bps = int(hp[H_BPS])
+    nd = INF
+    for b in range(bs.position.shape[0]):
+        if bs.position[b] < 0:
+            ready = max(bs.free[b], sms.launch_free[b // bps])
+            if ready < nd:
+                nd = ready
+    return nd
+
+
+# ---------------------------------------------------------------- issue
+
+@njit(cache=True, inline='always')
+def _look(t, sm, sc, tmpl, hp, w, sch, sms, stalls, st):
+    """Scheduler (sm, sc), due at cycle t: still busy from its last issue, it is due
+    again when that ends; else its cycles since the last look are charged to their
+    cause, and it picks a warp (``_pick_warp``); with none ready, it is due again when
+    the soonest could issue, its cycles until then charged to why. Returns the warp it
+    issues, -1 for none."""
+    busy = sch.issue_free[sm, sc] > t
+    if busy:
+        sch.next_check[sm, sc] = sch.issue_free[sm, sc]
+    g = -1
+    if not busy:
+        st[S_LOOKS] += 1
+        stalls[sch.cause[sm, sc]] += t - sch.charged[sm, sc]
+        sch.charged[sm, sc] = t
+        g, best_ready, best_cause = _pick_warp(t, sm, sc, tmpl, hp, w, sch, sms)
+        if g < 0:
+            sch.cause[sm, sc] = best_cause
+            sch.next_check[sm, sc] = best_ready if best_ready > t else t + 1
+    last_use((tmpl, hp, w, sch, sms, stalls, st))
+    return g
+
+
+@njit(cache=True, inline='always')
+def _pick_warp(t, sm, sc, tmpl, hp, w, sch, sms):
+    """The warp scheduler (sm, sc) issues from at cycle t: GTO, the last warp first
+    (greedy), then the others oldest first; LRR, round robin from the warp after the last
+    one issued. A warp can issue when it is running, its scoreboard lets it, its pipe is
+    free and (global access) the MSHRs its missing segments need are. Returns (warp, the
+    soonest cycle one of them could, its stall cause); warp -1: none can."""
+    n_sched, maxw, nm = int(hp[H_NSCHED]), int(hp[H_MAXW]), int(hp[H_MSHR])
+    l1s, l1w = int(hp[H_L1SETS]), int(hp[H_L1WAYS])
+    gto = hp[H_GTO] > 0
+    best_ready = INF
+    best_cause = IDLE
+    nslots = (maxw - sc + n_sched - 1) // n_sched
+    first = 0
+    lw = sch.last[sm, sc]
+    if not gto and lw >= 0:
+        first = ((lw - sc) // n_sched + 1) % nslots
+    nw = sch.count[sm, sc] if gto else nslots
+    pick = -1
+    j = -2 if (gto and lw >= 0) else -1
+    while pick < 0 and j + 1 < nw:
+        j += 1
+        if j < 0:
+            slot = lw
+        elif gto:
+            slot = sch.order[sm, sc, j]
+            if slot == lw:
+                continue
+        else:
+            slot = sc + n_sched * ((first + j) % nslots)
+        g = sm * maxw + slot
+        ws = w.state[g]
+        if ws == FREE:
+            continue
+        if ws == AT_BARRIER:
+            if best_ready == INF:
+                best_cause = BARRIER
+            continue
+        if w.dep[g] > t:
+            if w.dep[g] < best_ready:
+                best_ready = w.dep[g]
+                best_cause = MEMORY if w.dep_load[g] else DEPENDENCY
+            continue
+        op = tmpl[w.pc[g], 0]
+        if op == isa.SFU:
+            unit = sms.sfu_free[sm]
+        elif op >= isa.LDG and op <= isa.STS:
+            unit = sms.ldst_free[sm]
+        elif op == isa.BAR or op == isa.UNI:
+            unit = t
+        elif op == isa.ALU and hp[H_INTII] > 0:
+            unit = sch.int_free[sm, sc]
+        else:
+            unit = sch.sp_free[sm, sc]
+        if unit > t:
+            if unit < best_ready:
+                best_ready = unit
+                best_cause = PIPE
+            continue
+        if op == isa.LDG or op == isa.STG:
+            # enough MSHRs for the segments that will miss (stores: all)?
+            need = w.nseg[g]
+            if op == isa.LDG:
+                need = 0
+                for k in range(w.nseg[g]):
+                    if not l1_holds(sms.l1_tags, sm, w.seg[g, k], l1s, l1w):
+                        need += 1
+            if need > nm:
+                need = nm
+            if need > 0:
+                while sms.n_mshr[sm] > 0 and sms.mshr[sm, 0] <= t:
+                    sms.n_mshr[sm] = _heap_pop(sms.mshr, sm, sms.n_mshr[sm])
+                if need > nm - sms.n_mshr[sm]:
+                    if sms.mshr[sm, 0] < best_ready:
+                        best_ready = sms.mshr[sm, 0]
+                        best_cause = MSHR
+                    continue
+        pick = g
+    return pick, best_ready, best_cause
+
+
+@njit(cache=True, inline='always')
+def _issue(g, sm, sc, t, tmpl, hp, w, sch, out):
+    """Scheduler (sm, sc) issues warp g's next instruction at cycle t: counted, and the
+    scheduler busy for an issue interval (its cycles charged to ``pipe`` until then).
+    Returns the instruction's (op, dst)."""
+    issue_iv = hp[H_ISSUE]
+    sch.last[sm, sc] = g - sm * int(hp[H_MAXW])
+    out.stats[S_INSTR] += 1
+    out.issued_per_sm[sm] += 1
+    sch.issue_free[sm, sc] = t + issue_iv
+    sch.next_check[sm, sc] = t + issue_iv
+    sch.charged[sm, sc] = t + issue_iv
+    sch.cause[sm, sc] = PIPE
+    return tmpl[w.pc[g], 0], tmpl[w.pc[g], 1]
+
+
+@njit(cache=True, inline='always')
+def _trace(trace, row, t, sm, sc, block, warp, op):
+    """Row ``row`` of the trace: (cycle, SM, scheduler, block id, warp, opcode)."""
+    trace[row, 0] = int(t)
+    trace[row, 1] = sm
+    trace[row, 2] = sc
+    trace[row, 3] = block
+    trace[row, 4] = warp
+    trace[row, 5] = op
+
+
+@njit(cache=True, inline='always')
+def _arithmetic(g, sm, sc, t, op, dst, act, hp, w, sch, sms, st):
+    """An ALU, FP32, branch, uniform or SFU instruction of warp g issued at cycle t: its
+    pipe held for its initiation interval, its destination ready after its latency, its
+    counts. (Other instructions: nothing.)"""
+    int_ii = hp[H_INTII]
+    if op == isa.UNI:
+        if dst >= 0:
+            w.reg_ready[g, dst] = t + hp[H_FPLAT]
+            w.reg_load[g, dst] = False
+    elif op == isa.FFMA or op == isa.FMNMX or op == isa.FADD or op == isa.ALU or op == isa.BRA \
+            or op == isa.IMAD or op == isa.IMADW:
+        if op == isa.ALU and int_ii > 0:
+            sch.int_free[sm, sc] = t + int_ii
+        elif op == isa.IMAD and int_ii > 0:
+            sch.sp_free[sm, sc] = t + int_ii
+        elif op == isa.IMADW and int_ii > 0:   # two passes at the INT32 rate
+            sch.sp_free[sm, sc] = t + 2 * int_ii
+        else:
+            sch.sp_free[sm, sc] = t + hp[H_SPII]
+        st[S_SP] += 1
+        st[S_FLOPS] += isa.flops(op, act)
+        if dst >= 0:
+            w.reg_ready[g, dst] = t + hp[H_FPLAT]
+            w.reg_load[g, dst] = False
+    elif op == isa.SFU:
+        sms.sfu_free[sm] = t + hp[H_SFUII]
+        st[S_SFU] += 1
+        if dst >= 0:
+            w.reg_ready[g, dst] = t + hp[H_SFULAT]
+            w.reg_load[g, dst] = False
+    last_use((hp, w, sch, sms, st))
+
+
+@njit(cache=True, inline='always')
+def _shared_access(g, sm, t, op, dst, act, hp, w, sms, st, scratch):
+    """A shared-memory load or store of warp g issued at cycle t: the LD/ST unit held for
+    its bank-conflict passes, a load's destination ready after the shared latency and the
+    extra passes. (Other instructions: nothing.)"""
+    if op == isa.LDS or op == isa.STS:
+        passes = _bank_passes(w.addr, g, int(hp[H_BANKS]), int(hp[H_BANKB]), scratch)
+        sms.ldst_free[sm] = t + hp[H_LDSTII] * passes
+        st[S_LDST] += 1
+        st[S_SHB] += 4 * act
+        st[S_CONFLICT] += passes - 1
+        if dst >= 0:
+            w.reg_ready[g, dst] = t + hp[H_SHLAT] + hp[H_LDSTII] * (passes - 1)
+            w.reg_load[g, dst] = False
+    last_use((hp, w, sms, st, scratch))
+
+
+@njit(cache=True, inline='always')
+def _store_segment(store, s, g, sm, t, stamp, end_t, hp, w, bs, sms, l2, st):
+    """Where ``store``: segment s of warp g's store at cycle t, written through the L1
+    (dropping its copy) to the L2's sectors; it holds an MSHR until the L2 accepts it,
+    and its block retires no sooner. Returns end_t."""
+    if store:
+        seg_bytes = int(hp[H_SEG])
+        l2_per_seg = max(1, seg_bytes // int(hp[H_L2SEC]))
+        l1_write(s, hp, sms.l1_tags, sm, st)
+        acc = t
+        for u in range(l2_per_seg):
+            acc = max(acc, l2_access(s * l2_per_seg + u, t, True, hp, l2, stamp, st))
+        # the write occupies an MSHR until the L2 accepts it; the block retires no sooner
+        # (the micro suite's block_residency: a store adds some 50 cycles to a block's
+        # life, not an L2 round trip)
+        sms.n_mshr[sm] = _alloc(sms.mshr, sm, sms.n_mshr[sm], int(hp[H_MSHR]), t, acc)
+        if acc > bs.acked[w.block[g]]:
+            bs.acked[w.block[g]] = acc
+        if acc > end_t:
+            end_t = acc
+    last_use((hp, w, bs, sms, l2, st))
+    return end_t
+
+
+@njit(cache=True, inline='always')
+def _load_segment(load, s, sm, t, stamp, done, hp, sms, l2, st):
+    """Where ``load``: segment s of a load at cycle t through SM sm's L1; a miss takes an
+    MSHR until the L2 (and DRAM) bring its sectors, and the L1 allocates it. Returns the
+    later of ``done`` and the cycle its data is there."""
+    if load:
+        d = l1_read(s, t, hp, sms.l1_tags, sms.l1_lru, sms.l1_fill, sm, stamp, st)
+        if d < 0:
+            # a miss: the L2 (and DRAM) fetch it, the L1 allocates, an MSHR is held until
+            # it arrives
+            seg_bytes = int(hp[H_SEG])
+            l2_per_seg = max(1, seg_bytes // int(hp[H_L2SEC]))
+            d = t
+            for u in range(l2_per_seg):
+                d = max(d, l2_access(s * l2_per_seg + u, t, False, hp, l2, stamp, st))
+            l1_fill(s, hp, sms.l1_tags, sms.l1_lru, sms.l1_fill, sm, stamp, d)
+            sms.n_mshr[sm] = _alloc(sms.mshr, sm, sms.n_mshr[sm], int(hp[H_MSHR]), t, d)
+        if d > done:
+            done = d
+    last_use((hp, sms, l2, st))
+    return done
+
+
+@njit(cache=True, inline='always')
+def _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st):
+    """A global load or store of warp g issued at cycle t: the LD/ST unit held for its
+    segments (or its lines, one tag a cycle), each segment stored (``_store_segment``) or
+    loaded (``_load_segment``); a load's destination is ready when its last segment
+    arrives. (Other instructions: nothing.) Returns end_t (a store's acknowledgement may
+    end the run later)."""
+    if op == isa.LDG or op == isa.STG:
+        seg_bytes = int(hp[H_SEG])
+        m = w.nseg[g]
+        st[S_LDST] += 1
+        hold = max(hp[H_LDSTII], m * seg_bytes / hp[H_L1BW])
+        if hp[H_L1LINEC] > 0:
+            # one tag a cycle: the request's distinct lines (segments sorted)
+            per = max(1, int(hp[H_L1LINEB]) // seg_bytes)
+            lines = 0
+            for k in range(m):
+                if k == 0 or w.seg[g, k] // per != w.seg[g, k - 1] // per:
+                    lines += 1
+            hold = max(hold, lines * hp[H_L1LINEC])
+        sms.ldst_free[sm] = t + hold
+        done = t
+        store = op == isa.STG
+        for k in range(m):
+            # (both called, each acting on its own kind: see ``memory.last_use``)
+            end_t = _store_segment(store, w.seg[g, k], g, sm, t, stamp, end_t, hp, w, bs, sms,
+                                   l2, st)
+            done = _load_segment(not store, w.seg[g, k], sm, t, stamp, done, hp, sms, l2, st)
+        if op == isa.LDG and dst >= 0:
+            w.reg_ready[g, dst] = done
+            w.reg_load[g, dst] = True
+    last_use((hp, w, bs, sms, l2, st))
+    return end_t
+
+
+@njit(cache=True, inline='always')
+def _execute(g, sm, sc, t, op, dst, act, stamp, end_t, hp, w, bs, sch, sms, l2, st, scratch):
+    """Warp g's instruction ``op`` (destination ``dst``, ``act`` active lanes) issued at
+    cycle t: its pipe held, its destination's ready cycle set, its counts (``BAR``:
+    nothing here). Returns end_t. (Each kind's helper is called and acts on its own
+    kinds only: a helper called in one branch of several would keep numba's reference
+    counts, ``memory.last_use``.)"""
+    _arithmetic(g, sm, sc, t, op, dst, act, hp, w, sch, sms, st)
+    _shared_access(g, sm, t, op, dst, act, hp, w, sms, st, scratch)
+    end_t = _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st)
+    last_use((hp, w, bs, sch, sms, l2, st, scratch))
+    return end_t
+
+
+# ---------------------------------------------------------------- after the issue
+
+@njit(cache=True, inline='always')
+def _finish_warp(g, sm, sc, t, end_t, hp, w, bs, sch):
+    """Warp g of scheduler (sm, sc) ran past its template's end at cycle t: its slot and
+    its scheduler's last-issued mark are freed, its block has a warp fewer. Returns
+    end_t."""
+    maxw = int(hp[H_MAXW])
+    w.state[g] = FREE
+    bs.live[w.block[g]] -= 1
+    _retire(sch.order, sch.count, sm, sc, g - sm * maxw)
+    if t + 1 > end_t:
+        end_t = t + 1
+    if sch.last[sm, sc] == g - sm * maxw:
+        sch.last[sm, sc] = -1
+    last_use((hp, w, bs, sch))
+    return end_t
+
+
+@njit(cache=True, inline='always')
+def _release_barrier(t, sm, b, code, hp, plan, w, bs, sch):
+    """Every live warp of the block in slot b has arrived at its barrier: each goes on
+    (a warp with nothing left finishes), and the SM's schedulers look again next cycle.
+    (It calls the kernel's address functions, so numba keeps the reference counts of
+    what it is handed; a barrier releases once a block's warps have all arrived.)"""
+    maxw, bps, wpb = int(hp[H_MAXW]), int(hp[H_BPS]), int(hp[H_WPB])
+    n_sched = int(hp[H_NSCHED])
+    ikeep = plan.trip_cap if plan.inner_per > 0 else 0
+    n = code.template.shape[0]
+    bs.at_barrier[b] = 0
+    for wi in range(wpb):
+        g2 = sm * maxw + (b - sm * bps) * wpb + wi
+        if w.state[g2] == AT_BARRIER:
+            w.state[g2] = RUNNING
+            pc, it, ph, act = settle(code, w.tv, g2, w.live[g2], w.pc[g2] + 1, w.it[g2],
+                                     w.trips[g2], w.phase[g2], w.addr, ikeep, plan.inner_per)
+            w.pc[g2], w.it[g2], w.phase[g2], w.active[g2] = pc, it, ph, act
+            _prepare(g2, pc, code.template, w, int(hp[H_SEG]))
+            if pc >= n:
+                w.state[g2] = FREE
+                bs.live[b] -= 1
+                s2 = (g2 - sm * maxw) % n_sched
+                _retire(sch.order, sch.count, sm, s2, g2 - sm * maxw)
+    for s2 in range(n_sched):
+        if sch.next_check[sm, s2] > t + 1:
+            sch.next_check[sm, s2] = t + 1
+    last_use((code, hp, plan, w, bs, sch))
+
+
+@njit(cache=True, inline='always')
+def _retire_block(t, sm, b, done_blocks, next_dispatch, end_t, sms, bs, out):
+    """The block in slot b has no live warp left: it ends when its last store is
+    acknowledged (at least a cycle after t), freeing its slot. Returns (done_blocks,
+    next_dispatch, end_t)."""
+    fin = max(t + 1, bs.acked[b])
+    out.block_end[bs.position[b]] = fin
+    bs.position[b] = -1
+    bs.free[b] = fin
+    if fin > end_t:
+        end_t = fin
+    ready = max(bs.free[b], sms.launch_free[sm])
+    if ready < next_dispatch:
+        next_dispatch = ready
+    return done_blocks + 1, next_dispatch, end_t
+
+
+@njit(cache=True, inline='always')
+def _next_cycle(t, sch, dispatching, next_dispatch):
+    """The next cycle worth visiting: the soonest any scheduler could issue or (while
+    blocks are left to dispatch) a slot could take one; at least t + 1; INF: none."""
+    tn = INF
+    n_sm, n_sched = sch.next_check.shape
+    for sm in range(n_sm):
+        for sc in range(n_sched):
+            if sch.next_check[sm, sc] < tn:
+                tn = sch.next_check[sm, sc]
+    if dispatching and next_dispatch < tn:
+        tn = next_dispatch
+    if tn <= t:
+        tn = t + 1
+    return tn
+
+
+# ---------------------------------------------------------------- the cycle loop
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def run(code, hp, plan, l2, trace_cap):
+    """Simulate the blocks ``plan.blocks`` (block ids, dispatched in that order) of the
+    launch of program ``code`` (a :class:`ProgramArrays`) on hardware vector ``hp``,
+    starting at cycle ``plan.t0`` with the given (shared, carried-over) L2 and DRAM state
+    ``l2`` (a ``memory.L2State``, updated in place); for each row (at, to) of
+    ``plan.skips`` (positions in ``blocks``, in order), when position ``at`` is next to
+    dispatch continue with position ``to`` instead (sampled mode: the machine stays warm
+    across the skipped blocks). ``plan.trip_cap`` > 0 cuts every warp's loop at that many
+    trips (sampled mode's trip extrapolation); with ``plan.inner_per`` > 0 it cuts
+    instead each pass of the inner loop of that many trips to its first ``trip_cap``
+    trips (a padded NHWC convolution's channel loop, tap by tap). Keeps the first
+    ``trace_cap`` issues. Returns a :class:`CoreRun`."""
+    n_sm, n_sched = int(hp[H_NSM]), int(hp[H_NSCHED])
+    maxw, bps = int(hp[H_MAXW]), int(hp[H_BPS])
+    ikeep = plan.trip_cap if plan.inner_per > 0 else 0
+    t0 = float(plan.t0)
+    nblk = plan.blocks.shape[0]
+    tmpl = code.template
+    ntmpl, seg_bytes = tmpl.shape[0], int(hp[H_SEG])
+    w = _new_warps(n_sm * maxw, code.n_regs)
+    bs = _new_block_slots(n_sm * bps, t0)
+    sch = _new_schedulers(n_sm, n_sched, maxw, t0)
+    sms = _new_sms(n_sm, int(hp[H_MSHR]), int(hp[H_L1SETS]), int(hp[H_L1WAYS]), t0)
+    scratch = np.zeros((int(hp[H_BANKS]) + 1, 33), np.int64)    # bank-conflict counting
+    out = CoreRun(np.zeros(N_STATS), np.zeros(n_sm, np.int64), np.full(nblk, -1, np.int64),
+                  np.zeros(nblk), np.zeros(nblk), np.zeros(len(CAUSES)),
+                  np.zeros((max(trace_cap, 1), 6), np.int64))
+    st, stalls, trace = out.stats, out.stalls, out.trace
+    # what the loop reads itself, as locals (numba counts references to the arrays a
+    # helper is handed; see ``memory.last_use``)
+    blocks, inner_per, next_check = plan.blocks, plan.inner_per, sch.next_check
+    wstate, wpc, wit, wph, wtrips, wact = w.state, w.pc, w.it, w.phase, w.trips, w.active
+    wlive = w.live
+    wtv, waddr, wblock, windex = w.tv, w.addr, w.block, w.index
+    bpos, blive, bbar = bs.position, bs.live, bs.at_barrier
     ntr = 0
     stamp = 0
     age = 0
-    next_blk = 0                                  # the next position of ``blocks``
-    nsk = 0
+    next_blk = 0                                  # the next position of ``plan.blocks``
+    nsk = 0                                       # the next row of ``plan.skips``
     done_blocks = 0
-    t = float(t0)
-    end_t = float(t0)
+    next_dispatch = t0
+    t = t0
+    end_t = t0
     while done_blocks < nblk:
-        # ---- block dispatch: one block per SM per pass, SMs in order -------------
         if next_blk < nblk and next_dispatch <= t:
-            progress = True
-            while progress and next_blk < nblk:
-                progress = False
-                for sm in range(n_sm):
-                    if next_blk >= nblk:
-                        break
-                    for k in range(bps):
-                        b = sm * bps + k
-                        if bid[b] < 0 and bfree[b] <= t and sm_launch[sm] <= t:
-                            sm_launch[sm] = t + hp[H_LAUNCH]
-                            while nsk < skips.shape[0] and next_blk == skips[nsk, 0]:
-                                done_blocks += skips[nsk, 1] - skips[nsk, 0]
-                                next_blk = skips[nsk, 1]
-                                nsk += 1
-                            pos = next_blk
-                            bl = blocks[pos]
-                            next_blk += 1
-                            bid[b] = pos
-                            bxyz[b, 0] = bl % gx
-                            bxyz[b, 1] = (bl // gx) % gy
-                            bxyz[b, 2] = bl // (gx * gy)
-                            bsm[pos] = sm
-                            bstart[pos] = t
-                            back[b] = t + hp[H_BSTART]
-                            live = 0
-                            for w in range(wpb):
-                                g = sm * maxw + k * wpb + w
-                                trips = dispatch.setup(kind, p, bxyz[b, 0], bxyz[b, 1], bxyz[b, 2], w,
-                                                       wtv, g)
-                                if trip_cap > 0 and inner_per > 0:
-                                    trips = ((trips // inner_per) * trip_cap
-                                             + min(trips % inner_per, trip_cap))
-                                elif trip_cap > 0 and trips > trip_cap:
-                                    trips = trip_cap
-                                live_ = 0
-                                for lane in range(32):
-                                    live_ += wtv[g, lane, 0]
-                                wlive[g] = live_
-                                pc, it, ph, act = settle(kind, p, tmpl, pro_end, body_end, wtv, g,
-                                                         wlive[g], 0, 0, trips, 0, waddr, ikeep,
-                                                         inner_per)
-                                for r in range(nregs):
-                                    rready[g, r] = 0.0
-                                    rmem[g, r] = False
-                                _prepare(g, pc, tmpl, rready, rmem, wdep, wdepm, waddr, seg_bytes,
-                                         wseg, wnseg)
-                                if pc >= tmpl.shape[0]:
-                                    wstate[g] = 0
-                                    continue
-                                if wdep[g] < t + hp[H_BSTART]:
-                                    wdep[g] = t + hp[H_BSTART]
-                                    wdepm[g] = 0
-                                wstate[g] = 1
-                                wpc[g], wit[g], wph[g], wact[g] = pc, it, ph, act
-                                wtrips[g] = trips
-                                wblk[g] = b
-                                wwib[g] = w
-                                wage[g] = age
-                                age += 1
-                                slot = k * wpb + w
-                                sc = slot % n_sched
-                                order[sm, sc, norder[sm, sc]] = slot
-                                norder[sm, sc] += 1
-                                live += 1
-                            blive[b] = live
-                            bbar[b] = 0
-                            for sc in range(n_sched):
-                                if next_check[sm, sc] > t:
-                                    next_check[sm, sc] = t
-                            if live == 0:
-                                bid[b] = -1
-                                bfree[b] = back[b]
-                                bend[pos] = back[b]
-                                if back[b] > end_t:
-                                    end_t = back[b]
-                                done_blocks += 1
-                            progress = True
-                            break
-            next_dispatch = INF
-            for b in range(nb):
-                if bid[b] < 0:
-                    ready = max(bfree[b], sm_launch[b // bps])
-                    if ready < next_dispatch:
-                        next_dispatch = ready
-        # ---- issue ------------------------------------------------------------------
+            next_blk, nsk, done_blocks, age, end_t = _dispatch_blocks(
+                t, next_blk, nsk, done_blocks, age, end_t, code, hp, plan, w, bs, sch, sms, out)
+            next_dispatch = _next_dispatch(hp, bs, sms)
         st[S_CYCLES_VISITED] += 1
         for sm in range(n_sm):
             for sc in range(n_sched):
                 if next_check[sm, sc] > t:
                     continue
-                if sched_free[sm, sc] > t:
-                    next_check[sm, sc] = sched_free[sm, sc]
-                    continue
-                st[S_LOOKS] += 1
-                # charge the cycles since the last look at this scheduler
-                stalls[cause[sm, sc]] += t - acct[sm, sc]
-                acct[sm, sc] = t
-                pick = -1
-                best_ready = INF
-                best_cause = 0
-                nslots = (maxw - sc + n_sched - 1) // n_sched
-                first = 0
-                lw = last[sm, sc]
-                if not gto and lw >= 0:
-                    first = ((lw - sc) // n_sched + 1) % nslots
-                # GTO: the last warp first (greedy), then the others oldest first;
-                # LRR: round robin from the warp after the last one issued. The readiness
-                # test is written out here, not called: numba reference-counts every array
-                # handed to a helper, and this loop is the hottest in the model.
-                nw = norder[sm, sc] if gto else nslots
-                for j in range(-1 if (gto and lw >= 0) else 0, nw):
-                    if j < 0:
-                        slot = lw
-                    elif gto:
-                        slot = order[sm, sc, j]
-                        if slot == lw:
-                            continue
+                g = _look(t, sm, sc, tmpl, hp, w, sch, sms, stalls, st)
+                if g >= 0:
+                    op, dst = _issue(g, sm, sc, t, tmpl, hp, w, sch, out)
+                    stamp += 1
+                    b = wblock[g]
+                    if ntr < trace_cap:
+                        _trace(trace, ntr, t, sm, sc, blocks[bpos[b]], windex[g], op)
+                        ntr += 1
+                    end_t = _execute(g, sm, sc, t, op, dst, wact[g], stamp, end_t, hp, w, bs, sch,
+                                     sms, l2, st, scratch)
+                    # the warp waits at its barrier or moves on; its block goes on or ends
+                    if op == isa.BAR:
+                        wstate[g] = AT_BARRIER
+                        bbar[b] += 1
                     else:
-                        slot = sc + n_sched * ((first + j) % nslots)
-                    g = sm * maxw + slot
-                    ws = wstate[g]
-                    if ws == 0:
-                        continue
-                    if ws == 2:
-                        if best_ready == INF:
-                            best_cause = 4
-                        continue
-                    if wdep[g] > t:
-                        if wdep[g] < best_ready:
-                            best_ready = wdep[g]
-                            best_cause = 1 if wdepm[g] else 2
-                        continue
-                    op = tmpl[wpc[g], 0]
-                    if op == isa.SFU:
-                        unit = sfu_free[sm]
-                    elif op >= isa.LDG and op <= isa.STS:
-                        unit = ldst_free[sm]
-                    elif op == isa.BAR or op == isa.UNI:
-                        unit = t
-                    elif op == isa.ALU and hp[H_INTII] > 0:
-                        unit = int_free[sm, sc]
-                    else:
-                        unit = sp_free[sm, sc]
-                    if unit > t:
-                        if unit < best_ready:
-                            best_ready = unit
-                            best_cause = 3
-                        continue
-                    if op == isa.LDG or op == isa.STG:
-                        # enough MSHRs for the segments that will miss (stores: all)?
-                        need = wnseg[g]
-                        if op == isa.LDG:
-                            need = 0
-                            for k in range(wnseg[g]):
-                                if not l1_holds(tags1, sm, wseg[g, k], l1s, l1w):
-                                    need += 1
-                        if need > nm:
-                            need = nm
-                        if need > 0:
-                            while nout[sm] > 0 and mshr[sm, 0] <= t:
-                                nout[sm] = _heap_pop(mshr, sm, nout[sm])
-                            if need > nm - nout[sm]:
-                                if mshr[sm, 0] < best_ready:
-                                    best_ready = mshr[sm, 0]
-                                    best_cause = 5
-                                continue
-                    pick = g
-                    break
-                if pick < 0:
-                    cause[sm, sc] = best_cause
-                    next_check[sm, sc] = best_ready if best_ready > t else t + 1
-                    continue
-                # ---- issue warp `pick` --------------------------------------------------
-                g = pick
-                last[sm, sc] = g - sm * maxw
-                pc = wpc[g]
-                op = tmpl[pc, 0]
-                dst = tmpl[pc, 1]
-                act = wact[g]
-                st[S_INSTR] += 1
-                issued_sm[sm] += 1
-                sched_free[sm, sc] = t + issue_iv
-                next_check[sm, sc] = t + issue_iv
-                acct[sm, sc] = t + issue_iv
-                cause[sm, sc] = 3
-                stamp += 1
-                if ntr < trace_cap:
-                    trace[ntr, 0] = int(t)
-                    trace[ntr, 1] = sm
-                    trace[ntr, 2] = sc
-                    trace[ntr, 3] = blocks[bid[wblk[g]]]
-                    trace[ntr, 4] = wwib[g]
-                    trace[ntr, 5] = op
-                    ntr += 1
-                if op == isa.UNI:
-                    if dst >= 0:
-                        rready[g, dst] = t + hp[H_FPLAT]
-                        rmem[g, dst] = False
-                elif op == isa.FFMA or op == isa.FMNMX or op == isa.FADD or op == isa.ALU or op == isa.BRA \
-                        or op == isa.IMAD or op == isa.IMADW:
-                    if op == isa.ALU and hp[H_INTII] > 0:
-                        int_free[sm, sc] = t + hp[H_INTII]
-                    elif op == isa.IMAD and hp[H_INTII] > 0:
-                        sp_free[sm, sc] = t + hp[H_INTII]
-                    elif op == isa.IMADW and hp[H_INTII] > 0:   # two passes at the INT32 rate
-                        sp_free[sm, sc] = t + 2 * hp[H_INTII]
-                    else:
-                        sp_free[sm, sc] = t + hp[H_SPII]
-                    st[S_SP] += 1
-                    st[S_FLOPS] += isa.flops(op, act)
-                    if dst >= 0:
-                        rready[g, dst] = t + hp[H_FPLAT]
-                        rmem[g, dst] = False
-                elif op == isa.SFU:
-                    sfu_free[sm] = t + hp[H_SFUII]
-                    st[S_SFU] += 1
-                    if dst >= 0:
-                        rready[g, dst] = t + hp[H_SFULAT]
-                        rmem[g, dst] = False
-                elif op == isa.LDS or op == isa.STS:
-                    passes = _bank_passes(waddr, g, banks, int(hp[H_BANKB]), scratch)
-                    ldst_free[sm] = t + hp[H_LDSTII] * passes
-                    st[S_LDST] += 1
-                    st[S_SHB] += 4 * act
-                    st[S_CONFLICT] += passes - 1
-                    if dst >= 0:
-                        rready[g, dst] = t + hp[H_SHLAT] + hp[H_LDSTII] * (passes - 1)
-                        rmem[g, dst] = False
-                elif op == isa.LDG or op == isa.STG:
-                    m = wnseg[g]
-                    st[S_LDST] += 1
-                    hold = max(hp[H_LDSTII], m * seg_bytes / hp[H_L1BW])
-                    if hp[H_L1LINEC] > 0:
-                        # one tag a cycle: the request's distinct lines (segments sorted)
-                        per = max(1, int(hp[H_L1LINEB]) // seg_bytes)
-                        lines = 0
-                        for k in range(m):
-                            if k == 0 or wseg[g, k] // per != wseg[g, k - 1] // per:
-                                lines += 1
-                        hold = max(hold, lines * hp[H_L1LINEC])
-                    ldst_free[sm] = t + hold
-                    done = t
-                    for k in range(m):
-                        s = wseg[g, k]
-                        if op == isa.STG:
-                            l1_write(s, hp, tags1, sm, st)
-                            acc = t
-                            for u in range(l2_per_seg):
-                                acc = max(acc, l2_access(s * l2_per_seg + u, t, True, hp, tags2, lru2,
-                                                         fill2, dirty2, bank_free, chan_free, seen,
-                                                         stamp, st))
-                            # the write occupies an MSHR until the L2 accepts it; the
-                            # block retires no sooner (the micro suite's block_residency:
-                            # a store adds some 50 cycles to a block's life, not an L2
-                            # round trip)
-                            nout[sm] = _alloc(mshr, sm, nout[sm], nm, t, acc)
-                            if acc > back[wblk[g]]:
-                                back[wblk[g]] = acc
-                            if acc > end_t:
-                                end_t = acc
-                            continue
-                        d = l1_read(s, t, hp, tags1, lru1, fill1, sm, stamp, st)
-                        if d < 0:
-                            # a miss: the L2 (and DRAM) fetch it, the L1 allocates, an MSHR
-                            # is held until it arrives
-                            d = t
-                            for u in range(l2_per_seg):
-                                d = max(d, l2_access(s * l2_per_seg + u, t, False, hp, tags2, lru2,
-                                                     fill2, dirty2, bank_free, chan_free, seen, stamp,
-                                                     st))
-                            l1_fill(s, hp, tags1, lru1, fill1, sm, stamp, d)
-                            nout[sm] = _alloc(mshr, sm, nout[sm], nm, t, d)
-                        if d > done:
-                            done = d
-                    if op == isa.LDG and dst >= 0:
-                        rready[g, dst] = done
-                        rmem[g, dst] = True
-                # ---- advance the warp ---------------------------------------------------
-                b = wblk[g]
-                if op == isa.BAR:
-                    wstate[g] = 2
-                    bbar[b] += 1
-                else:
-                    pc, it, ph, a2 = settle(kind, p, tmpl, pro_end, body_end, wtv, g, wlive[g],
-                                            pc + 1, wit[g], wtrips[g], wph[g], waddr, ikeep,
-                                            inner_per)
-                    wpc[g], wit[g], wph[g], wact[g] = pc, it, ph, a2
-                    _prepare(g, pc, tmpl, rready, rmem, wdep, wdepm, waddr, seg_bytes, wseg, wnseg)
-                    if pc >= tmpl.shape[0]:
-                        wstate[g] = 0
-                        blive[b] -= 1
-                        _retire(order, norder, sm, sc, g - sm * maxw)
-                        if t + 1 > end_t:
-                            end_t = t + 1
-                        if last[sm, sc] == g - sm * maxw:
-                            last[sm, sc] = -1
-                if blive[b] > 0 and bbar[b] == blive[b]:
-                    # everyone arrived: release the barrier
-                    bbar[b] = 0
-                    for w in range(wpb):
-                        g2 = sm * maxw + (b - sm * bps) * wpb + w
-                        if wstate[g2] == 2:
-                            wstate[g2] = 1
-                            pc, it, ph, a2 = settle(kind, p, tmpl, pro_end, body_end, wtv, g2,
-                                                    wlive[g2], wpc[g2] + 1, wit[g2], wtrips[g2],
-                                                    wph[g2], waddr, ikeep, inner_per)
-                            wpc[g2], wit[g2], wph[g2], wact[g2] = pc, it, ph, a2
-                            _prepare(g2, pc, tmpl, rready, rmem, wdep, wdepm, waddr, seg_bytes,
-                                     wseg, wnseg)
-                            if pc >= tmpl.shape[0]:
-                                wstate[g2] = 0
-                                blive[b] -= 1
-                                s2 = (g2 - sm * maxw) % n_sched
-                                _retire(order, norder, sm, s2, g2 - sm * maxw)
-                    for s2 in range(n_sched):
-                        if next_check[sm, s2] > t + 1:
-                            next_check[sm, s2] = t + 1
-                if blive[b] == 0 and bid[b] >= 0:
-                    fin = max(t + 1, back[b])
-                    bend[bid[b]] = fin
-                    bid[b] = -1
-                    bfree[b] = fin
-                    if fin > end_t:
-                        end_t = fin
-                    ready = max(bfree[b], sm_launch[sm])
-                    if ready < next_dispatch:
-                        next_dispatch = ready
-                    done_blocks += 1
-        # ---- next cycle: skip ahead when no scheduler can issue sooner -------------
-        tn = INF
-        for sm in range(n_sm):
-            for sc in range(n_sched):
-                if next_check[sm, sc] < tn:
-                    tn = next_check[sm, sc]
-        if next_blk < nblk and next_dispatch < tn:
-            tn = next_dispatch
-        if tn <= t:
-            tn = t + 1
+                        pc, it, ph, act = settle(code, wtv, g, wlive[g], wpc[g] + 1, wit[g],
+                                                 wtrips[g], wph[g], waddr, ikeep, inner_per)
+                        wpc[g], wit[g], wph[g], wact[g] = pc, it, ph, act
+                        if pc < ntmpl:
+                            _prepare(g, pc, tmpl, w, seg_bytes)
+                        else:
+                            end_t = _finish_warp(g, sm, sc, t, end_t, hp, w, bs, sch)
+                    if blive[b] > 0 and bbar[b] == blive[b]:
+                        _release_barrier(t, sm, b, code, hp, plan, w, bs, sch)
+                    if blive[b] == 0 and bpos[b] >= 0:
+                        done_blocks, next_dispatch, end_t = _retire_block(
+                            t, sm, b, done_blocks, next_dispatch, end_t, sms, bs, out)
+        tn = _next_cycle(t, sch, next_blk < nblk, next_dispatch)
         if tn >= INF:
             break
         t = np.ceil(tn)
     end = max(end_t, t)
     for sm in range(n_sm):
         for sc in range(n_sched):
-            if end > acct[sm, sc]:
-                stalls[cause[sm, sc]] += end - acct[sm, sc]
+            if end > sch.charged[sm, sc]:
+                stalls[sch.cause[sm, sc]] += end - sch.charged[sm, sc]
     st[S_END] = end
     st[S_DONE_BLOCKS] = done_blocks
-    return st, issued_sm, bsm, bstart, bend, stalls, trace[:ntr]
+    return CoreRun(st, out.issued_per_sm, out.block_sm, out.block_start, out.block_end, stalls,
+                   trace[:ntr])

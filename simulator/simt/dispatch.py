@@ -1,5 +1,6 @@
 """One numba entry point per program function, selecting the kernel's address functions
-by ``Program.kind``, the index of its face in ``FACES``.
+by ``kind``, the index of the program's face in ``FACES`` (``kind_of(prog.face)``; the
+engine reads it once per program into ``core.ProgramArrays``).
 
 (numba caches a function that calls fixed globals; one taking another jitted function as
 an argument would be recompiled in every process.) A kernel module that brings new
@@ -24,7 +25,7 @@ def kind_of(face: str) -> int:
     try:
         return FACES.index(face)
     except ValueError:
-        raise ValueError(f"face = {face!r}: no numba address functions are dispatched for it "
+        raise ValueError(f"face={face!r}: no numba address functions are dispatched for it "
                          f"(dispatch.FACES: {', '.join(FACES)})") from None
 
 

@@ -50,18 +50,6 @@ FULL_MAX = 2e10            # full mode refuses launches past this many warp inst
 FULL_RATE = 5e6            # warp instructions a second, about, on one core (bench_simt)
 
 
-class CoreRun(NamedTuple):
-    """What ``core.run`` returns, by name (``_run`` is the one place its tuple is read)."""
-
-    stats: np.ndarray            # the statistics vector (``stats.S_*``)
-    issued_per_sm: np.ndarray
-    block_sm: np.ndarray         # per block of the range: its SM (-1: skipped), start, end
-    block_start: np.ndarray
-    block_end: np.ndarray
-    stalls: np.ndarray           # stall cycles per ``core.CAUSES``
-    trace: np.ndarray
-
-
 class LaunchRun(NamedTuple):
     """One launch as ``_launch`` ran it (sampled: counts scaled to the whole launch)."""
 
@@ -108,14 +96,20 @@ class EngineRun:
     dram_flush_bytes: float  # dirty L2 sectors left at the end (in Result.bytes_by_level["dram"])
 
 
-def _state(hw):
+def new_l2(hw, programs, mode: str) -> memory.L2State:
+    """An empty L2 and idle DRAM for ``programs`` on ``hw``. Sampled mode's slices flag
+    each sector of the launches' arrays they have held (``L2State.seen``)."""
     l2 = hw.l2
     sets = l2.size_bytes // (l2.sector_bytes * l2.ways)
     shape = (1, sets, l2.ways)
-    return (np.full(shape, -1, np.int64), np.zeros(shape, np.int64),
-            np.zeros(shape), np.zeros(shape, np.bool_),
-            # the channels' free cycles, then the DRAM's utilisation and its time (memory.dram_use)
-            np.zeros(l2.banks), np.zeros(hw.dram.channels + 2), np.zeros(1, np.bool_))
+    sectors = 1
+    if mode == "sampled":
+        sectors = max(-(-(base + 4 * n) // l2.sector_bytes)
+                      for p in programs for _, base, n in p.arrays) + 1
+    return memory.L2State(tags=np.full(shape, -1, np.int64), lru=np.zeros(shape, np.int64),
+                          fill=np.zeros(shape), dirty=np.zeros(shape, np.bool_),
+                          bank_free=np.zeros(l2.banks), chan_free=np.zeros(hw.dram.channels),
+                          dram_load=np.zeros(2), seen=np.zeros(sectors, np.bool_))
 
 
 def state_bytes(hw, programs, mode: str) -> int:
@@ -151,14 +145,16 @@ def _free_memory() -> int | None:
         return None
 
 
-def _run(prog, h, positions, t0, state, trace, skips, cap, inner=0) -> CoreRun:
-    return CoreRun(*core.run(prog.kind, prog.params, prog.template, prog.pro_end, prog.body_end,
-                             prog.n_regs, h, positions, t0, *state, trace, skips, cap, inner))
+def _run(pl, t0, l2, trace, cap, inner=0) -> core.CoreRun:
+    """``core.run`` of plan ``pl``'s blocks from cycle t0 on ``l2``, loops cut at ``cap``
+    trips (of each inner pass of ``inner`` trips, where given)."""
+    return core.run(pl.code, pl.h, core.BlockPlan(pl.positions, pl.skips, t0, cap, inner), l2,
+                    trace)
 
 
-def _work(prog, h):
+def _work(code, prog, h):
     """(each block's loop trips over its warps, the most trips of any warp)."""
-    total, most = core.block_trips(prog.kind, prog.params, prog.launch.blocks, int(h[H_WPB]))
+    total, most = core.block_trips(code, prog.launch.blocks, int(h[H_WPB]))
     return total, int(most.max())
 
 
@@ -210,8 +206,10 @@ class Plan:
     extrapolation (or None); ``sms`` the SMs simulated and ``share`` their share of the
     launch's work, the share of the L2's and DRAM's bandwidth they get; ``h`` the
     hardware vector of that slice; ``weight`` each block's work (loop trips plus one per
-    warp) and ``trips`` the most trips of any warp."""
+    warp) and ``trips`` the most trips of any warp; ``code`` the program as the core reads
+    it."""
 
+    code: core.ProgramArrays
     positions: np.ndarray
     skips: np.ndarray
     caps: tuple | None
@@ -223,13 +221,18 @@ class Plan:
     sm_count: int
     inner: int = 0     # caps cut each pass of an inner loop of this many trips (inner_caps)
 
+    def kept(self) -> np.ndarray:
+        """Per position: whether its block is simulated (not in a skipped run of waves)."""
+        kept = np.ones(len(self.positions), np.bool_)
+        for at, to in self.skips:
+            kept[at:to] = False
+        return kept
+
     @property
     def fraction(self) -> float:
         """Share of the launch's work simulated: the slice's blocks not skipped, times
         (trip extrapolation) the trips the two cut runs walk over the warps' trips."""
-        kept = np.ones(len(self.positions), np.bool_)
-        for at, to in self.skips:
-            kept[at:to] = False
+        kept = self.kept()
         total = float(self.weight.sum())
         f = float(self.weight[self.positions[kept]].sum()) / total if total else 1.0
         return f * (min(1.0, sum(self.caps) / self.trips) if self.caps else 1.0)
@@ -256,18 +259,19 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
     holds, the loop cuts wait until it has streamed an L2's worth of its footprint."""
     B, N = prog.launch.blocks, int(h[H_NSM])
     wpb, bps = int(h[H_WPB]), int(h[H_BPS])
+    code = core.program_arrays(prog)
     if mode == "full":
-        work, _ = _work(prog, h)
+        work, _ = _work(code, prog, h)
         cost = float(_block_cost(prog, work, wpb, None).sum())
         if cost > FULL_MAX:
-            raise ValueError(f"--mode full: {prog.name} would simulate about {cost:.2g} warp "
+            raise ValueError(f"mode='full': {prog.name} would simulate about {cost:.2g} warp "
                              f"instructions, some {cost / FULL_RATE / 3600:.2g} hours at "
-                             f"{FULL_RATE / 1e6:.0f} M a second; at most {FULL_MAX:.0e} -- the "
-                             "sampled mode (the default) answers it in seconds")
-        return Plan(np.arange(B, dtype=np.int64), np.zeros((0, 2), np.int64), None, N, 1.0, h,
-                    np.ones(B), 0, N)
+                             f"{FULL_RATE / 1e6:.0f} M a second; at most {FULL_MAX:.0e} -- "
+                             "mode='sampled' (the default) answers it in seconds")
+        return Plan(code, np.arange(B, dtype=np.int64), np.zeros((0, 2), np.int64), None, N, 1.0,
+                    h, np.ones(B), 0, N)
     budget = SLICE_BUDGET if budget is None else budget
-    work, trips = _work(prog, h)
+    work, trips = _work(code, prog, h)
     fill = 0
     if cold and not whole_l2 and trips and \
             sum(4 * n for _, _, n in _stored(prog)) > hw.l2.size_bytes:
@@ -297,7 +301,7 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
         share = float(weight[positions].sum() / weight.sum())
         hs = slice_vector(hw, h, sms, share, whole_l2)
     skips = _skips(work[positions], sms * bps)
-    return Plan(positions, skips, caps, sms, share, hs, weight, trips, N, inner)
+    return Plan(code, positions, skips, caps, sms, share, hs, weight, trips, N, inner)
 
 
 def spread(sms: int, n: int, blocks: int) -> np.ndarray:
@@ -355,9 +359,7 @@ def sampled_cost(hw, prog, budget: float = None) -> float:
     occ = _launch_occupancy(hw, prog)
     h = hw_vector(hw, occ, "gto", prog.smem_per_block)
     pl = plan(hw, prog, h, "sampled", budget)
-    kept = np.ones(len(pl.positions), np.bool_)
-    for at, to in pl.skips:
-        kept[at:to] = False
+    kept = pl.kept()
     wpb = int(h[H_WPB])
     work = pl.weight[pl.positions[kept]] - wpb          # the plan's weights: work + wpb
     return float(_block_cost(prog, work, wpb, pl.caps).sum())
@@ -401,11 +403,11 @@ def _launch_occupancy(hw, prog):
 
 def _check(hw, policy, mode):
     if getattr(hw, "family", None) != "simt":
-        raise ValueError(f"hardware {getattr(hw, 'name', hw)!r} is not a SIMT GPU")
+        raise ValueError(f"hw={getattr(hw, 'name', hw)!r}: not a SIMT GPU")
     if policy not in POLICIES:
-        raise ValueError(f"policy = {policy!r}: allowed: {', '.join(POLICIES)}")
+        raise ValueError(f"policy={policy!r}: allowed: {', '.join(POLICIES)}")
     if mode not in MODES:
-        raise ValueError(f"mode = {mode!r}: allowed: {', '.join(MODES)}")
+        raise ValueError(f"mode={mode!r}: allowed: {', '.join(MODES)}")
 
 
 def footprint_bytes(programs) -> int:
@@ -439,28 +441,27 @@ def _n_sectors(hw, arrays) -> int:
     return sum(hi - lo for lo, hi in _ranges(hw, arrays))
 
 
-def _warm(hw, state, programs):
+def _warm(hw, l2, programs):
     """Put every sector of the launches' arrays in the L2 (clean), as repeated launches on
     the same buffers leave it; only when they all fit."""
-    _place(state, _sectors(hw, [a for p in programs for a in p.arrays]), False,
-           state[0].shape[1])
+    _place(l2, _sectors(hw, [a for p in programs for a in p.arrays]), False, l2.tags.shape[1])
 
 
-def _leave_written(hw, state, prog, sets):
+def _leave_written(hw, l2, prog, sets):
     """After a sliced launch, put in the L2 (dirty) the sectors of the arrays it stores
     to, as the whole GPU leaves them for the next launch (conv-im2col's GEMM reads the
     column matrix there): the slice wrote only its share. Where they do not all fit, the
     highest addresses (written last) stay."""
     arrays = _stored(prog)
     if arrays:
-        _place(state, _sectors(hw, arrays)[::-1], True, sets)
+        _place(l2, _sectors(hw, arrays)[::-1], True, sets)
 
 
-def _place(state, sectors, dirty, sets):
+def _place(l2, sectors, dirty, sets):
     """Sectors into the ways of the L2's first ``sets`` sets (the core takes a sector's
     set modulo the sets its hardware vector gives), the first of each set's sectors first
     (up to its ways), marked present and clean or dirty."""
-    memory.place(state[0], state[1], state[2], state[3], np.ascontiguousarray(sectors, np.int64),
+    memory.place(l2.tags, l2.lru, l2.fill, l2.dirty, np.ascontiguousarray(sectors, np.int64),
                  bool(dirty), int(sets))
 
 
@@ -475,14 +476,14 @@ def written_fraction(programs) -> float:
     return sum(arrays[a] for a in written) / total if total else 0.0
 
 
-def _fill_previous(hw, state, programs):
+def _fill_previous(hw, l2, programs):
     """Fill the L2 as the previous launch of a footprint larger than it leaves it: every
     way holds a line of that launch (addresses apart from the arrays', which it has since
     moved past), a ``written_fraction`` of them dirty, spread evenly over the order in
     which they will be evicted. Without it the first L2-full of traffic would evict
     nothing, and a sampled launch would read its steady rate off waves that write
     nothing back."""
-    tags, lru, dirty = state[0], state[1], state[3]
+    tags, lru, dirty = l2.tags, l2.lru, l2.dirty
     sets, ways = tags.shape[1], tags.shape[2]
     sec = hw.l2.sector_bytes
     top = max(-(-(base + 4 * n) // sec) for p in programs for _, base, n in p.arrays)
@@ -494,33 +495,10 @@ def _fill_previous(hw, state, programs):
     dirty[0] = np.floor((i + 1) * f) > np.floor(i * f)
 
 
-def _copy(state):
-    return tuple(a.copy() for a in state)
-
-
-def _launch(prog, pl: Plan, t0, state, trace, cap) -> LaunchRun:
-    """One launch as plan ``pl`` says, its loop cut at ``cap`` trips (0: not cut): the
-    slice's blocks, those of ``pl.skips`` skipped, and the rest standing for the whole
-    launch by their work (loop trips). ``sampling`` says how: extrapolated, sms,
-    sm_count, simulated_blocks, total_blocks; where blocks were skipped also head_waves,
-    tail_waves, skips and tau_cycles (the steady per-wave time of each skipped run)."""
-    B, h = prog.launch.blocks, pl.h
-    C = int(h[H_NSM]) * int(h[H_BPS])
-    skips = pl.skips
-    if pl.inner and cap:
-        # caps count the nest's trips; the core cuts each inner pass to its share of them
-        r = _run(prog, h, pl.positions, t0, state, trace, skips,
-                 cap * pl.inner // pl.trips, pl.inner)
-    else:
-        r = _run(prog, h, pl.positions, t0, state, trace, skips, cap)
-    cycles = r.stats[S_END] - t0
-    blocks = {"id": pl.positions, "sm": r.block_sm, "start": r.block_start, "end": r.block_end}
-    kept = np.ones(len(pl.positions), np.bool_)
-    for at, to in skips:
-        kept[at:to] = False
-    sampling = {"extrapolated": len(skips) > 0 or pl.sms < pl.sm_count,
-                "sms": pl.sms, "sm_count": pl.sm_count, "share": pl.share,
-                "simulated_blocks": int(kept.sum()), "total_blocks": B}
+def _skipped_waves(r, skips, C, cycles):
+    """(cycles, error cycles, tau per skipped run): ``cycles`` (the run's own) plus each
+    skipped middle's ``skipped / C x tau``, tau the steady per-wave time read off its
+    run's head, and the error its spread over the head's waves carries over the skip."""
     taus, err = [], 0.0
     for at, to in skips:
         # the run's own head (its first HEAD_WAVES waves, just before ``at``): the blocks
@@ -535,6 +513,29 @@ def _launch(prog, pl: Plan, t0, state, trace, cap) -> LaunchRun:
         cycles += (to - at) / C * tau
         err += float(np.ptp(per_wave)) / 2 * (to - at) / C
         taus.append(tau)
+    return cycles, err, taus
+
+
+def _launch(prog, pl: Plan, t0, l2, trace, cap) -> LaunchRun:
+    """One launch as plan ``pl`` says, its loop cut at ``cap`` trips (0: not cut): the
+    slice's blocks, those of ``pl.skips`` skipped, and the rest standing for the whole
+    launch by their work (loop trips). ``sampling`` says how: extrapolated, sms,
+    sm_count, simulated_blocks, total_blocks; where blocks were skipped also head_waves,
+    tail_waves, skips and tau_cycles (the steady per-wave time of each skipped run)."""
+    B, h = prog.launch.blocks, pl.h
+    C = int(h[H_NSM]) * int(h[H_BPS])
+    skips = pl.skips
+    if pl.inner and cap:
+        # caps count the nest's trips; the core cuts each inner pass to its share of them
+        r = _run(pl, t0, l2, trace, cap * pl.inner // pl.trips, pl.inner)
+    else:
+        r = _run(pl, t0, l2, trace, cap)
+    blocks = {"id": pl.positions, "sm": r.block_sm, "start": r.block_start, "end": r.block_end}
+    kept = pl.kept()
+    sampling = {"extrapolated": len(skips) > 0 or pl.sms < pl.sm_count,
+                "sms": pl.sms, "sm_count": pl.sm_count, "share": pl.share,
+                "simulated_blocks": int(kept.sum()), "total_blocks": B}
+    cycles, err, taus = _skipped_waves(r, skips, C, r.stats[S_END] - t0)
     err = err / cycles if cycles else 0.0
     if len(skips):
         sampling.update({"head_waves": HEAD_WAVES, "tail_waves": TAIL_WAVES,
@@ -550,17 +551,17 @@ def _launch(prog, pl: Plan, t0, state, trace, cap) -> LaunchRun:
                      r.trace, sampling, err)
 
 
-def _plan_run(prog, pl: Plan, t0, state, trace) -> LaunchRun:
+def _plan_run(prog, pl: Plan, t0, l2, trace) -> LaunchRun:
     """One launch as its plan says: with loop cuts, three runs with the loop cut at
     multiples of its period and the line through the last two out to the warps' trips
     (each period past the first costs the same), the first pair's slope against theirs
     for the error; else one run."""
     if not pl.caps:
-        return _launch(prog, pl, t0, state, trace, 0)
+        return _launch(prog, pl, t0, l2, trace, 0)
     lo, mid, hi = pl.caps
-    first = _launch(prog, pl, t0, _copy(state), trace, lo)
-    second = _launch(prog, pl, t0, _copy(state), trace, mid)
-    r = _launch(prog, pl, t0, state, trace, hi)
+    first = _launch(prog, pl, t0, l2.copy(), trace, lo)
+    second = _launch(prog, pl, t0, l2.copy(), trace, mid)
+    r = _launch(prog, pl, t0, l2, trace, hi)
     f = (pl.trips - mid) / (hi - mid)
 
     def line(a, b):
@@ -652,74 +653,113 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
         programs = (programs,)
     _check_size(hw, programs, mode)
     wall = time.perf_counter()
-    state = _state(hw)
-    warm_start = l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes
-    if mode == "sampled":
-        # a flag per sector of the launches' arrays: which a slice of the SMs has held
-        top = max(-(-(base + 4 * n) // hw.l2.sector_bytes) for p in programs for _, base, n in p.arrays)
-        state = state[:6] + (np.zeros(top + 1, np.bool_),)
-    if warm_start:
-        _warm(hw, state, programs)
-    elif l2_warm:
-        _fill_previous(hw, state, programs)
-    t0 = 0.0
-    launches = []
-    whole = footprint_bytes(programs) <= hw.l2.size_bytes
+    l2 = new_l2(hw, programs, mode)
+    warm_start = _start_l2(hw, l2, programs, l2_warm)
     occs = [_launch_occupancy(hw, prog) for prog in programs]
-    plans = [plan(hw, prog, hw_vector(hw, occ, policy, prog.smem_per_block), mode, budget, whole,
-                  cold=not l2_warm and k == 0)
-             for k, (prog, occ) in enumerate(zip(programs, occs))]
-    for k, (prog, occ, pl) in enumerate(zip(programs, occs, plans)):
-        B = prog.launch.blocks
-        C = occ.blocks_per_sm * hw.sm_count
-        sliced = mode == "sampled" and pl.sms < pl.sm_count and not warm_start
-        if sliced:
-            # first touches tracked (see memory.l2_access), every sector owned
-            pl = _owning(pl, np.nextafter(1.0, 0.0))
-            before = _copy(state)
-        run = _plan_run(prog, pl, t0, state, trace)
-        if sliced:
-            # the whole GPU fetches each sector its launches read once, for every SM; a
-            # slice whose first touches (scaled to the launch) outnumber those -- blocks
-            # on other SMs would have brought many of them first -- runs again owning
-            # just its share of them
-            # sectors in the L2 at the start: what earlier launches wrote, up to its size
-            held = min(sum(_n_sectors(hw, _stored(p)) for p in programs[:k]), state[0].size)
-            loaded = _loaded(prog)
-            cold = max(0, _n_sectors(hw, loaded) - held) if loaded else 0
-            first = run.stats[S_FIRST]
-            if first > 1.1 * cold:
-                sec = hw.l2.sector_bytes
-                dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
-                busy = (run.stats[S_DRB] - (first - cold) * sec) / (dram_bpc * run.cycles)
-                if busy > RERUN_DRAM_BUSY:
-                    for x, y in zip(state, before):
-                        x[...] = y
-                    pl = _owning(pl, cold / first)
-                    run = _plan_run(prog, pl, t0, state, trace)
-                else:
-                    # DRAM is not what bounds it: the counts alone move to the L2
-                    st = run.stats.copy()
-                    st[S_DRB] -= (first - cold) * sec
-                    st[S_L2MISS] -= first - cold
-                    st[S_L2HIT] += first - cold
-                    run = run._replace(stats=st)
-                run = run._replace(sampling={**run.sampling, "l2_owned_fraction": cold / first,
-                                             "l2_owned_rerun": bool(busy > RERUN_DRAM_BUSY)})
-            plans[k] = pl
-        if mode == "sampled" and pl.positions.size < B and k + 1 < len(programs):
-            _leave_written(hw, state, prog, int(plans[k + 1].h[H_L2SETS]))
-        stats = LaunchStats.from_vector(run.stats)
-        launches.append(LaunchResult(
-            prog, float(run.cycles), stats.warp_instructions, stats.flops, occ, B / C,
-            {c: float(v) for c, v in zip(core.CAUSES, run.stalls)}, stats, stats.bytes_by_level(),
-            run.blocks, run.issued_per_sm, run.trace, run.sampling,
-            pl.fraction if mode == "sampled" else 1.0, run.estimated_error))
+    plans = _plans(hw, programs, occs, policy, mode, budget, l2_warm)
+    launches, t0 = [], 0.0
+    for k, (prog, occ) in enumerate(zip(programs, occs)):
+        if mode == "sampled" and plans[k].sms < plans[k].sm_count and not warm_start:
+            run, plans[k] = _run_slice(hw, programs, k, plans[k], t0, l2, trace)
+        else:
+            run = _plan_run(prog, plans[k], t0, l2, trace)
+        if mode == "sampled" and plans[k].positions.size < prog.launch.blocks \
+                and k + 1 < len(programs):
+            _leave_written(hw, l2, prog, int(plans[k + 1].h[H_L2SETS]))
+        launches.append(_launch_result(hw, prog, occ, plans[k], run, mode))
         t0 += run.cycles
-    flush = float(state[3].sum())
-    if mode == "sampled" and pl.positions.size < B:
-        flush = _slice_flush(hw, state, programs, pl, float(pl.weight.sum() / pl.weight[pl.positions].sum()))
-    flush *= hw.l2.sector_bytes
+    flush = _flush_bytes(hw, l2, programs, plans[-1], mode)
+    return _result(hw, programs, policy, mode, launches, flush, wall)
+
+
+def _start_l2(hw, l2, programs, l2_warm) -> bool:
+    """Fill ``l2`` as the launches find it: with ``l2_warm``, their arrays where they all
+    fit (then True: a warm start), else full as a previous, larger launch left it
+    (``_fill_previous``); without, empty."""
+    warm_start = l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes
+    if warm_start:
+        _warm(hw, l2, programs)
+    elif l2_warm:
+        _fill_previous(hw, l2, programs)
+    return warm_start
+
+
+def _plans(hw, programs, occs, policy, mode, budget, l2_warm) -> list:
+    """Each launch's ``plan``: the slice keeps the whole L2 where the launches' arrays fit
+    in it; only the first launch of a cold start starts with it empty."""
+    whole = footprint_bytes(programs) <= hw.l2.size_bytes
+    return [plan(hw, prog, hw_vector(hw, occ, policy, prog.smem_per_block), mode, budget, whole,
+                 cold=not l2_warm and k == 0)
+            for k, (prog, occ) in enumerate(zip(programs, occs))]
+
+
+def _run_slice(hw, programs, k, pl: Plan, t0, l2, trace):
+    """Launch ``k`` on its plan's slice of the SMs, owning the sectors it first touches in
+    the share the whole GPU would fetch itself; returns (the run, the plan it ran).
+
+    It runs first tracking first touches (see ``memory.l2_access``) and owning every
+    sector. The whole GPU fetches each sector its launches read once, for every SM; a
+    slice whose first touches (scaled to the launch) outnumber those -- blocks on other
+    SMs would have brought many of them first -- runs again owning just its share of
+    them where DRAM is busy enough for it to matter (``RERUN_DRAM_BUSY``); else the
+    counts alone move from DRAM to the L2."""
+    prog = programs[k]
+    pl = _owning(pl, np.nextafter(1.0, 0.0))
+    before = l2.copy()
+    run = _plan_run(prog, pl, t0, l2, trace)
+    cold = _cold_sectors(hw, programs, k, l2)
+    first = run.stats[S_FIRST]
+    if first <= 1.1 * cold:
+        return run, pl
+    sec = hw.l2.sector_bytes
+    dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
+    busy = (run.stats[S_DRB] - (first - cold) * sec) / (dram_bpc * run.cycles)
+    if busy > RERUN_DRAM_BUSY:
+        l2.restore(before)
+        pl = _owning(pl, cold / first)
+        run = _plan_run(prog, pl, t0, l2, trace)
+    else:
+        # DRAM is not what bounds it: the counts alone move to the L2
+        st = run.stats.copy()
+        st[S_DRB] -= (first - cold) * sec
+        st[S_L2MISS] -= first - cold
+        st[S_L2HIT] += first - cold
+        run = run._replace(stats=st)
+    return run._replace(sampling={**run.sampling, "l2_owned_fraction": cold / first,
+                                  "l2_owned_rerun": bool(busy > RERUN_DRAM_BUSY)}), pl
+
+
+def _cold_sectors(hw, programs, k, l2) -> int:
+    """Sectors launch ``k`` reads that the whole GPU fetches from DRAM: those of the
+    arrays it loads, less what earlier launches wrote into the L2 (up to its size)."""
+    held = min(sum(_n_sectors(hw, _stored(p)) for p in programs[:k]), l2.tags.size)
+    loaded = _loaded(programs[k])
+    return max(0, _n_sectors(hw, loaded) - held) if loaded else 0
+
+
+def _launch_result(hw, prog, occ, pl: Plan, run: LaunchRun, mode: str) -> LaunchResult:
+    stats = LaunchStats.from_vector(run.stats)
+    return LaunchResult(
+        prog, float(run.cycles), stats.warp_instructions, stats.flops, occ,
+        prog.launch.blocks / (occ.blocks_per_sm * hw.sm_count),
+        {c: float(v) for c, v in zip(core.CAUSES, run.stalls)}, stats, stats.bytes_by_level(),
+        run.blocks, run.issued_per_sm, run.trace, run.sampling,
+        pl.fraction if mode == "sampled" else 1.0, run.estimated_error)
+
+
+def _flush_bytes(hw, l2, programs, last: Plan, mode: str) -> float:
+    """Bytes of the dirty L2 sectors left at the end (DRAM writes, untimed): after a
+    sliced last launch, as many as the whole GPU would leave (``_slice_flush``)."""
+    flush = float(l2.dirty.sum())
+    if mode == "sampled" and last.positions.size < programs[-1].launch.blocks:
+        flush = _slice_flush(hw, l2, programs, last,
+                             float(last.weight.sum() / last.weight[last.positions].sum()))
+    return flush * hw.l2.sector_bytes
+
+
+def _result(hw, programs, policy, mode, launches, flush, wall) -> Result:
+    """The launches' ``LaunchResult``s and the final flush as one ``Result`` (``wall``:
+    when the simulation started, on ``time.perf_counter``)."""
     total = {k: sum(lr.bytes_by_level[k] for lr in launches) for k in launches[0].bytes_by_level}
     total["dram"] += flush
     stalls = {c: sum(lr.stalls_by_cause[c] for lr in launches) for c in core.CAUSES}
@@ -742,7 +782,7 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
         detail=EngineRun(hw, policy, mode, launches, flush))
 
 
-def _slice_flush(hw, state, programs, pl: Plan, scale: float) -> float:
+def _slice_flush(hw, l2, programs, pl: Plan, scale: float) -> float:
     """Dirty sectors the whole GPU would leave in the L2 after a sliced last launch. With
     the whole L2 (the arrays fit): the slice's dirty sectors times ``scale`` (the whole
     launch's work over the slice's), at most the sectors of the arrays the launches store
@@ -750,11 +790,11 @@ def _slice_flush(hw, state, programs, pl: Plan, scale: float) -> float:
     the slice's share, the slice's sets are a scaled copy of the whole L2: their dirty
     sectors times the sets over the slice's."""
     sets = int(pl.h[H_L2SETS])
-    total_sets = state[0].shape[1]
+    total_sets = l2.tags.shape[1]
     if sets == total_sets:
         stored = _n_sectors(hw, [a for p in programs for a in _stored(p)])
-        return min(float(state[3].sum()) * scale, float(stored))
-    return float(state[3][0, :sets].sum()) * total_sets / sets
+        return min(float(l2.dirty.sum()) * scale, float(stored))
+    return float(l2.dirty[0, :sets].sum()) * total_sets / sets
 
 
 def issue_utilization(hw, instructions, cycles) -> float | None:

@@ -241,12 +241,6 @@ class Program:
             raise ValueError(f"{self.name}: {len(self.param_names)} parameter names for "
                              f"{len(self.params)} parameters")
 
-    @property
-    def kind(self) -> int:
-        """The face's index in ``dispatch`` (what the numba entry points switch on)."""
-        from .dispatch import kind_of
-        return kind_of(self.face)
-
     def param(self, name: str) -> int:
         """A named entry of the parameter vector."""
         try:
@@ -282,11 +276,12 @@ def thread_of(p, w, lane):
     return lin % bx, (lin // bx) % by, lin // (bx * by), True
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def flops(op, active):
     """Useful FLOPs of one warp instruction with ``active`` lanes (FFMA 2 per lane)."""
+    n = 0
     if op == FFMA:
-        return 2 * active
-    if op == FMNMX or op == FADD:
-        return active
-    return 0
+        n = 2 * active
+    elif op == FMNMX or op == FADD:
+        n = active
+    return n

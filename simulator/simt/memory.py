@@ -1,16 +1,19 @@
 """The SIMT core's memory side: each SM's L1 and the shared L2 with its banks and DRAM
-channels, as plain ``@njit`` functions over the state arrays ``core.run`` owns.
+channels, as plain ``@njit`` functions over the L1 arrays ``core.run`` owns and the
+:class:`L2State` it is handed.
 
 A cache is three arrays indexed (cache, set, way): ``tags`` (the sector or segment held,
 -1 for none), ``lru`` (the stamp of its last use) and ``fill`` (the cycle its data
 arrives); the L1s are ``n_sm`` such caches of ``segment_bytes`` lines, the L2 one cache
-(index 0) of ``l2_sector_bytes`` sectors with a ``dirty`` flag per way. Loads allocate in
+(index 0) of ``l2_sector_bytes`` sectors with a ``dirty`` flag per way. The L2's arrays,
+its banks' and DRAM channels' queues and the DRAM's utilisation are one
+:class:`L2State`, which the engine carries from launch to launch. Loads allocate in
 the L1; stores write through, invalidating the L1 copy, into the L2, which allocates
 without fetching and writes dirty victims back. Every request to the L2 queues at the
 bank that owns it (``owner``), a miss or a write-back at its DRAM channel; completion
 times are reserved at issue. A DRAM read also waits longer the busier the DRAM is
 (``dram_wait``: loaded latency, measured on the H100 by the micro suite's copies at two
-occupancies); the last two slots of ``chan_free`` hold the utilisation estimate.
+occupancies); ``L2State.dram_load`` holds the utilisation estimate.
 Counts go into the statistics vector (``stats.S_*``).
 
 The MSHRs that a miss holds belong to the SM's scheduler (``core._alloc``), which also
@@ -22,6 +25,7 @@ touch ``core.py`` (or clear ``__pycache__``) so that a cached ``core.run`` is re
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -30,6 +34,47 @@ from .hwvec import (H_DCH, H_DLAT, H_DQ, H_DSVC, H_L1LAT, H_L1SETS, H_L1WAYS, H_
                     H_L2LAT, H_L2LINE, H_L2OWN, H_L2SEC, H_L2SETS, H_L2SVC, H_L2WAYS, H_SEG)
 from .stats import (S_DRB, S_DWB, S_FIRST, S_GLD, S_GST, S_L1B, S_L1HIT, S_L1MISS, S_L2HIT, S_L2MISS,
                     S_L2RB, S_L2WB)
+
+
+# the two entries of ``L2State.dram_load`` (numba reads module-level ints as constants)
+DRAM_UTILISATION = 0   # the DRAM's utilisation: a decaying sum of its service demand
+DRAM_UPDATED = 1       # the cycle that sum was last brought up to date
+
+
+class L2State(NamedTuple):
+    """The L2 and DRAM as ``core.run`` finds and leaves them: shared by every SM and
+    carried from one launch to the next (``engine.new_l2``). numba takes it as one
+    argument and reads its fields by name."""
+
+    tags: np.ndarray       # (1, sets, ways) int64: the sector each way holds, -1 for none
+    lru: np.ndarray        # (1, sets, ways) int64: the stamp of the way's last use
+    fill: np.ndarray       # (1, sets, ways) float64: the cycle the way's data arrives
+    dirty: np.ndarray      # (1, sets, ways) bool: written since it was fetched
+    bank_free: np.ndarray  # (banks,) float64: the cycle each L2 bank is next free
+    chan_free: np.ndarray  # (channels,) float64: the cycle each DRAM channel is next free
+    dram_load: np.ndarray  # (2,) float64: DRAM_UTILISATION, DRAM_UPDATED (``dram_use``)
+    seen: np.ndarray       # bool per sector: held by a sampled slice yet (first touches)
+
+    def copy(self) -> "L2State":
+        return L2State(*(a.copy() for a in self))
+
+    def restore(self, saved: "L2State") -> None:
+        """Put back, in place, the state ``saved`` (a ``copy``) holds."""
+        for mine, theirs in zip(self, saved):
+            mine[...] = theirs
+
+
+@njit(cache=True, inline='always')
+def last_use(refs):
+    """Nothing, at run time. A helper inlined into ``core.run``'s loop that uses the
+    arrays and tables it was handed in branches ends with ``last_use((them))``: numba
+    then releases them at that one point, after every branch, and its reference-count
+    pruning drops the increments and decrements of handing them over. Where a branch was
+    the last to use one, they stay: two atomic operations per array per call, which cost
+    the loop half its speed. (A call of another jitted function keeps them too, whatever
+    the shape: its error path. The loop's helpers call none; ``settle`` calls the
+    kernel's, and ``run`` calls it itself.)"""
+    return 0
 
 
 @njit(cache=True)
@@ -56,29 +101,36 @@ def place(tags, lru, fill, dirty_flags, sectors, dirty, sets):
                     break
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def lookup(tags, c, s, sets, ways):
     """Way of cache ``c`` (a row of tags) holding sector s in its set, or -1."""
     st = s % sets
-    for wy in range(ways):
+    found = -1
+    wy = 0
+    while wy < ways and found < 0:
         if tags[c, st, wy] == s:
-            return wy
-    return -1
+            found = wy
+        wy += 1
+    return found
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def victim(tags, lru, c, st, ways):
     """An empty way of set st of cache c, else its least recently used one."""
     v = 0
-    for wy in range(ways):
+    empty = False
+    wy = 0
+    while wy < ways and not empty:
         if tags[c, st, wy] < 0:
-            return wy
-        if lru[c, st, wy] < lru[c, st, v]:
             v = wy
+            empty = True
+        elif lru[c, st, wy] < lru[c, st, v]:
+            v = wy
+        wy += 1
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def owner(line, n, hashed):
     """Which of ``n`` banks (or DRAM channels) owns ``line``: in turn, or, ``hashed``, in
     turn within each run of ``n`` lines with the run rotated by a multiplicative hash of
@@ -87,9 +139,11 @@ def owner(line, n, hashed):
     row-major matrix walked down) that taking the line number modulo ``n`` would pile on
     a few banks."""
     if not hashed:
-        return line % n
-    g = line // n
-    return (line + ((g * 6364136223846793005) >> 33 & 0x3FFFFFFF)) % n
+        bank = line % n
+    else:
+        g = line // n
+        bank = (line + ((g * 6364136223846793005) >> 33 & 0x3FFFFFFF)) % n
+    return bank
 
 
 # ---------------------------------------------------------------- L1 (one per SM)
@@ -97,11 +151,14 @@ def owner(line, n, hashed):
 @njit(cache=True, inline='always')
 def l1_holds(tags1, sm, s, sets, ways):
     """Whether SM sm's L1 holds segment s (no side effects: the scheduler's MSHR count)."""
+    # one exit, no ``break``: numba drops the reference counts of the array (as l1_read)
     st = s % sets
-    for wy in range(ways):
-        if tags1[sm, st, wy] == s:
-            return True
-    return False
+    held = False
+    wy = 0
+    while wy < ways and not held:
+        held = tags1[sm, st, wy] == s
+        wy += 1
+    return held
 
 
 @njit(cache=True, inline='always')
@@ -149,14 +206,17 @@ def l1_fill(s, hp, tags1, lru1, fill1, sm, stamp, done):
 def l1_write(s, hp, tags1, sm, st):
     """A store's segment s at SM sm's L1: counts it and drops the L1's copy (write
     through, no allocation); the caller writes its sectors to the L2 (``l2_access``)."""
-    # searched with a ``break``, as in l1_read, so that numba keeps no reference counts
+    # one exit, no ``break``, so that numba keeps no reference counts (as l1_read)
     st[S_GST] += 1
     sets, ways = int(hp[H_L1SETS]), int(hp[H_L1WAYS])
     set1 = s % sets
-    for wy in range(ways):
+    dropped = False
+    wy = 0
+    while wy < ways and not dropped:
         if tags1[sm, set1, wy] == s:
             tags1[sm, set1, wy] = -1
-            break
+            dropped = True
+        wy += 1
 
 
 # ---------------------------------------------------------------- L2, banks and DRAM
@@ -168,101 +228,128 @@ DRAM_WINDOW = 8.0
 U_MAX = 0.98
 
 
-@njit(cache=True)
-def dram_use(t, hp, chan_free):
-    """One sector's service at cycle t into the DRAM's utilisation: ``chan_free[-2]``,
-    an exponentially decaying sum of the service demand (cycles of the whole DRAM at its
-    sustained rate) over a window of ``DRAM_WINDOW`` latencies, which a steady stream
-    of requests holds at its utilisation; ``chan_free[-1]``, when it was last updated.
-    A slice of the SMs has its share of channels, each as fast, so the same stream per
-    SM gives the same utilisation. Nothing to track where the preset's DRAM has a fixed
-    latency (``queue_cycles`` 0: ``dram_wait`` does not read it)."""
-    if hp[H_DQ] <= 0.0:
-        return
-    n = chan_free.shape[0]
-    tau = max(1.0, DRAM_WINDOW * hp[H_DLAT])
-    last = chan_free[n - 1]
-    if t > last:
-        chan_free[n - 2] *= math.exp(-(t - last) / tau)
-        chan_free[n - 1] = t
-    chan_free[n - 2] += hp[H_DSVC] / (hp[H_DCH] * tau)
+@njit(cache=True, inline='always')
+def dram_use(t, hp, load):
+    """One sector's service at cycle t into the DRAM's utilisation
+    (``L2State.dram_load``): ``load[DRAM_UTILISATION]``, an exponentially decaying sum
+    of the service demand (cycles of the whole DRAM at its sustained rate) over a window
+    of ``DRAM_WINDOW`` latencies, which a steady stream of requests holds at its
+    utilisation; ``load[DRAM_UPDATED]``, when it was last updated. A slice of the SMs has
+    its share of channels, each as fast, so the same stream per SM gives the same
+    utilisation. Nothing to track where the preset's DRAM has a fixed latency
+    (``queue_cycles`` 0: ``dram_wait`` does not read it)."""
+    if hp[H_DQ] > 0.0:
+        tau = max(1.0, DRAM_WINDOW * hp[H_DLAT])
+        last = load[DRAM_UPDATED]
+        if t > last:
+            load[DRAM_UTILISATION] *= math.exp(-(t - last) / tau)
+            load[DRAM_UPDATED] = t
+        load[DRAM_UTILISATION] += hp[H_DSVC] / (hp[H_DCH] * tau)
+    last_use((hp, load))
 
 
-@njit(cache=True)
-def dram_wait(hp, chan_free):
+@njit(cache=True, inline='always')
+def dram_wait(hp, load):
     """The queueing a DRAM read adds to its latency at the present utilisation u:
     ``queue_cycles x u / (1 - u)``, the mean wait of a single-server queue (M/M/1),
     whose service time ``queue_cycles`` the calibration reads off the micro suite's
     copies at two occupancies. It grows well before the bandwidth runs out, as a real
     memory system's latency does (reordering queues, bank conflicts, the crossbar)."""
-    if hp[H_DQ] <= 0.0:
-        return 0.0
-    u = min(chan_free[chan_free.shape[0] - 2], U_MAX)
-    return hp[H_DQ] * u / (1.0 - u)
+    wait = 0.0
+    if hp[H_DQ] > 0.0:
+        u = min(load[DRAM_UTILISATION], U_MAX)
+        wait = hp[H_DQ] * u / (1.0 - u)
+    last_use((hp, load))
+    return wait
 
 
 @njit(cache=True, inline='always')
-def l2_access(s2, t, write, hp, tags2, lru2, fill2, dirty2, bank_free, chan_free, seen, stamp, st):
-    """One L2 sector request arriving at cycle t; returns its completion cycle.
+def l2_access(s2, t, write, hp, l2, stamp, st):
+    """One L2 sector request arriving at cycle t; returns its completion cycle. ``l2`` is
+    the :class:`L2State` it reads and updates.
 
-    A slice of the SMs (``hp[H_L2OWN]`` < 1, sampled mode) keeps ``seen``, a flag per
+    A slice of the SMs (``hp[H_L2OWN]`` < 1, sampled mode) keeps ``l2.seen``, a flag per
     sector it has held: a read miss to a sector never held is a first touch, which the
     slice fetches from DRAM only for the share ``hp[H_L2OWN]`` of sectors it owns (by a
     hash of the sector); the whole GPU's other SMs fetched the rest into the L2 first."""
     sets, ways = int(hp[H_L2SETS]), int(hp[H_L2WAYS])
+    bank = owner(s2 // int(hp[H_L2LINE]), int(hp[H_L2BANKS]), hp[H_L2HASH] > 0)
+    start = max(t, l2.bank_free[bank])
+    l2.bank_free[bank] = start + hp[H_L2SVC]
+    wy = lookup(l2.tags, 0, s2, sets, ways)
+    if wy >= 0:
+        # a hit (the miss's path is a helper, the hit's written out: see ``last_use``)
+        set_ = s2 % sets
+        l2.lru[0, set_, wy] = stamp
+        if write:
+            l2.dirty[0, set_, wy] = True
+            st[S_L2WB] += hp[H_L2SEC]
+            done = start + hp[H_L2SVC]
+        else:
+            st[S_L2HIT] += 1
+            st[S_L2RB] += hp[H_L2SEC]
+            done = max(start + hp[H_L2SVC] + hp[H_L2LAT], l2.fill[0, set_, wy])
+    else:
+        done = _l2_miss(s2, start, write, hp, l2, stamp, st)
+    last_use((hp, l2, st))
+    return done
+
+
+@njit(cache=True, inline='always')
+def _l2_miss(s2, start, write, hp, l2, stamp, st):
+    """``l2_access`` of sector ``s2``, which the L2 does not hold, its bank's service
+    starting at cycle ``start``: it takes the set's victim way (a dirty victim is written
+    back, occupying its DRAM channel); a write allocates it dirty; a read fetches it from
+    DRAM -- unless it is a slice's first touch of a sector it does not own (see
+    ``l2_access``). Returns its completion cycle."""
+    tags2, lru2, fill2, dirty2 = l2.tags, l2.lru, l2.fill, l2.dirty
+    chan_free, load = l2.chan_free, l2.dram_load
+    sets, ways = int(hp[H_L2SETS]), int(hp[H_L2WAYS])
     per_line = int(hp[H_L2LINE])
     hashed = hp[H_L2HASH] > 0
-    bank = owner(s2 // per_line, int(hp[H_L2BANKS]), hashed)
-    start = max(t, bank_free[bank])
-    bank_free[bank] = start + hp[H_L2SVC]
     sec = hp[H_L2SEC]
-    wy = lookup(tags2, 0, s2, sets, ways)
     set_ = s2 % sets
-    if wy >= 0:
-        lru2[0, set_, wy] = stamp
-        if write:
-            dirty2[0, set_, wy] = True
-            st[S_L2WB] += sec
-            return start + hp[H_L2SVC]
-        st[S_L2HIT] += 1
-        st[S_L2RB] += sec
-        return max(start + hp[H_L2SVC] + hp[H_L2LAT], fill2[0, set_, wy])
     v = victim(tags2, lru2, 0, set_, ways)
     ch = owner(s2 // per_line, int(hp[H_DCH]), hashed)
     if tags2[0, set_, v] >= 0 and dirty2[0, set_, v]:
         # write the victim back: it occupies its channel
         vch = owner(tags2[0, set_, v] // per_line, int(hp[H_DCH]), hashed)
         chan_free[vch] = max(chan_free[vch], start) + hp[H_DSVC]
-        dram_use(start, hp, chan_free)
+        dram_use(start, hp, load)
         st[S_DWB] += sec
     tags2[0, set_, v] = s2
     lru2[0, set_, v] = stamp
     first = False
     if hp[H_L2OWN] < 1.0:
-        first = not seen[s2]
-        seen[s2] = True
+        first = not l2.seen[s2]
+        l2.seen[s2] = True
     if write:
         dirty2[0, set_, v] = True
         fill2[0, set_, v] = start + hp[H_L2SVC]
         st[S_L2WB] += sec
-        return start + hp[H_L2SVC]
-    dirty2[0, set_, v] = False
-    if first:
-        st[S_FIRST] += 1
-    if first and ((s2 * 2654435761) >> 16) % 65536 >= hp[H_L2OWN] * 65536:
-        # another SM fetches this sector (see the docstring): it takes DRAM's latency,
-        # not this slice's share of DRAM's bandwidth
-        done = start + hp[H_L2SVC] + hp[H_DLAT] + dram_wait(hp, chan_free)
+        done = start + hp[H_L2SVC]
+    else:
+        dirty2[0, set_, v] = False
+        if first:
+            st[S_FIRST] += 1
+        # another SM fetches a first touch of a sector this slice does not own (see
+        # l2_access): it takes DRAM's latency, not this slice's share of DRAM's bandwidth
+        other = first and ((s2 * 2654435761) >> 16) % 65536 >= hp[H_L2OWN] * 65536
+        ds = 0.0
+        if not other:
+            st[S_L2MISS] += 1
+            st[S_L2RB] += sec
+            st[S_DRB] += sec
+            ds = max(start + hp[H_L2SVC], chan_free[ch])
+            chan_free[ch] = ds + hp[H_DSVC]
+            dram_use(start, hp, load)
+        wait = dram_wait(hp, load)
+        if other:
+            done = start + hp[H_L2SVC] + hp[H_DLAT] + wait
+            st[S_L2HIT] += 1
+            st[S_L2RB] += sec
+        else:
+            done = ds + hp[H_DSVC] + hp[H_DLAT] + wait
         fill2[0, set_, v] = done
-        st[S_L2HIT] += 1
-        st[S_L2RB] += sec
-        return done
-    st[S_L2MISS] += 1
-    st[S_L2RB] += sec
-    st[S_DRB] += sec
-    ds = max(start + hp[H_L2SVC], chan_free[ch])
-    chan_free[ch] = ds + hp[H_DSVC]
-    dram_use(start, hp, chan_free)
-    done = ds + hp[H_DSVC] + hp[H_DLAT] + dram_wait(hp, chan_free)
-    fill2[0, set_, v] = done
+    last_use((hp, l2, st, tags2, lru2, fill2, dirty2, chan_free, load))
     return done

@@ -20,17 +20,17 @@ def _block_xyz(prog, b):
 
 def warp_stream(prog, block: int, warp: int):
     """[(pc, opcode, iteration, lane addresses)] for warp ``warp`` of linear block ``block``."""
+    code = core.program_arrays(prog)
     tv = np.zeros((1, 32, isa.TV), np.int64)
     addr = np.full((1, 32), -1, np.int64)
     bx, by, bz = _block_xyz(prog, block)
-    trips = dispatch.setup(prog.kind, prog.params, bx, by, bz, warp, tv, 0)
+    trips = dispatch.setup(code.kind, code.params, bx, by, bz, warp, tv, 0)
     live = int(tv[0, :, 0].sum())
     pc, it, ph = 0, 0, 0
     out = []
     n = prog.template.shape[0]
     while True:
-        pc, it, ph, act = core.settle(prog.kind, prog.params, prog.template, prog.pro_end,
-                                      prog.body_end, tv, 0, live, pc, it, trips, ph, addr, 0, 0)
+        pc, it, ph, act = core.settle(code, tv, 0, live, pc, it, trips, ph, addr, 0, 0)
         if pc >= n:
             return out
         out.append((pc, int(prog.template[pc, 0]), it, addr[0].copy()))
@@ -98,15 +98,16 @@ P_IMADW = P["imad_wide_instructions"]
 
 
 @njit(cache=True, nogil=True)
-def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, banks, bank_bytes,
-            issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, max_iters, segbuf, ikeep, iper):
-    """Counts for one warp, walking at most ``max_iters`` body iterations and scaling the
+def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu, lat_sfu,
+            lat_shared, lat_mem, max_iters, segbuf, ikeep, iper):
+    """Counts for one warp of program ``code`` (a ``core.ProgramArrays``), walking at most ``max_iters`` body iterations and scaling the
     body's counts to the warp's trips; with ``ikeep`` > 0, it walks the first ``ikeep``
     trips of each pass of an inner loop of ``iper`` trips (``core.settle`` maps them to
     the nest's) and scales those. ``P_T1`` is the warp's time alone on an SM (in-order
     issue, register dependencies, every load taking ``lat_mem``); ``P_ROUNDS`` counts
     how often it waits on a load. Global load segments go into ``segbuf`` (row 0 holds
     the count), for reuse estimates."""
+    tmpl, body_end, nregs = code.template, code.body_end, code.n_regs
     tv = np.zeros((1, 32, isa.TV), np.int64)
     addr = np.full((1, 32), -1, np.int64)
     seg = np.zeros((1, 33), np.int64)
@@ -115,7 +116,7 @@ def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, b
     ismem = np.zeros(nregs, np.bool_)
     tot = np.zeros(N_PROFILE)
     body = np.zeros(N_PROFILE)
-    trips = dispatch.setup(kind, p, bx, by, bz, w, tv, 0)
+    trips = dispatch.setup(code.kind, code.params, bx, by, bz, w, tv, 0)
     full_trips = trips
     if ikeep > 0:
         trips = (trips // iper) * ikeep + min(trips % iper, ikeep)
@@ -132,8 +133,7 @@ def profile(kind, p, tmpl, pro_end, body_end, nregs, bx, by, bz, w, seg_bytes, b
             walked = it
             it = trips
             pc = body_end
-        pc, it, ph, act = core.settle(kind, p, tmpl, pro_end, body_end, tv, 0, live, pc, it, trips,
-                                      ph, addr, ikeep, iper)
+        pc, it, ph, act = core.settle(code, tv, 0, live, pc, it, trips, ph, addr, ikeep, iper)
         if pc >= n:
             break
         acc = body if ph == 1 else tot
