@@ -461,13 +461,6 @@ def _block_slots(sm, start, end):
     return slot, wave
 
 
-def _op_names(program):
-    """The opcode names of the ISA the program's trace numbers index, read from the
-    program's own (already loaded) module: plots imports no engine."""
-    import sys
-    return getattr(sys.modules.get(type(program).__module__), "OP_NAMES", None)
-
-
 def _simt_timeline_figure(result, launch=0, warps=False, op_names=None):
     """Blocks: a bar per simulated block on its SM, blocks resident at once side by side
     (a lane each), colour by wave. Warps: a row per (SM, block, warp), a tick per traced
@@ -486,7 +479,7 @@ def _simt_timeline_figure(result, launch=0, warps=False, op_names=None):
         keys = sorted({(int(r[1]), int(r[3]), int(r[4])) for r in tr})
         row = {k: i for i, k in enumerate(keys)}
         ys = np.array([row[(int(r[1]), int(r[3]), int(r[4]))] for r in tr])
-        names = op_names or _op_names(lr.program)
+        names = op_names or getattr(lr.program, "op_names", None)
         ops = tr[:, 5].astype(int)
         for j, op in enumerate(np.unique(ops)):
             sel = ops == op

@@ -249,6 +249,11 @@ class Program:
             raise KeyError(f"{self.name} has no parameter {name!r} "
                            f"(it has {', '.join(self.param_names)})") from None
 
+    @property
+    def op_names(self) -> tuple:
+        """The name of each opcode its template (and a trace of it) numbers."""
+        return OP_NAMES
+
     def describe(self) -> str:
         g, b = self.launch.grid, self.launch.block
         return f"{self.name} grid {g} block {b}" + (f" ({self.label})" if self.label else "")
