@@ -22,19 +22,6 @@ COMPILE_SECONDS = {"SIMT engine": 55, "SCALE-Sim buffer replay": 12}
 _told = set()
 
 
-def dispatchers(*modules) -> list:
-    """The numba functions with an on-disk cache of their own defined in ``modules``
-    (not those inlined into their callers)."""
-    out = []
-    for m in modules:
-        for v in vars(m).values():
-            if getattr(v, "_cache", None) is not None and hasattr(v, "py_func") \
-                    and getattr(v.py_func, "__module__", None) == m.__name__ \
-                    and getattr(v, "targetoptions", {}).get("inline") != "always":
-                out.append(v)
-    return out
-
-
 def cached(dispatcher) -> bool | None:
     """Whether numba's cache holds a compiled version of ``dispatcher`` for its current
     source (None where it cannot tell: no cache, another numba)."""
@@ -44,13 +31,14 @@ def cached(dispatcher) -> bool | None:
         return None
 
 
-def announce(what: str, modules) -> bool:
-    """Log that ``what`` is being compiled where any numba function of ``modules`` is not
-    in the cache yet (once a process); True where it did."""
+def announce(what: str, functions) -> bool:
+    """Log that ``what`` is being compiled where any of the numba ``functions`` (its entry
+    points: those every run calls, which compile what they call) is not in the cache
+    yet, once a process; True where it did."""
     if what in _told:
         return False
     _told.add(what)
-    if not any(cached(d) is False for d in dispatchers(*modules)):
+    if not any(cached(d) is False for d in functions):
         return False
     seconds = COMPILE_SECONDS.get(what)
     log.info(f"compiling the {what}: first run only"

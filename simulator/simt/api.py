@@ -86,16 +86,13 @@ def _with_op(result, problem: Problem):
 
 def announce_compiling() -> bool:
     """Log (``simulator.jit``) that the SIMT engine is about to be compiled, where numba's
-    cache does not hold it yet; callers that spread predictions over worker processes
-    call it before they start them."""
-    import sys
-
+    cache does not hold its entry points yet (the cycle loop and the analytic model's
+    warp walk, which compile the rest with them); callers that spread predictions over
+    worker processes call it before they start them."""
     from simulator import jit
-    from . import core, dispatch, hwvec, isa, memory, stats, walk
-    kernel_modules = [m for name, m in sys.modules.items()
-                      if name.startswith("simulator.simt.kernels.") and m is not None]
-    return jit.announce("SIMT engine", [core, memory, walk, dispatch, isa, stats, hwvec,
-                                        _analytic, *kernel_modules])
+
+    from . import core, walk
+    return jit.announce("SIMT engine", [core.run, walk.profile])
 
 
 def simulate(hw, problem: Problem, mode: str = "sampled", policy: str = "gto", trace: int = 0,

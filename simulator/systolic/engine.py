@@ -236,7 +236,7 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
         from simulator import jit
 
         from . import scalesim_memory
-        jit.announce("SCALE-Sim buffer replay", [scalesim_memory])
+        jit.announce("SCALE-Sim buffer replay", [scalesim_memory._replay])
     from simulator.parallel import progress
     pipelines = {}
     for op in progress(network.ops, f"{network.name} on {hw.name}", "layer"):
