@@ -30,8 +30,8 @@ or shared-memory result), ``pipe`` (unit busy), ``barrier`` or ``mshr``.
 
 ``run`` reads its inputs by name: a :class:`ProgramArrays` (the program), the hardware
 vector, a :class:`BlockPlan` (which blocks, from when, with which loop cuts) and the
-:class:`memory.L2State` it carries on; it returns a :class:`CoreRun`. Inside, the
-machine's state is four named tables allocated once a run -- :class:`Warps`,
+:class:`memory.L2State` it carries on; it returns a :class:`CoreRun`'s fields. Inside,
+the machine's state is four named tables allocated once a run -- :class:`Warps`,
 :class:`BlockSlots`, :class:`Schedulers`, :class:`SMs` -- and each step of the cycle loop
 is a helper inlined into it (``inline='always'``: no call, no allocation per cycle).
 numba counts references to every array it hands a helper (an atomic increment and
@@ -98,7 +98,7 @@ class BlockPlan(NamedTuple):
 
 
 class CoreRun(NamedTuple):
-    """What ``run`` returns."""
+    """What ``run`` returns (as a plain tuple of these fields; see its end)."""
 
     stats: np.ndarray            # the statistics vector (``stats.S_*``)
     issued_per_sm: np.ndarray    # warp instructions each SM issued
@@ -929,7 +929,8 @@ def run(code, hp, plan, l2, trace_cap):
     trips (sampled mode's trip extrapolation); with ``plan.inner_per`` > 0 it cuts
     instead each pass of the inner loop of that many trips to its first ``trip_cap``
     trips (a padded NHWC convolution's channel loop, tap by tap). Keeps the first
-    ``trace_cap`` issues. Returns a :class:`CoreRun`."""
+    ``trace_cap`` issues. Returns the fields of a :class:`CoreRun`, in order:
+    ``CoreRun(*run(...))`` names them."""
     n_sm, n_sched = int(hp[H_NSM]), int(hp[H_NSCHED])
     maxw, bps = int(hp[H_MAXW]), int(hp[H_BPS])
     ikeep = plan.trip_cap if plan.inner_per > 0 else 0
@@ -1010,5 +1011,7 @@ def run(code, hp, plan, l2, trace_cap):
                 stalls[sch.cause[sm, sc]] += end - sch.charged[sm, sc]
     st[S_END] = end
     st[S_DONE_BLOCKS] = done_blocks
-    return CoreRun(st, out.issued_per_sm, out.block_sm, out.block_start, out.block_end, stalls,
-                   trace[:ntr])
+    # a plain tuple: numba boxes a namedtuple by calling its Python class, and a Ctrl-C
+    # arriving just then (its KeyboardInterrupt raised in that call) crashes the process
+    return (st, out.issued_per_sm, out.block_sm, out.block_start, out.block_end, stalls,
+            trace[:ntr])

@@ -148,8 +148,8 @@ def _free_memory() -> int | None:
 def _run(pl, t0, l2, trace, cap, inner=0) -> core.CoreRun:
     """``core.run`` of plan ``pl``'s blocks from cycle t0 on ``l2``, loops cut at ``cap``
     trips (of each inner pass of ``inner`` trips, where given)."""
-    return core.run(pl.code, pl.h, core.BlockPlan(pl.positions, pl.skips, t0, cap, inner), l2,
-                    trace)
+    return core.CoreRun(*core.run(pl.code, pl.h, core.BlockPlan(pl.positions, pl.skips, t0, cap,
+                                                                 inner), l2, trace))
 
 
 def _work(code, prog, h):
