@@ -39,7 +39,11 @@ decrement) unless its pruning pass proves them redundant; the helpers are shaped
 it can (``memory.last_use``), and ``run`` is compiled with ``error_model='numpy'``, whose
 divisions have no ZeroDivisionError path to keep them alive (nothing here divides by
 zero). The one helper that calls other jitted code, ``settle`` (the kernel's address
-functions), is called by ``run`` itself, with the few arrays it needs.
+functions), is called by ``run`` itself, with the few arrays it needs. numba copies a
+helper's code, with every helper inlined into it, at each call, at a cost that grows
+with the square of its size: ``run`` calls the helpers of an issued instruction
+(``_arithmetic``, ``_shared_access``, ``_global_access``) itself, not through one more
+helper that holds them (which took a first run's compilation from 60 to 90 s).
 """
 from __future__ import annotations
 
@@ -818,20 +822,6 @@ def _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st):
     return end_t
 
 
-@njit(cache=True, inline='always')
-def _execute(g, sm, sc, t, op, dst, act, stamp, end_t, hp, w, bs, sch, sms, l2, st, scratch):
-    """Warp g's instruction ``op`` (destination ``dst``, ``act`` active lanes) issued at
-    cycle t: its pipe held, its destination's ready cycle set, its counts (``BAR``:
-    nothing here). Returns end_t. (Each kind's helper is called and acts on its own
-    kinds only: a helper called in one branch of several would keep numba's reference
-    counts, ``memory.last_use``.)"""
-    _arithmetic(g, sm, sc, t, op, dst, act, hp, w, sch, sms, st)
-    _shared_access(g, sm, t, op, dst, act, hp, w, sms, st, scratch)
-    end_t = _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st)
-    last_use((hp, w, bs, sch, sms, l2, st, scratch))
-    return end_t
-
-
 # ---------------------------------------------------------------- after the issue
 
 @njit(cache=True, inline='always')
@@ -981,8 +971,11 @@ def run(code, hp, plan, l2, trace_cap):
                     if ntr < trace_cap:
                         _trace(trace, ntr, t, sm, sc, blocks[bpos[b]], windex[g], op)
                         ntr += 1
-                    end_t = _execute(g, sm, sc, t, op, dst, wact[g], stamp, end_t, hp, w, bs, sch,
-                                     sms, l2, st, scratch)
+                    # its pipe held, its destination's ready cycle set, its counts: each
+                    # kind's helper acts on its own kinds only (``BAR``: none of them)
+                    _arithmetic(g, sm, sc, t, op, dst, wact[g], hp, w, sch, sms, st)
+                    _shared_access(g, sm, t, op, dst, wact[g], hp, w, sms, st, scratch)
+                    end_t = _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st)
                     # the warp waits at its barrier or moves on; its block goes on or ends
                     if op == isa.BAR:
                         wstate[g] = AT_BARRIER
