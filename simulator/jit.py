@@ -13,11 +13,14 @@ import logging
 log = logging.getLogger("roofsim")
 
 #: wall seconds the first run spends compiling, measured on this project's 2-core
-#: development machine (2026-11-25, numba 0.68, a fresh clone, the other core busy): the
-#: SIMT engine with its analytic model and address functions (``roofsim simulate simt``);
-#: the systolic engine's SCALE-Sim buffer replay (``--mode scalesim``: 14.3 s first, 2.5 s
-#: after). The systolic default mode compiles about a second and says nothing.
-COMPILE_SECONDS = {"SIMT engine": 55, "SCALE-Sim buffer replay": 12}
+#: development machine (2026-11-26, numba 0.68, a fresh clone, caches cleared, nothing
+#: else running; this shared machine varies by a third from run to run): the SIMT engine
+#: with its analytic model and address functions (``roofsim simulate simt``: 75-98 s,
+#: four runs; 51-74 s before its cycle loop was cut into named helpers, whose inlined
+#: copies numba compiles slower); the systolic engine's SCALE-Sim buffer replay
+#: (``--mode scalesim``: 14.3 s first, 2.5 s after). The systolic default mode compiles
+#: about a second and says nothing.
+COMPILE_SECONDS = {"SIMT engine": 80, "SCALE-Sim buffer replay": 12}
 
 _told = set()
 
