@@ -47,10 +47,11 @@ def build(hw, p):
     bases = isa.layout_arrays([("x", n), ("y", n)])
     params, names = isa.params(lc, n=n, base_x=bases["x"], base_y=bases["y"])
     t, pro, body, nregs = TEMPLATE
-    return (isa.Program(NAME, "relu", lc, params, t, pro, body, nregs,
-                        (isa.Stream("x", "global", "x"), isa.Stream("y", "global", "y")),
-                        (("x", bases["x"], n), ("y", bases["y"], n)), 8, 0, "estimate", n, 8 * n,
-                        param_names=names),)
+    return (isa.Program(
+        name=NAME, face="relu", launch=lc, params=params, template=t, pro_end=pro, body_end=body,
+        n_regs=nregs, streams=(isa.Stream("x", "global", "x"), isa.Stream("y", "global", "y")),
+        arrays=(("x", bases["x"], n), ("y", bases["y"], n)), regs_per_thread=8, smem_per_block=0,
+        resources_source="estimate", flops=n, min_bytes=8 * n, param_names=names),)
 
 
 def device(p):

@@ -206,9 +206,9 @@ def layout_arrays(sizes):
     return bases
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Program:
-    """One kernel launch as the engine sees it."""
+    """One kernel launch as the engine sees it (built by name: every field a keyword)."""
 
     name: str                 # kernel algorithm, e.g. "gemm-tiled"
     face: str                 # the kernel module whose numba setup/lanes run it (``dispatch.FACES``)

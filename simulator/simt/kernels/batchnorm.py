@@ -167,11 +167,13 @@ def program(op, block: int = 256) -> isa.Program:
                           residual=int(op.residual), relu=int(op.relu), base_x=bases["x"],
                           base_b=bases["b"], base_r=bases.get("r", 0), base_y=bases["y"])
     return isa.Program(
-        NAME, "batchnorm", lc, p, t, pro, body, nregs,
-        (isa.Stream("x", "global", "x"), isa.Stream("b", "global", "b"),
-         isa.Stream("r", "global", "r"), isa.Stream("y", "global", "y"), isa.Stream("relu", "mask")),
-        tuple((name, bases[name], e) for name, e in sizes),
-        REGS_ESTIMATE, 0, "estimate", op.flops(), op.min_bytes(),
+        name=NAME, face="batchnorm", launch=lc, params=p, template=t, pro_end=pro, body_end=body,
+        n_regs=nregs,
+        streams=(isa.Stream("x", "global", "x"), isa.Stream("b", "global", "b"),
+                 isa.Stream("r", "global", "r"), isa.Stream("y", "global", "y"),
+                 isa.Stream("relu", "mask")),
+        arrays=tuple((name, bases[name], e) for name, e in sizes), regs_per_thread=REGS_ESTIMATE,
+        smem_per_block=0, resources_source="estimate", flops=op.flops(), min_bytes=op.min_bytes(),
         label=op.name or op.describe(), param_names=names)
 
 

@@ -329,14 +329,17 @@ def program(op, block: int = 256) -> isa.Program:
                           base_x=bases["x"], base_w=bases["w"], base_y=bases["y"],
                           taps_per_trip=TAPS_PER_TRIP[op.layout])
     return isa.Program(
-        NAME, "conv_direct", lc, p, t, pro, body, nregs,
-        (isa.Stream("x", "global", "x"), isa.Stream("w", "global", "w"), isa.Stream("y", "global", "y"),
-         isa.Stream("x+1", "global", "x"), isa.Stream("w+1", "global", "w"),
-         *(isa.Stream(f"loop{k}", "mask") for k in range(5, 13)),
-         isa.Stream("x+2", "global", "x"), isa.Stream("w+2", "global", "w"),
-         isa.Stream("x+3", "global", "x"), isa.Stream("w+3", "global", "w")),
-        tuple((n, bases[n], e) for n, e in (("x", xs), ("w", wsz), ("y", ys))),
-        REGS_ESTIMATE, 0, "estimate", op.flops(), op.min_bytes(),
+        name=NAME, face="conv_direct", launch=lc, params=p, template=t, pro_end=pro, body_end=body,
+        n_regs=nregs,
+        streams=(isa.Stream("x", "global", "x"), isa.Stream("w", "global", "w"),
+                 isa.Stream("y", "global", "y"),
+                 isa.Stream("x+1", "global", "x"), isa.Stream("w+1", "global", "w"),
+                 *(isa.Stream(f"loop{k}", "mask") for k in range(5, 13)),
+                 isa.Stream("x+2", "global", "x"), isa.Stream("w+2", "global", "w"),
+                 isa.Stream("x+3", "global", "x"), isa.Stream("w+3", "global", "w")),
+        arrays=tuple((n, bases[n], e) for n, e in (("x", xs), ("w", wsz), ("y", ys))),
+        regs_per_thread=REGS_ESTIMATE, smem_per_block=0, resources_source="estimate",
+        flops=op.flops(), min_bytes=op.min_bytes(),
         label=op.name or op.describe(),
         # the per-trip work repeats with each c (NCHW: its R S taps, padding skipped alike
         # for every c) or, NHWC (four taps a trip), with each (r, s) where no tap falls

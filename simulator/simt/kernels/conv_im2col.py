@@ -210,10 +210,11 @@ def programs(op, block: int = 256, tile: int = 16) -> tuple:
     p, names = isa.params(l1, **dict(zip(IM2COL_ARG_NAMES, im2col_args(op))),
                           layout=op.layout == "nhwc", base_x=bases["x"], base_col=bases["col"])
     first = isa.Program(
-        NAME, "conv_im2col", l1, p, t, pro, body, nregs,
-        (isa.Stream("x", "global", "x"), isa.Stream("col", "global", "col")),
-        (("x", bases["x"], x.elements), ("col", bases["col"], M * Kc)),
-        REGS_ESTIMATE, 0, "estimate", 0, x.touched_bytes + 4 * M * Kc,
+        name=NAME, face="conv_im2col", launch=l1, params=p, template=t, pro_end=pro, body_end=body,
+        n_regs=nregs, streams=(isa.Stream("x", "global", "x"), isa.Stream("col", "global", "col")),
+        arrays=(("x", bases["x"], x.elements), ("col", bases["col"], M * Kc)),
+        regs_per_thread=REGS_ESTIMATE, smem_per_block=0, resources_source="estimate", flops=0,
+        min_bytes=x.touched_bytes + 4 * M * Kc,
         label=f"im2col of {op.name or op.describe()}", param_names=names)
     second = gemm_tiled.program(M, N, Kc, tile, label=f"GEMM of {op.name or op.describe()}",
                                 bases={"A": bases["col"], "B": bases["wmat"], "C": bases["y"]},

@@ -181,9 +181,11 @@ def program(lc: Launch, M: int, N: int, K: int, thread_x: str = "cols") -> isa.P
     p, names = isa.params(lc, M=M, N=N, K=K, thread_x=THREAD_X.index(thread_x),
                           base_A=bases["A"], base_B=bases["B"], base_C=bases["C"])
     return isa.Program(
-        NAME, "gemm_naive", lc, p, t, pro, body, nregs, streams + (isa.Stream("C", "global", "C"),),
-        tuple((n, bases[n], e) for n, e in (("A", M * K), ("B", K * N), ("C", M * N))),
-        REGS_ESTIMATE, 0, "estimate", 2 * M * N * K, 4 * (M * K + K * N + M * N),
+        name=NAME, face="gemm_naive", launch=lc, params=p, template=t, pro_end=pro, body_end=body,
+        n_regs=nregs, streams=streams + (isa.Stream("C", "global", "C"),),
+        arrays=tuple((n, bases[n], e) for n, e in (("A", M * K), ("B", K * N), ("C", M * N))),
+        regs_per_thread=REGS_ESTIMATE, smem_per_block=0, resources_source="estimate",
+        flops=2 * M * N * K, min_bytes=4 * (M * K + K * N + M * N),
         label=f"{M}x{N}x{K} thread-x {thread_x}", param_names=names)
 
 

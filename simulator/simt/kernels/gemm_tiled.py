@@ -200,10 +200,12 @@ def program(M: int, N: int, K: int, tile: int = 16, label: str = "", bases=None,
     p, names = isa.params(lc, M=M, N=N, K=K, tile=tile, base_A=bases["A"], base_B=bases["B"],
                           base_C=bases["C"])
     return isa.Program(
-        NAME, "gemm_tiled", lc, p, t, pro, body, nregs, streams + (isa.Stream("C", "global", "C"),),
-        tuple((n, bases[n], e) for n, e in (("A", M * K), ("B", K * N), ("C", M * N))),
-        REGS_ESTIMATE, 2 * tile * tile * 4, "estimate (shared: two T x T float32 tiles)",
-        2 * M * N * K, 4 * (M * K + K * N + M * N) if min_bytes is None else min_bytes,
+        name=NAME, face="gemm_tiled", launch=lc, params=p, template=t, pro_end=pro, body_end=body,
+        n_regs=nregs, streams=streams + (isa.Stream("C", "global", "C"),),
+        arrays=tuple((n, bases[n], e) for n, e in (("A", M * K), ("B", K * N), ("C", M * N))),
+        regs_per_thread=REGS_ESTIMATE, smem_per_block=2 * tile * tile * 4,
+        resources_source="estimate (shared: two T x T float32 tiles)", flops=2 * M * N * K,
+        min_bytes=4 * (M * K + K * N + M * N) if min_bytes is None else min_bytes,
         label=label or f"{M}x{N}x{K} T={tile}", param_names=names)
 
 

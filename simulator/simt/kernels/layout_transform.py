@@ -161,10 +161,11 @@ def program(op, block: int = DEFAULT_BLOCK) -> isa.Program:
                           base_x=bases["x"], base_y=bases["y"])
     src = "nchw" if op.layout == "nhwc" else "nhwc"
     return isa.Program(
-        NAME, "layout_transform", lc, p, t, pro, body, nregs,
-        (isa.Stream("x", "global", "x"), isa.Stream("y", "global", "y")),
-        (("x", bases["x"], n), ("y", bases["y"], n)),
-        REGS_ESTIMATE, 0, "estimate", 0, 8 * n,
+        name=NAME, face="layout_transform", launch=lc, params=p, template=t, pro_end=pro,
+        body_end=body, n_regs=nregs,
+        streams=(isa.Stream("x", "global", "x"), isa.Stream("y", "global", "y")),
+        arrays=(("x", bases["x"], n), ("y", bases["y"], n)), regs_per_thread=REGS_ESTIMATE,
+        smem_per_block=0, resources_source="estimate", flops=0, min_bytes=8 * n,
         label=f"{op.N}x{op.C}x{op.H}x{op.W} {src} -> {op.layout}", param_names=names)
 
 

@@ -104,10 +104,11 @@ def program(lc: Launch, M: int, N: int) -> isa.Program:
     t, pro, body, nregs = TEMPLATE
     p, names = isa.params(lc, M=M, N=N, base_A=bases["A"], base_B=bases["B"], base_C=bases["C"])
     return isa.Program(
-        NAME, "matadd", lc, p, t, pro, body, nregs,
-        tuple(isa.Stream(n, "global", n) for n in "ABC"),
-        tuple((n, bases[n], M * N) for n in "ABC"),
-        REGS_ESTIMATE, 0, "estimate", M * N, 12 * M * N, label=f"{M}x{N}", param_names=names)
+        name=NAME, face="matadd", launch=lc, params=p, template=t, pro_end=pro, body_end=body,
+        n_regs=nregs, streams=tuple(isa.Stream(n, "global", n) for n in "ABC"),
+        arrays=tuple((n, bases[n], M * N) for n in "ABC"), regs_per_thread=REGS_ESTIMATE,
+        smem_per_block=0, resources_source="estimate", flops=M * N, min_bytes=12 * M * N,
+        label=f"{M}x{N}", param_names=names)
 
 
 # --- the registry entry -------------------------------------------------------------------

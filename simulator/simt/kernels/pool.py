@@ -248,11 +248,12 @@ def program(op, block: int = 256) -> isa.Program:
                           stride=op.stride, pad=op.padding, nhwc=int(op.layout == "nhwc"),
                           avg=int(op.mode == "avg"), base_x=bases["x"], base_y=bases["y"])
     return isa.Program(
-        NAME, "pool", lc, p, t, pro, body, nregs,
-        (isa.Stream("x", "global", "x"), isa.Stream("y", "global", "y"), isa.Stream("row", "mask"),
-         isa.Stream("avg", "mask")),
-        (("x", bases["x"], xn), ("y", bases["y"], yn)),
-        REGS_ESTIMATE, 0, "estimate", op.flops(), op.min_bytes(),
+        name=NAME, face="pool", launch=lc, params=p, template=t, pro_end=pro, body_end=body,
+        n_regs=nregs,
+        streams=(isa.Stream("x", "global", "x"), isa.Stream("y", "global", "y"),
+                 isa.Stream("row", "mask"), isa.Stream("avg", "mask")),
+        arrays=(("x", bases["x"], xn), ("y", bases["y"], yn)), regs_per_thread=REGS_ESTIMATE,
+        smem_per_block=0, resources_source="estimate", flops=op.flops(), min_bytes=op.min_bytes(),
         label=op.name or op.describe(),
         # the window's positions differ in which fall in the padding: the work repeats
         # only with the whole window (no trip sampling)

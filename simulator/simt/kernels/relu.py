@@ -151,10 +151,11 @@ def program(lc: Launch, n: int) -> isa.Program:
     t, pro, body, nregs = TEMPLATE
     p, names = isa.params(lc, n=n, base_x=bases["x"], base_y=bases["y"])
     return isa.Program(
-        NAME, "relu", lc, p, t, pro, body, nregs,
-        (isa.Stream("x", "global", "x"), isa.Stream("y", "global", "y")),
-        (("x", bases["x"], n), ("y", bases["y"], n)),
-        REGS_ESTIMATE, 0, "estimate", n, 8 * n, label=f"n={n}", param_names=names)
+        name=NAME, face="relu", launch=lc, params=p, template=t, pro_end=pro, body_end=body,
+        n_regs=nregs, streams=(isa.Stream("x", "global", "x"), isa.Stream("y", "global", "y")),
+        arrays=(("x", bases["x"], n), ("y", bases["y"], n)), regs_per_thread=REGS_ESTIMATE,
+        smem_per_block=0, resources_source="estimate", flops=n, min_bytes=8 * n,
+        label=f"n={n}", param_names=names)
 
 
 # --- the registry entry -------------------------------------------------------------------
