@@ -3,5 +3,5 @@ from .ir import DTYPES, BatchNorm, Conv2d, Elementwise, Gemm, Network, Operand, 
 from .networks import NETWORKS, conv_ablation, resnet50, resolve
 from .scalesim import load_topology
 
-__all__ = ["DTYPES", "Conv2d", "Elementwise", "Gemm", "Operand", "TensorOp", "NETWORKS",
-           "Network", "conv_ablation", "resnet50", "resolve", "load_topology"]
+__all__ = ["DTYPES", "BatchNorm", "Conv2d", "Elementwise", "Gemm", "Operand", "Pool2d", "TensorOp",
+           "NETWORKS", "Network", "conv_ablation", "resnet50", "resolve", "load_topology"]

@@ -8,7 +8,6 @@ MACs from shared memory, synchronises again; finally threads inside C store it.
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import cuda, float32, njit  # importing needs no GPU; kernels compile on first launch
 
 from .. import isa
