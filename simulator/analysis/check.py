@@ -42,203 +42,560 @@ class Kernel:
     source: str = ""             # the operator (or row) it came from
     group: object = None         # kernels of one operator call share it
     counters: dict = field(default_factory=dict)
+    note: str = ""               # why a kernel of a known kind maps to no op
 
 
-def _dims(v):
-    return [int(x) for x in v] if isinstance(v, list) else []
+# ---------------------------------------------------------------------------------------
+# Reading a trace: one schema per input kind, checked on load. Each reader turns the
+# file's records into typed records (a field at a time: its type, then its range), and
+# an error names the file, the record (event index and kernel/operator name, or CSV
+# line), the field, the value (cut short) and what is allowed.
+
+#: the longest time a kernel may take: a day (a profiler's trace lasts seconds to minutes;
+#: a longer one is a corrupt number, such as 1e308, not a kernel)
+MAX_SECONDS = 86_400.0
+#: PyTorch's ``Input type`` names of the dtypes ``workloads.ir`` has (``ir.DTYPES``)
+TORCH_DTYPES = {"float": "fp32", "double": "fp64", "c10::Half": "fp16", "c10::BFloat16": "bf16",
+                "signed char": "int8"}
+#: ``Input type`` entries that are no tensor (their operand has no dtype)
+_NOT_TENSORS = ("", "Scalar", "ScalarList", "TensorList", "GenericList", "None")
 
 
-def _ints(text):
-    text = str(text).strip("[] ")
-    return [int(x) for x in text.split(",") if x.strip()] if text else []
+def _show(v, n: int = 40) -> str:
+    """A value for a message: JSON's spelling for JSON values, repr for text, cut short."""
+    s = repr(v) if isinstance(v, str) else json.dumps(v)
+    return s if len(s) <= n else s[:n - 3] + "..."
 
 
-def _prod(xs):
-    return math.prod(xs) if xs else 0
-
-
-def op_of(name: str, dims: list, concrete: list):
-    """(kind, workloads.ir op or None) of a PyTorch operator call."""
-    from workloads.ir import BatchNorm, Conv2d, Elementwise, Gemm, Pool2d
-    d = [_dims(x) for x in dims]
-    c = list(concrete) + [""] * 10
-    n = name.split("::")[-1].rstrip("_")
-    if n in ("cudnn_convolution", "convolution", "_convolution", "conv2d") and len(d) > 1 \
-            and len(d[0]) == 4 and len(d[1]) == 4:
-        (N, C, H, W), (K, Cg, R, S) = d[0], d[1]
-        if n == "cudnn_convolution":        # input, weight, padding, stride, dilation, groups
-            pad, stride, dil, groups = _ints(c[2]), _ints(c[3]), _ints(c[4]), _ints(c[5])
-        elif n == "conv2d":                 # input, weight, bias, stride, padding, dilation, groups
-            stride, pad, dil, groups = _ints(c[3]), _ints(c[4]), _ints(c[5]), _ints(c[6])
-        else:                               # input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
-            stride, pad, dil, groups = _ints(c[3]), _ints(c[4]), _ints(c[5]), _ints(c[8])
-        stride, pad = (stride or [1])[0], (pad or [0])[0]
-        g = (groups or [1])[0]
-        if any(x != 1 for x in dil or [1]):
-            return "convolution", None
-        return "convolution", Conv2d(name=name, N=N, C=C, H=H, W=W, K=K, R=R, S=S, stride=stride,
-                                     padding=pad, groups=g if C == Cg * g else 1)
-    if n in ("addmm", "mm", "matmul", "linear") and len(d) > 1:
-        if n == "addmm" and len(d) > 2:
-            a, b = d[1], d[2]
-            if len(a) == 2 and len(b) == 2:
-                return "gemm", Gemm(name=name, M=a[0], N=b[1], K=a[1])
-        if n == "linear" and len(d[0]) >= 2 and len(d[1]) == 2:
-            return "gemm", Gemm(name=name, M=_prod(d[0][:-1]), N=d[1][0], K=d[1][1])
-        if len(d[0]) == 2 and len(d[1]) == 2:
-            return "gemm", Gemm(name=name, M=d[0][0], N=d[1][1], K=d[0][1])
-        return "gemm", None
-    if n in ("cudnn_batch_norm", "batch_norm", "native_batch_norm", "_native_batch_norm_legit_no_training") \
-            and d and len(d[0]) == 4:
-        N, C, H, W = d[0]
-        return "normalization", BatchNorm(name=name, N=N, C=C, H=H, W=W)
-    if n in ("max_pool2d_with_indices", "max_pool2d") and d and len(d[0]) == 4:
-        N, C, H, W = d[0]
-        k, s, p = _ints(c[1]), _ints(c[2]), _ints(c[3])
-        k = k or [1]
-        return "pooling", Pool2d(name=name, N=N, C=C, H=H, W=W, R=k[0], S=k[-1],
-                                 stride=(s or k)[0], padding=(p or [0])[0], mode="max")
-    if n in ("mean", "adaptive_avg_pool2d", "_adaptive_avg_pool2d") and d and len(d[0]) == 4:
-        N, C, H, W = d[0]
-        return "pooling", Pool2d(name=name, N=N, C=C, H=H, W=W, R=H, S=W, mode="avg")
-    if n in ("relu", "clamp_min", "threshold", "sigmoid", "add", "mul", "sub", "hardtanh") and d and d[0]:
-        op = {"relu": "relu", "clamp_min": "relu", "threshold": "relu", "hardtanh": "relu",
-              "sigmoid": "sigmoid"}.get(n, "add")
-        if op == "add" and (len(d) < 2 or d[1] != d[0]):
-            op = "relu"                       # a scalar operand: one input read
-        return "elementwise", Elementwise(name=name, n=_prod(d[0]), op=op)
-    if n in ("copy", "contiguous", "clone", "to", "_to_copy") and d and d[0]:
-        return "copy", Elementwise(name=name, n=_prod(d[0]), op="copy")
-    return "other", None
-
-
-def read_torch(path) -> list:
-    """The kernels of a PyTorch profiler Chrome trace, each joined to its operator."""
+def _text(path) -> str:
+    """The text of a trace file, after saying what the path is when it is no file to read."""
+    import os
+    import stat
     try:
-        doc = json.loads(Path(path).read_text(errors="replace"))
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ValueError(f"path={str(path)!r}: no such file") from None
+    except OSError as e:
+        raise ValueError(f"path={str(path)!r}: cannot be read ({e.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"path={str(path)!r}: is a directory; give a trace file")
+    if not stat.S_ISREG(st.st_mode):
+        what = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a character device" if stat.S_ISCHR(st.st_mode)
+                else "a block device" if stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "not a regular file")
+        raise ValueError(f"path={str(path)!r}: is {what}, not a regular file; give a trace file")
+    if st.st_size == 0:
+        raise ValueError(f"path={str(path)!r}: is empty")
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ValueError(f"path={str(path)!r}: cannot be read ({e.strerror})") from None
+    if data[:2] == b"\x1f\x8b":
+        raise ValueError(f"path={str(path)!r}: is gzip-compressed; gunzip it first")
+    try:
+        text = data.decode("utf-8-sig")            # a byte-order mark is no part of the text
+    except UnicodeDecodeError as e:
+        raise ValueError(f"path={str(path)!r}: not UTF-8 text (byte {data[e.start]:#04x} at offset "
+                         f"{e.start})") from None
+    if not text.strip():
+        raise ValueError(f"path={str(path)!r}: holds only white space")
+    return text
+
+
+def _csv_rows(text):
+    """(line number, fields) of each non-blank CSV row, after any ``==PROF==`` lines ncu
+    prints before its table."""
+    import io
+    lines = text.splitlines(True)
+    skip = 0
+    while skip < len(lines) and lines[skip].startswith("=="):
+        skip += 1
+    reader = csv.reader(io.StringIO("".join(lines[skip:])))
+    try:
+        for r in reader:
+            if r and r != [""] and not (len(r) == 1 and not r[0].strip()):     # not a blank line
+                yield reader.line_num + skip, r
+    except csv.Error as e:
+        raise ValueError(f"line {reader.line_num + skip}: not CSV ({e})") from None
+
+
+def kind_of(path, text: str) -> str:
+    """``torch``, ``ncu`` or ``plain``: what the file's content is, whatever its name."""
+    head = text.lstrip()
+    if head[:1] in "{[":
+        return "torch"
+    try:
+        first = next(iter(_csv_rows(text[:65536])), (0, []))[1]
+    except ValueError:
+        first = []
+    names = {x.strip() for x in first}
+    if {"ID", "Kernel Name"} <= names:
+        return "ncu"
+    if {"name", "op", "seconds"} <= names:
+        return "plain"
+    line = text.splitlines()[0] if text.splitlines() else ""
+    raise ValueError(f"path={str(path)!r}: neither a PyTorch profiler trace (a JSON object with "
+                     "traceEvents), an Nsight Compute raw CSV (a header with ID and Kernel Name) nor a "
+                     f"plain CSV (the header name,op,seconds); its first line: {_show(line, 60)}")
+
+
+# --- PyTorch profiler Chrome traces ------------------------------------------------------
+
+class _Obj(dict):
+    """A JSON object that remembers a key given twice (json keeps the last silently)."""
+    twice = None
+
+
+def _pairs(pairs):
+    o = _Obj()
+    for k, v in pairs:
+        if k in o and o.twice is None:
+            o.twice = (k, o[k], v)
+        o[k] = v
+    return o
+
+
+@dataclass(frozen=True)
+class TorchKernel:
+    """A kernel event (``cat == "kernel"``) as checked: its time in seconds (>= 0) and
+    the ``External id`` of the operator call that launched it."""
+
+    index: int
+    name: str
+    seconds: float
+    ext: int | None
+
+
+@dataclass(frozen=True)
+class TorchOp:
+    """An operator event (``cat == "cpu_op"``) as checked: ``dims`` one entry per input
+    (a shape, a list of shapes for a TensorList, or () for a non-tensor), ``types`` its
+    ``Input type``, ``concrete`` its ``Concrete Inputs`` (text, parsed by the op that
+    needs them)."""
+
+    index: int
+    name: str
+    ts: float
+    ext: int | None
+    dims: tuple
+    types: tuple
+    concrete: tuple
+
+
+def _in_range(x, lo=None, lo_open=False, hi=None) -> bool:
+    return math.isfinite(x) and (lo is None or (x > lo if lo_open else x >= lo)) and (hi is None or x <= hi)
+
+
+def _number(at, field, v, allowed, **limits):
+    """A JSON number (not a bool) in range, as a float."""
+    try:
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and _in_range(float(v), **limits)
+    except OverflowError:           # an integer past float's range
+        ok = False
+    if not ok:
+        raise ValueError(f"{at}: {field} = {_show(v)}: {allowed}")
+    return float(v)
+
+
+def _ext(at, args):
+    v = args.get("External id")
+    if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
+        raise ValueError(f"{at}: args.External id = {_show(v)}: an integer")
+    return v
+
+
+def _args(at, e):
+    a = e.get("args", {})
+    if not isinstance(a, dict):
+        raise ValueError(f"{at}: args = {_show(a)}: an object")
+    if getattr(a, "twice", None):
+        k, v1, v2 = a.twice
+        raise ValueError(f"{at}: args.{k} is given twice ({_show(v1, 20)}, then {_show(v2, 20)}); "
+                         "one value a key")
+    return a
+
+
+def _torch_kernel(path, i, e) -> TorchKernel:
+    name = e.get("name")
+    if not isinstance(name, str):
+        raise ValueError(f"{path}: event {i} (a kernel): name = {_show(name)}: a string")
+    at = f"{path}: event {i}, kernel {_show(name, 60)}"
+    a = _args(at, e)
+    if "dur" not in e:
+        raise ValueError(f"{at}: no dur (its duration in microseconds)")
+    us = _number(at, "dur", e["dur"], f"a duration is a finite number of microseconds, >= 0 "
+                 f"and at most a day ({MAX_SECONDS * 1e6:.4g})", lo=0, hi=MAX_SECONDS * 1e6)
+    return TorchKernel(i, name, us * 1e-6, _ext(at, a))
+
+
+def _is_size(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def _shape(at, field, v, nested=True):
+    """A shape (a list of sizes: integers >= 0), a TensorList's list of shapes, or ()
+    for an operand with no tensor."""
+    if not isinstance(v, list):
+        raise ValueError(f"{at}: {field} = {_show(v)}: a shape (a list of sizes)")
+    if nested and v and all(isinstance(x, list) for x in v):      # a TensorList
+        return tuple(_shape(at, f"{field}[{j}]", x, nested=False) for j, x in enumerate(v))
+    for j, x in enumerate(v):
+        if not _is_size(x):
+            raise ValueError(f"{at}: {field}[{j}] = {_show(x)}: a size is an integer >= 0")
+    return tuple(v)
+
+
+def _strings(at, field, v):
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ValueError(f"{at}: {field} = {_show(v)}: a list of strings")
+    return tuple(v)
+
+
+def _torch_op(path, i, e) -> TorchOp:
+    name = e.get("name")
+    if not isinstance(name, str):
+        raise ValueError(f"{path}: event {i} (an operator): name = {_show(name)}: a string")
+    at = f"{path}: event {i}, operator {_show(name, 60)}"
+    a = _args(at, e)
+    ts = _number(at, "ts", e.get("ts"), "a finite number (its start in microseconds)")
+    dims = a.get("Input Dims", [])
+    if not isinstance(dims, list):
+        raise ValueError(f"{at}: args.Input Dims = {_show(dims)}: a list, one shape per input")
+    dims = tuple(_shape(at, f"args.Input Dims[{j}]", d) for j, d in enumerate(dims))
+    return TorchOp(i, name, ts, _ext(at, a), dims,
+                   _strings(at, "args.Input type", a.get("Input type", [])),
+                   _strings(at, "args.Concrete Inputs", a.get("Concrete Inputs", [])))
+
+
+def _torch_events(path, text):
+    """The checked kernels and operator calls of a PyTorch profiler Chrome trace."""
+    try:
+        doc = json.loads(text, object_pairs_hook=_pairs)
     except RecursionError:
         raise ValueError(f"{path}: not a trace (JSON nested too deep)") from None
     except ValueError as e:
         raise ValueError(f"{path}: not valid JSON ({str(e)[:120]})") from None
     events = doc.get("traceEvents") if isinstance(doc, dict) else None
     if not isinstance(events, list):
-        raise ValueError(f"{path}: no traceEvents list (a PyTorch profiler Chrome trace has one)")
-    ops = {}
-    for e in events:
-        if isinstance(e, dict) and e.get("cat") == "cpu_op":
-            ext = (e.get("args") or {}).get("External id")
-            if ext is not None:
-                ops.setdefault(ext, []).append(e)
-    out = []
-    for e in events:
-        if not isinstance(e, dict) or e.get("cat") != "kernel":
+        raise ValueError(f"{path}: no traceEvents list (a PyTorch profiler Chrome trace is a JSON "
+                         "object with one)")
+    kernels, ops = [], []
+    for i, e in enumerate(events):
+        if not isinstance(e, dict):
+            raise ValueError(f"{path}: event {i} = {_show(e)}: an object")
+        cat = e.get("cat")
+        if cat not in ("kernel", "cpu_op"):
             continue
-        args = e.get("args") or {}
-        ext = args.get("External id")
-        kind, op, source = "other", None, ""
-        for c in sorted(ops.get(ext, []), key=lambda o: -float(o.get("ts", 0))):   # innermost first
-            a = c.get("args") or {}
-            k, o = op_of(c.get("name", ""), a.get("Input Dims") or [], a.get("Concrete Inputs") or [])
-            if o is not None or k != "other":
-                kind, op, source = k, o, c.get("name", "")
+        if e.twice:
+            k, v1, v2 = e.twice
+            raise ValueError(f"{path}: event {i}, {'kernel' if cat == 'kernel' else 'operator'} "
+                             f"{_show(e.get('name'), 60)}: {k} is given twice ({_show(v1, 20)}, then "
+                             f"{_show(v2, 20)}); one value a key")
+        (kernels if cat == "kernel" else ops).append(
+            _torch_kernel(path, i, e) if cat == "kernel" else _torch_op(path, i, e))
+    return kernels, ops
+
+
+def _sizes(d):
+    """An operand's shape as a list, or [] where it is no single tensor (a scalar, a
+    TensorList)."""
+    return list(d) if all(isinstance(x, int) for x in d) else []
+
+
+def _prod(xs):
+    return math.prod(xs) if xs else 0
+
+
+def _ints(c, j):
+    """``Concrete Inputs[j]`` as a list of integers (``"[1, 1]"``, ``"2"`` or ``""``)."""
+    text = c[j].strip().strip("[]() ") if j < len(c) else ""
+    out = []
+    for x in text.split(",") if text else []:
+        x = x.strip()
+        if not (x.lstrip("-").isdigit() and x.isascii()):
+            raise ValueError(f"args.Concrete Inputs[{j}] = {_show(c[j])}: integers, as '[1, 1]'")
+        out.append(int(x))
+    return out
+
+
+def _flag(c, j):
+    v = c[j].strip() if j < len(c) else ""
+    if v not in ("", "True", "False", "1", "0"):
+        raise ValueError(f"args.Concrete Inputs[{j}] = {_show(c[j])}: True or False")
+    return v in ("True", "1")
+
+
+_CONV = ("cudnn_convolution", "convolution", "_convolution", "conv2d")
+_TRANSPOSED = ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cudnn_convolution_transpose",
+               "miopen_convolution_transpose", "slow_conv_transpose2d", "slow_conv_transpose3d")
+
+
+def op_of(name: str, dims, concrete=(), types=()):
+    """(kind, workloads.ir op or None, note) of a PyTorch operator call: ``dims`` its
+    ``Input Dims``, ``concrete`` its ``Concrete Inputs``, ``types`` its ``Input type``.
+    The op's dtype is its first input's (``float`` fp32, ``double`` fp64, ``c10::Half``
+    fp16, ``c10::BFloat16`` bf16, ``signed char`` int8; fp32 where the trace records no
+    type). A call of a known kind that no op describes (another dtype, a transposed or
+    dilated convolution, an empty tensor) is (kind, None, why). A ValueError names the
+    ``args`` field at fault."""
+    from workloads.ir import BatchNorm, Conv2d, Elementwise, Gemm, Pool2d
+    d = [_sizes(x) for x in dims]
+    c = list(concrete)
+    n = name.split("::")[-1].rstrip("_")
+    kind, make = "other", None
+    if n in _TRANSPOSED:
+        return "convolution", None, "a transposed convolution (workloads.ir's Conv2d is a forward one)"
+    if n in _CONV and len(d) > 1 and len(d[0]) == 4 and len(d[1]) == 4:
+        if n == "cudnn_convolution":        # input, weight, padding, stride, dilation, groups
+            pad, stride, dil, groups = _ints(c, 2), _ints(c, 3), _ints(c, 4), _ints(c, 5)
+        elif n == "conv2d":                 # input, weight, bias, stride, padding, dilation, groups
+            stride, pad, dil, groups = _ints(c, 3), _ints(c, 4), _ints(c, 5), _ints(c, 6)
+        else:                               # input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+            if _flag(c, 6):
+                return "convolution", None, "a transposed convolution (workloads.ir's Conv2d is a forward one)"
+            stride, pad, dil, groups = _ints(c, 3), _ints(c, 4), _ints(c, 5), _ints(c, 8)
+        if any(x != 1 for x in dil or [1]):
+            return "convolution", None, f"a dilated convolution (dilation {dil}; workloads.ir's Conv2d has none)"
+        (N, C, H, W), (K, Cg, R, S) = d[0], d[1]
+        stride, pad, g = (stride or [1])[0], (pad or [0])[0], (groups or [1])[0]
+        kind = "convolution"
+
+        def make(dtype):
+            return Conv2d(name=name, N=N, C=C, H=H, W=W, K=K, R=R, S=S, stride=stride, padding=pad,
+                          groups=g if C == Cg * g else 1, dtype=dtype)
+    elif n in ("addmm", "mm", "matmul", "linear") and len(d) > 1:
+        kind = "gemm"
+        mnk = None
+        if n == "addmm" and len(d) > 2 and len(d[1]) == 2 and len(d[2]) == 2:
+            mnk = (d[1][0], d[2][1], d[1][1])
+        elif n == "linear" and len(d[0]) >= 2 and len(d[1]) == 2:
+            mnk = (_prod(d[0][:-1]), d[1][0], d[1][1])
+        elif len(d[0]) == 2 and len(d[1]) == 2:
+            mnk = (d[0][0], d[1][1], d[0][1])
+        if mnk is not None:
+            def make(dtype):
+                return Gemm(name=name, M=mnk[0], N=mnk[1], K=mnk[2], dtype=dtype)
+    elif n in ("cudnn_batch_norm", "batch_norm", "native_batch_norm",
+               "_native_batch_norm_legit_no_training") and d and len(d[0]) == 4:
+        kind = "normalization"
+
+        def make(dtype):
+            N, C, H, W = d[0]
+            return BatchNorm(name=name, N=N, C=C, H=H, W=W, dtype=dtype)
+    elif n in ("max_pool2d_with_indices", "max_pool2d") and d and len(d[0]) == 4:
+        kind = "pooling"
+        k, s, p = _ints(c, 1) or [1], _ints(c, 2), _ints(c, 3)
+
+        def make(dtype):
+            N, C, H, W = d[0]
+            return Pool2d(name=name, N=N, C=C, H=H, W=W, R=k[0], S=k[-1], stride=(s or k)[0],
+                          padding=(p or [0])[0], mode="max", dtype=dtype)
+    elif n in ("mean", "adaptive_avg_pool2d", "_adaptive_avg_pool2d") and d and len(d[0]) == 4:
+        kind = "pooling"
+
+        def make(dtype):
+            N, C, H, W = d[0]
+            return Pool2d(name=name, N=N, C=C, H=H, W=W, R=H, S=W, mode="avg", dtype=dtype)
+    elif n in ("relu", "clamp_min", "threshold", "sigmoid", "add", "mul", "sub", "hardtanh") and d and d[0]:
+        kind = "elementwise"
+        op = {"relu": "relu", "clamp_min": "relu", "threshold": "relu", "hardtanh": "relu",
+              "sigmoid": "sigmoid"}.get(n, "add")
+        if op == "add" and (len(d) < 2 or d[1] != d[0]):
+            op = "relu"                       # a scalar operand: one input read
+
+        def make(dtype):
+            return Elementwise(name=name, n=_prod(d[0]), op=op, dtype=dtype)
+    elif n in ("copy", "contiguous", "clone", "to", "_to_copy") and d and d[0]:
+        kind = "copy"
+
+        def make(dtype):
+            return Elementwise(name=name, n=_prod(d[0]), op="copy", dtype=dtype)
+    if make is None:
+        return kind, None, ""
+    t = types[0] if types else ""
+    if t not in TORCH_DTYPES and t not in _NOT_TENSORS:
+        from workloads.ir import DTYPES
+        return kind, None, (f"{t} data (workloads.ir's dtypes: {', '.join(DTYPES)}; PyTorch's "
+                            f"{', '.join(TORCH_DTYPES)})")
+    if any(0 in x for x in d if x):
+        return kind, None, "an empty tensor (a size of 0)"
+    try:
+        return kind, make(TORCH_DTYPES.get(t, "fp32")), ""
+    except ValueError as e:
+        raise ValueError(f"its inputs make no {kind} op ({e}); args.Input Dims = "
+                         f"{_show([list(x) for x in dims], 80)}") from None
+
+
+def read_torch(path) -> list:
+    """The kernels of a PyTorch profiler Chrome trace, each joined to its operator."""
+    return _read_torch(path, _text(path))
+
+
+def _read_torch(path, text) -> list:
+    kernels, calls = _torch_events(path, text)
+    ops = {}
+    for c in calls:
+        if c.ext is not None:
+            ops.setdefault(c.ext, []).append(c)
+    out = []
+    for k in kernels:
+        kind, op, source, note = "other", None, "", ""
+        for c in sorted(ops.get(k.ext, []), key=lambda o: -o.ts):        # innermost first
+            try:
+                ck, co, cn = op_of(c.name, c.dims, c.concrete, c.types)
+            except ValueError as e:
+                raise ValueError(f"{path}: event {c.index}, operator {_show(c.name, 60)}: {e}") from None
+            if co is not None or ck != "other":
+                kind, op, source, note = ck, co, c.name, cn
                 break
-            source = source or c.get("name", "")
-        try:
-            sec = float(e["dur"]) * 1e-6
-        except (KeyError, TypeError, ValueError):
-            raise ValueError(f"{path}: kernel {str(e.get('name'))[:60]!r} has no duration") from None
-        out.append(Kernel(str(e.get("name", "")), sec, op, kind, source, ext))
+            source = source or c.name
+        out.append(Kernel(k.name, k.seconds, op, kind, source, k.ext, note=note))
     if not out:
         raise ValueError(f"{path}: no GPU kernels (profile with ProfilerActivity.CUDA)")
     return out
 
 
+# --- Nsight Compute raw CSVs ---------------------------------------------------------------
+
 _TIME_UNITS = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0, "ns": 1e-9, "us": 1e-6,
                "ms": 1e-3, "s": 1.0}
+#: the units ncu writes for counts: bytes and instructions with an optional prefix, a
+#: percentage, or none
+_COUNT_UNITS = {f"{p}{u}": s for p, s in (("", 1.0), ("K", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12))
+                for u in ("byte", "B", "inst")} | {"": 1.0, "%": 1.0}
 NCU_COUNTERS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
                 "smsp__inst_executed.sum")
 
 
-def _unit_scale(unit: str) -> float:
-    """ncu's units: byte and inst with an optional K, M or G; anything else as written."""
-    if unit and unit[0] in "KMG" and unit[1:] in ("byte", "inst", "B"):
-        return {"K": 1e3, "M": 1e6, "G": 1e9}[unit[0]]
-    return 1.0
+def _csv_number(at, field, v, allowed, **limits):
+    """A CSV field's number (ncu writes 54,848) in range, as a float."""
+    try:
+        x = float(v.replace(",", ""))
+    except ValueError:
+        x = math.nan
+    if not _in_range(x, **limits):
+        raise ValueError(f"{at}: {field} = {_show(v)}: {allowed}")
+    return x
 
 
 def read_ncu(path, metrics=NCU_COUNTERS) -> list:
     """The kernels of an Nsight Compute raw CSV: time and, where present, ``metrics``."""
-    rows = [r for r in csv.reader(Path(path).read_text(errors="replace").splitlines()) if r]
-    if len(rows) < 3 or "Kernel Name" not in rows[0] or "gpu__time_duration.sum" not in rows[0]:
-        raise ValueError(f"{path}: not an Nsight Compute raw CSV (needs Kernel Name and "
-                         "gpu__time_duration.sum; ncu --csv --page raw)")
-    head, units = rows[0], rows[1]
+    return _read_ncu(path, _text(path), metrics)
+
+
+def _read_ncu(path, text, metrics=NCU_COUNTERS) -> list:
+    try:
+        rows = list(_csv_rows(text))
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    need = ("ID", "Kernel Name", "gpu__time_duration.sum")
+    if not rows or not set(need) <= set(rows[0][1]):
+        raise ValueError(f"{path}: not an Nsight Compute raw CSV (its header needs "
+                         f"{', '.join(need)}; ncu --csv --page raw)")
+    (hline, head), units = rows[0], (rows[1] if len(rows) > 1 else (None, None))
+    for h in need + tuple(metrics):
+        if head.count(h) > 1:
+            raise ValueError(f"{path} line {hline}: column {h!r} appears {head.count(h)} times")
+    if units[1] is None or len(units[1]) != len(head):
+        raise ValueError(f"{path} line {units[0] or hline + 1}: the units row has "
+                         f"{len(units[1] or [])} fields; the header has {len(head)}")
+    uline, units = units
     col = {h: i for i, h in enumerate(head)}
     t = col["gpu__time_duration.sum"]
+    scale = _TIME_UNITS.get(units[t])
+    if scale is None:
+        raise ValueError(f"{path} line {uline}: gpu__time_duration.sum in {_show(units[t])}; allowed: "
+                         f"{', '.join(_TIME_UNITS)}")
+    wanted = [m for m in metrics if m in col]
+    for m in wanted:
+        if units[col[m]] not in _COUNT_UNITS:
+            raise ValueError(f"{path} line {uline}: {m} in {_show(units[col[m]])}; allowed: "
+                             f"{', '.join(repr(u) for u in _COUNT_UNITS)}")
     out = []
-    for r in rows[2:]:
-        if len(r) != len(head) or r[0] == "ID":
+    for line, r in rows[2:]:
+        if r == head:                      # ncu repeats its header for each process
             continue
-        unit = _TIME_UNITS.get(units[t])
-        if unit is None:
-            raise ValueError(f"{path}: gpu__time_duration.sum in {units[t]!r}; allowed: "
-                             f"{', '.join(_TIME_UNITS)}")
+        if len(r) != len(head):
+            raise ValueError(f"{path} line {line}: {len(r)} fields; the header has {len(head)}")
+        at = f"{path} line {line}, kernel {_show(r[col['Kernel Name']], 60)}"
+        sec = _csv_number(at, "gpu__time_duration.sum", r[t], f"a duration in {units[t]}: a finite "
+                          f"number >= 0, at most a day", lo=0, hi=MAX_SECONDS / scale) * scale
         counters = {}
-        for key in metrics:
-            if key in col and r[col[key]] not in ("", "n/a"):
-                try:
-                    counters[key] = float(r[col[key]].replace(",", "")) * _unit_scale(units[col[key]])
-                except ValueError:
-                    raise ValueError(f"{path}: {key} = {r[col[key]][:30]!r} is not a number") from None
-        out.append(Kernel(r[col["Kernel Name"]], float(r[t].replace(",", "")) * unit,
-                          counters=counters, source="ncu", group=("ncu", len(out))))
+        for m in wanted:
+            v = r[col[m]]
+            if v.strip() not in ("", "n/a"):
+                counters[m] = _csv_number(at, m, v, f"a count in {units[col[m]] or 'units'}: a finite "
+                                          "number >= 0 (or n/a)", lo=0) * _COUNT_UNITS[units[col[m]]]
+        out.append(Kernel(r[col["Kernel Name"]], sec, counters=counters, source="ncu",
+                          group=("ncu", len(out))))
     if not out:
         raise ValueError(f"{path}: no kernel rows")
     return out
 
 
+# --- plain CSVs ------------------------------------------------------------------------------
+
 def read_plain(path) -> list:
     """A hand-written CSV: name, op (a workload spec), seconds."""
+    return _read_plain(path, _text(path))
+
+
+def _read_plain(path, text) -> list:
     import workloads
-    rows = list(csv.DictReader(Path(path).read_text(errors="replace").splitlines()))
-    if not rows or not {"name", "op", "seconds"} <= set(rows[0]):
+    try:
+        rows = list(_csv_rows(text))
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    head = [h.strip() for h in rows[0][1]] if rows else []
+    if not {"name", "op", "seconds"} <= set(head):
         raise ValueError(f"{path}: a plain trace has the header name,op,seconds")
+    col = {h: head.index(h) for h in ("name", "op", "seconds")}
     out = []
-    for i, r in enumerate(rows, start=2):
+    for i, r in rows[1:]:
+        if len(r) != len(head):
+            raise ValueError(f"{path} line {i}: {len(r)} fields; the header {','.join(head)[:60]} has "
+                             f"{len(head)}")
+        at = f"{path} line {i}"
+        sec = _csv_number(at, "seconds", r[col["seconds"]],
+                          "must be a positive finite number, at most a day", lo=0, lo_open=True,
+                          hi=MAX_SECONDS)
         try:
-            sec = float(r["seconds"])
-        except (TypeError, ValueError):
-            raise ValueError(f"{path} line {i}: seconds = {str(r['seconds'])[:30]!r} is not a "
-                             "number") from None
-        if not sec > 0 or sec == float("inf"):
-            raise ValueError(f"{path} line {i}: seconds = {sec!r}: must be a positive finite number")
-        try:
-            net = workloads.resolve(r["op"])
+            net = workloads.resolve(r[col["op"]])
         except ValueError as e:
-            raise ValueError(f"{path} line {i}: op: {e}") from None
+            raise ValueError(f"{at}: op: {e}") from None
         if len(net.ops) != 1:
-            raise ValueError(f"{path} line {i}: op {r['op'][:40]!r} is a network; give one op")
+            raise ValueError(f"{at}: op {r[col['op']][:40]!r} is a network; give one op")
         op = net.ops[0]
         kind = {"conv2d": "convolution", "gemm": "gemm", "elementwise": "elementwise",
                 "pool2d": "pooling", "batchnorm": "normalization"}.get(op.kind, "other")
-        out.append(Kernel(r["name"], sec, op, kind, "csv", ("csv", i)))
+        out.append(Kernel(r[col["name"]], sec, op, kind, "csv", ("csv", i)))
+    if not out:
+        raise ValueError(f"{path}: no rows under the header name,op,seconds")
     return out
 
 
 def read(path) -> list:
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"path={str(path)!r}: no such file")
-    if p.suffix.lower() == ".json":
-        return read_torch(p)
-    head = p.read_text(errors="replace")[:4096]
-    return read_ncu(p) if "Kernel Name" in head else read_plain(p)
+    """The kernels of a trace, its kind (PyTorch profiler JSON, Nsight Compute raw CSV or
+    plain CSV) read from its content, whatever its name."""
+    text = _text(path)
+    kind = kind_of(path, text)
+    return {"torch": _read_torch, "ncu": _read_ncu, "plain": _read_plain}[kind](path, text)
 
 
 def check(hw, kernels, precision: str = "fp32") -> dict:
     """Each kernel against its op's bound: {"kernels": rows, "by_kind": totals,
-    "mapped_fraction", "faster_than_bound", "total_seconds"}."""
+    "mapped_fraction", "faster_than_bound", "total_seconds"}.
+
+    ``precision`` is the arithmetic of the fp32 ops: ``fp32`` or ``tf32`` (fp32 data on
+    TF32 tensor cores); an op of another dtype (fp64, fp16, bf16, int8) is held to its own
+    dtype's peak. A kernel of zero seconds (a profiler may round one to 0) is kept: it
+    has no achieved rates, and it is faster than its bound wherever its op needs time."""
     from .roofline import bound
+    if precision not in ("fp32", "tf32"):
+        raise ValueError(f"precision={precision!r}: the arithmetic of the trace's fp32 ops, fp32 or "
+                         "tf32 (fp32 data on TF32 tensor cores); an op of another dtype is held to "
+                         "its own dtype's peak")
+    allowed = hw.peak_rates().supported()
     groups = {}
     for k in kernels:
         groups.setdefault(k.group if k.group is not None else id(k), []).append(k)
@@ -247,11 +604,18 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
     for ks in groups.values():
         op = ks[0].op
         total = sum(k.seconds for k in ks)
-        b = bound(hw, op.with_dtype("fp32") if op.dtype != "fp32" else op, precision, l2_warm=True) \
-            if op is not None else None
+        b = None
+        if op is not None:
+            prec = precision if op.dtype == "fp32" else op.dtype
+            if prec not in allowed:
+                raise ValueError(f"kernel {ks[0].name[:60]!r} ({ks[0].source or ks[0].kind}) is {op.dtype} "
+                                 f"data, and hw {hw.name!r} has no {prec} peak; it has: "
+                                 f"{', '.join(allowed)}")
+            b = bound(hw, op, prec, l2_warm=True)
         for k in ks:
             row = {"name": k.name, "seconds": k.seconds, "op": ks[0].kind if op is not None else "other",
                    "source": k.source, "shape": op.describe() if op is not None else None,
+                   "dtype": op.dtype if op is not None else None, "note": k.note or None,
                    "flops": None, "compulsory_bytes": None, "bound_seconds": None,
                    "fraction_of_roof": None, "achieved_flop_per_s": None,
                    "achieved_bytes_per_s": None, "faster_than_bound": False}
@@ -265,10 +629,12 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
                 row["faster_than_bound"] = bool(total < b.seconds * (1 - 1e-9))
             elif "dram__bytes_read.sum" in k.counters:
                 moved = k.counters["dram__bytes_read.sum"] + k.counters.get("dram__bytes_write.sum", 0.0)
-                row.update(compulsory_bytes=None, achieved_bytes_per_s=moved / k.seconds,
-                           bound_seconds=moved / dram_bw, fraction_of_roof=moved / dram_bw / k.seconds,
-                           faster_than_bound=bool(moved / k.seconds > dram_bw * (1 + 1e-9)),
-                           limiter="dram (counted bytes)")
+                fast = moved / k.seconds > dram_bw * (1 + 1e-9) if k.seconds > 0 else moved > 0
+                row.update(compulsory_bytes=None,
+                           achieved_bytes_per_s=moved / k.seconds if k.seconds > 0 else None,
+                           bound_seconds=moved / dram_bw,
+                           fraction_of_roof=moved / dram_bw / k.seconds if k.seconds > 0 else None,
+                           faster_than_bound=bool(fast), limiter="dram (counted bytes)")
             rows.append(row)
     total = sum(r["seconds"] for r in rows)
     mapped = sum(r["seconds"] for r in rows if r["shape"] is not None)

@@ -27,9 +27,9 @@ def add_check(sub):
                    help="a PyTorch profiler Chrome trace (.json), an Nsight Compute raw CSV, or a "
                         "CSV with the header name,op,seconds")
     p.add_argument("--precision", choices=("fp32", "tf32"),
-                   help="the arithmetic the kernels used: fp32 (the default) or tf32 (fp32 data "
-                        "on TF32 tensor cores); every op read from a trace is fp32 data, so "
-                        "fp16, bf16 and int8 kernels cannot be described yet")
+                   help="the arithmetic of the trace's fp32 ops: fp32 (the default) or tf32 "
+                        "(fp32 data on TF32 tensor cores); an op of another dtype read from the "
+                        "trace (fp64, fp16, bf16, int8) is held to its own dtype's peak")
     add_outputs(p, plot="the kernels on the roofline")
     p.set_defaults(func=run)
 
@@ -49,7 +49,7 @@ def run(args):
           f"{tot * 1e3:.3f} ms of GPU time; {doc['mapped_fraction']:.1%} of it mapped to ops")
     rows = [[k, v["kernels"], v["seconds"] * 1e3, v["seconds"] / tot if tot else 0,
              v["bound_seconds"] * 1e3 if v["bound_seconds"] else "-",
-             v["bound_seconds"] / v["seconds"] if v["bound_seconds"] else "-"]
+             v["bound_seconds"] / v["seconds"] if v["bound_seconds"] and v["seconds"] else "-"]
             for k, v in sorted(doc["by_kind"].items(), key=lambda kv: -kv[1]["seconds"])]
     print(format_table(["op", "kernels", "ms", "share", "bound ms", "fraction of roof"], rows,
                        right=[False, True, True, True, True, True]))
@@ -59,6 +59,12 @@ def run(args):
         print(f"not mapped to an op: {len(unmapped)} kernels, {share:.1%} of GPU time"
               + (" (kept: " + "; ".join(r["name"][:50] for r in unmapped[:5])
                  + (" ..." if len(unmapped) > 5 else "") + ")"))
+        why = {}
+        for r in unmapped:
+            if r["note"]:
+                why[r["note"]] = why.get(r["note"], 0) + 1
+        for note, n in why.items():
+            print(f"  {n} of them: {note}")
     bad = [r for r in doc["kernels"] if r["faster_than_bound"]]
     print(f"faster than their bound: {len(bad)}"
           + ("".join(f"\n  {r['name'][:60]}  {r['shape'] or ''}  {r['seconds'] * 1e6:.2f} us < "
