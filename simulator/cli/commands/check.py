@@ -45,7 +45,9 @@ def run(args):
     doc = check(hw, read(args.trace), precision)
     doc = {"trace": args.trace, "hw": hw.name, "precision": precision, **doc}
     tot = doc["total_seconds"]
-    print(f"{args.trace} on {hw.name} ({precision}): {len(doc['kernels'])} kernels, "
+    others = sorted({r["dtype"] for r in doc["kernels"] if r["dtype"] not in (None, "fp32")})
+    label = precision + "".join(f", {d} ops at {d}" for d in others)
+    print(f"{args.trace} on {hw.name} ({label}): {len(doc['kernels'])} kernels, "
           f"{tot * 1e3:.3f} ms of GPU time; {doc['mapped_fraction']:.1%} of it mapped to ops")
     rows = [[k, v["kernels"], v["seconds"] * 1e3, v["seconds"] / tot if tot else 0,
              v["bound_seconds"] * 1e3 if v["bound_seconds"] else "-",
