@@ -176,6 +176,9 @@ def test_a_key_given_twice_is_refused(tmp_path):
     with pytest.raises(ValueError, match=rf"event {CONV_K}, kernel 'void implicit.*: dur is given twice "
                                          r"\(36.2, then -200\)"):
         read(p)
+    p.write_text('{"traceEvents": [], "traceEvents": []}')
+    with pytest.raises(ValueError, match="traceEvents is given twice"):
+        read(p)
     p = _torch(tmp_path, _set(CONV_OP, ["args", "Input Dims"], "@D@"))
     p.write_text(p.read_text().replace('"Input Dims": "@D@"', '"Input Dims": [], "Input Dims": [[1]]'))
     with pytest.raises(ValueError, match=r"operator 'aten::cudnn_convolution': args.Input Dims is given twice"):

@@ -18,7 +18,16 @@ The bound is ``roofline.bound`` with the op's buffers allowed to start in the L2
 least any run of it can take): a kernel faster than it is flagged -- an error in the
 trace, the shapes or the hardware model. Several kernels of one operator share its op:
 each gets the op's bound in proportion to its time. Kernels that map to no op are kept,
-listed with their share of GPU time.
+listed with their share of GPU time, with a note where a kernel of a known kind maps to
+no op (another dtype, a transposed or dilated convolution, an empty tensor).
+
+Each input kind has one schema, checked on load (``read`` picks the kind from the
+content: a JSON object with ``traceEvents``, an ncu header with ``ID`` and ``Kernel
+Name``, or the header ``name,op,seconds``): times finite, >= 0 (plain CSVs: > 0) and at
+most :data:`MAX_SECONDS`; sizes integers >= 0; byte counts finite and >= 0; no key twice
+in a JSON object read. A kernel of 0 s (a profiler's rounding) is kept and divides
+nothing. Errors name the file, the record (event index and name, or CSV line), the
+field, its value and what is allowed.
 """
 from __future__ import annotations
 
@@ -276,6 +285,8 @@ def _torch_events(path, text):
     except ValueError as e:
         raise ValueError(f"{path}: not valid JSON ({str(e)[:120]})") from None
     events = doc.get("traceEvents") if isinstance(doc, dict) else None
+    if isinstance(doc, dict) and doc.twice and doc.twice[0] == "traceEvents":
+        raise ValueError(f"{path}: traceEvents is given twice; one list of events")
     if not isinstance(events, list):
         raise ValueError(f"{path}: no traceEvents list (a PyTorch profiler Chrome trace is a JSON "
                          "object with one)")

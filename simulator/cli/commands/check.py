@@ -13,7 +13,7 @@ NEEDS = ()
 FLAG_OF = {"path": "trace"}      # the library's argument -> this command's option
 
 DESCRIPTION = (
-    "Read a PyTorch profiler Chrome trace (.json, record_shapes=True), an Nsight Compute raw "
+    "Read a PyTorch profiler Chrome trace (JSON, record_shapes=True), an Nsight Compute raw "
     "CSV or a plain CSV (name,op,seconds with op a workload spec), map each GPU kernel to the "
     "op it computes, and hold its time to that op's roofline bound on --hw: achieved FLOP/s "
     "and bytes/s, the fraction of the roof, and a flag where it is faster than its bound. "
@@ -24,8 +24,8 @@ def add_check(sub):
     p = sub.add_parser("check", help=BY_NAME["check"].help, description=DESCRIPTION)
     add_hw(p)
     p.add_argument("--trace", required=True, metavar="FILE",
-                   help="a PyTorch profiler Chrome trace (.json), an Nsight Compute raw CSV, or a "
-                        "CSV with the header name,op,seconds")
+                   help="a PyTorch profiler Chrome trace (JSON), an Nsight Compute raw CSV, or a "
+                        "CSV with the header name,op,seconds (the kind read from its content)")
     p.add_argument("--precision", choices=("fp32", "tf32"),
                    help="the arithmetic of the trace's fp32 ops: fp32 (the default) or tf32 "
                         "(fp32 data on TF32 tensor cores); an op of another dtype read from the "
