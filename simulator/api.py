@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from simulator import arguments as arg
 from simulator.result import Measurement, Result
 
 if TYPE_CHECKING:
@@ -48,7 +49,11 @@ def load_hardware(name_or_path, overrides=()):
     1572864
     """
     import hwmodels
-    return hwmodels.with_overrides(hwmodels.get(name_or_path), list(overrides))
+    if isinstance(overrides, str):
+        overrides = [overrides]
+    elif not isinstance(overrides, (list, tuple)):
+        raise TypeError(f"overrides={arg.show(overrides)}: a list of 'FIELD=VALUE' strings")
+    return hwmodels.with_overrides(arg.hardware(name_or_path, arg="name_or_path"), list(overrides))
 
 
 def load_workload(spec: str, batch=None, resolution=None, dtype=None, layout=None):
@@ -60,6 +65,9 @@ def load_workload(spec: str, batch=None, resolution=None, dtype=None, layout=Non
     (106, 'conv1')
     """
     import workloads
+    if not isinstance(spec, str):
+        raise TypeError(f"spec={arg.show(spec)}: a workload string ('resnet50', 'gemm:MxNxK', "
+                        "'conv:n=..,c=..', a topology CSV's path)")
     return workloads.resolve(spec, batch=batch, resolution=resolution, dtype=dtype, layout=layout)
 
 
@@ -81,11 +89,25 @@ def build(hw, kernel: str, **problem):
     ('rows', (4, 4, 1))
     """
     from simulator.simt import api
+    hw = arg.hardware(hw, "simt")
+    if not isinstance(kernel, str):
+        raise TypeError(f"kernel={arg.show(kernel)}: a registered kernel's name (kernels())")
     return api.build(hw, kernel, **problem)
 
 
 def _problem(hw, kernel, problem):
-    return kernel if not isinstance(kernel, str) else build(hw, kernel, **problem)
+    """(hardware, Problem) of a SIMT call: a kernel's name and its ``problem``, or a
+    Problem from :func:`build` (and then no ``problem`` arguments)."""
+    hw = arg.hardware(hw, "simt")
+    if isinstance(kernel, str):
+        return hw, build(hw, kernel, **problem)
+    if not hasattr(kernel, "programs"):
+        raise TypeError(f"kernel={arg.show(kernel)}: a registered kernel's name (kernels()) or "
+                        f"a Problem from build(); not a {type(kernel).__name__}")
+    if problem:
+        raise TypeError(f"{', '.join(problem)}: a Problem from build() takes no problem "
+                        "arguments; give them to build()")
+    return hw, kernel
 
 
 def simulate_simt(hw, kernel, mode: str = "sampled", policy: str = "gto", trace: int = 0,
@@ -99,7 +121,8 @@ def simulate_simt(hw, kernel, mode: str = "sampled", policy: str = "gto", trace:
     True
     """
     from simulator.simt import api
-    return api.simulate(hw, _problem(hw, kernel, problem), mode, policy, trace, l2_warm)
+    hw, prob = _problem(hw, kernel, problem)
+    return api.simulate(hw, prob, mode, policy, arg.integer(trace, "trace", minimum=0), l2_warm)
 
 
 def analytic(hw, kernel, policy: str = "gto", l2_warm: bool = False, **problem) -> Result:
@@ -109,7 +132,8 @@ def analytic(hw, kernel, policy: str = "gto", l2_warm: bool = False, **problem) 
     'issue'
     """
     from simulator.simt import api
-    return api.analytic(hw, _problem(hw, kernel, problem), policy, l2_warm)
+    hw, prob = _problem(hw, kernel, problem)
+    return api.analytic(hw, prob, policy, l2_warm)
 
 
 def predict(hw, kernel, mode: str = "sampled", policy: str = "gto", **problem):
@@ -121,7 +145,8 @@ def predict(hw, kernel, mode: str = "sampled", policy: str = "gto", **problem):
     (True, True)
     """
     from simulator.analysis.compare import predict as _predict
-    return _predict(hw, _problem(hw, kernel, problem), mode, policy)
+    hw, prob = _problem(hw, kernel, problem)
+    return _predict(hw, prob, mode, policy)
 
 
 def simulate_systolic(hw, workload, dataflow=None, mode: str = "default", array=None,
@@ -138,19 +163,11 @@ def simulate_systolic(hw, workload, dataflow=None, mode: str = "default", array=
     ('systolic', True, 1)
     """
     from simulator.systolic.engine import simulate_network
-    net = _network(workload)
-    rows, cols = array if array is not None else (None, None)
+    hw = arg.hardware(hw, "systolic")
+    net = arg.workload(workload)
+    rows, cols = arg.shape(array, "array", 2) if array is not None else (None, None)
     return simulate_network(hw, net, dataflow or getattr(hw, "dataflow", "ws"), mode, rows, cols,
                             stalls=stalls, trace=trace)
-
-
-def _network(workload):
-    from workloads.networks import Network
-    if isinstance(workload, str):
-        return load_workload(workload)
-    if isinstance(workload, Network):
-        return workload
-    return Network(workload.name or workload.kind, (workload,))
 
 
 def roofline(hw, workload, precision: str = "fp32") -> Result:
@@ -163,8 +180,9 @@ def roofline(hw, workload, precision: str = "fp32") -> Result:
     (106, 'compute')
     """
     from simulator.analysis.roofline import bound
-    w = load_workload(workload) if isinstance(workload, str) else workload
-    return bound(hw, w, precision)
+    from workloads.ir import TensorOp
+    w = workload if isinstance(workload, TensorOp) else arg.workload(workload)
+    return bound(arg.hardware(hw), w, precision)
 
 
 def data_movement(hw, workload, onchip_bytes=None) -> list:
@@ -176,7 +194,9 @@ def data_movement(hw, workload, onchip_bytes=None) -> list:
     True
     """
     from simulator.analysis.datamovement import data_movement as dm
-    return dm(hw, _network(workload), onchip_bytes)
+    if onchip_bytes is not None:
+        onchip_bytes = arg.integer(onchip_bytes, "onchip_bytes", minimum=1)
+    return dm(arg.hardware(hw), arg.workload(workload), onchip_bytes)
 
 
 def calibrate(hw, folder):
@@ -188,7 +208,7 @@ def calibrate(hw, folder):
     ['dram.sustained_fraction', 'dram.queue_cycles']
     """
     from simulator.analysis.calibrate import calibrate as cal
-    return cal(hw, folder)
+    return cal(arg.hardware(hw, "simt"), folder)
 
 
 def load_measurements(folder, suite: str):
@@ -217,7 +237,13 @@ def validate(hw, folder, suites=("grid", "gemm", "conv"), engine_budget: float |
     >>> scores["engine"]["n"], scores["analytic"]["n"] == len(rows)
     (0, True)
     """
+    from simulator.analysis.measurements import KERNEL_SUITES
     from simulator.analysis.validate import predict_records, predict_suites, score
+    hw = arg.hardware(hw, "simt")
+    suites = arg.names(suites, "suites", KERNEL_SUITES)
+    if engine_budget is not None:
+        engine_budget = arg.number(engine_budget, "engine_budget", minimum=0)
+    workers, scheduler = arg.workers(workers), arg.scheduler(scheduler)
     files = [load_measurements(folder, suite) for suite in suites]
     if workers == 1 and scheduler is None:
         per = {sf.suite: predict_records(hw, sf, engine_budget, progress) for sf in files}
@@ -245,7 +271,7 @@ def occupancy(hw, block: int, regs: int, smem_bytes: int = 0):
     (4, 32, 'registers')
     """
     from simulator.simt.occupancy import occupancy as occ
-    return occ(hw, block, regs, smem_bytes)
+    return occ(arg.hardware(hw), block, regs, smem_bytes)
 
 
 class WarpInstruction(NamedTuple):
@@ -276,7 +302,14 @@ def warp_instructions(problem, block: int = 0, warp: int = 0, launch: int = -1) 
     """
     import numpy as np
     from simulator.simt import isa, walk
-    prog = problem.programs[launch]
+    if not hasattr(problem, "programs"):
+        raise TypeError(f"problem={arg.show(problem)}: a Problem from build()")
+    n = len(problem.programs)
+    prog = problem.programs[arg.integer(launch, "launch", minimum=-n, maximum=n - 1)]
+    g, b = prog.launch.grid, prog.launch.block
+    blocks, threads = g[0] * g[1] * g[2], b[0] * b[1] * b[2]
+    arg.integer(block, "block", minimum=0, maximum=blocks - 1)
+    arg.integer(warp, "warp", minimum=0, maximum=-(-threads // 32) - 1)
     bases = {name: base for name, base, _ in prog.arrays}
     out = []
     for pc, op, it, addr in walk.warp_stream(prog, block, warp):
@@ -299,8 +332,17 @@ def coalesce(addresses, access_bytes: int = 4, segment_bytes: int = 128) -> list
     >>> [s.tolist() for s in coalesce([[0, 4, 124, 128, -1], [256, 256, -1, -1, -1]])]
     [[0, 1], [2]]
     """
+    import numpy as np
     from simulator.simt.coalescer import segments
-    return segments(addresses, access_bytes, segment_bytes)
+    try:
+        a = np.asarray(addresses)
+    except ValueError:
+        a = None                      # ragged rows
+    if a is None or a.dtype.kind not in "iu" or a.ndim not in (1, 2):
+        raise TypeError(f"addresses={arg.show(addresses)}: integer byte addresses, one row per "
+                        "warp access (a lane per column, -1 for an inactive lane)")
+    return segments(a, arg.integer(access_bytes, "access_bytes", minimum=1),
+                    arg.integer(segment_bytes, "segment_bytes", minimum=1))
 
 
 class Timeline(NamedTuple):
@@ -325,9 +367,13 @@ def timeline(result, launch: int = 0) -> Timeline:
     """
     import numpy as np
     from simulator.simt.isa import OP_NAMES
+    if not isinstance(result, Result):
+        raise TypeError(f"result={arg.show(result)}: the engine's Result (simulate_simt)")
     if result.predictor != "engine" or result.detail is None:
-        raise ValueError("a timeline needs the engine's Result (simulate_simt, full or sampled)")
-    lr = result.detail.launches[launch]
+        raise ValueError("result: a timeline needs the engine's Result (simulate_simt, full or "
+                         f"sampled), not the {result.predictor}'s")
+    n = len(result.detail.launches)
+    lr = result.detail.launches[arg.integer(launch, "launch", minimum=-n, maximum=n - 1)]
     tr = np.asarray(lr.trace).reshape(-1, 6)
     trace = {k: tr[:, i].astype(np.int64) for i, k in enumerate(("cycle", "sm", "scheduler", "block", "warp"))}
     trace["op"] = np.array(OP_NAMES)[tr[:, 5].astype(np.int64)]
@@ -367,7 +413,7 @@ def h2d_seconds(hw, nbytes: int, pinned: bool = False):
     21.8
     """
     from simulator.analysis.datamovement import h2d_seconds as h2d
-    return h2d(nbytes, hw.host_link, pinned)
+    return h2d(arg.integer(nbytes, "nbytes", minimum=0), arg.hardware(hw).host_link, pinned)
 
 
 def validation_rows(hw, suite_file, engine_budget: float | None = None, progress=None) -> list:
@@ -385,7 +431,9 @@ def validation_rows(hw, suite_file, engine_budget: float | None = None, progress
     (40, None, True)
     """
     from simulator.analysis.validate import predict_records
-    return predict_records(hw, suite_file, engine_budget, progress)
+    if engine_budget is not None:
+        engine_budget = arg.number(engine_budget, "engine_budget", minimum=0)
+    return predict_records(arg.hardware(hw, "simt"), suite_file, engine_budget, progress)
 
 
 def validation_scores(rows) -> dict:
@@ -400,8 +448,10 @@ def validation_scores(rows) -> dict:
     >>> s["records"], s["analytic"]["n"], s["faster_than_bound"]
     (40, 40, 0)
     """
-    from simulator.analysis.validate import score
-    return score(rows)
+    from simulator.analysis.validate import ValidationRow, score
+    if not isinstance(rows, (list, tuple)) or not all(isinstance(r, ValidationRow) for r in rows):
+        raise TypeError(f"rows={arg.show(rows)}: a list of ValidationRows (validation_rows())")
+    return score(list(rows))
 
 
 def plan_network(hw, workload: str = "resnet50", batch: int = 1, plan: str = "im2col-nhwc",
@@ -417,9 +467,8 @@ def plan_network(hw, workload: str = "resnet50", batch: int = 1, plan: str = "im
     (107, 'input.to_nhwc', True)
     """
     from simulator.analysis import plan as pl
-    hw = load_hardware(hw) if isinstance(hw, str) else hw
-    if getattr(hw, "family", None) != "simt":
-        raise ValueError(f"hw = {getattr(hw, 'name', hw)!r}: not a SIMT GPU")
+    hw = arg.hardware(hw, "simt")
+    workers = arg.workers(workers)
     if not isinstance(plan, str):
         raise ValueError(f"plan = {plan!r}: a uniform plan's name or a plan file's path")
     net = pl.network(workload, batch)

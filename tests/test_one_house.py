@@ -27,7 +27,8 @@ def _imports(folder):
 PACKAGES = ("hwmodels", "workloads", "simulator")
 # docs/architecture.md's floors, lowest first: a module imports only its own floor and below
 FLOORS = (("hwmodels", "workloads"),
-          ("simulator.result", "simulator.table", "simulator.parallel", "simulator.jit"),
+          ("simulator.result", "simulator.table", "simulator.parallel", "simulator.jit",
+           "simulator.arguments"),
           ("simulator.simt", "simulator.systolic"),
           ("simulator.analysis",),
           ("simulator.measure",),
