@@ -149,33 +149,22 @@ def _distributed(fn, items, results, progress, workers, scheduler, ready=None) -
     quiet = {"logging.distributed": "critical"}
     for name in ("distributed", "bokeh", "tornado"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+    # dask's own config gives some of distributed's loggers a level of their own
+    # ("Couldn't gather 1 keys" from distributed.client as a Ctrl-C stops the workers)
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith("distributed."):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     cluster = None
-    # the workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process group):
-    # this process handles it and stops them; their SIG_IGN survives the exec
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
     import warnings
     try:
         with dask.config.set(quiet), warnings.catch_warnings():
             warnings.simplefilter("ignore")      # a slow start's advice is not the user's
             if scheduler is None:
-                # the workers read their logging config from the environment they start in
-                env = os.environ.get("DASK_LOGGING__DISTRIBUTED")
-                os.environ["DASK_LOGGING__DISTRIBUTED"] = "critical"
-                try:
-                    cluster = LocalCluster(n_workers=workers or default_workers(),
-                                           threads_per_worker=1, processes=True,
-                                           dashboard_address=":0")
-                finally:
-                    if env is None:
-                        os.environ.pop("DASK_LOGGING__DISTRIBUTED", None)
-                    else:
-                        os.environ["DASK_LOGGING__DISTRIBUTED"] = env
+                cluster = _local_cluster(LocalCluster, workers or default_workers())
                 client = Client(cluster)
             else:
-                # Ctrl-C stays live while connecting (only local workers must inherit
-                # SIG_IGN); the connect timeout covers Dask's handshake too, so that a
-                # port that accepts and never answers is an error within seconds
-                signal.signal(signal.SIGINT, old)
+                # the connect timeout covers Dask's handshake too, so that a port that
+                # accepts and never answers is an error within seconds
                 with dask.config.set({"distributed.comm.timeouts.connect": f"{CONNECT_S}s"}):
                     client = _connect(Client, scheduler)
     except SchedulerError:
@@ -185,8 +174,6 @@ def _distributed(fn, items, results, progress, workers, scheduler, ready=None) -
     except (ValueError, TypeError) as e:
         raise ValueError(f"scheduler={str(scheduler)[:80]!r}: not a scheduler address "
                          f"(host:port or tcp://host:port): {e}") from None
-    finally:
-        signal.signal(signal.SIGINT, old)
     done = 0
     futures = []
     if ready is not None:
@@ -206,6 +193,51 @@ def _distributed(fn, items, results, progress, workers, scheduler, ready=None) -
     if cluster is not None:
         cluster.close(timeout=5)
     return done
+
+
+def _local_cluster(LocalCluster, n: int):
+    """A LocalCluster of ``n`` single-threaded worker processes, started so that Ctrl-C
+    still stops this process at once while they start (a second or several) and never
+    reaches them: a terminal's Ctrl-C goes to the whole process group, and the workers,
+    busy inside numba, would die noisily; this process stops them (``_stop``).
+
+    The cluster starts on a thread of its own that blocks SIGINT: the threads it makes
+    and the processes they start inherit that mask (it survives ``exec``), so SIGINT
+    stays pending in the workers for ever, while the kernel hands it to this thread,
+    which takes it as KeyboardInterrupt within a tenth of a second. (Where threads have
+    no signal mask, Windows, SIGINT is ignored while the workers start, as before.)"""
+    import threading
+    settings = dict(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
+    # the workers read their logging config from the environment they start in
+    env = os.environ.get("DASK_LOGGING__DISTRIBUTED")
+    os.environ["DASK_LOGGING__DISTRIBUTED"] = "critical"
+    try:
+        if not hasattr(signal, "pthread_sigmask"):
+            old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                return LocalCluster(**settings)
+            finally:
+                signal.signal(signal.SIGINT, old)
+        box = {}
+
+        def start():
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                box["cluster"] = LocalCluster(**settings)
+            except BaseException as e:  # noqa: BLE001 -- handed to the caller's thread
+                box["error"] = e
+        t = threading.Thread(target=start, name="roofsim-dask-start", daemon=True)
+        t.start()
+        while t.is_alive():
+            t.join(0.1)                  # Ctrl-C: KeyboardInterrupt here, at once
+    finally:
+        if env is None:
+            os.environ.pop("DASK_LOGGING__DISTRIBUTED", None)
+        else:
+            os.environ["DASK_LOGGING__DISTRIBUTED"] = env
+    if "error" in box:
+        raise box["error"]
+    return box["cluster"]
 
 
 class SchedulerError(ValueError):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 
 import hwmodels
@@ -195,3 +196,27 @@ def test_interrupted_before_any_row_still_writes_a_partial_json(tmp_path, capsys
     assert doc == {"plan": "x", "layers": [], "partial": True}
     assert not (tmp_path / "p.csv").exists()
     assert "--csv not written" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("delay", [1.0, 2.5])
+def test_ctrl_c_while_the_dask_workers_start(tmp_path, delay):
+    """SIGINT while a local Dask cluster starts (issue 25, class 7: it used to be ignored
+    there, the run going on to exit 0): the command stops within a second, exit 130, one
+    line; no worker process is left."""
+    p = subprocess.Popen([sys.executable, "-m", "simulator", "plan", "--hw", "h100-sxm",
+                          "--workload", "resnet50", "--batch", "32", "--plan", "im2col-nhwc",
+                          "--mode", "analytic", "--workers", "2", "--json",
+                          str(tmp_path / "p.json")],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    children = psutil.Process(p.pid).children(recursive=True)
+    t0 = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    waited = time.perf_counter() - t0
+    assert p.returncode == 130, (out, err)
+    assert err.strip().endswith("roofsim: interrupted"), err
+    assert "Traceback" not in err and "distributed" not in err
+    assert waited < 1.5
+    gone, alive = psutil.wait_procs(children, timeout=5)
+    assert not alive, alive
