@@ -220,3 +220,19 @@ def test_ctrl_c_while_the_dask_workers_start(tmp_path, delay):
     assert waited < 1.5
     gone, alive = psutil.wait_procs(children, timeout=5)
     assert not alive, alive
+
+
+def test_plan_takes_the_workload_s_batch_where_none_is_typed():
+    """A default is not a value typed (issue 25, class 6): ``plan --workload conv:n=4,...``
+    without --batch runs at batch 4; a typed --batch that disagrees is refused."""
+    conv = "conv:n=4,c=16,h=14,w=14,k=16,r=3,s=3,stride=1,pad=1"
+    out = _roofsim("plan", "--hw", "h100-sxm", "--workload", conv, "--plan", "direct-nchw",
+                   "--mode", "analytic")
+    assert out.returncode == 0, out.stderr
+    assert f"{conv} batch 4 on h100-sxm" in out.stdout
+    bad = _roofsim("plan", "--hw", "h100-sxm", "--workload", conv, "--batch", "2", "--plan",
+                   "direct-nchw", "--mode", "analytic")
+    assert bad.returncode == 2 and "--batch 2 and n=4" in bad.stderr
+    import simulator as rs
+    rows, tot = rs.plan_network("h100-sxm", conv, plan="direct-nchw")
+    assert rows[0]["shape"].startswith("4x16x14x14 -> 16 3x3/1")

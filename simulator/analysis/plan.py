@@ -277,6 +277,11 @@ def network(network_name: str, batch: int):
     return net
 
 
+def batch_of(net) -> int:
+    """The batch a network runs at: its first convolution's (batch norm's, pool's) N."""
+    return next((op.N for op in net.ops if op.kind in ("conv2d", "batchnorm", "pool2d")), 1)
+
+
 def uniform(network_name: str, batch: int, name: str) -> list[LayerPlan]:
     """Every layer of ``network_name`` at ``batch`` under uniform plan ``name`` (one of
     UNIFORM), transforms included."""

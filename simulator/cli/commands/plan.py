@@ -25,7 +25,8 @@ def add_plan(sub):
     p = sub.add_parser("plan", help=BY_NAME["plan"].help, description=DESCRIPTION)
     add_hw(p)
     p.add_argument("--workload", default="resnet50", metavar="NET", help="a network (default resnet50)")
-    p.add_argument("--batch", type=positive_int("batch"), default=1)
+    p.add_argument("--batch", type=positive_int("batch"),
+                   help="batch size (default: the workload's own, 1 for a named network)")
     p.add_argument("--plan", metavar="PLAN",
                    help="direct-nchw, direct-nhwc, im2col-nchw, im2col-nhwc (every convolution so), "
                         "or a plan file (.toml or .json: a default and per-layer exceptions)")
@@ -54,6 +55,7 @@ def run(args):
         raise ValueError("give --plan (a plan to predict) or --oracle FILE (pick the fastest plan "
                          "and write it), one of them")
     net = pl.network(args.workload, args.batch)
+    args.batch = pl.batch_of(net)        # --batch left out: the workload's own
     if args.oracle:
         for opt in ("vs", "plot"):
             if getattr(args, opt):
