@@ -72,6 +72,35 @@ def _dests(parser, argv) -> set:
     return out
 
 
+def _given(parser, argv) -> set:
+    """The option names (dests) typed on the command line, not left at their defaults:
+    ``argv`` parsed again with every default of the chosen command's options replaced by
+    a marker (argparse's own matching: abbreviations, ``--x=v``, groups)."""
+    marker, changed = object(), []
+    # options that add to what they find (--set, counts) start from None: they are given
+    # where anything is there
+    adding = (argparse._AppendAction, argparse._AppendConstAction, argparse._CountAction,
+              argparse._ExtendAction)
+    node = parser
+    while node is not None:
+        nxt = None
+        for a in node._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                nxt = next((a.choices[w] for w in argv if w in a.choices), None)
+            elif a.option_strings and a.dest != "help":
+                changed.append((a, a.default))
+                a.default = None if isinstance(a, adding) else marker
+        node = nxt
+    try:
+        again = parser.parse_args(argv)
+    finally:
+        for a, default in changed:
+            a.default = default
+    adders = {a.dest for a, _ in changed if isinstance(a, adding)}
+    return {k for k, v in vars(again).items()
+            if (v is not None if k in adders else v is not marker)}
+
+
 def main(argv=None) -> int:
     """Run one command; return its exit code (see the module's doc)."""
     loading.ready()
@@ -91,6 +120,7 @@ def main(argv=None) -> int:
         if command:
             aliases = getattr(_module(command), "FLAG_OF", {})
         args = parser.parse_args(argv)
+        args.given = _given(parser, argv)
         refuse_empty_values(args)
         check_policy(args)
         check_outputs(args)          # every output path, before any work

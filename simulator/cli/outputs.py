@@ -14,7 +14,9 @@ def write_outputs(args, rows, to_dict, plot=None):
     if getattr(args, "json", None):
         write_json(args.json, to_dict())
         print(f"wrote {args.json}")
-    if getattr(args, "plot", None) and plot is not None:
+    if getattr(args, "plot", None):
+        if plot is None:      # a command that takes --plot draws it; none may skip it
+            raise RuntimeError(f"--plot {args.plot} was accepted and has nothing to draw")
         plot(args.plot)
         print(f"wrote {args.plot}")
 

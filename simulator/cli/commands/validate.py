@@ -64,6 +64,12 @@ def run_validate(args):
         if alone in suites:
             if len(suites) > 1:
                 raise ValueError(f"--suites {alone}: give it alone (it scores {alone}, not times)")
+            # what only the time suites use: refused, not ignored
+            extra = [o for o in ("engine_budget", "workers", "scheduler", "plot")
+                     if o in args.given]
+            if extra:
+                raise ValueError(f"--{extra[0].replace('_', '-')} applies to the time suites "
+                                 f"(grid, gemm, conv), not to --suites {alone}")
             return fn(args, hw)
     return _times(args, hw, suites)
 
