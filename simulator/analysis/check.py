@@ -34,7 +34,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 KINDS = ("convolution", "gemm", "elementwise", "pooling", "normalization", "copy", "other")
@@ -612,6 +612,9 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
         groups.setdefault(k.group if k.group is not None else id(k), []).append(k)
     dram_bw = hw.memory_levels()[0].bandwidth_bytes_per_s
     rows = []
+    # a trace calls the same few shapes over and over (every step of a training loop):
+    # each shape's bound, FLOPs and bytes computed once (the operator's name aside)
+    memo = {}
     for ks in groups.values():
         op = ks[0].op
         total = sum(k.seconds for k in ks)
@@ -622,7 +625,10 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
                 raise ValueError(f"kernel {ks[0].name[:60]!r} ({ks[0].source or ks[0].kind}) is {op.dtype} "
                                  f"data, and hw {hw.name!r} has no {prec} peak; it has: "
                                  f"{', '.join(allowed)}")
-            b = bound(hw, op, prec, l2_warm=True)
+            key = (replace(op, name=""), prec)
+            if key not in memo:
+                memo[key] = (bound(hw, op, prec, l2_warm=True), op.flops(), op.min_bytes())
+            b, op_flops, op_bytes = memo[key]
         for k in ks:
             row = {"name": k.name, "seconds": k.seconds, "op": ks[0].kind if op is not None else "other",
                    "source": k.source, "shape": op.describe() if op is not None else None,
@@ -632,11 +638,11 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
                    "achieved_bytes_per_s": None, "faster_than_bound": False}
             if b is not None:
                 share = k.seconds / total if total > 0 else 1 / len(ks)
-                row.update(flops=op.flops() * share, compulsory_bytes=op.min_bytes() * share,
+                row.update(flops=op_flops * share, compulsory_bytes=op_bytes * share,
                            bound_seconds=b.seconds * share, limiter=b.limiter)
                 row["fraction_of_roof"] = b.seconds / total if total > 0 else None
-                row["achieved_flop_per_s"] = op.flops() / total if total > 0 else None
-                row["achieved_bytes_per_s"] = op.min_bytes() / total if total > 0 else None
+                row["achieved_flop_per_s"] = op_flops / total if total > 0 else None
+                row["achieved_bytes_per_s"] = op_bytes / total if total > 0 else None
                 row["faster_than_bound"] = bool(total < b.seconds * (1 - 1e-9))
             elif "dram__bytes_read.sum" in k.counters:
                 moved = k.counters["dram__bytes_read.sum"] + k.counters.get("dram__bytes_write.sum", 0.0)
