@@ -198,3 +198,77 @@ def test_cli_one_line_exit_2(tmp_path, capsys, suite):
     code = main(["validate", "--hw", "h100-sxm", "--measurements", str(folder), "--suites", suite])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "record 0" in err[0] and "'lots'" in err[0], err
+
+
+# ---- the committed files score exactly as before the checks
+
+# `python -m simulator validate --hw h100-sxm --measurements data/measurements/h100-sxm
+# --suites counters --json A` on the code before this file's checks (commit c71eda1): its
+# "scores" and "scores_one_launch" (h200 has no counters.json or tune.json)
+COUNTERS_SCORES = {
+    "instructions": {
+        "n": 39,
+        "mape": 0.007748101732829129,
+        "median_error": 0.0,
+        "within_goal": True,
+        "goal": 0.02
+    },
+    "dram": {
+        "n": 39,
+        "mape": 0.2859525274544457,
+        "median_error": -0.01301204819277113,
+        "within_goal": False,
+        "goal": 0.1
+    },
+    "l2": {
+        "n": 39,
+        "mape": 0.429807897160467,
+        "median_error": 0.07346094816614301,
+        "within_goal": False,
+        "goal": 0.15
+    },
+    "time": {
+        "n": 39,
+        "mape": 0.0939573701424598,
+        "median_error": -0.039416968059951984,
+        "within_goal": None
+    }
+}
+COUNTERS_SCORES_ONE_LAUNCH = {
+    "instructions": {
+        "n": 27,
+        "mape": 0.009388727887271091,
+        "median_error": 0.0,
+        "within_goal": True,
+        "goal": 0.02
+    },
+    "dram": {
+        "n": 27,
+        "mape": 0.042005347254266044,
+        "median_error": -0.009671179883945835,
+        "within_goal": True,
+        "goal": 0.1
+    },
+    "l2": {
+        "n": 27,
+        "mape": 0.48567915817724966,
+        "median_error": 0.19663011689929322,
+        "within_goal": False,
+        "goal": 0.15
+    },
+    "time": {
+        "n": 27,
+        "mape": 0.10995098918175829,
+        "median_error": -0.017754546540597937,
+        "within_goal": None
+    }
+}
+
+
+def test_counters_committed_file_scores_as_before():
+    import hwmodels
+    rows = cn.rows(hwmodels.get("h100-sxm"), REAL)
+    one = [r for r in rows if sum(x["problem"] == r["problem"] for x in rows) == 1]
+    assert len(rows) == 39 and len(one) == 27
+    assert cn.scores(rows) == COUNTERS_SCORES
+    assert cn.scores(one) == COUNTERS_SCORES_ONE_LAUNCH
