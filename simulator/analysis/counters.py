@@ -18,33 +18,62 @@ PROBLEMS = tuple(
        "layout-transform=layer2.0.conv1/8@nhwc"])
 
 
+LAYOUTS = ("nchw", "nhwc")
+
+
 def problem_of(item: str, hw=None):
     """(kernel name, its problem arguments) of a ``KERNEL=WORKLOAD[@LAYOUT][#VARIANT]``
-    item (VARIANT: gemm-naive's thread_x or gemm-tiled's tile)."""
+    item (WORKLOAD: a workload spec, or a ResNet-50 layer and its batch,
+    ``layer3.0.conv2/8``; VARIANT: gemm-naive's thread_x or gemm-tiled's tile). A
+    ValueError says what of the item cannot be read."""
     import workloads
     from simulator.simt.kernels import REGISTRY
+    if not isinstance(item, str) or "=" not in item:
+        raise ValueError("a problem is KERNEL=WORKLOAD[@LAYOUT][#VARIANT] "
+                         "(gemm-tiled=gemm:256x256x256#16, conv-direct=layer1.0.conv2/1@nhwc)")
     kernel, rest = item.split("=", 1)
     rest, _, variant = rest.partition("#")
-    spec_s, _, layout = rest.partition("@")
-    layout = layout or "nchw"
+    spec_s, at, layout = rest.partition("@")
     spec = REGISTRY.get(kernel)
     if "/" in spec_s:
-        name, batch = spec_s.split("/")
-        op = next(o for o in workloads.resolve("resnet50", batch=int(batch), layout=layout).ops
-                  if o.name == name)
+        layout = layout or "nchw"
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout {layout!r}: allowed: {', '.join(LAYOUTS)}")
+        name, _, batch = spec_s.partition("/")
+        if not batch.isdigit() or int(batch) < 1:
+            raise ValueError(f"batch {batch!r} of layer {name!r}: must be a positive integer")
+        ops = workloads.resolve("resnet50", batch=int(batch), layout=layout).ops
+        found = [o for o in ops if o.name == name]
+        if not found:
+            raise ValueError(f"layer {name!r} is not a ResNet-50 layer (conv1, layer1.0.conv2, "
+                             f"layer2.0.bn1, maxpool, ...)")
+        op = found[0]
     else:
+        if at:
+            raise ValueError(f"a layout (@{layout}) is for a ResNet-50 layer (NAME/BATCH), "
+                             f"not {spec_s!r}")
         op = workloads.resolve(spec_s).ops[0]
     takes = {a.name for a in spec.args}
+    if variant and op.kind != "gemm":
+        raise ValueError(f"a variant (#{variant}) is gemm-naive's thread_x or gemm-tiled's tile")
     if "conv" in takes:
         return kernel, {"conv": op}
     if "op" in takes:
         return kernel, {"op": op}
-    if op.kind == "gemm":
+    if {"m", "n", "k"} <= takes:
+        if op.kind != "gemm":
+            raise ValueError(f"{kernel} computes a GEMM, not a {op.kind}")
         kw = {"m": op.M, "n": op.N, "k": op.K}
         if variant:
-            kw["thread_x" if kernel == "gemm-naive" else "tile"] = (variant if kernel == "gemm-naive"
-                                                                     else int(variant))
+            if kernel == "gemm-naive":
+                kw["thread_x"] = variant
+            elif variant.isdigit():
+                kw["tile"] = int(variant)
+            else:
+                raise ValueError(f"variant #{variant}: {kernel}'s tile is an integer")
         return kernel, kw
+    if op.kind != "elementwise" or "grid" not in takes:
+        raise ValueError(f"{kernel} on a {op.kind} is not a problem of the counters suite")
     # relu: the grid that fills an H100 once (132 SMs x 8 blocks of 256)
     return kernel, {"n": op.n, "grid": (1056,), "block": (256,)}
 
@@ -61,8 +90,54 @@ COUNTERS = (("instructions", "instructions"), ("dram_bytes", "dram"), ("l2_bytes
 
 
 def load(folder) -> dict:
+    """``folder/counters.json``, every record checked (``check_record``) before any engine
+    work: a ValueError names the file, the record and the field."""
     from .measurements import load_suite_json
-    return load_suite_json(folder, "counters", "roofsim measure counters")
+    launches, seen = {}, {}
+
+    def check(path, i, r):
+        rec = check_record(path, i, r, launches)
+        key = (rec["problem"], rec["launch"])
+        if key in seen:
+            raise ValueError(f"{path}: record {i} ({rec['problem']!r}, launch {rec['launch']}) "
+                             f"repeats record {seen[key]}: a launch is profiled once, and a "
+                             f"repeat would count twice in every score")
+        seen[key] = i
+        return rec
+    return load_suite_json(folder, "counters", "roofsim measure counters", check)
+
+
+# a record's counts: (field, the least it may be, whether that least is excluded); null
+# where ncu did not give it (the scores leave such a launch out of that counter)
+COUNT_FIELDS = (("seconds", "a number of seconds", True), ("instructions", "a count", True),
+                ("dram_bytes", "a number of bytes", False), ("l2_bytes", "a number of bytes", False),
+                ("l1_bytes", "a number of bytes", False))
+
+
+def check_record(path, i, r: dict, launches: dict) -> dict:
+    """Record ``i`` of a counters file: its problem readable (``problem_of``), its launch
+    one the problem makes, its counts finite and positive (bytes may be 0), ``ok`` true or
+    false; returns it. ``launches`` caches each problem's number of launches."""
+    from .measurements import MISSING, RecordError, number
+    item = r.get("problem")
+    if not isinstance(item, str):
+        raise RecordError(path, i, None, "problem", item if "problem" in r else MISSING,
+                          "must be a string KERNEL=WORKLOAD[@LAYOUT][#VARIANT]")
+    if item not in launches:
+        try:
+            launches[item] = launches_of(item)
+        except ValueError as e:
+            raise RecordError(path, i, item, "problem", item, str(e)) from None
+    n = launches[item]
+    j = r.get("launch", MISSING)
+    if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < n:
+        raise RecordError(path, i, item, "launch", j, f"must be an integer from 0 to {n - 1} "
+                          f"(the problem makes {n} launch{'es' if n > 1 else ''})")
+    if not isinstance(r.get("ok"), bool):
+        raise RecordError(path, i, item, "ok", r.get("ok", MISSING), "must be true or false")
+    for f, what, strict in COUNT_FIELDS:
+        number(path, i, item, r, f, strict=strict, what=what, optional=True)
+    return r
 
 
 def rows(hw, folder, mode: str = "sampled") -> list:

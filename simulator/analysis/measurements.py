@@ -305,16 +305,74 @@ def measurement(sf: SuiteFile, index: int, problem, record: dict | None = None) 
                        record=r, index=index)
 
 
-def load_suite_json(folder, suite: str, made_by: str) -> dict:
+def _no_repeated_keys(pairs):
+    """A JSON object's pairs as a dict; a key given twice is an error (json.loads would keep
+    the last silently)."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"key {k!r} repeated in one object")
+        out[k] = v
+    return out
+
+
+def short(v, n: int = 40) -> str:
+    """``repr(v)`` cut to ``n`` characters (an error quotes the value it refuses)."""
+    s = repr(v)
+    return s if len(s) <= n else s[:n - 3] + "..."
+
+
+MISSING = object()    # a RecordError's value where the record has no such field
+
+
+class RecordError(ValueError):
+    """A record of a suite file refused: names the file, the record (index and its problem)
+    and the field, with the value (cut short) and what is allowed."""
+
+    def __init__(self, path, i, name, field, value, allowed):
+        who = f"record {i}" + (f" ({short(name, 60)})" if isinstance(name, str) else "")
+        what = "missing" if value is MISSING else f"= {short(value)}"
+        super().__init__(f"{path}: {who}: field {field!r} {what}: {allowed}")
+
+
+def number(path, i, name, r, field, *, minimum=0.0, strict=True, what="a number",
+           optional=False):
+    """Field ``field`` of record ``r``: a finite number above ``minimum`` (or at it, where
+    not ``strict``); None (or absent) where ``optional``."""
+    v = r.get(field)
+    if v is None and optional:
+        return None
+    if (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+            or v < minimum or (strict and v == minimum)):
+        raise RecordError(path, i, name, field, v if field in r else MISSING,
+                          f"must be {what}, finite and {'>' if strict else '>='} {minimum:g}"
+                          + (" (or null)" if optional else ""))
+    return v
+
+
+def load_suite_json(folder, suite: str, made_by: str, check=None) -> dict:
     """``folder/suite.json`` of a suite whose records the scoring reads directly
-    (counters, tune): its suite name and records list checked."""
+    (counters, tune): its suite name and records list checked, no key repeated in an
+    object, and each record checked by ``check(path, index, record)`` -- which raises a
+    ValueError naming the file, the record and the field, or returns the record clean
+    (the loaded document holds what it returns)."""
     path = Path(folder) / f"{suite}.json"
     if not path.is_file():
         raise ValueError(f"folder={str(folder)!r}: no {suite}.json there ({made_by})")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeated_keys)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise ValueError(f"{path}: not a measurement JSON ({str(e)[:120]})") from None
     if not isinstance(doc, dict) or doc.get("suite") != suite or not isinstance(doc.get("records"), list):
         raise ValueError(f"{path}: not a {suite} suite file")
+    if not isinstance(doc.get("provenance"), dict):
+        raise ValueError(f"{path}: field 'provenance' missing or not an object")
+    recs = []
+    for i, r in enumerate(doc["records"]):
+        if not isinstance(r, dict):
+            raise ValueError(f"{path}: record {i} is a {type(r).__name__}, not an object")
+        recs.append(check(path, i, r) if check is not None else r)
+    if not recs:
+        raise ValueError(f"{path}: no records; nothing to score")
+    doc["records"] = recs
     return doc

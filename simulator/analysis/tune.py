@@ -21,9 +21,18 @@ def op_of(problem: str):
     """The op of a tune problem: a workload spec, or a ResNet-50 layer and its batch
     (``layer3.0.conv2/8``)."""
     import workloads
+    if not isinstance(problem, str):
+        raise ValueError(f"a tune problem is a workload spec or NAME/BATCH, not a "
+                         f"{type(problem).__name__}")
     if "/" in problem:
-        name, batch = problem.split("/")
-        return next(o for o in workloads.resolve("resnet50", batch=int(batch)).ops if o.name == name)
+        name, _, batch = problem.partition("/")
+        if not batch.isdigit() or int(batch) < 1:
+            raise ValueError(f"batch {batch!r} of layer {name!r}: must be a positive integer")
+        found = [o for o in workloads.resolve("resnet50", batch=int(batch)).ops if o.name == name]
+        if not found:
+            raise ValueError(f"layer {name!r} is not a ResNet-50 layer (conv1, layer1.0.conv2, "
+                             f"layer4.2.conv1, ...)")
+        return found[0]
     return workloads.resolve(problem).ops[0]
 
 
@@ -112,8 +121,67 @@ def regret_of_random(times: list, k: int) -> float:
 
 
 def load(folder) -> dict:
+    """``folder/tune.json``, every record checked (``check_record``) before any engine
+    work: a ValueError names the file, the record and the field."""
+    from pathlib import Path
+
     from .measurements import load_suite_json
-    return load_suite_json(folder, "tune", "roofsim measure tune")
+    labels, seen = {}, {}
+
+    def check(path, i, r):
+        rec = check_record(path, i, r, labels)
+        key = (rec["problem"], rec["candidate"])
+        if rec["ok"]:
+            if key in seen:
+                raise ValueError(f"{path}: record {i} ({rec['problem']!r}, {rec['candidate']!r}) "
+                                 f"repeats record {seen[key]}: a candidate is measured once a "
+                                 f"problem")
+            seen[key] = i
+        return rec
+    doc = load_suite_json(folder, "tune", "roofsim measure tune", check)
+    if not seen:
+        raise ValueError(f"{Path(folder) / 'tune.json'}: no successful record "
+                         f"(\"ok\": true); nothing to score")
+    return doc
+
+
+TIMES = ("median_s", "min_s", "max_s")
+
+
+def check_record(path, i, r: dict, labels: dict) -> dict:
+    """Record ``i`` of a tune file: its problem a GEMM or convolution ``op_of`` reads, its
+    candidate one of that problem's ``candidates`` (by label), ``ok`` true or false and,
+    where true, its times finite, positive and in order (min, median, max); returns it.
+    ``labels`` caches each problem's candidates' labels and kernels."""
+    from .measurements import MISSING, RecordError, number, short
+    problem = r.get("problem")
+    if not isinstance(problem, str):
+        raise RecordError(path, i, None, "problem", problem if "problem" in r else MISSING,
+                          "must be a workload spec (gemm:MxNxK) or a ResNet-50 layer NAME/BATCH")
+    if problem not in labels:
+        try:
+            labels[problem] = {c.label(): c.kernel for c in candidates(op_of(problem))}
+        except ValueError as e:
+            raise RecordError(path, i, problem, "problem", problem, str(e)) from None
+    cand = r.get("candidate", MISSING)
+    if cand not in labels[problem]:
+        allowed = list(labels[problem])
+        raise RecordError(path, i, problem, "candidate", cand,
+                          f"not a candidate of this problem; allowed: "
+                          f"{', '.join(map(repr, allowed[:3]))}, ... ({len(allowed)} in all)")
+    if not isinstance(r.get("ok"), bool):
+        raise RecordError(path, i, problem, "ok", r.get("ok", MISSING), "must be true or false")
+    if not r["ok"]:
+        return r
+    kernel = r.get("kernel", labels[problem][cand])
+    if kernel != labels[problem][cand]:
+        raise RecordError(path, i, problem, "kernel", kernel,
+                          f"the candidate {short(cand, 60)} is {labels[problem][cand]!r}'s")
+    t = [number(path, i, problem, r, f, what="a number of seconds") for f in TIMES]
+    if not t[1] <= t[0] <= t[2]:
+        raise ValueError(f"{path}: record {i} ({problem!r}): fields 'min_s' = {t[1]!r}, "
+                         f"'median_s' = {t[0]!r}, 'max_s' = {t[2]!r}: must be in that order")
+    return r
 
 
 def scores(hw, folder, engine_top: int = 3) -> dict:
@@ -129,7 +197,7 @@ def scores(hw, folder, engine_top: int = 3) -> dict:
     doc = load(folder)
     by = {}
     for r in doc["records"]:
-        if r.get("ok") and r.get("median_s"):
+        if r["ok"]:                       # checked on load: a positive, finite median_s
             by.setdefault(r["problem"], {})[r["candidate"]] = r["median_s"]
     rows = []
     for problem, meas in by.items():
