@@ -154,14 +154,18 @@ def _distributed(fn, items, results, progress, workers, scheduler, ready=None) -
     for name in list(logging.root.manager.loggerDict):
         if name.startswith("distributed."):
             logging.getLogger(name).setLevel(logging.CRITICAL)
-    cluster = None
+    cluster = client = None
     import warnings
     try:
         with dask.config.set(quiet), warnings.catch_warnings():
             warnings.simplefilter("ignore")      # a slow start's advice is not the user's
             if scheduler is None:
                 cluster = _local_cluster(LocalCluster, workers or default_workers())
-                client = Client(cluster)
+                try:
+                    client = Client(cluster)
+                except KeyboardInterrupt:
+                    _stop(client, cluster, [])
+                    raise
             else:
                 # the connect timeout covers Dask's handshake too, so that a port that
                 # accepts and never answers is an error within seconds
@@ -176,9 +180,9 @@ def _distributed(fn, items, results, progress, workers, scheduler, ready=None) -
                          f"(host:port or tcp://host:port): {e}") from None
     done = 0
     futures = []
-    if ready is not None:
-        ready()
     try:
+        if ready is not None:
+            ready()                      # (it may import and check an engine: seconds)
         futures = client.map(fn, items, pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         for fut in as_completed(futures):
@@ -186,12 +190,14 @@ def _distributed(fn, items, results, progress, workers, scheduler, ready=None) -
             results[i] = fut.result()
             done += 1
             progress.done(items[i])
+        client.close(timeout=5)
+        if cluster is not None:
+            cluster.close(timeout=5)
     except KeyboardInterrupt:
+        # (caught while the cluster closes too: left half-closed, the interpreter's exit
+        # would wait 10 s for it)
         _stop(client, cluster, futures)
         raise
-    client.close(timeout=5)
-    if cluster is not None:
-        cluster.close(timeout=5)
     return done
 
 
@@ -228,8 +234,12 @@ def _local_cluster(LocalCluster, n: int):
                 box["error"] = e
         t = threading.Thread(target=start, name="roofsim-dask-start", daemon=True)
         t.start()
-        while t.is_alive():
-            t.join(0.1)                  # Ctrl-C: KeyboardInterrupt here, at once
+        try:
+            while t.is_alive():
+                t.join(0.1)              # Ctrl-C: KeyboardInterrupt here, at once
+        except KeyboardInterrupt:
+            _abandon_start()
+            raise
     finally:
         if env is None:
             os.environ.pop("DASK_LOGGING__DISTRIBUTED", None)
@@ -238,6 +248,22 @@ def _local_cluster(LocalCluster, n: int):
     if "error" in box:
         raise box["error"]
     return box["cluster"]
+
+
+def _abandon_start():
+    """Ctrl-C caught a local cluster half-started: the worker processes started so far
+    are killed, and distributed's exit handler is told not to close the cluster (it
+    would wait up to 10 s for it to finish starting first)."""
+    import multiprocessing
+
+    from distributed.deploy.spec import SpecCluster
+    for c in list(getattr(SpecCluster, "_instances", ())):
+        c.shutdown_on_close = False
+    for proc in multiprocessing.active_children():
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 class SchedulerError(ValueError):
@@ -283,6 +309,10 @@ def _stop(client, cluster, futures):
     cancelled."""
     if cluster is not None:
         for w in list(getattr(cluster, "workers", {}).values()):
+            # a nanny restarts a worker process that dies, and closing the cluster would
+            # then wait for the new one (the interpreter's exit, 10 s more)
+            if hasattr(w, "auto_restart"):
+                w.auto_restart = False
             proc = getattr(getattr(w, "process", None), "process", None)
             pid = getattr(proc, "pid", None)
             if pid:
@@ -290,11 +320,16 @@ def _stop(client, cluster, futures):
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
-    else:
+    elif client is not None:
         client.cancel(futures)
     try:
-        client.close(timeout=0.5)
+        if client is not None:
+            client.close(timeout=0.5)
         if cluster is not None:
             cluster.close(timeout=0.5)
     except Exception:          # a cluster torn down this hard may complain; the run is over
         pass
+    if cluster is not None:
+        # whatever state its closing was left in, distributed's exit handler is not to
+        # close it again (it would wait 10 s); its worker processes are gone
+        cluster.shutdown_on_close = False

@@ -198,7 +198,7 @@ def test_interrupted_before_any_row_still_writes_a_partial_json(tmp_path, capsys
     assert "--csv not written" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("delay", [1.0, 2.5])
+@pytest.mark.parametrize("delay", [1.0, 1.5, 2.0, 2.5])
 def test_ctrl_c_while_the_dask_workers_start(tmp_path, delay):
     """SIGINT while a local Dask cluster starts (issue 25, class 7: it used to be ignored
     there, the run going on to exit 0): the command stops within a second, exit 130, one
