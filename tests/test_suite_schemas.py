@@ -272,3 +272,16 @@ def test_counters_committed_file_scores_as_before():
     assert len(rows) == 39 and len(one) == 27
     assert cn.scores(rows) == COUNTERS_SCORES
     assert cn.scores(one) == COUNTERS_SCORES_ONE_LAUNCH
+
+
+def test_time_suite_key_given_twice(tmp_path):
+    """A time suite (grid, gemm, conv) with a key given twice in one record is refused (json
+    would keep the last value silently), as the counters and tune suites are."""
+    from simulator.analysis.measurements import load_suite
+    src = Path(__file__).resolve().parents[1] / "data" / "measurements" / "h100-sxm" / "gemm.json"
+    text = src.read_text()
+    i = text.index('"median_s"')
+    (tmp_path / "gemm.json").write_text(text[:i] + '"median_s": -1.0, ' + text[i:])
+    with pytest.raises(ValueError, match="median_s' repeated"):
+        load_suite(tmp_path, "gemm")
+    assert len(load_suite(src.parent, "gemm").records) == 40

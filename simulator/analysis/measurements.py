@@ -92,7 +92,7 @@ def load_suite(folder, suite: str) -> SuiteFile:
     if not path.is_file():
         raise ValueError(f"folder={str(folder)!r}: no {suite}.json there")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeated_keys)
     except (UnicodeDecodeError, ValueError) as e:
         # ValueError: JSONDecodeError, or an integer past Python's 4,300 digits
         raise ValueError(f"{path}: not a measurement JSON ({str(e)[:200]})") from None
