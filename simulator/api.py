@@ -454,13 +454,15 @@ def validation_scores(rows) -> dict:
     return score(list(rows))
 
 
-def plan_network(hw, workload: str = "resnet50", batch: int | None = None, plan: str = "im2col-nhwc",
+def plan_network(hw, workload="resnet50", batch: int | None = None, plan: str = "im2col-nhwc",
                  mode: str = "analytic", workers=1):
     """``roofsim plan``: every layer of a network run as roofsim's kernels under ``plan``
     (a uniform name or a plan file), the layout transforms it implies included, predicted
     by the analytic model and the roofline bound, and the engine too with
     ``mode="sampled"``: (layer rows, {predictor: total seconds}). ``hw``: a SIMT preset
-    or its name; ``batch`` None: the workload's own (1 for a named network).
+    or its name; ``workload``: a workload string or a Network whose layers connect (a
+    chain, or ``edges`` saying what each reads); ``batch`` None: the workload's own (1
+    for a named network).
 
     >>> rows, tot = plan_network(load_hardware("h100-sxm"), "resnet50", 1, "direct-nhwc")
     >>> len(rows), rows[0]["layer"], tot["analytic"] > tot["roofline"]

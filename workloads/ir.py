@@ -137,6 +137,19 @@ class TensorOp:
     def describe(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.dims().items())
 
+    def reads(self) -> int:
+        """How many tensors the op reads (its weights not counted)."""
+        return 1
+
+    def in_shape(self) -> tuple:
+        """(N, C, H, W) of the tensor it reads (a GEMM's A: M x K x 1 x 1; an
+        element-wise op's: n x 1 x 1 x 1)."""
+        raise NotImplementedError
+
+    def out_shape(self) -> tuple:
+        """(N, C, H, W) of the tensor it writes (a GEMM's C: M x N x 1 x 1)."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True, kw_only=True)
 class Gemm(TensorOp):
@@ -165,6 +178,12 @@ class Gemm(TensorOp):
 
     def describe(self):
         return f"{self.M}x{self.N}x{self.K} ({self.layout}-major)"
+
+    def in_shape(self):
+        return (self.M, self.K, 1, 1)
+
+    def out_shape(self):
+        return (self.M, self.N, 1, 1)
 
 
 def _touched_1d(size: int, out: int, kernel: int, stride: int, pad: int) -> int:
@@ -273,6 +292,12 @@ class Conv2d(_Window, TensorOp):
         return (f"{self.N}x{self.C}x{self.H}x{self.W} -> {self.K} {self.R}x{self.S}/{self.stride} "
                 f"p{self.padding}{g} -> {self.P}x{self.Q} {self.layout}")
 
+    def in_shape(self):
+        return (self.N, self.C, self.H, self.W)
+
+    def out_shape(self):
+        return (self.N, self.K, self.P, self.Q)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Elementwise(TensorOp):
@@ -298,6 +323,14 @@ class Elementwise(TensorOp):
 
     def describe(self):
         return f"{self.op} n={self.n}"
+
+    def reads(self):
+        return ELEMENTWISE_OPS[self.op][0]
+
+    def in_shape(self):
+        return (self.n, 1, 1, 1)
+
+    out_shape = in_shape
 
 
 POOL_MODES = ("max", "avg")
@@ -358,6 +391,12 @@ class Pool2d(_Window, TensorOp):
         return (f"{self.mode} {self.N}x{self.C}x{self.H}x{self.W} {self.R}x{self.S}/{self.stride} "
                 f"p{self.padding} -> {self.P}x{self.Q} {self.layout}")
 
+    def in_shape(self):
+        return (self.N, self.C, self.H, self.W)
+
+    def out_shape(self):
+        return (self.N, self.C, self.P, self.Q)
+
 
 @dataclass(frozen=True, kw_only=True)
 class BatchNorm(TensorOp):
@@ -408,6 +447,14 @@ class BatchNorm(TensorOp):
         extra = "".join(f" +{f}" for f in ("residual", "relu") if getattr(self, f))
         return f"shift{extra} {self.N}x{self.C}x{self.H}x{self.W} {self.layout}"
 
+    def reads(self):
+        return 2 if self.residual else 1
+
+    def in_shape(self):
+        return (self.N, self.C, self.H, self.W)
+
+    out_shape = in_shape
+
 
 OP_KINDS = {c.kind: c for c in (Gemm, Conv2d, Elementwise, Pool2d, BatchNorm)}
 
@@ -417,48 +464,146 @@ OP_KINDS = {c.kind: c for c in (Gemm, Conv2d, Elementwise, Pool2d, BatchNorm)}
 INPUT = "input"      # the name a network's first layer reads
 
 
+def _fits(reader, shape) -> bool:
+    """Whether ``reader`` can read a tensor of ``shape`` (N, C, H, W): the shape it
+    reads exactly; a GEMM also a tensor of its M rows of K (flattened); an element-wise
+    op any tensor of its n elements."""
+    want = reader.in_shape()
+    if tuple(shape) == want:
+        return True
+    if reader.kind == "gemm":
+        return shape[0] == reader.M and math.prod(shape[1:]) == reader.K
+    if reader.kind == "elementwise":
+        return math.prod(shape) == reader.n
+    return False
+
+
+def _dims(shape) -> str:
+    return "x".join(map(str, shape))
+
+
 @dataclass(frozen=True)
 class Network:
     """An ordered list of ops with a name and the parameters that made it.
 
-    ``edges``: (layer, its input layers) for a network that is not a chain; a layer not
-    named there reads the layer before it (the first, the network's input, ``INPUT``).
-    The order of ``ops`` is one in which every layer follows its inputs."""
+    ``inputs``: the tensors from outside the network that its layers read (by default
+    one, ``INPUT``). ``edges``: (layer, the tensors it reads: layers before it or
+    inputs) for a network that is not a chain; a layer not named there reads the layer
+    before it (the first, ``INPUT``). The order of ``ops`` is one in which every layer
+    follows its inputs. Declared edges must fit (each layer reads tensors of the shape
+    it takes, as many as it takes); an implied chain is checked by ``check_connected``
+    where it matters (a plan), since a list of separate layers -- a SCALE-Sim topology
+    built by hand -- is a valid network for the systolic engine. ``independent`` builds
+    a network of separate problems, each layer reading its own input."""
 
     name: str
     ops: tuple[TensorOp, ...]
     description: str = ""
     params: dict = field(default_factory=dict)
     edges: tuple = ()
+    inputs: tuple = (INPUT,)
+
+    @classmethod
+    def independent(cls, name, ops, description="", params=None) -> "Network":
+        """Separate problems (an ablation, a SCALE-Sim topology): layer ``x`` reads
+        its own input ``x.input``, nothing flows between layers."""
+        ops = tuple(ops)
+        ins = tuple(f"{op.name}.{INPUT}" for op in ops)
+        return cls(name, ops, description, dict(params or {}),
+                   edges=tuple((op.name, (i,)) for op, i in zip(ops, ins)), inputs=ins)
 
     def __post_init__(self):
         if not self.ops:
             raise ValueError(f"workload {self.name!r} has no layers")
+        if (not isinstance(self.inputs, tuple) or not self.inputs
+                or not all(isinstance(t, str) and t for t in self.inputs)):
+            raise ValueError(f"workload {self.name!r}: inputs = {_short(self.inputs)}: must be a "
+                             "non-empty tuple of tensor names")
         seen = set()
         for op in self.ops:
             if op.name in seen:
                 raise ValueError(f"workload {self.name!r}: layer name {op.name!r} appears twice")
             seen.add(op.name)
-        done = {INPUT}
+        clash = seen & set(self.inputs)
+        if clash:
+            raise ValueError(f"workload {self.name!r}: {sorted(clash)[0]!r} names both an input "
+                             "and a layer")
+        done = set(self.inputs)
         given = dict(self.edges)
         for op in self.ops:
             for src in given.get(op.name, ()):
                 if src not in done:
                     raise ValueError(f"workload {self.name!r}: layer {op.name!r} reads {src!r}, "
-                                     "which is not a layer before it")
+                                     "which is not an input or a layer before it")
             done.add(op.name)
         unknown = set(given) - done
         if unknown:
             raise ValueError(f"workload {self.name!r}: edges name unknown layer {sorted(unknown)[0]!r}")
+        if self.ops[0].name not in given and INPUT not in self.inputs:
+            raise ValueError(f"workload {self.name!r}: layer {self.ops[0].name!r} reads {INPUT!r}, "
+                             f"which is not one of its inputs ({', '.join(self.inputs)})")
+        if self.edges:
+            err = self.connection_error(declared_only=True)
+            if err:
+                raise ValueError(f"workload {self.name!r}: {err}")
 
     def inputs_of(self, name: str) -> tuple:
-        """The layers ``name`` reads (``INPUT`` for the network's input)."""
+        """The tensors ``name`` reads: layers, or the network's inputs."""
         given = dict(self.edges)
         if name in given:
             return tuple(given[name])
         names = [op.name for op in self.ops]
         i = names.index(name)
         return (names[i - 1],) if i else (INPUT,)
+
+    def input_shapes(self) -> dict:
+        """{input tensor: (N, C, H, W)} of the inputs a layer reads, each the shape of
+        the first layer that reads it."""
+        out = {}
+        for op in self.ops:
+            for t in self.inputs_of(op.name):
+                if t in self.inputs and t not in out:
+                    out[t] = op.in_shape()
+        return out
+
+    def connection_error(self, declared_only: bool = False):
+        """The first layer that reads a tensor of the wrong shape, or the wrong number
+        of tensors, in words (None where every layer fits what it reads).
+        ``declared_only``: check the declared edges alone, not the implied chain."""
+        given = dict(self.edges)
+        shape = {}
+        for op in self.ops:
+            ins = self.inputs_of(op.name)
+            if declared_only and op.name not in given:
+                for t in ins:
+                    if t in self.inputs:
+                        shape.setdefault(t, op.in_shape())
+                shape[op.name] = op.out_shape()
+                continue
+            how = "reads" if op.name in given else "would read, as the next layer of a chain,"
+            if len(ins) != op.reads():
+                return (f"layer {op.name!r} ({op.kind}) {how} {len(ins)} tensor"
+                        f"{'s' if len(ins) != 1 else ''} ({', '.join(ins)}); it takes {op.reads()}")
+            for t in ins:
+                have = shape.get(t)
+                if have is None and t in self.inputs:
+                    shape[t] = have = op.in_shape()
+                if have is not None and not _fits(op, have):
+                    what = "input" if t in self.inputs else "output"
+                    return (f"layer {op.name!r} {how} {t!r} ({what} {_dims(have)}, N x C x H x W) "
+                            f"but takes {_dims(op.in_shape())}")
+            shape[op.name] = op.out_shape()
+        return None
+
+    def check_connected(self) -> None:
+        """Raise where a layer does not fit what it reads (``connection_error``): a
+        list of separate layers is not a chain; say how they connect (``edges``) or
+        build it with ``Network.independent``."""
+        err = self.connection_error()
+        if err:
+            hint = ("; its layers are not a chain: declare what each reads (edges) or make "
+                    "each layer its own problem (Network.independent)") if not self.edges else ""
+            raise ValueError(f"workload {self.name!r}: {err}{hint}")
 
     def macs(self) -> int:
         return sum(op.macs() for op in self.ops)

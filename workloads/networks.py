@@ -103,11 +103,12 @@ def conv_ablation(batch: int = 1, resolution: int = 56, channels: int = 64, filt
         Conv2d(name=f"k{k}_s{s}_p{p}", dtype=dtype, layout=layout, N=batch, C=channels,
                H=resolution, W=resolution, K=filters, R=k, S=k, stride=s, padding=p)
         for k in (1, 3, 5) for s in (1, 2) for p in (1, 2, 3))
-    return Network("conv-ablation", ops,
-                   f"kernel {{1,3,5}} x stride {{1,2}} x padding {{1,2,3}} on "
-                   f"{batch}x{channels}x{resolution}x{resolution}, {filters} filters",
-                   {"batch": batch, "resolution": resolution, "channels": channels,
-                    "filters": filters, "dtype": dtype, "layout": layout})
+    # 18 separate experiments on one stated input shape: each layer its own problem
+    return Network.independent("conv-ablation", ops,
+                               f"kernel {{1,3,5}} x stride {{1,2}} x padding {{1,2,3}} on "
+                               f"{batch}x{channels}x{resolution}x{resolution}, {filters} filters",
+                               {"batch": batch, "resolution": resolution, "channels": channels,
+                                "filters": filters, "dtype": dtype, "layout": layout})
 
 
 def _check_batch_resolution(batch, resolution, minimum_resolution):

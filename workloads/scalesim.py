@@ -115,8 +115,10 @@ def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw
             if str(e).startswith(str(p)):
                 raise
             raise ValueError(f"{p} line {lineno}: {e}") from None
-    return Network(p.stem, tuple(ops), f"SCALE-Sim {fmt} topology {p.name}",
-                   {"batch": batch, "dtype": dtype, "source": str(p), "format": fmt})
+    # SCALE-Sim runs each row as its own problem (its ifmap read from memory): so does
+    # roofsim; the rows need not connect (padding is folded into the sizes)
+    return Network.independent(p.stem, tuple(ops), f"SCALE-Sim {fmt} topology {p.name}",
+                               {"batch": batch, "dtype": dtype, "source": str(p), "format": fmt})
 
 
 def to_topology_csv(network) -> str:

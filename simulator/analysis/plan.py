@@ -36,6 +36,7 @@ CONFIGS = tuple(tuple(u.split("-")) for u in UNIFORM)        # (algorithm, layou
 FC_ALGORITHMS = ("direct", "im2col")
 PREDICTORS = ("engine", "analytic", "roofline")
 INPUT_LAYOUT = "nchw"                   # the network's input, as a framework hands it over
+INPUT_ENTRY = "input"                   # the first segment's entry: the network's inputs
 CONV_KERNEL = {"direct": "conv-direct", "im2col": "conv-im2col"}
 GEMM_KERNEL = {"direct": "gemm-naive", "im2col": "gemm-tiled"}
 
@@ -71,25 +72,16 @@ def parse_config(text, layer: str = "default"):
     return tuple(text.strip().lower().split("-"))
 
 
-def _tensor_dims(op):
-    """(N, C, H, W) of a layer's output (a GEMM's: M x N x 1 x 1)."""
-    if op.kind == "conv2d":
-        return op.N, op.K, op.P, op.Q
-    if op.kind == "pool2d":
-        return op.N, op.C, op.P, op.Q
-    if op.kind == "gemm":
-        return op.M, op.N, 1, 1
-    if op.kind == "batchnorm":
-        return op.N, op.C, op.H, op.W
-    raise ValueError(f"layer {op.name}: {op.kind} has no kernel")
-
-
 def input_dims(net):
-    """(N, C, H, W) of the network's input (a GEMM's A: M x K x 1 x 1, no layout)."""
-    first = next(op for op in net.ops if net.inputs_of(op.name) == ("input",))
-    if first.kind == "gemm":
-        return first.M, first.K, 1, 1
-    return first.N, first.C, first.H, first.W
+    """(N, C, H, W) of the network's one input (a GEMM's A: M x K x 1 x 1, no layout);
+    a network of separate problems has none (measuring runs a chained network)."""
+    from workloads.ir import INPUT
+    shapes = net.input_shapes()
+    if net.inputs != (INPUT,) or INPUT not in shapes:
+        raise ValueError(f"workload {net.name!r}: {len(net.inputs)} inputs "
+                         f"({', '.join(net.inputs[:3])}{', ...' if len(net.inputs) > 3 else ''}); "
+                         f"a chained network with one input {INPUT!r} is what runs end to end")
+    return shapes[INPUT]
 
 
 def configurable(net) -> list:
@@ -103,10 +95,10 @@ def expand(net, configs: dict, ops=None, layouts=None, dims=None) -> list:
     ``ops``: a run of the network's layers (default all); ``layouts``/``dims``: the
     layout and (N, C, H, W) of the tensors they read from before them."""
     from workloads.ir import Conv2d
-    layout = {"input": INPUT_LAYOUT, **(layouts or {})}
-    shape = dict(dims or {})
-    if "input" not in shape and (ops is None or any("input" in net.inputs_of(o.name) for o in ops)):
-        shape["input"] = input_dims(net)
+    if ops is None:
+        net.check_connected()
+    layout = {**{t: INPUT_LAYOUT for t in net.inputs}, **(layouts or {})}
+    shape = {**net.input_shapes(), **(dims or {})}
     done, out = {}, []
     for op in (net.ops if ops is None else ops):
         ins = net.inputs_of(op.name)
@@ -144,7 +136,7 @@ def expand(net, configs: dict, ops=None, layouts=None, dims=None) -> list:
             op.kind != "gemm" else op
         out.append(LayerPlan(run, kernel, alg, want or "-", tuple(reads), out_layout))
         layout[op.name] = out_layout
-        shape[op.name] = _tensor_dims(op)
+        shape[op.name] = op.out_shape()
     return out
 
 
@@ -266,14 +258,25 @@ def configs_of(net, plan: str) -> dict:
                      "(.toml or .json)")
 
 
-def network(network_name: str, batch: int):
+def network(workload, batch):
+    """The network a plan runs: a workload string at ``batch`` (None: its own), or a
+    Network (or op) as built, whose batch ``batch`` must be if given; its layers must
+    connect (``Network.check_connected``) and each have a kernel."""
     import workloads
-    net = workloads.resolve(network_name, batch=batch)
+    from simulator import arguments
+    if isinstance(workload, str):
+        net = workloads.resolve(workload, batch=batch)
+    else:
+        net = arguments.workload(workload)
+        if batch is not None and batch != batch_of(net):
+            raise ValueError(f"batch={batch!r}: workload {net.name!r} is built at batch "
+                             f"{batch_of(net)} (give batch=None, or build it at {batch})")
     if not any(op.kind in ("conv2d", "gemm") for op in net.ops):
-        raise ValueError(f"workload={network_name!r}: no convolution or GEMM to plan")
+        raise ValueError(f"workload={net.name!r}: no convolution or GEMM to plan")
     bad = [op for op in net.ops if op.kind not in ("conv2d", "gemm", "batchnorm", "pool2d")]
     if bad:
         raise ValueError(f"layer {bad[0].name}: {bad[0].kind} has no kernel yet")
+    net.check_connected()
     return net
 
 
@@ -420,7 +423,8 @@ def all_transforms(net) -> list:
     """Every transform any plan of ``net`` may insert: each tensor a layer reads with a
     spatial extent, into each layout."""
     from workloads.ir import Conv2d
-    dims = {"input": input_dims(net)}
+    net.check_connected()
+    dims = net.input_shapes()
     out, seen = [], set()
     for op in net.ops:
         for t in net.inputs_of(op.name):
@@ -431,7 +435,7 @@ def all_transforms(net) -> list:
                     tr = Conv2d(name=f"{t}.to_{lay}", N=n, C=c, H=h, W=w, K=1, R=1, S=1,
                                 layout=lay, dtype=op.dtype)
                     out.append(LayerPlan(tr, "layout-transform", "transform", lay, (t,), lay))
-        dims[op.name] = _tensor_dims(op)
+        dims[op.name] = op.out_shape()
     return out
 
 
@@ -463,17 +467,22 @@ def launchable(hw, layers) -> tuple:
 
 
 def segments(net) -> list:
-    """The network's layers cut where one tensor alone is live: [(entry tensor, ops)]."""
+    """The network's layers cut where at most one layer's output is live and no input is
+    between its first and last reader (a transform of it is shared by its readers):
+    [(entry tensor -- the live output, or None --, ops)]. A network of separate problems
+    cuts at every layer."""
     names = [op.name for op in net.ops]
-    last = {}
+    first, last = {}, {}
     for i, op in enumerate(net.ops):
         for t in net.inputs_of(op.name):
+            first.setdefault(t, i)
             last[t] = i
-    out, entry, cur = [], "input", []
+    out, entry, cur = [], INPUT_ENTRY, []
     for i, op in enumerate(net.ops):
         cur.append(op)
-        live = [t for t in ["input"] + names[:i + 1] if last.get(t, -1) > i]
-        if len(live) == 1 or i == len(net.ops) - 1:
+        live = [t for t in names[:i + 1] if last.get(t, -1) > i]
+        held = any(first[t] <= i < last[t] for t in net.inputs if t in first)
+        if (len(live) <= 1 and not held) or i == len(net.ops) - 1:
             out.append((entry, cur))
             entry, cur = (live[0] if live else None), []
     return out
@@ -485,9 +494,8 @@ def choose(net, seconds: dict):
     layer --, best-of lower bound in seconds). A time the table lacks is an error naming
     the layer."""
     from .oracle import segmented
-    dims = {"input": input_dims(net)}
-    for op in net.ops:
-        dims[op.name] = _tensor_dims(op)
+    net.check_connected()
+    dims = {op.name: op.out_shape() for op in net.ops}
 
     def price(lp):
         # a configuration without a time (its kernel cannot launch at this size) is one
@@ -504,9 +512,11 @@ def choose(net, seconds: dict):
 
     def cost(i, state, choice):
         entry, ops = segs[i]
-        layouts = {"input": INPUT_LAYOUT} if entry == "input" else {entry: state}
-        layers = expand(net, dict(choice), ops=ops, layouts=layouts,
-                        dims={entry: dims[entry]} if entry else None)
+        # the inputs arrive in INPUT_LAYOUT (expand's default); a layer's output in the
+        # layout the segment before left it
+        live = i > 0 and entry is not None
+        layers = expand(net, dict(choice), ops=ops, layouts={entry: state} if live else None,
+                        dims={entry: dims[entry]} if live else None)
         total = sum(price(lp) for lp in layers)
         switch = sum(price(lp) for lp in layers if lp.algorithm == "transform")
         return total, switch, layers[-1].out_layout

@@ -394,6 +394,7 @@ def check_plans(workload, batches, plans):
     from simulator.simt.kernels import REGISTRY
     for b in batches:
         net = pl.network(workload, b)
+        pl.input_dims(net)          # one input, run end to end (not separate problems)
         for p in plans:
             for name in (pl.UNIFORM if p == "oracle" else (p,)):
                 for lp in pl.expand(net, pl.configs_of(net, name)):

@@ -209,8 +209,10 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
     skipped = [op.name for op in network.ops if op.kind not in ARRAY_KINDS]
     if len(skipped) == len(network.ops):
         raise ValueError(f"workload {network.name!r}: no convolution or GEMM for the array")
-    network = dataclasses.replace(network, ops=tuple(op for op in network.ops
-                                                     if op.kind in ARRAY_KINDS), edges=())
+    # the array runs each layer as its own problem (as SCALE-Sim does)
+    network = type(network).independent(network.name, [op for op in network.ops
+                                                        if op.kind in ARRAY_KINDS],
+                                        network.description, network.params)
     if mode == "default" and stalls == "pipeline":
         folds = 0
         for op in network.ops:
