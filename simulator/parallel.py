@@ -122,20 +122,71 @@ def map_tasks(fn, items, *, workers: int | None = None, scheduler: str | None = 
     done = 0
     try:
         if scheduler is None and (workers == 1 or len(items) <= 1):
-            for i, it in enumerate(items):
-                results[i] = fn(it)
-                done += 1
-                progress.done(it)
+            done = _here(fn, items, results, progress)
         else:
             done = _distributed(fn, items, results, progress, workers, scheduler, ready)
     except (KeyboardInterrupt, SystemError) as e:
         if not interrupted(e):
             raise
         progress.close()
+        results = list(results)       # (a task still under way on its thread finds its own)
         return Outcome(results, sum(r is not None for r in results), True,
                        time.perf_counter() - t0)
     progress.close()
     return Outcome(results, done, False, time.perf_counter() - t0)
+
+
+GRACE_S = 0.4         # after Ctrl-C, how long the task under way (here) may take to finish
+TASK_THREAD = "roofsim-tasks"
+
+
+def _here(fn, items, results, progress) -> int:
+    """The items run in this process, one after another, on a thread of their own when
+    called from the main thread: signals reach the main thread alone, so Ctrl-C is seen
+    at once there even while a task sits in one long numba call or in numba's first
+    compile (neither looks at signals; a KeyboardInterrupt raised inside a compile can
+    leave LLVM half-done). On Ctrl-C the task under way has ``GRACE_S`` to finish, then
+    the interrupt goes on with what finished (the thread, a daemon, is left to the
+    process's exit: ``simulator.cli`` leaves with ``os._exit`` while it runs)."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        for i, it in enumerate(items):
+            results[i] = fn(it)
+            progress.done(it)
+        return len(items)
+    stop = threading.Event()
+    box = {"done": 0}
+
+    def work():
+        try:
+            for i, it in enumerate(items):
+                if stop.is_set():
+                    return
+                r = fn(it)
+                results[i] = r
+                box["done"] += 1
+                if not stop.is_set():
+                    progress.done(it)
+        except BaseException as e:  # noqa: BLE001 -- handed to the caller's thread
+            box["error"] = e
+    t = threading.Thread(target=work, name=TASK_THREAD, daemon=True)
+    t.start()
+    try:
+        while t.is_alive():
+            t.join(0.05)
+    except KeyboardInterrupt:
+        stop.set()
+        t.join(GRACE_S)
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["done"]
+
+
+def tasks_running() -> bool:
+    """Whether a task thread of ``map_tasks`` is still at work (after a Ctrl-C)."""
+    import threading
+    return any(t.name == TASK_THREAD and t.is_alive() for t in threading.enumerate())
 
 
 def _distributed(fn, items, results, progress, workers, scheduler, ready=None) -> int:

@@ -236,3 +236,71 @@ def test_plan_takes_the_workload_s_batch_where_none_is_typed():
     import simulator as rs
     rows, tot = rs.plan_network("h100-sxm", conv, plan="direct-nchw")
     assert rows[0]["shape"].startswith("4x16x14x14 -> 16 3x3/1")
+
+
+def _interrupt(args, delay, tmp_path, env=None):
+    """``roofsim ARGS`` sent SIGINT after ``delay`` s: (process, stdout, stderr, seconds
+    from the signal to its exit)."""
+    p = subprocess.Popen([sys.executable, "-m", "simulator", *args], cwd=ROOT, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    assert p.poll() is None, "finished before the signal: give it more work"
+    t0 = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    return p, out, err, time.perf_counter() - t0
+
+
+# (what runs at the moment, the command, the delay): each lands in another phase of a
+# long command -- the layer predictions, the oracle's search, the analytic ranking, the
+# engine on the best candidates, a suite's problems one by one
+MOMENTS = [
+    ("plan: predictions", ["plan", "--hw", "h100-sxm", "--workload", "resnet50", "--batch", "8",
+                           "--plan", "direct-nhwc", "--mode", "sampled", "--workers", "1"], 4.0),
+    ("plan --oracle: the search", ["plan", "--hw", "h100-sxm", "--workload", "resnet50",
+                                   "--oracle", "ORACLE", "--mode", "analytic", "--workers", "1"], 4.5),
+    ("tune: the engine", ["tune", "--hw", "h100-sxm", "--workload", "gemm:2048x2048x2048"], 3.0),
+    ("validate counters", ["validate", "--hw", "h100-sxm", "--measurements", DATA, "--suites",
+                           "counters"], 5.0),
+    ("validate tune", ["validate", "--hw", "h100-sxm", "--measurements", DATA, "--suites",
+                       "tune"], 5.0),
+]
+
+
+@pytest.mark.parametrize("what,args,delay", MOMENTS, ids=[m[0] for m in MOMENTS])
+def test_ctrl_c_at_any_moment_keeps_what_finished(tmp_path, what, args, delay):
+    """Ctrl-C in each phase of plan, tune and validate (issue 25): exit 130 within about a
+    second, one line, no traceback; the JSON written, marked partial, with the rows that
+    finished (none promised where it stopped before the first)."""
+    args = [str(tmp_path / "o.toml") if a == "ORACLE" else a for a in args]
+    js = tmp_path / "out.json"
+    p, out, err, waited = _interrupt(args + ["--json", str(js)], delay, tmp_path)
+    assert p.returncode == 130, (out, err)
+    assert err.strip().endswith("roofsim: interrupted") and "Traceback" not in err, err
+    assert waited < 1.5, waited
+    doc = json.loads(js.read_text())
+    assert doc["partial"] is True
+    rows = next(doc[k] for k in ("layers", "ranking", "problems", "rows") if k in doc)
+    assert all(r["partial"] is True for r in rows)
+    if args[0] == "tune":
+        # stopped in the engine's part: every candidate has its analytic time
+        assert len(rows) == 11 and all(r["analytic_seconds"] > 0 for r in rows)
+    if "--oracle" in args:
+        assert "no plan picked" in out and not (tmp_path / "o.toml").exists()
+
+
+@pytest.mark.parametrize("delay", [3.0, 9.0])
+def test_ctrl_c_while_numba_compiles_the_engine(tmp_path, delay):
+    """SIGINT during numba's first compile of the engine (an empty cache) in an
+    in-process run: it used to end in a segmentation fault now and then (a
+    KeyboardInterrupt raised inside the compile); the compile now runs off the main
+    thread, and the command stops within a second, exit 130."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    p, out, err, waited = _interrupt(
+        ["validate", "--hw", "h100-sxm", "--measurements", DATA, "--suites", "gemm", "--workers",
+         "1", "--json", str(tmp_path / "v.json")], delay, tmp_path, env)
+    assert p.returncode == 130, (p.returncode, out, err)
+    assert "compiling the SIMT engine" in err and err.strip().endswith("roofsim: interrupted")
+    assert waited < 1.5, waited
+    doc = json.loads((tmp_path / "v.json").read_text())
+    assert doc["partial"] is True and doc["rows"] == []

@@ -124,6 +124,9 @@ _MASKS = [
 def _mask(text: str) -> str:
     # a first run's notice that it compiles an engine depends on numba's cache, not the input
     text = "".join(x for x in text.splitlines(True) if not x.startswith("roofsim: compiling"))
+    # a long run's progress note off a terminal comes every 30 s: how many, the machine's speed
+    text = "".join(x for x in text.splitlines(True)
+                   if not re.fullmatch(r"  [^:]+: \d+ of \d+ done \(\d+ s\)\n", x))
     for pat, rep in _MASKS:
         text = pat.sub(rep, text)
     return text

@@ -140,24 +140,42 @@ def check_record(path, i, r: dict, launches: dict) -> dict:
     return r
 
 
-def rows(hw, folder, mode: str = "sampled") -> list:
-    """A row per measured launch: each counter measured and predicted."""
+def _simulate(task):
+    """One problem's engine Result (a map_tasks task)."""
     from simulator.simt import api
+    hw, item, mode = task
+    kernel, kw = problem_of(item)
+    return api.simulate(hw, api.build(hw, kernel, **kw), mode)
+
+
+def run(hw, folder, mode: str = "sampled"):
+    """(a row per measured launch whose problem the engine finished, whether Ctrl-C
+    stopped it): each counter measured and predicted."""
+    from simulator.parallel import map_tasks
     doc = load(folder)
-    cache, out = {}, []
+    items = list(dict.fromkeys(r["problem"] for r in doc["records"]))
+    out = map_tasks(_simulate, [(hw, it, mode) for it in items], workers=1, label="counters")
+    res_of = dict(zip(items, out.results))
+    rows = []
     for r in doc["records"]:
-        item = r["problem"]
-        if item not in cache:
-            kernel, kw = problem_of(item)
-            cache[item] = api.simulate(hw, api.build(hw, kernel, **kw), mode)
-        res = cache[item]
+        res = res_of[r["problem"]]
+        if res is None:
+            continue
         lc = res.launches[r["launch"]]
         pred = {"instructions": lc.instructions, "dram_bytes": lc.bytes_by_level.get("dram"),
                 "l2_bytes": lc.bytes_by_level.get("l2"),
                 "seconds": (lc.cycles or 0.0) / hw.clock_hz}
-        out.append({"problem": item, "launch": r["launch"],
-                    **{f"measured_{k}": r.get(k) for k, _ in COUNTERS},
-                    **{f"engine_{k}": pred[k] for k, _ in COUNTERS}})
+        rows.append({"problem": r["problem"], "launch": r["launch"],
+                     **{f"measured_{k}": r.get(k) for k, _ in COUNTERS},
+                     **{f"engine_{k}": pred[k] for k, _ in COUNTERS}})
+    return rows, out.interrupted
+
+
+def rows(hw, folder, mode: str = "sampled") -> list:
+    """A row per measured launch: each counter measured and predicted."""
+    out, stopped = run(hw, folder, mode)
+    if stopped:
+        raise KeyboardInterrupt
     return out
 
 

@@ -574,17 +574,22 @@ def oracle(hw, net, mode: str = "sampled", l2_warm: bool = False, workers=None,
     if out.interrupted:
         return OracleReport(tuple(layers), tuple(refused), out, {}, {}, by, {})
     picks, choices = {}, {}
-    for p in PREDICTORS:
-        if p == "engine" and mode == "analytic":
-            continue
-        sec = {time_key(lp): r[f"{p}_seconds"] for lp, r in zip(layers, out.results)}
-        choice, best = choose(net, sec)
-        choices[p] = choice
-        picks[p] = {"seconds": choice.seconds, "switch_seconds": choice.switch_seconds,
-                    "best_of_seconds": best,
-                    "uniform_seconds": {u: plan_seconds(net, uniform_configs(net, u), sec)
-                                        for u in UNIFORM},
-                    "configs": {k: config_name(v) for k, v in choice.configs.items()}}
+    try:
+        for p in PREDICTORS:
+            if p == "engine" and mode == "analytic":
+                continue
+            sec = {time_key(lp): r[f"{p}_seconds"] for lp, r in zip(layers, out.results)}
+            choice, best = choose(net, sec)
+            choices[p] = choice
+            picks[p] = {"seconds": choice.seconds, "switch_seconds": choice.switch_seconds,
+                        "best_of_seconds": best,
+                        "uniform_seconds": {u: plan_seconds(net, uniform_configs(net, u), sec)
+                                            for u in UNIFORM},
+                        "configs": {k: config_name(v) for k, v in choice.configs.items()}}
+    except KeyboardInterrupt:
+        # stopped in the search: every prediction finished, no plan picked
+        return OracleReport(tuple(layers), tuple(refused), dataclasses.replace(out, interrupted=True),
+                            {}, {}, by, {})
     return OracleReport(tuple(layers), tuple(refused), out, picks, choices, by,
                         configs_from_names(picks[by]["configs"]))
 

@@ -79,33 +79,70 @@ def candidates(op) -> list:
     raise ValueError(f"tune takes a GEMM or a convolution, not a {op.kind}")
 
 
-def rank(hw, op, engine_top: int = 3) -> list:
-    """Rows, best first: candidate, analytic seconds and limiter, engine seconds (the
-    ``engine_top`` best by the analytic model), and the rank key used."""
+def _analytic_row(task) -> dict:
+    """One candidate built and predicted by the analytic model (a map_tasks task)."""
     from simulator.simt import api
-    rows = []
-    for c in candidates(op):
-        try:
-            prob = api.build(hw, c.kernel, **c.args)
-        except ValueError as e:               # a launch this hardware cannot make
-            rows.append({"candidate": c, "label": c.label(), "analytic_seconds": None,
-                         "limiter": f"cannot launch: {str(e)[:80]}", "engine_seconds": None})
-            continue
-        a = api.analytic(hw, prob)
-        launch = hw.kernel_launch_s * len(prob.programs)
-        rows.append({"candidate": c, "label": c.label(), "analytic_seconds": a.seconds + launch,
-                     "limiter": a.limiter, "engine_seconds": None, "problem": prob})
+    hw, c = task
+    try:
+        prob = api.build(hw, c.kernel, **c.args)
+    except ValueError as e:               # a launch this hardware cannot make
+        return {"candidate": c, "label": c.label(), "analytic_seconds": None,
+                "limiter": f"cannot launch: {str(e)[:80]}", "engine_seconds": None}
+    a = api.analytic(hw, prob)
+    launch = hw.kernel_launch_s * len(prob.programs)
+    return {"candidate": c, "label": c.label(), "analytic_seconds": a.seconds + launch,
+            "limiter": a.limiter, "engine_seconds": None, "problem": prob}
+
+
+def _engine_seconds(task) -> float:
+    """One candidate's engine (sampled) time, its launches' overhead included."""
+    from simulator.simt import api
+    hw, prob = task
+    return api.simulate(hw, prob, "sampled").seconds + hw.kernel_launch_s * len(prob.programs)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """``rows``: best first (``rank``'s); ``interrupted``: Ctrl-C stopped it, and the rows
+    are the candidates that finished (those without an engine time where it stopped in
+    the engine's part, ordered by the analytic model)."""
+
+    rows: list
+    interrupted: bool = False
+
+
+def ranking(hw, op, engine_top: int = 3) -> Ranking:
+    """``rank``, stoppable: Ctrl-C returns what finished (see ``Ranking``)."""
+    from simulator.parallel import map_tasks
+    cands = candidates(op)
+    out = map_tasks(_analytic_row, [(hw, c) for c in cands], workers=1, label="tune")
+    rows = out.finished
     ok = sorted((r for r in rows if r["analytic_seconds"] is not None),
                 key=lambda r: r["analytic_seconds"])
-    for r in ok[:max(0, engine_top)]:
-        e = api.simulate(hw, r["problem"], "sampled")
-        r["engine_seconds"] = e.seconds + hw.kernel_launch_s * len(r["problem"].programs)
-    top = sorted(ok[:engine_top], key=lambda r: r["engine_seconds"])
-    ordered = top + ok[engine_top:] + [r for r in rows if r["analytic_seconds"] is None]
+    stopped = out.interrupted
+    if not stopped:
+        top = ok[:max(0, engine_top)]
+        eng = map_tasks(_engine_seconds, [(hw, r["problem"]) for r in top], workers=1,
+                        label="tune (engine)")
+        for r, sec in zip(top, eng.results):
+            r["engine_seconds"] = sec
+        stopped = eng.interrupted
+    timed = [r for r in ok[:engine_top] if r["engine_seconds"] is not None]
+    top = sorted(timed, key=lambda r: r["engine_seconds"])
+    ordered = top + [r for r in ok if r not in top] + [r for r in rows if r["analytic_seconds"] is None]
     for i, r in enumerate(ordered, start=1):
         r["rank"] = i
         r.pop("problem", None)
-    return ordered
+    return Ranking(ordered, stopped)
+
+
+def rank(hw, op, engine_top: int = 3) -> list:
+    """Rows, best first: candidate, analytic seconds and limiter, engine seconds (the
+    ``engine_top`` best by the analytic model), and the rank key used."""
+    r = ranking(hw, op, engine_top)
+    if r.interrupted:
+        raise KeyboardInterrupt
+    return r.rows
 
 
 def regret_of_random(times: list, k: int) -> float:
@@ -184,38 +221,47 @@ def check_record(path, i, r: dict, labels: dict) -> dict:
     return r
 
 
+def _score(task) -> dict:
+    """One problem's regrets and rank correlation (a map_tasks task)."""
+    from scipy.stats import spearmanr
+    hw, problem, meas, engine_top = task
+    ranked = [r for r in rank(hw, op_of(problem), engine_top) if r["label"] in meas]
+    best = min(meas.values())
+    first = meas[ranked[0]["label"]]
+    top_k = min(meas[r["label"]] for r in ranked[:engine_top])
+    pred = [r["analytic_seconds"] for r in ranked]
+    rho = spearmanr(pred, [meas[r["label"]] for r in ranked]).statistic if len(ranked) > 2 else None
+    return {"problem": problem, "candidates": len(meas), "best": min(meas, key=meas.get),
+            "best_s": best, "predicted_best": ranked[0]["label"],
+            "regret": first / best - 1, f"regret_top{engine_top}": top_k / best - 1,
+            "random_1": regret_of_random(list(meas.values()), 1),
+            f"random_{engine_top}": regret_of_random(list(meas.values()), engine_top),
+            "spearman": rho}
+
+
 def scores(hw, folder, engine_top: int = 3) -> dict:
     """Per problem: the measured best, the regret of the predicted best (no measurement),
     of the best measured among the ``engine_top`` the ranking puts first (that many
     measurements) and, for comparison, of random search with as many measurements
     (expected, exact); the Spearman rank correlation of the analytic model's times with
-    the measured ones. Then medians and worsts."""
+    the measured ones. Then medians and worsts (None where no problem has the figure).
+    Ctrl-C: the problems that finished, ``interrupted`` set."""
     import statistics
 
-    from scipy.stats import spearmanr
-
+    from simulator.parallel import map_tasks
     doc = load(folder)
     by = {}
     for r in doc["records"]:
         if r["ok"]:                       # checked on load: a positive, finite median_s
             by.setdefault(r["problem"], {})[r["candidate"]] = r["median_s"]
-    rows = []
-    for problem, meas in by.items():
-        ranked = [r for r in rank(hw, op_of(problem), engine_top) if r["label"] in meas]
-        best = min(meas.values())
-        first = meas[ranked[0]["label"]]
-        top_k = min(meas[r["label"]] for r in ranked[:engine_top])
-        pred = [r["analytic_seconds"] for r in ranked]
-        rho = spearmanr(pred, [meas[r["label"]] for r in ranked]).statistic if len(ranked) > 2 else None
-        rows.append({"problem": problem, "candidates": len(meas), "best": min(meas, key=meas.get),
-                     "best_s": best, "predicted_best": ranked[0]["label"],
-                     "regret": first / best - 1, f"regret_top{engine_top}": top_k / best - 1,
-                     "random_1": regret_of_random(list(meas.values()), 1),
-                     f"random_{engine_top}": regret_of_random(list(meas.values()), engine_top),
-                     "spearman": rho})
+    out = map_tasks(_score, [(hw, p, meas, engine_top) for p, meas in by.items()], workers=1,
+                    label="tune problems")
+    rows = out.finished
     summary = {}
     for key in ("regret", f"regret_top{engine_top}", "random_1", f"random_{engine_top}", "spearman"):
         vals = [r[key] for r in rows if r[key] is not None]
-        summary[key] = {"median": statistics.median(vals), "worst": (max(vals) if key != "spearman"
-                                                                     else min(vals))}
-    return {"problems": rows, "summary": summary, "engine_top": engine_top}
+        summary[key] = {"median": statistics.median(vals) if vals else None,
+                        "worst": (None if not vals else max(vals) if key != "spearman"
+                                  else min(vals))}
+    return {"problems": rows, "summary": summary, "engine_top": engine_top,
+            "interrupted": out.interrupted, "problems_total": len(by)}

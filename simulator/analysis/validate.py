@@ -127,6 +127,9 @@ def predict_suites(hw, suite_files, engine_budget=None, workers=None, scheduler=
     stopped the run first); ``log`` is told as each suite finishes."""
     from simulator.parallel import map_tasks
     tasks = record_tasks(hw, suite_files, engine_budget)
+    # the scores' statistics loaded before the work (a second here), not after a Ctrl-C
+    # when the finished rows should be written at once
+    import scipy.stats  # noqa: F401
     from simulator.simt.api import announce_compiling
     return map_tasks(predict_record, tasks, workers=workers, scheduler=scheduler,
                      label="validate", group=lambda t: t.suite.suite, log=log,

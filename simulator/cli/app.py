@@ -150,10 +150,16 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     except (KeyboardInterrupt, SystemError) as e:
-        from simulator.parallel import interrupted
+        from simulator.parallel import interrupted, tasks_running
         if not interrupted(e):
             return _internal(e)
         print("roofsim: interrupted", file=sys.stderr)
+        if tasks_running():
+            # a task left on its thread (inside numba, maybe compiling): the interpreter's
+            # own exit would tear the modules down under it
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
         return 130
     except Exception as e:  # noqa: BLE001 -- the last line of defence: one line, exit 1
         return _internal(e)

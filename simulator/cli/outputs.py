@@ -29,16 +29,18 @@ def write_json(path, doc):
 
 
 def finish(args, out, rows, to_dict, plot=None):
-    """--csv, --json and --plot of a run over ``map_tasks`` (``out``): the rows (dicts)
-    and the document ``to_dict(rows)``; where Ctrl-C stopped it, each row and the
-    document marked ``partial``, then the interrupt passed on (exit 130)."""
-    if out.interrupted:
+    """--csv, --json and --plot of a run over ``map_tasks`` (``out``: its Outcome, or
+    whether Ctrl-C stopped the run): the rows (dicts) and the document
+    ``to_dict(rows)``; where Ctrl-C stopped it, each row and the document marked
+    ``partial``, then the interrupt passed on (exit 130)."""
+    stopped = out if isinstance(out, bool) else out.interrupted
+    if stopped:
         rows = [{**r, "partial": True} for r in rows]
     if rows:
         write_outputs(args, rows, lambda: {**to_dict(rows),
-                                           **({"partial": True} if out.interrupted else {})},
+                                           **({"partial": True} if stopped else {})},
                       plot)
-    elif out.interrupted:
+    elif stopped:
         # stopped before any row finished: the JSON still says so (partial, no rows); a
         # table or chart of nothing is not written, and the user is told
         from simulator.table import write_json as write
@@ -48,7 +50,7 @@ def finish(args, out, rows, to_dict, plot=None):
         skipped = [f"--{o}" for o in ("csv", "plot") if getattr(args, o, None)]
         if skipped:
             print(f"nothing finished: {' and '.join(skipped)} not written")
-    if out.interrupted:
+    if stopped:
         raise KeyboardInterrupt
 
 

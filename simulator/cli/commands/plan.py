@@ -121,7 +121,10 @@ def _oracle(args, hw, net):
         print(f"left out of the search: {lp.op.name} as {lp.kernel} {lp.layout} ({why.split(': ', 1)[-1]})")
     out = rep.outcome
     if out.interrupted:
-        print(f"stopped after {out.done} of {len(rep.layers)} layer predictions: no plan picked")
+        print(f"stopped after {out.done} of {len(rep.layers)} layer predictions: no plan picked"
+              if out.done < len(rep.layers) else
+              f"stopped while searching for the plan (all {out.done} layer predictions done): "
+              "no plan picked")
         if args.json:
             write_json(args.json, {"hw": hw.name, "workload": args.workload, "batch": args.batch,
                                    "partial": True, "layers": [{**r, "partial": True} for r in out.finished]})

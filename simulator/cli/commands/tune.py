@@ -6,7 +6,7 @@ import workloads
 from simulator.table import format_table
 
 from ..options import add_hw, add_outputs, load_hw, positive_int
-from ..outputs import write_outputs
+from ..outputs import finish
 from . import BY_NAME
 
 NEEDS = ("engine",)
@@ -30,20 +30,30 @@ def add_tune(sub):
 
 
 def run(args):
-    from simulator.analysis.tune import rank
+    from simulator.analysis.tune import candidates, ranking
     hw = load_hw(args, "simt")
     net = workloads.resolve(args.workload, batch=args.batch)
     if len(net.ops) != 1:
         raise ValueError(f"--workload {args.workload!r}: tune takes one GEMM or convolution "
                          "(gemm:MxNxK or conv:n=..,...), not a network")
-    rows = rank(hw, net.ops[0], args.engine_top)
-    print(f"{net.ops[0].describe()} on {hw.name}: {len(rows)} candidates; analytic model on "
-          f"each, engine (sampled) on the best {args.engine_top}")
-    print(format_table(["rank", "candidate", "engine us", "analytic us", "limited by"],
-                       [[r["rank"], r["label"],
-                         "-" if r["engine_seconds"] is None else r["engine_seconds"] * 1e6,
-                         "-" if r["analytic_seconds"] is None else r["analytic_seconds"] * 1e6,
-                         r["limiter"]] for r in rows],
-                       right=[True, False, True, True, False]))
+    op = net.ops[0]
+    n = len(candidates(op))
+    got = ranking(hw, op, args.engine_top)
+    rows = got.rows
+    part = ""
+    if got.interrupted:
+        timed = sum(r["engine_seconds"] is not None for r in rows)
+        part = (f" (stopped: {len(rows)} of {n} candidates predicted, {timed} by the engine; "
+                "ranked by what finished)")
+    print(f"{op.describe()} on {hw.name}: {n} candidates; analytic model on each, engine "
+          f"(sampled) on the best {args.engine_top}{part}")
+    if rows:
+        print(format_table(["rank", "candidate", "engine us", "analytic us", "limited by"],
+                           [[r["rank"], r["label"],
+                             "-" if r["engine_seconds"] is None else r["engine_seconds"] * 1e6,
+                             "-" if r["analytic_seconds"] is None else r["analytic_seconds"] * 1e6,
+                             r["limiter"]] for r in rows],
+                           right=[True, False, True, True, False]))
     out = [{k: v for k, v in r.items() if k != "candidate"} for r in rows]
-    write_outputs(args, out, lambda: {"hw": hw.name, "op": net.ops[0].describe(), "ranking": out})
+    finish(args, got.interrupted, out,
+           lambda rs: {"hw": hw.name, "op": op.describe(), "ranking": rs})

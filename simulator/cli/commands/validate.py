@@ -11,7 +11,7 @@ from simulator.analysis.measurements import same_gpu
 from simulator.table import format_table
 
 from ..options import add_hw, add_outputs, add_workers, budget, items, load_hw
-from ..outputs import finish, write_outputs
+from ..outputs import finish
 from . import BY_NAME
 
 NEEDS = ("engine", "dask")
@@ -131,6 +131,10 @@ def _times(args, hw, suites):
            lambda path: validation_chart(rows, path, f"{hw.name} validation", hw))
 
 
+def _pct(v, fmt="+.1%"):
+    return "-" if v is None else format(v, fmt)
+
+
 def _tune(args, hw):
     """roofsim tune's rankings against every candidate measured."""
     from simulator.analysis import tune
@@ -138,21 +142,28 @@ def _tune(args, hw):
     dev = _device_of(args, hw, doc, "tune.json")
     s = tune.scores(hw, args.measurements)
     k = s["engine_top"]
+    part = (f" (stopped: {len(s['problems'])} of {s['problems_total']} problems finished)"
+            if s["interrupted"] else "")
     print(f"tune on {hw.name} against {dev}: {len(s['problems'])} problems, "
-          f"{sum(r['candidates'] for r in s['problems'])} candidates measured")
-    print(format_table(["problem", "candidates", "measured best", "predicted best", "regret",
-                        f"best of top {k}", f"random {k}", "Spearman"],
-                       [[r["problem"], r["candidates"], r["best"], r["predicted_best"],
-                         f"{r['regret']:+.1%}", f"{r[f'regret_top{k}']:+.1%}",
-                         f"{r[f'random_{k}']:+.0%}", f"{r['spearman']:.2f}"] for r in s["problems"]],
-                       right=[False, True, False, False, True, True, True, True]))
-    m = s["summary"]
-    print(f"regret of the predicted best: median {m['regret']['median']:.1%}, worst "
-          f"{m['regret']['worst']:.1%} (goals 3% and 10%); best of the top {k} measured: median "
-          f"{m[f'regret_top{k}']['median']:.1%}, worst {m[f'regret_top{k}']['worst']:.1%}; random "
-          f"search with {k} measurements: median {m[f'random_{k}']['median']:.0%}, worst "
-          f"{m[f'random_{k}']['worst']:.0%}; Spearman median {m['spearman']['median']:.2f}")
-    write_outputs(args, s["problems"], lambda: {"hw": hw.name, **s})
+          f"{sum(r['candidates'] for r in s['problems'])} candidates measured{part}")
+    if s["problems"]:
+        print(format_table(["problem", "candidates", "measured best", "predicted best", "regret",
+                            f"best of top {k}", f"random {k}", "Spearman"],
+                           [[r["problem"], r["candidates"], r["best"], r["predicted_best"],
+                             _pct(r["regret"]), _pct(r[f"regret_top{k}"]),
+                             _pct(r[f"random_{k}"], "+.0%"), _pct(r["spearman"], ".2f")]
+                            for r in s["problems"]],
+                           right=[False, True, False, False, True, True, True, True]))
+        m = s["summary"]
+        print(f"regret of the predicted best: median {_pct(m['regret']['median'], '.1%')}, worst "
+              f"{_pct(m['regret']['worst'], '.1%')} (goals 3% and 10%); best of the top {k} "
+              f"measured: median {_pct(m[f'regret_top{k}']['median'], '.1%')}, worst "
+              f"{_pct(m[f'regret_top{k}']['worst'], '.1%')}; random search with {k} measurements: "
+              f"median {_pct(m[f'random_{k}']['median'], '.0%')}, worst "
+              f"{_pct(m[f'random_{k}']['worst'], '.0%')}; Spearman median "
+              f"{_pct(m['spearman']['median'], '.2f')}")
+    body = {key: v for key, v in s.items() if key not in ("interrupted",)}
+    finish(args, s["interrupted"], s["problems"], lambda rs: {"hw": hw.name, **body, "problems": rs})
 
 
 def _counters(args, hw):
@@ -160,11 +171,12 @@ def _counters(args, hw):
     from simulator.analysis import counters as cn
     doc = cn.load(args.measurements)
     dev = _device_of(args, hw, doc, "counters.json")
-    rows = cn.rows(hw, args.measurements)
+    rows, stopped = cn.run(hw, args.measurements)
     one = [r for r in rows if sum(x["problem"] == r["problem"] for x in rows) == 1]
     sc, sc1 = cn.scores(rows), cn.scores(one)
     print(f"counters on {hw.name} against Nsight Compute ({dev}): {len(rows)} launches "
-          f"({len(one)} of one-launch problems); engine sampled, L2 cold")
+          f"({len(one)} of one-launch problems); engine sampled, L2 cold"
+          + (f" (stopped: {len(rows)} of {len(doc['records'])} launches finished)" if stopped else ""))
     print(format_table(["counter", "launches", "MAPE", "median error", "goal",
                         "MAPE, one-launch problems"],
                        [[name, s["n"], f"{s['mape']:.1%}" if s["mape"] is not None else "-",
@@ -173,5 +185,5 @@ def _counters(args, hw):
                          f"{sc1[name]['mape']:.1%}" if sc1[name]["mape"] is not None else "-"]
                         for name, s in sc.items()],
                        right=[False, True, True, True, True, True]))
-    write_outputs(args, rows, lambda: {"hw": hw.name, "measurements": args.measurements,
-                                       "scores": sc, "scores_one_launch": sc1, "rows": rows})
+    finish(args, stopped, rows, lambda rs: {"hw": hw.name, "measurements": args.measurements,
+                                            "scores": sc, "scores_one_launch": sc1, "rows": rs})
