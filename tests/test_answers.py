@@ -304,3 +304,26 @@ def test_ctrl_c_while_numba_compiles_the_engine(tmp_path, delay):
     assert waited < 1.5, waited
     doc = json.loads((tmp_path / "v.json").read_text())
     assert doc["partial"] is True and doc["rows"] == []
+
+
+def test_a_long_plan_says_how_long_and_a_too_large_one_is_refused_up_front(monkeypatch, capsys):
+    """Issue 25, class 11: a large plan announces its size before the engine runs (how
+    many layers, warp instructions and about how long), and one whose engine state would
+    not fit in free memory is refused before any work, naming the layer."""
+    from simulator.analysis import plan as pl
+    from simulator.simt import engine as eng
+    hw = hwmodels.get("h100-sxm")
+    net = pl.network("conv:n=2,c=16,h=14,w=14,k=16,r=3,s=3,stride=1,pad=1", None)
+    layers = pl.expand(net, pl.uniform_configs(net, "direct-nchw"))
+    monkeypatch.setattr(pl, "LONG_RUN_S", 0.0)
+    out, tot = pl.predict_plan(hw, layers, "sampled", workers=1)
+    err = capsys.readouterr().err
+    assert "plan: 1 distinct layers of 1 to predict with the engine (sampled)" in err
+    assert "Ctrl-C keeps the rows that finished" in err and out.done == 1
+    monkeypatch.setattr(eng, "_free_memory", lambda: 2**20)
+    called = []
+    monkeypatch.setattr(pl, "_sampled_cost", lambda task: called.append(task) or 1.0)
+    with pytest.raises(ValueError, match=r"layer conv \(.*\): simulating this needs about .* GiB "
+                                         r"of engine state .* this machine has 0.000977 GiB free"):
+        pl.predict_plan(hw, layers, "sampled", workers=1)
+    assert not called

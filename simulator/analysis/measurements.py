@@ -269,8 +269,8 @@ def check_kernel_records(hw, sf: SuiteFile) -> None:
             prob = problem_of(hw, r)
             # a launch the engine cannot hold (2**31 blocks) is named here, not found
             # by a worker after minutes
-            from simulator.simt.engine import _check_size
-            _check_size(hw, prob.programs, "sampled")
+            from simulator.simt.engine import check_size
+            check_size(hw, prob.programs, "sampled")
         except (ValueError, OverflowError) as e:
             raise ValueError(f"{sf.path}: record {i}: {e}") from None
         built = [(p.launch.grid, p.launch.block) for p in prob.programs]

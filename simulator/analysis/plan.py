@@ -354,6 +354,13 @@ def _shape_key(lp: LayerPlan):
     return (lp.kernel, lp.layout, dataclasses.replace(lp.op, name=""))
 
 
+def _sampled_cost(task) -> float:
+    """The warp instructions sampled mode simulates for a layer's launches."""
+    from simulator.simt.engine import sampled_cost
+    hw, prob = task
+    return sum(sampled_cost(hw, p) for p in prob.programs)
+
+
 def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, workers=None,
                  scheduler=None):
     """Every layer of a plan predicted (spread over Dask workers, see
@@ -375,11 +382,26 @@ def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, worke
     # every layer's launches, checked here before any work; the engine's layers go out
     # largest first (by the warp instructions their sampled runs simulate), so that two
     # workers do not end with one of them alone on a long layer
-    from simulator.simt.engine import sampled_cost
+    from simulator.parallel import Outcome
     probs = {i: build_layer(hw, layers[i]) for i in unique}
-    cost = ({i: sum(sampled_cost(hw, p) for p in probs[i].programs) for i in unique}
-            if mode == "sampled" else {})
+    cost = {}
+    if mode == "sampled":
+        from simulator.simt.engine import check_size
+        for i in unique:            # the engine's state of each layer fits, up front
+            try:
+                check_size(hw, probs[i].programs, "sampled")
+            except ValueError as e:
+                raise ValueError(f"layer {layers[i].op.name} ({describe(layers[i])}): {e}") from None
+        # (seconds a layer at a large batch: its blocks' loop trips walked one by one;
+        # here, on a thread, so that Ctrl-C and the progress notes reach the user)
+        sized = map_tasks(_sampled_cost, [(hw, probs[i]) for i in unique], workers=1,
+                          label="plan: sizing the engine's work")
+        if sized.interrupted:
+            return (Outcome([None] * len(layers), 0, True, sized.wall_seconds),
+                    {p: None for p in PREDICTORS})
+        cost = dict(zip(unique, sized.results))
     order = sorted(unique, key=lambda i: -cost.get(i, 0.0))
+    _say_how_long(cost, len(unique), len(layers), workers, scheduler)
     from simulator.simt.api import announce_compiling
     out = map_tasks(predict_layer, [LayerTask(hw, layers[i], mode, l2_warm, probs[i]) for i in order],
                     workers=workers, scheduler=scheduler, label="plan", ready=announce_compiling)
@@ -402,6 +424,31 @@ def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, worke
         vals = [r[f"{p}_seconds"] for r in rows]
         totals[p] = sum(vals) if vals and None not in vals else None
     return out, totals
+
+
+ENGINE_RATE = 2.5e6     # warp instructions the engine simulates a second on one core (sampled
+#                         mode, ResNet-50's layers on this project's 2-core machine: 1.66e8
+#                         in 67 s; benchmarks/ gives 3-6 million in full mode)
+LONG_RUN_S = 20.0       # a prediction expected to take longer is announced, with its size
+
+
+def _say_how_long(cost, distinct, total, workers, scheduler):
+    """Before a long engine run: how much there is to do, about how long it takes, and
+    that Ctrl-C keeps what finished (a run of minutes does not start in silence)."""
+    import sys
+
+    from simulator.parallel import default_workers
+    work = sum(cost.values())
+    if scheduler is not None or not work:
+        return
+    n = min(distinct, 1 if workers == 1 else (workers or default_workers()))
+    seconds = work / ENGINE_RATE / n
+    if seconds >= LONG_RUN_S:
+        took = f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+        print(f"  plan: {distinct} distinct layers of {total} to predict with the engine "
+              f"(sampled), about {work:.2g} warp instructions: about {took} on {n} "
+              f"worker{'s' if n > 1 else ''}; Ctrl-C keeps the rows that finished",
+              file=sys.stderr, flush=True)
 
 
 # --- the oracle over a network's plans ----------------------------------------------------

@@ -126,7 +126,7 @@ def state_bytes(hw, programs, mode: str) -> int:
     return int(sms + l2 + blocks + seen)
 
 
-def _check_size(hw, programs, mode: str) -> None:
+def check_size(hw, programs, mode: str) -> None:
     """Refuse, up front, a simulation whose state would not fit in free memory."""
     need = state_bytes(hw, programs, mode)
     free = _free_memory()
@@ -651,7 +651,7 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     _check(hw, policy, mode)
     if not isinstance(programs, (list, tuple)):
         programs = (programs,)
-    _check_size(hw, programs, mode)
+    check_size(hw, programs, mode)
     wall = time.perf_counter()
     l2 = new_l2(hw, programs, mode)
     warm_start = _start_l2(hw, l2, programs, l2_warm)
