@@ -8,11 +8,19 @@ import math
 import re
 
 
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control characters (an escape sequence, a line break
+    inside a cell) and lone surrogates shown as Python escapes (``\\x1b``, ``\\ud800``)."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
+
+
 def fmt_num(x, digits=4) -> str:
     if x is None:
         return "-"
     if isinstance(x, str):
-        return x
+        return printable(x)
     if isinstance(x, int) and not isinstance(x, bool):
         return f"{x:,}" if abs(x) >= 10000 else str(x)
     if isinstance(x, float):
@@ -39,6 +47,8 @@ def format_table(headers, rows, right=None) -> str:
     def line(vals):
         return "  ".join(v.rjust(w) if ra else v.ljust(w) for v, w, ra in zip(vals, widths, right)).rstrip()
 
+    headers = [printable(str(h)) for h in headers]
+    widths = [max(w, len(h)) for w, h in zip(widths, headers)]
     out = [line(headers), line(["-" * w for w in widths])]
     out += [line(r) for r in cells]
     return "\n".join(out)

@@ -57,12 +57,15 @@ def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw
     p = Path(path)
     if not p.exists():
         raise ValueError(f"topology file {str(p)!r} does not exist")
-    if not p.is_file():
+    if p.is_dir():
         raise ValueError(f"topology file {str(p)!r} is a folder, not a file")
+    if not p.is_file():
+        raise ValueError(f"topology file {str(p)!r} is not a regular file (a pipe or a device); "
+                         "a topology is read from disk")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ValueError(f"batch = {batch!r}: must be an integer >= 1")
     try:
-        with open(p, newline="", encoding="utf-8") as fh:
+        with open(p, newline="", encoding="utf-8-sig") as fh:
             raw = {i: r for i, r in enumerate(csv.reader(fh), start=1)}
             rows = [(i, _cells(r)) for i, r in raw.items()]
     except UnicodeDecodeError:

@@ -157,15 +157,21 @@ def load_plan_file(path, net) -> dict:
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"plan={str(path)!r}: a folder, not a plan file")
+    if p.exists() and not p.is_file():
+        raise ValueError(f"plan={str(path)!r}: not a regular file (a pipe or a device); a plan "
+                         "file is read from disk")
     if not p.is_file():
         raise ValueError(f"plan={str(path)!r}: no such plan file (or one of {', '.join(UNIFORM)})")
     if p.stat().st_size > MAX_PLAN_BYTES:
         raise ValueError(f"plan file {path}: {p.stat().st_size:,} bytes; a plan file is at most "
                          f"{MAX_PLAN_BYTES:,} (one line a layer)")
     try:
-        text = p.read_text(errors="replace")
+        # (a byte-order mark, as some Windows editors write, is not part of the text)
+        text = p.read_bytes().decode("utf-8-sig")
     except OSError as e:
         raise ValueError(f"plan file {path}: cannot read it ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"plan file {path}: not UTF-8 text (byte {e.start})") from None
     kind = "JSON" if p.suffix.lower() == ".json" else "TOML"
 
     def no_repeats(pairs):
@@ -238,13 +244,33 @@ def plan_json(net, configs: dict, comment: str = "") -> str:
                       indent=1) + "\n"
 
 
+def _toml_string(s: str) -> str:
+    """``s`` as a TOML basic string: quote, backslash and control characters escaped."""
+    out = []
+    for ch in s:
+        o = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif o < 0x20 or o == 0x7F or 0xD800 <= o <= 0xDFFF:
+            out.append(f"\\u{o:04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _printable(line: str) -> str:
+    """A comment line with its control characters shown as escapes (TOML forbids them)."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in line)
+
+
 def plan_text(net, configs: dict, comment: str = "") -> str:
-    """A plan file (TOML) listing every configured layer."""
+    """A plan file (TOML) listing every configured layer; layer names of any characters
+    written so that ``load_plan_file`` reads them back."""
     default = _default_config(net, configs)
-    lines = [f"# {line}" for line in comment.splitlines()]
+    lines = [f"# {_printable(line)}" for line in comment.splitlines()]
     lines += [f'default = "{config_name(default)}"', "", "[layers]"]
     for n in configurable(net):
-        lines.append(f'"{n}" = "{config_name(configs[n])}"')
+        lines.append(f'{_toml_string(n)} = "{config_name(configs[n])}"')
     return "\n".join(lines) + "\n"
 
 

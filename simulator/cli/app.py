@@ -88,17 +88,34 @@ def _given(parser, argv) -> set:
             if isinstance(a, argparse._SubParsersAction):
                 nxt = next((a.choices[w] for w in argv if w in a.choices), None)
             elif a.option_strings and a.dest != "help":
-                changed.append((a, a.default))
+                changed.append((a, a.default, a.__class__))
                 a.default = None if isinstance(a, adding) else marker
+                if type(a) is argparse._StoreAction:
+                    a.__class__ = _CountedStore
         node = nxt
     try:
         again = parser.parse_args(argv)
     finally:
-        for a, default in changed:
+        for a, default, cls in changed:
             a.default = default
-    adders = {a.dest for a, _ in changed if isinstance(a, adding)}
+            a.__class__ = cls
+    twice = next((o for o, n in getattr(again, "_typed_", {}).items() if n > 1), None)
+    if twice is not None:
+        # argparse keeps the last value silently: refused, as --set given twice is
+        raise UsageError(f"roofsim: {twice} is given twice; give it once")
+    adders = {a.dest for a, *_ in changed if isinstance(a, adding)}
     return {k for k, v in vars(again).items()
-            if (v is not None if k in adders else v is not marker)}
+            if k != "_typed_" and (v is not None if k in adders else v is not marker)}
+
+
+class _CountedStore(argparse._StoreAction):
+    """A value option that counts how often it is typed (in the namespace's ``_typed_``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        typed = namespace.__dict__.setdefault("_typed_", {})
+        flag = max(self.option_strings, key=len)
+        typed[flag] = typed.get(flag, 0) + 1
+        super().__call__(parser, namespace, values, option_string)
 
 
 def main(argv=None) -> int:

@@ -338,6 +338,7 @@ def check_outputs(args):
             raise ValueError(f"--{opt.replace('_', '-')} {path!r}: the same file as "
                              f"--{seen[real].replace('_', '-')}; give each output its own")
         seen[real] = opt
+    inputs = _input_paths(args)
     for opt in OUTPUT_OPTIONS:
         path = getattr(args, opt, None)
         name = "--" + opt.replace("_", "-")
@@ -349,6 +350,9 @@ def check_outputs(args):
         folder = Path(path).resolve().parent
         if Path(path).is_dir():
             raise ValueError(f"{name} {path!r}: is a folder, not a file")
+        if str(path).endswith(("/", os.sep)):
+            raise ValueError(f"{name} {path!r}: ends in '/', as a folder does; give a file name")
+        _not_an_input(name, path, inputs)
         if not folder.is_dir():
             raise ValueError(f"{name} {path!r}: folder {str(folder)!r} does not exist")
         if not os.access(folder, os.W_OK):
@@ -356,6 +360,38 @@ def check_outputs(args):
     plot = getattr(args, "plot", None)
     if plot and str(plot).rsplit(".", 1)[-1].lower() not in ("png", "svg", "pdf"):
         raise ValueError(f"--plot {plot!r}: the file must end in .png, .svg or .pdf")
+
+
+INPUT_OPTIONS = ("hw", "trace", "plan", "workload", "vs", "measurements")   # files (folders) read
+
+
+def _input_paths(args) -> list:
+    """(option, resolved path) of every input the command reads from a file or folder."""
+    import os
+    from pathlib import Path
+    out = []
+    for opt in INPUT_OPTIONS:
+        v = getattr(args, opt, None)
+        for x in (v if isinstance(v, list) else [v]):
+            if isinstance(x, str) and x.strip() and os.path.exists(x):
+                out.append((opt, Path(x).resolve()))
+    return out
+
+
+def _not_an_input(name, path, inputs):
+    """An output may not overwrite what the command reads: the file itself, or a file in
+    a folder it reads (``--measurements``)."""
+    from pathlib import Path
+    p = Path(path).resolve()
+    for opt, src in inputs:
+        flag = "--" + opt.replace("_", "-")
+        if src.is_dir():
+            if p.is_file() and p.is_relative_to(src):
+                raise ValueError(f"{name} {path!r}: a file in {flag} {str(src)!r}, which this "
+                                 "command reads; write the output elsewhere")
+        elif p == src:
+            raise ValueError(f"{name} {path!r}: the file {flag} reads; writing it would "
+                             "destroy the input")
 
 
 def refuse_empty_values(args):

@@ -45,8 +45,10 @@ def run(args):
         timed = sum(r["engine_seconds"] is not None for r in rows)
         part = (f" (stopped: {len(rows)} of {n} candidates predicted, {timed} by the engine; "
                 "ranked by what finished)")
+    top = min(args.engine_top, n)
+    on = (f"on the best {top}" if top < n else f"on all {n}") if top else "on none (--engine-top 0)"
     print(f"{op.describe()} on {hw.name}: {n} candidates; analytic model on each, engine "
-          f"(sampled) on the best {args.engine_top}{part}")
+          f"(sampled) {on}{part}")
     if rows:
         print(format_table(["rank", "candidate", "engine us", "analytic us", "limited by"],
                            [[r["rank"], r["label"],

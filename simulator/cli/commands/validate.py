@@ -92,7 +92,8 @@ def _times(args, hw, suites):
     from simulator.analysis.validate import KERNEL_SUITES, PREDICTORS, predict_suites, report
     bad = [x for x in suites if x not in KERNEL_SUITES]
     if bad:
-        raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)}, counters")
+        raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)} (any of "
+                         "them, comma-separated), or counters or tune alone")
     files = [load_suite(args.measurements, suite) for suite in suites]
     for sf in files:
         if not sf.of(hw):

@@ -1,0 +1,121 @@
+"""What the CLI guards before any work (issue 25's second audit): an output never
+overwrites an input, an option typed twice is refused, plan files of any layer names
+read back, a byte-order mark or a pipe is told apart, and nothing printed carries a
+control character to the terminal."""
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from simulator.analysis import plan as pl
+from simulator.cli import main
+from simulator.table import format_table
+from workloads.ir import Conv2d, Network
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAN = ROOT / "data" / "plans" / "h100-sxm" / "oracle-analytic-b1.toml"
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_an_output_may_not_overwrite_an_input(tmp_path, capsys):
+    plan = tmp_path / "p.toml"
+    shutil.copy(PLAN, plan)
+    before = plan.read_bytes()
+    for opt in ("--json", "--csv"):
+        code, _, err = _run(capsys, "plan", "--hw", "h100-sxm", "--mode", "analytic", "--workers",
+                            "1", "--plan", str(plan), opt, str(plan))
+        assert code == 2 and "the file --plan reads; writing it would destroy the input" in err
+    assert plan.read_bytes() == before
+    # the same file by another name (a symbolic link) is the same file
+    link = tmp_path / "link.json"
+    link.symlink_to(plan)
+    code, _, err = _run(capsys, "plan", "--hw", "h100-sxm", "--mode", "analytic", "--workers", "1",
+                        "--plan", str(plan), "--json", str(link))
+    assert code == 2 and "--plan reads" in err and plan.read_bytes() == before
+    # a file in a folder the command reads
+    meas = tmp_path / "m"
+    meas.mkdir()
+    src = ROOT / "data" / "measurements" / "h100-sxm" / "grid.json"
+    shutil.copy(src, meas / "grid.json")
+    code, _, err = _run(capsys, "validate", "--hw", "h100-sxm", "--measurements", str(meas),
+                        "--suites", "grid", "--engine-budget", "0", "--workers", "1", "--json",
+                        str(meas / "grid.json"))
+    assert code == 2 and "a file in --measurements" in err
+    assert (meas / "grid.json").read_bytes() == src.read_bytes()
+
+
+def test_an_output_ending_in_a_slash_is_refused(tmp_path, capsys):
+    code, _, err = _run(capsys, "roofline", "--hw", "h100-sxm", "--workload", "gemm:64x64x64",
+                        "--json", f"{tmp_path}/x.json/")
+    assert code == 2 and "ends in '/'" in err
+    assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["plan", "--hw", "h100-sxm", "--vs", "tpu-v1", "--vs", "systolic-8x8"], "--vs"),
+    (["roofline", "--hw", "h100-sxm", "--hw=gtx480", "--workload", "gemm:8x8x8"], "--hw"),
+    (["check", "--hw", "h100-sxm", "--trace", "a.json", "--trace", "b.json"], "--trace"),
+    (["roofline", "--hw", "h100-sxm", "--workload", "gemm:8x8x8", "--workl", "relu:8"], "--workload"),
+])
+def test_an_option_typed_twice_is_refused(capsys, argv, flag):
+    code, out, err = _run(capsys, *argv)
+    assert code == 2 and err.strip() == f"roofsim: {flag} is given twice; give it once"
+    assert out == ""
+
+
+def test_options_that_add_up_may_repeat(capsys):
+    code, out, _ = _run(capsys, "hw", "show", "gtx480", "--set", "sm_count=10", "--set",
+                        "l2.size_bytes=1MiB")
+    assert code == 0 and "sm_count" in out
+
+
+@pytest.mark.parametrize("name", ['a"b', "back\\slash", "del\x7fx", "tab\tx", "ünï", "esc\x1b[1m"])
+def test_a_plan_file_of_any_layer_name_reads_back(tmp_path, name):
+    net = Network.independent("odd", (Conv2d(name=name, N=1, C=4, H=8, W=8, K=4, R=3, S=3),
+                                      Conv2d(name="plain", N=1, C=4, H=8, W=8, K=4, R=1, S=1)))
+    configs = {name: ("im2col", "nhwc"), "plain": ("direct", "nchw")}
+    for suffix, text in ((".toml", pl.plan_text(net, configs, f"hw x\x7fy\nsecond {name}")),
+                         (".json", pl.plan_json(net, configs, "c"))):
+        p = tmp_path / f"plan{suffix}"
+        p.write_text(text, encoding="utf-8")
+        assert pl.load_plan_file(p, net) == configs
+
+
+def test_a_plan_file_with_a_byte_order_mark_is_read(tmp_path):
+    net = pl.network("resnet50", 1)
+    for suffix, body in ((".toml", 'default = "direct-nhwc"\n'),
+                         (".json", json.dumps({"default": "direct-nhwc"}))):
+        p = tmp_path / f"bom{suffix}"
+        p.write_bytes(b"\xef\xbb\xbf" + body.encode())
+        got = pl.load_plan_file(p, net)
+        assert set(got.values()) == {("direct", "nhwc"), "direct"}
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes(b'default = "direct-nhwc"\n# caf\xe9\n')
+    with pytest.raises(ValueError, match=r"not UTF-8 text \(byte 29\)"):
+        pl.load_plan_file(bad, net)
+
+
+def test_a_pipe_is_not_a_plan_or_a_topology(tmp_path, capsys):
+    fifo = tmp_path / "p.toml"
+    os.mkfifo(fifo)
+    code, _, err = _run(capsys, "plan", "--hw", "h100-sxm", "--mode", "analytic", "--plan", str(fifo))
+    assert code == 2 and "not a regular file (a pipe or a device)" in err
+    topo = tmp_path / "t.csv"
+    os.mkfifo(topo)
+    code, _, err = _run(capsys, "plan", "--hw", "h100-sxm", "--mode", "analytic", "--workload", str(topo),
+                        "--plan", "direct-nchw")
+    assert code == 2 and "is not a regular file (a pipe or a device)" in err
+
+
+def test_tables_show_control_characters_as_escapes():
+    text = format_table(["name", "us"], [["k\x1b[31mred\nnext\x07", 1.5], ["\ud800", 2.0]])
+    assert "\x1b" not in text and "\x07" not in text and text.count("\n") == 3
+    assert "k\\x1b[31mred\\nnext\\x07" in text and "\\ud800" in text
+    text.encode("utf-8")                 # no lone surrogate left to fail on a terminal
