@@ -334,3 +334,169 @@ def test_cli_one_line(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and f"event {CONV_K}, kernel 'void implicit_convolve" in err
     assert main(["check", "--hw", "h100-sxm", "--trace", str(tmp_path)]) == 2
     assert "--trace" in capsys.readouterr().err
+
+
+# --- 5. every argument that changes an op's shape, read and checked (audit 1) -------------
+
+def _one_op(tmp_path, name, dims, concrete, types=None):
+    """A trace of one kernel launched by one operator call."""
+    doc = {"traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": name, "ts": 0, "dur": 10,
+         "args": {"External id": 1, "Input Dims": dims, "Concrete Inputs": concrete,
+                  "Input type": types or ["float"] * len(dims)}},
+        {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 5, "args": {"External id": 1}}]}
+    p = tmp_path / "one.json"
+    p.write_text(json.dumps(doc))
+    return p
+
+
+_CONV_ARGS = ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"]
+
+
+def _conv_args(**at):
+    c = list(_CONV_ARGS)
+    for j, v in at.items():
+        c[int(j[1:])] = v
+    return c
+
+
+@pytest.mark.parametrize("name,dims,concrete,needle", [
+    ("aten::mm", [[128, 64], [32, 256]], ["", ""], r"inner dimensions disagree: Input Dims\[0\]\[1\] = 64, Input Dims\[1\]\[0\] = 32"),
+    ("aten::addmm", [[256], [128, 64], [32, 256], [], []], ["", "", "", "1", "1"],
+     r"inner dimensions disagree: Input Dims\[1\]\[1\] = 64, Input Dims\[2\]\[0\] = 32"),
+    ("aten::addmm", [[7], [128, 64], [64, 256], [], []], ["", "", "", "1", "1"], r"the bias .* does not broadcast to the product's 128x256"),
+    ("aten::linear", [[128, 64], [256, 32], [256]], ["", "", ""], r"input's last dimension 64 .* not the weight's 32"),
+    ("aten::mm", [[2, 128, 64], [64, 256]], ["", ""], r"aten::mm multiplies two matrices"),
+    ("aten::convolution", [[8, 64, 56, 56], [64, 7, 3, 3], [64]], _CONV_ARGS, r"input's 64 channels .* not the weight's 7 .* times groups \(1\)"),
+    ("aten::convolution", [[8, 64, 56, 56], [64, 32, 3, 3], [64]], _conv_args(c8="3"), r"input's 64 channels .* weight's 32 .* groups \(3\)"),
+    ("aten::convolution", [[8, 64, 56, 56], [63, 32, 3, 3], [64]], _conv_args(c8="2"), r"weight's 63 filters .* not a multiple of groups \(2\)"),
+    ("aten::convolution", [[8, 64, 56, 56], [64, 64, 3, 3], [64]], _conv_args(c8="0"), r"Concrete Inputs\[8\] = '0': the groups, one integer from 1"),
+    ("aten::convolution", [[8, 64, 56, 56], [64, 64, 3, 3], [64]], _conv_args(c8="-2"), r"Concrete Inputs\[8\] = '-2': the groups"),
+    ("aten::convolution", [[8, 64, 56, 56], [64, 64, 3, 3], [64]], _conv_args(c5="[0, 0]"), r"Concrete Inputs\[5\] = '\[0, 0\]': the dilation"),
+    ("aten::convolution", [[8, 64, 56, 56], [64, 64, 3, 3], [64]], _conv_args(c3="[1, 1, 1]"), r"Concrete Inputs\[3\] = '\[1, 1, 1\]': the stride, one or two"),
+    ("aten::convolution", [[8, 64, 56, 56], [64, 64, 3, 3], [64]], _conv_args(c3="[--1, 1]"), r"Concrete Inputs\[3\] = .*: integers"),
+    ("aten::convolution", [[8, 64, 56, 56], [64, 64, 3, 3], [64]], _conv_args(c3="[1_0, 1]"), r"Concrete Inputs\[3\] = .*: integers"),
+    ("aten::max_pool2d_with_indices", [[8, 64, 112, 112], [], [], [], [], []], ["", "[3, 3]", "[2, 2]", "[1, 1]", "[0, 0]", "False"],
+     r"Concrete Inputs\[4\] = '\[0, 0\]': the dilation"),
+    ("aten::mean", [[8, 2048, 7, 7], [], [], []], ["", "[5]", "False", ""], r"Concrete Inputs\[1\] = '\[5\]': dims of a 4-D tensor"),
+])
+def test_shapes_that_disagree_are_refused(tmp_path, name, dims, concrete, needle):
+    """A call no PyTorch run can record is refused, naming the operator and the fields."""
+    p = _one_op(tmp_path, name, dims, concrete)
+    with pytest.raises(ValueError, match=f"event 0, operator '{name}': .*" + needle):
+        read(p)
+
+
+_POOL = "aten::max_pool2d_with_indices"
+
+
+@pytest.mark.parametrize("name,dims,concrete,note", [
+    ("aten::convolution", [[8, 64, 56, 56], [64, 64, 3, 3], [64]], _conv_args(c3="[1, 2]"), "an asymmetric stride [1, 2]"),
+    ("aten::convolution", [[8, 64, 56, 56], [64, 64, 3, 3], [64]], _conv_args(c4="[1, 0]"), "an asymmetric padding [1, 0]"),
+    ("aten::cudnn_convolution", [[8, 64, 56, 56], [64, 64, 3, 3]], ["", "", "[1, 1]", "[2, 1]", "[1, 1]", "1"], "an asymmetric stride [2, 1]"),
+    ("aten::convolution", [[8, 64, 56, 56], [64, 64, 3, 3], [64]], ["", ""], "its stride, padding and dilation are not in the trace"),
+    ("aten::convolution", [[8, 64, 56], [64, 64, 3, 3], [64]], _CONV_ARGS, "a convolution of a 3-D input by a 4-D weight"),
+    (_POOL, [[8, 64, 112, 112], [], [], [], [], []], ["", "[3, 3]", "[2, 2]", "[1, 1]", "[2, 2]", "False"], "a dilated pool (dilation [2, 2]"),
+    # 112 + 2 - 3 = 111 rows past the first window, odd: ceil gives 57 windows, floor 56
+    (_POOL, [[8, 64, 112, 112], [], [], [], [], []], ["", "[3, 3]", "[2, 2]", "[1, 1]", "[1, 1]", "True"], "ceil_mode=True"),
+    (_POOL, [[8, 64, 112, 112], [], [], [], [], []], ["", "[3, 3]", "[2, 1]", "[1, 1]", "[1, 1]", "False"], "an asymmetric stride [2, 1]"),
+    (_POOL, [[8, 64, 112, 112], [], [], [], [], []], ["", "[3, 3]", "[2, 2]", "[1, 0]", "[1, 1]", "False"], "an asymmetric padding [1, 0]"),
+    ("aten::adaptive_avg_pool2d", [[8, 2048, 7, 7], []], ["", "[2, 2]"], "an adaptive pool to [2, 2]"),
+    ("aten::mean", [[8, 2048, 7, 7], [], [], []], ["", "[1]", "False", ""], "a mean over dims [1]"),
+    ("aten::mean", [[8, 2048, 7, 7], [], [], []], ["", "[1, 2, 3]", "False", ""], "a mean over dims [1, 2, 3]"),
+    ("aten::matmul", [[64], [64]], ["", ""], "a matmul of a 1-D by a 1-D tensor"),
+])
+def test_calls_the_ir_cannot_hold_are_unmapped_with_a_note(tmp_path, name, dims, concrete, note, capsys):
+    p = _one_op(tmp_path, name, dims, concrete)
+    (k,) = read(p)
+    assert k.op is None and k.kind in ("convolution", "pooling", "gemm") and k.note.startswith(note)
+    assert main(["check", "--hw", "h100-sxm", "--trace", str(p)]) == 0
+    assert f"1 of them: {note}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name,dims,concrete,want", [
+    # shapes from first principles: (56 + 2*1 - 3) // 1 + 1 = 56 rows out
+    ("aten::convolution", [[8, 64, 56, 56], [64, 32, 3, 3], [64]], _conv_args(c8="2"), ("C", 64, "groups", 2, "P", 56)),
+    ("aten::convolution", [[8, 64, 56, 56], [64, 1, 3, 3], [64]], _conv_args(c8="64"), ("C", 64, "groups", 64, "P", 56)),
+    ("aten::convolution", [[8, 64, 56, 56], [64, 64, 3, 3], [64]], _conv_args(c3="[2]", c4="1"), ("stride", 2, "padding", 1, "P", 28)),
+    # ceil_mode where it changes nothing: (113 + 2 - 3) / 2 = 56 exactly, 57 windows either way
+    (_POOL, [[8, 64, 113, 113], [], [], [], [], []], ["", "[3, 3]", "[2, 2]", "[1, 1]", "[1, 1]", "True"], ("stride", 2, "padding", 1, "P", 57)),
+    (_POOL, [[8, 64, 112, 112], [], [], [], [], []], ["", "[3, 3]", "[]", "[0, 0]", "[1, 1]", "False"], ("stride", 3, "padding", 0, "P", 37)),
+    ("aten::mean", [[8, 2048, 7, 7], [], [], []], ["", "[3, 2]", "True", ""], ("R", 7, "S", 7, "P", 1)),
+    ("aten::adaptive_avg_pool2d", [[8, 2048, 7, 7], []], ["", "[1, 1]"], ("R", 7, "S", 7, "P", 1)),
+    ("aten::linear", [[4, 128, 64], [256, 64], [256]], ["", "", ""], ("M", 512, "N", 256, "K", 64)),
+    ("aten::linear", [[64], [256, 64], [256]], ["", "", ""], ("M", 1, "N", 256, "K", 64)),
+    ("aten::addmm", [[256], [128, 64], [64, 256], [], []], ["", "", "", "1", "1"], ("M", 128, "N", 256, "K", 64)),
+])
+def test_consistent_calls_map_to_their_own_shape(tmp_path, name, dims, concrete, want):
+    (k,) = read(_one_op(tmp_path, name, dims, concrete))
+    assert not k.note
+    for f, v in zip(want[::2], want[1::2]):
+        assert getattr(k.op, f) == v, f
+
+
+# --- 6. numbers and bounds of every reader (audit 2) ----------------------------------------
+
+@pytest.mark.parametrize("col,value,needle", [
+    ("dram__bytes_read.sum", "1e300", r"dram__bytes_read.sum = '1e300': a count in byte: .*at most 1.845e\+19 \(2\*\*64"),
+    ("dram__bytes_read.sum", "18,500,000,000,000,000,000", "at most 1.845e"),
+    ("gpu__time_duration.sum", "\u0665\u0665", r"'\u0665\u0665': a duration in ns: .*ASCII decimal"),
+    ("gpu__time_duration.sum", "5_000", r"'5_000': a duration in ns"),
+    ("gpu__time_duration.sum", "\uff15", "a duration in ns"),            # a fullwidth 5
+    ("gpu__time_duration.sum", "0x10", "a duration in ns"),
+    ("gpu__time_duration.sum", "1,5", "a duration in ns"),              # a decimal comma
+    ("gpu__time_duration.sum", "infinity", "a duration in ns"),
+])
+def test_ncu_numbers_are_ascii_decimal_and_bounded(tmp_path, col, value, needle):
+    import csv
+    import io
+    lines = NCU.splitlines(True)
+    head, row = next(csv.reader([lines[0]])), next(csv.reader([lines[2]]))
+    row[head.index(col)] = value
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(row)
+    p = tmp_path / "n.csv"
+    p.write_text(lines[0] + lines[1] + out.getvalue())
+    with pytest.raises(ValueError, match=r"line 3, kernel .*" + needle):
+        read(p)
+
+
+def test_ascii_numbers_still_read(tmp_path):
+    from simulator.analysis.trace_fields import decimal
+    assert [decimal(t) for t in ("54,848", " 5.4848e4 ", "1,678,003.20", ".5", "-0", "5.")] == \
+        [54848.0, 54848.0, 1678003.2, 0.5, 0.0, 5.0]
+    assert [decimal(t) for t in ("5_000", "\u0665", "nan", "1e", "12,34", ",", "", "\u20035")] == [None] * 8
+    assert decimal("-12", integer=True) == -12 and decimal("1.0", integer=True) is None
+    p = tmp_path / "p.csv"
+    p.write_text("name,op,seconds\na,gemm:4x4x4,\u0661\n")
+    with pytest.raises(ValueError, match=r"line 2: seconds = '\u0661'.*ASCII decimal"):
+        read_plain(p)
+
+
+def test_ncu_header_names_with_spaces_around_them(tmp_path):
+    p = tmp_path / "s.csv"
+    p.write_text(" ID , Kernel Name , gpu__time_duration.sum \n,, ns \n0,k,5\n")
+    (k,) = read(p)
+    assert (k.name, k.seconds) == ("k", 5e-9)
+
+
+# --- 7. names made printable on load (audit 3) -------------------------------------------------
+
+def test_names_are_made_printable_on_load(tmp_path, capsys):
+    doc = {"traceEvents": [{"cat": "kernel", "name": "a\x1b[2J\nb\x07\ud800c\u202e", "dur": 1},
+                           {"cat": "kernel", "name": "plain <4> \\x", "dur": 1}]}
+    p = tmp_path / "n.json"
+    p.write_text(json.dumps(doc))
+    want = "a\\x1b[2J\\x0ab\\x07\\ud800c\\u202e"
+    assert [k.name for k in read(p)] == [want, "plain <4> \\x"]
+    out_json, out_csv = tmp_path / "o.json", tmp_path / "o.csv"
+    assert main(["check", "--hw", "h100-sxm", "--trace", str(p), "--json", str(out_json), "--csv", str(out_csv)]) == 0
+    printed = capsys.readouterr().out
+    assert want in printed and "\x1b" not in printed and "\x07" not in printed
+    assert json.loads(out_json.read_text())["kernels"][0]["name"] == want
+    assert want in out_csv.read_text()
+    c = tmp_path / "n.csv"
+    c.write_text("ID,Kernel Name,gpu__time_duration.sum\n,,ns\n0,\"x\x1by\r\nz\",5\n")
+    assert [k.name for k in read(c)] == ["x\\x1by\\x0d\\x0az"]
+    c.write_text("name,op,seconds\n\"q\x07\",gemm:4x4x4,1\n")
+    assert [k.name for k in read(c)] == ["q\\x07"]

@@ -19,23 +19,35 @@ least any run of it can take): a kernel faster than it is flagged -- an error in
 trace, the shapes or the hardware model. Several kernels of one operator share its op:
 each gets the op's bound in proportion to its time. Kernels that map to no op are kept,
 listed with their share of GPU time, with a note where a kernel of a known kind maps to
-no op (another dtype, a transposed or dilated convolution, an empty tensor).
+no op (another dtype, a transposed or dilated convolution, an asymmetric stride, an
+adaptive pool to other than 1x1, an empty tensor: ``trace_ops``).
 
 Each input kind has one schema, checked on load (``read`` picks the kind from the
 content: a JSON object with ``traceEvents``, an ncu header with ``ID`` and ``Kernel
-Name``, or the header ``name,op,seconds``): times finite, >= 0 (plain CSVs: > 0) and at
-most :data:`MAX_SECONDS`; sizes integers >= 0; byte counts finite and >= 0; no key twice
-in a JSON object read. A kernel of 0 s (a profiler's rounding) is kept and divides
-nothing. Errors name the file, the record (event index and name, or CSV line), the
-field, its value and what is allowed.
+Name``, names stripped of the spaces around them, or the header ``name,op,seconds``):
+times finite, >= 0 (plain CSVs: > 0) and at most :data:`MAX_SECONDS`; sizes integers >=
+0; counts (bytes, instructions) finite, >= 0 and at most :data:`MAX_COUNT`; numbers in
+text in ASCII decimal notation only; no key twice in a JSON object read (the shared
+limits and parser: ``trace_fields``). Every name read (kernel, operator, CSV row) is made
+printable on load (``trace_fields.printable``: control characters and lone surrogates
+become escapes such as ``\x1b`` and ``\ud800``), so every output gets the same safe
+name. An operator call is mapped to its op by ``trace_ops.op_of``, which reads every
+argument that changes the op's shape: a call that cannot come from PyTorch is refused,
+one workloads.ir cannot hold faithfully is kept unmapped with a note. A kernel of 0 s (a
+profiler's rounding) is kept and divides nothing. Errors name the file, the record
+(event index and name, or CSV line), the field, its value and what is allowed.
 """
 from __future__ import annotations
 
 import csv
 import json
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from .trace_fields import MAX_COUNT, MAX_SECONDS, decimal, printable
+from .trace_fields import in_range as _in_range
+from .trace_fields import show as _show
+from .trace_ops import TORCH_DTYPES, op_of  # noqa: F401  (op_of: check's API)
 
 KINDS = ("convolution", "gemm", "elementwise", "pooling", "normalization", "copy", "other")
 
@@ -59,22 +71,6 @@ class Kernel:
 # file's records into typed records (a field at a time: its type, then its range), and
 # an error names the file, the record (event index and kernel/operator name, or CSV
 # line), the field, the value (cut short) and what is allowed.
-
-#: the longest time a kernel may take: a day (a profiler's trace lasts seconds to minutes;
-#: a longer one is a corrupt number, such as 1e308, not a kernel)
-MAX_SECONDS = 86_400.0
-#: PyTorch's ``Input type`` names of the dtypes ``workloads.ir`` has (``ir.DTYPES``)
-TORCH_DTYPES = {"float": "fp32", "double": "fp64", "c10::Half": "fp16", "c10::BFloat16": "bf16",
-                "signed char": "int8"}
-#: ``Input type`` entries that are no tensor (their operand has no dtype)
-_NOT_TENSORS = ("", "Scalar", "ScalarList", "TensorList", "GenericList", "None")
-
-
-def _show(v, n: int = 40) -> str:
-    """A value for a message: JSON's spelling for JSON values, repr for text, cut short."""
-    s = repr(v) if isinstance(v, str) else json.dumps(v)
-    return s if len(s) <= n else s[:n - 3] + "..."
-
 
 def _text(path) -> str:
     """The text of a trace file, after saying what the path is when it is no file to read."""
@@ -191,10 +187,6 @@ class TorchOp:
     concrete: tuple
 
 
-def _in_range(x, lo=None, lo_open=False, hi=None) -> bool:
-    return math.isfinite(x) and (lo is None or (x > lo if lo_open else x >= lo)) and (hi is None or x <= hi)
-
-
 def _number(at, field, v, allowed, **limits):
     """A JSON number (not a bool) in range, as a float."""
     try:
@@ -234,7 +226,7 @@ def _torch_kernel(path, i, e) -> TorchKernel:
         raise ValueError(f"{at}: no dur (its duration in microseconds)")
     us = _number(at, "dur", e["dur"], f"a duration is a finite number of microseconds, >= 0 "
                  f"and at most a day ({MAX_SECONDS * 1e6:.4g})", lo=0, hi=MAX_SECONDS * 1e6)
-    return TorchKernel(i, name, us * 1e-6, _ext(at, a))
+    return TorchKernel(i, printable(name), us * 1e-6, _ext(at, a))
 
 
 def _is_size(x) -> bool:
@@ -271,8 +263,8 @@ def _torch_op(path, i, e) -> TorchOp:
     if not isinstance(dims, list):
         raise ValueError(f"{at}: args.Input Dims = {_show(dims)}: a list, one shape per input")
     dims = tuple(_shape(at, f"args.Input Dims[{j}]", d) for j, d in enumerate(dims))
-    return TorchOp(i, name, ts, _ext(at, a), dims,
-                   _strings(at, "args.Input type", a.get("Input type", [])),
+    return TorchOp(i, printable(name), ts, _ext(at, a), dims,
+                   tuple(printable(t) for t in _strings(at, "args.Input type", a.get("Input type", []))),
                    _strings(at, "args.Concrete Inputs", a.get("Concrete Inputs", [])))
 
 
@@ -305,136 +297,6 @@ def _torch_events(path, text):
         (kernels if cat == "kernel" else ops).append(
             _torch_kernel(path, i, e) if cat == "kernel" else _torch_op(path, i, e))
     return kernels, ops
-
-
-def _sizes(d):
-    """An operand's shape as a list, or [] where it is no single tensor (a scalar, a
-    TensorList)."""
-    return list(d) if all(isinstance(x, int) for x in d) else []
-
-
-def _prod(xs):
-    return math.prod(xs) if xs else 0
-
-
-def _ints(c, j):
-    """``Concrete Inputs[j]`` as a list of integers (``"[1, 1]"``, ``"2"`` or ``""``)."""
-    text = c[j].strip().strip("[]() ") if j < len(c) else ""
-    out = []
-    for x in text.split(",") if text else []:
-        x = x.strip()
-        if not (x.lstrip("-").isdigit() and x.isascii()):
-            raise ValueError(f"args.Concrete Inputs[{j}] = {_show(c[j])}: integers, as '[1, 1]'")
-        out.append(int(x))
-    return out
-
-
-def _flag(c, j):
-    v = c[j].strip() if j < len(c) else ""
-    if v not in ("", "True", "False", "1", "0"):
-        raise ValueError(f"args.Concrete Inputs[{j}] = {_show(c[j])}: True or False")
-    return v in ("True", "1")
-
-
-_CONV = ("cudnn_convolution", "convolution", "_convolution", "conv2d")
-_TRANSPOSED = ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cudnn_convolution_transpose",
-               "miopen_convolution_transpose", "slow_conv_transpose2d", "slow_conv_transpose3d")
-
-
-def op_of(name: str, dims, concrete=(), types=()):
-    """(kind, workloads.ir op or None, note) of a PyTorch operator call: ``dims`` its
-    ``Input Dims``, ``concrete`` its ``Concrete Inputs``, ``types`` its ``Input type``.
-    The op's dtype is its first input's (``float`` fp32, ``double`` fp64, ``c10::Half``
-    fp16, ``c10::BFloat16`` bf16, ``signed char`` int8; fp32 where the trace records no
-    type). A call of a known kind that no op describes (another dtype, a transposed or
-    dilated convolution, an empty tensor) is (kind, None, why). A ValueError names the
-    ``args`` field at fault."""
-    from workloads.ir import BatchNorm, Conv2d, Elementwise, Gemm, Pool2d
-    d = [_sizes(x) for x in dims]
-    c = list(concrete)
-    n = name.split("::")[-1].rstrip("_")
-    kind, make = "other", None
-    if n in _TRANSPOSED:
-        return "convolution", None, "a transposed convolution (workloads.ir's Conv2d is a forward one)"
-    if n in _CONV and len(d) > 1 and len(d[0]) == 4 and len(d[1]) == 4:
-        if n == "cudnn_convolution":        # input, weight, padding, stride, dilation, groups
-            pad, stride, dil, groups = _ints(c, 2), _ints(c, 3), _ints(c, 4), _ints(c, 5)
-        elif n == "conv2d":                 # input, weight, bias, stride, padding, dilation, groups
-            stride, pad, dil, groups = _ints(c, 3), _ints(c, 4), _ints(c, 5), _ints(c, 6)
-        else:                               # input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
-            if _flag(c, 6):
-                return "convolution", None, "a transposed convolution (workloads.ir's Conv2d is a forward one)"
-            stride, pad, dil, groups = _ints(c, 3), _ints(c, 4), _ints(c, 5), _ints(c, 8)
-        if any(x != 1 for x in dil or [1]):
-            return "convolution", None, f"a dilated convolution (dilation {dil}; workloads.ir's Conv2d has none)"
-        (N, C, H, W), (K, Cg, R, S) = d[0], d[1]
-        stride, pad, g = (stride or [1])[0], (pad or [0])[0], (groups or [1])[0]
-        kind = "convolution"
-
-        def make(dtype):
-            return Conv2d(name=name, N=N, C=C, H=H, W=W, K=K, R=R, S=S, stride=stride, padding=pad,
-                          groups=g if C == Cg * g else 1, dtype=dtype)
-    elif n in ("addmm", "mm", "matmul", "linear") and len(d) > 1:
-        kind = "gemm"
-        mnk = None
-        if n == "addmm" and len(d) > 2 and len(d[1]) == 2 and len(d[2]) == 2:
-            mnk = (d[1][0], d[2][1], d[1][1])
-        elif n == "linear" and len(d[0]) >= 2 and len(d[1]) == 2:
-            mnk = (_prod(d[0][:-1]), d[1][0], d[1][1])
-        elif len(d[0]) == 2 and len(d[1]) == 2:
-            mnk = (d[0][0], d[1][1], d[0][1])
-        if mnk is not None:
-            def make(dtype):
-                return Gemm(name=name, M=mnk[0], N=mnk[1], K=mnk[2], dtype=dtype)
-    elif n in ("cudnn_batch_norm", "batch_norm", "native_batch_norm",
-               "_native_batch_norm_legit_no_training") and d and len(d[0]) == 4:
-        kind = "normalization"
-
-        def make(dtype):
-            N, C, H, W = d[0]
-            return BatchNorm(name=name, N=N, C=C, H=H, W=W, dtype=dtype)
-    elif n in ("max_pool2d_with_indices", "max_pool2d") and d and len(d[0]) == 4:
-        kind = "pooling"
-        k, s, p = _ints(c, 1) or [1], _ints(c, 2), _ints(c, 3)
-
-        def make(dtype):
-            N, C, H, W = d[0]
-            return Pool2d(name=name, N=N, C=C, H=H, W=W, R=k[0], S=k[-1], stride=(s or k)[0],
-                          padding=(p or [0])[0], mode="max", dtype=dtype)
-    elif n in ("mean", "adaptive_avg_pool2d", "_adaptive_avg_pool2d") and d and len(d[0]) == 4:
-        kind = "pooling"
-
-        def make(dtype):
-            N, C, H, W = d[0]
-            return Pool2d(name=name, N=N, C=C, H=H, W=W, R=H, S=W, mode="avg", dtype=dtype)
-    elif n in ("relu", "clamp_min", "threshold", "sigmoid", "add", "mul", "sub", "hardtanh") and d and d[0]:
-        kind = "elementwise"
-        op = {"relu": "relu", "clamp_min": "relu", "threshold": "relu", "hardtanh": "relu",
-              "sigmoid": "sigmoid"}.get(n, "add")
-        if op == "add" and (len(d) < 2 or d[1] != d[0]):
-            op = "relu"                       # a scalar operand: one input read
-
-        def make(dtype):
-            return Elementwise(name=name, n=_prod(d[0]), op=op, dtype=dtype)
-    elif n in ("copy", "contiguous", "clone", "to", "_to_copy") and d and d[0]:
-        kind = "copy"
-
-        def make(dtype):
-            return Elementwise(name=name, n=_prod(d[0]), op="copy", dtype=dtype)
-    if make is None:
-        return kind, None, ""
-    t = types[0] if types else ""
-    if t not in TORCH_DTYPES and t not in _NOT_TENSORS:
-        from workloads.ir import DTYPES
-        return kind, None, (f"{t} data (workloads.ir's dtypes: {', '.join(DTYPES)}; PyTorch's "
-                            f"{', '.join(TORCH_DTYPES)})")
-    if any(0 in x for x in d if x):
-        return kind, None, "an empty tensor (a size of 0)"
-    try:
-        return kind, make(TORCH_DTYPES.get(t, "fp32")), ""
-    except ValueError as e:
-        raise ValueError(f"its inputs make no {kind} op ({e}); args.Input Dims = "
-                         f"{_show([list(x) for x in dims], 80)}") from None
 
 
 def read_torch(path) -> list:
@@ -479,13 +341,12 @@ NCU_COUNTERS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.s
 
 
 def _csv_number(at, field, v, allowed, **limits):
-    """A CSV field's number (ncu writes 54,848) in range, as a float."""
-    try:
-        x = float(v.replace(",", ""))
-    except ValueError:
-        x = math.nan
-    if not _in_range(x, **limits):
-        raise ValueError(f"{at}: {field} = {_show(v)}: {allowed}")
+    """A CSV field's number in range, as a float: ASCII decimal notation only
+    (``trace_fields.decimal``; ncu writes 54,848)."""
+    x = decimal(v)
+    if x is None or not _in_range(x, **limits):
+        raise ValueError(f"{at}: {field} = {_show(v)}: {allowed}" + (
+            " (written in ASCII decimal notation, as 54,848 or 5.4848e4)" if x is None else ""))
     return x
 
 
@@ -499,6 +360,8 @@ def _read_ncu(path, text, metrics=NCU_COUNTERS) -> list:
         rows = list(_csv_rows(text))
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
+    # names and units with spaces around them (as kind_of reads them) are the same names
+    rows = [(i, [x.strip() for x in r]) if j < 2 else (i, r) for j, (i, r) in enumerate(rows)]
     need = ("ID", "Kernel Name", "gpu__time_duration.sum")
     if not rows or not set(need) <= set(rows[0][1]):
         raise ValueError(f"{path}: not an Nsight Compute raw CSV (its header needs "
@@ -524,7 +387,7 @@ def _read_ncu(path, text, metrics=NCU_COUNTERS) -> list:
                              f"{', '.join(repr(u) for u in _COUNT_UNITS)}")
     out = []
     for line, r in rows[2:]:
-        if r == head:                      # ncu repeats its header for each process
+        if [x.strip() for x in r] == head:     # ncu repeats its header for each process
             continue
         if len(r) != len(head):
             raise ValueError(f"{path} line {line}: {len(r)} fields; the header has {len(head)}")
@@ -535,9 +398,12 @@ def _read_ncu(path, text, metrics=NCU_COUNTERS) -> list:
         for m in wanted:
             v = r[col[m]]
             if v.strip() not in ("", "n/a"):
+                u = _COUNT_UNITS[units[col[m]]]
                 counters[m] = _csv_number(at, m, v, f"a count in {units[col[m]] or 'units'}: a finite "
-                                          "number >= 0 (or n/a)", lo=0) * _COUNT_UNITS[units[col[m]]]
-        out.append(Kernel(r[col["Kernel Name"]], sec, counters=counters, source="ncu",
+                                          f"number >= 0, at most {MAX_COUNT / u:.4g} (2**64 {units[col[m]] or 'units'}"
+                                          f"{'' if u == 1 else ' of one'}, a 64-bit counter) or n/a",
+                                          lo=0, hi=MAX_COUNT / u) * u
+        out.append(Kernel(printable(r[col["Kernel Name"]]), sec, counters=counters, source="ncu",
                           group=("ncu", len(out))))
     if not out:
         raise ValueError(f"{path}: no kernel rows")
@@ -579,7 +445,7 @@ def _read_plain(path, text) -> list:
         op = net.ops[0]
         kind = {"conv2d": "convolution", "gemm": "gemm", "elementwise": "elementwise",
                 "pool2d": "pooling", "batchnorm": "normalization"}.get(op.kind, "other")
-        out.append(Kernel(r[col["name"]], sec, op, kind, "csv", ("csv", i)))
+        out.append(Kernel(printable(r[col["name"]]), sec, op, kind, "csv", ("csv", i)))
     if not out:
         raise ValueError(f"{path}: no rows under the header name,op,seconds")
     return out

@@ -1,0 +1,275 @@
+"""The op a PyTorch operator call computes, for ``roofsim check`` (``op_of``).
+
+Each mapping reads every argument that changes the op's shape or cost -- from the
+call's ``Input Dims`` and ``Concrete Inputs`` -- and checks them, in this order:
+
+1. values no PyTorch call can have (a stride, dilation or groups < 1, a padding < 0, a
+   matrix product's operands not 2-D) and shapes that disagree (a product's inner
+   dimensions, a convolution's input channels against its weight's times groups) are
+   refused: a ValueError naming the ``args`` fields, as for any other impossible value
+   in a trace (the file cannot have come from PyTorch);
+2. a call ``workloads.ir`` cannot describe faithfully is kept unmapped, (kind, None,
+   why): a transposed or dilated convolution, an asymmetric stride or padding (its ops
+   have one of each), a pool with dilation or with ``ceil_mode`` where it changes the
+   output size, an adaptive pool to other than 1x1, a mean over other than the height
+   and width, a product of other than two matrices, another dtype, an empty tensor, or
+   an argument the trace does not record (an empty ``Concrete Inputs`` entry);
+3. otherwise the op, never one of another shape.
+"""
+from __future__ import annotations
+
+import math
+
+from .trace_fields import decimal, show
+
+#: PyTorch's ``Input type`` names of the dtypes ``workloads.ir`` has (``ir.DTYPES``)
+TORCH_DTYPES = {"float": "fp32", "double": "fp64", "c10::Half": "fp16", "c10::BFloat16": "bf16",
+                "signed char": "int8"}
+#: ``Input type`` entries that are no tensor (their operand has no dtype)
+_NOT_TENSORS = ("", "Scalar", "ScalarList", "TensorList", "GenericList", "None")
+
+_CONV = ("cudnn_convolution", "convolution", "_convolution", "conv2d")
+_TRANSPOSED = ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cudnn_convolution_transpose",
+               "miopen_convolution_transpose", "slow_conv_transpose2d", "slow_conv_transpose3d")
+_GEMMS = ("addmm", "mm", "matmul", "linear")
+#: the largest stride, padding, dilation or window (workloads.ir's: a C int)
+_MAX_INT = 2 ** 31 - 1
+
+
+def _sizes(d):
+    """An operand's shape as a list, or [] where it is no single tensor (a scalar, a
+    TensorList)."""
+    return list(d) if all(isinstance(x, int) for x in d) else []
+
+
+def _prod(xs):
+    return math.prod(xs) if xs else 0
+
+
+def _recorded(c, j) -> bool:
+    return j < len(c) and c[j].strip() != ""
+
+
+def _ints(c, j):
+    """``Concrete Inputs[j]`` as a list of integers (``"[1, 1]"``, ``"2"`` or ``""``)."""
+    text = c[j].strip().strip("[]() ") if j < len(c) else ""
+    out = []
+    for x in text.split(",") if text else []:
+        v = decimal(x, integer=True)
+        if v is None:
+            raise ValueError(f"args.Concrete Inputs[{j}] = {show(c[j])}: integers, as '[1, 1]'")
+        out.append(v)
+    return out
+
+
+def _pair(c, j, what, least):
+    """``Concrete Inputs[j]``, a 2-D op's ``what`` (one integer, or one per dimension,
+    each >= ``least``), as (height, width); None where the trace does not record it."""
+    if not _recorded(c, j):
+        return None
+    v = _ints(c, j)
+    if len(v) not in (1, 2) or min(v) < least or max(v) > _MAX_INT:
+        raise ValueError(f"args.Concrete Inputs[{j}] = {show(c[j])}: the {what}, one or two integers "
+                         f"from {least} to {_MAX_INT}")
+    return (v[0], v[-1])
+
+
+def _flag(c, j):
+    v = c[j].strip() if j < len(c) else ""
+    if v not in ("", "True", "False", "1", "0"):
+        raise ValueError(f"args.Concrete Inputs[{j}] = {show(c[j])}: True or False")
+    return None if v == "" else v in ("True", "1")
+
+
+def _unrecorded(names) -> str:
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"its {listed} {'is' if len(names) == 1 else 'are'} not in the trace (empty Concrete Inputs)"
+
+
+def _conv(n, d, c):
+    """(note, Conv2d fields) of a 2-D convolution call; the note says why there is none."""
+    if n == "cudnn_convolution":        # input, weight, padding, stride, dilation, groups
+        js = {"padding": 2, "stride": 3, "dilation": 4, "groups": 5}
+    elif n == "conv2d":                 # input, weight, bias, stride, padding, dilation, groups
+        js = {"stride": 3, "padding": 4, "dilation": 5, "groups": 6}
+    else:                               # input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+        js = {"stride": 3, "padding": 4, "dilation": 5, "groups": 8}
+    a = {w: _pair(c, js[w], w, 0 if w == "padding" else 1) for w in ("stride", "padding", "dilation")}
+    g = None
+    if _recorded(c, js["groups"]):
+        g = _ints(c, js["groups"])
+        if len(g) != 1 or not 1 <= g[0] <= _MAX_INT:
+            raise ValueError(f"args.Concrete Inputs[{js['groups']}] = {show(c[js['groups']])}: the "
+                             f"groups, one integer from 1 to {_MAX_INT}")
+        g = g[0]
+    (N, C, H, W), (K, Cg, R, S) = d[0], d[1]
+    gg = g if g is not None else C // Cg if Cg else 1
+    if C and Cg and C != Cg * gg:
+        raise ValueError(f"the input's {C} channels (Input Dims[0][1]) are not the weight's {Cg} "
+                         f"(Input Dims[1][1]) times groups ({'not recorded' if g is None else g})")
+    if K % gg:
+        raise ValueError(f"the weight's {K} filters (Input Dims[1][0]) are not a multiple of groups ({gg})")
+    if a["dilation"] is not None and a["dilation"] != (1, 1):
+        return f"a dilated convolution (dilation {list(a['dilation'])}; workloads.ir's Conv2d has none)", None
+    missing = [w for w in ("stride", "padding", "dilation") if a[w] is None]
+    if missing:
+        return _unrecorded(missing), None
+    for w in ("stride", "padding"):
+        if a[w][0] != a[w][1]:
+            return (f"an asymmetric {w} {list(a[w])} (workloads.ir's Conv2d has one {w} for both "
+                    "dimensions)"), None
+    return "", dict(N=N, C=C, H=H, W=W, K=K, R=R, S=S, stride=a["stride"][0], padding=a["padding"][0],
+                    groups=gg)
+
+
+def _gemm(n, d):
+    """(note, (M, N, K)) of a matrix product call; the note says why there is none."""
+    a, b = (d[1], d[2]) if n == "addmm" else (d[0], d[1])
+    fa, fb = (1, 2) if n == "addmm" else (0, 1)
+    if n in ("mm", "addmm") and (len(a) != 2 or len(b) != 2):
+        raise ValueError(f"aten::{n} multiplies two matrices; args.Input Dims[{fa}] = {show(a)} and "
+                         f"[{fb}] = {show(b)} are not both 2-D")
+    if n == "linear":
+        if len(b) != 2 or not a:
+            return f"a linear of a {len(a)}-D input by a {len(b)}-D weight (workloads.ir's Gemm is one 2-D product)", None
+        if a[-1] != b[1]:
+            raise ValueError(f"the input's last dimension {a[-1]} (Input Dims[0][-1]) is not the weight's "
+                             f"{b[1]} (Input Dims[1][1])")
+        return "", (math.prod(a[:-1]), b[0], b[1])
+    if len(a) != 2 or len(b) != 2:
+        return (f"a matmul of a {len(a)}-D by a {len(b)}-D tensor (workloads.ir's Gemm is one product "
+                "of two matrices)"), None
+    if a[1] != b[0]:
+        raise ValueError(f"the inner dimensions disagree: Input Dims[{fa}][1] = {a[1]}, Input "
+                         f"Dims[{fb}][0] = {b[0]}")
+    if n == "addmm" and (len(d[0]) > 2 or any(x not in (1, y) for x, y in zip(reversed(d[0]), (b[1], a[0])))):
+        raise ValueError(f"the bias (Input Dims[0] = {show(d[0])}) does not broadcast to the product's "
+                         f"{a[0]}x{b[1]}")
+    return "", (a[0], b[1], a[1])
+
+
+def _pool_size(h, k, s, p, ceil):
+    """PyTorch's output size of a pool over ``h`` (its pooling_output_shape, dilation 1)."""
+    out = (h + 2 * p - k + ((s - 1) if ceil else 0)) // s + 1
+    if ceil and (out - 1) * s >= h + p:
+        out -= 1
+    return out
+
+
+def _max_pool(d, c):
+    """(note, Pool2d fields) of a max pool call: input, kernel_size, stride, padding,
+    dilation, ceil_mode."""
+    k = _pair(c, 1, "kernel size", 1)
+    s = _pair(c, 2, "stride", 1) if c[2:3] and c[2].strip().strip("[]() ") else k   # [] is the kernel size
+    p, dil, ceil = _pair(c, 3, "padding", 0), _pair(c, 4, "dilation", 1), _flag(c, 5)
+    if dil is not None and dil != (1, 1):
+        return f"a dilated pool (dilation {list(dil)}; workloads.ir's Pool2d has none)", None
+    missing = [w for w, v in (("kernel size", k), ("stride", s), ("padding", p), ("dilation", dil),
+                              ("ceil_mode", ceil)) if v is None]
+    if missing:
+        return _unrecorded(missing), None
+    for w, v in (("stride", s), ("padding", p)):
+        if v[0] != v[1]:
+            return f"an asymmetric {w} {list(v)} (workloads.ir's Pool2d has one {w} for both dimensions)", None
+    N, C, H, W = d[0]
+    if ceil and any(_pool_size(x, kk, s[0], p[0], True) != _pool_size(x, kk, s[0], p[0], False)
+                    for x, kk in ((H, k[0]), (W, k[1])) if x + 2 * p[0] >= kk):
+        return ("ceil_mode=True, which rounds this pool's output size up (workloads.ir's Pool2d "
+                "rounds it down)"), None
+    return "", dict(N=N, C=C, H=H, W=W, R=k[0], S=k[1], stride=s[0], padding=p[0], mode="max")
+
+
+def _global_pool(n, d, c):
+    """(note, Pool2d fields) of an adaptive average pool or a mean: a global average pool
+    only where it is one (an output of 1x1; a mean over dims 2 and 3)."""
+    N, C, H, W = d[0]
+    if n == "mean":
+        if not _recorded(c, 1):
+            return _unrecorded(["dims"]), None
+        dims = _ints(c, 1)
+        if any(not -4 <= x < 4 for x in dims):
+            raise ValueError(f"args.Concrete Inputs[1] = {show(c[1])}: dims of a 4-D tensor, -4 to 3")
+        if sorted({x % 4 for x in dims}) != [2, 3] or len(dims) != 2:
+            return (f"a mean over dims {dims} (a global pool is a mean over dims 2 and 3, the height "
+                    "and width)"), None
+    else:
+        out = _pair(c, 1, "output size", 0)
+        if out is None:
+            return _unrecorded(["output size"]), None
+        if out != (1, 1):
+            return (f"an adaptive pool to {list(out)} (workloads.ir's Pool2d holds only the one to "
+                    "[1, 1], a global pool)"), None
+    return "", dict(N=N, C=C, H=H, W=W, R=H, S=W, mode="avg")
+
+
+def op_of(name: str, dims, concrete=(), types=()):
+    """(kind, workloads.ir op or None, note) of a PyTorch operator call: ``dims`` its
+    ``Input Dims``, ``concrete`` its ``Concrete Inputs``, ``types`` its ``Input type``.
+    The op's dtype is its first input's (``float`` fp32, ``double`` fp64, ``c10::Half``
+    fp16, ``c10::BFloat16`` bf16, ``signed char`` int8; fp32 where the trace records no
+    type). A call of a known kind that no op describes faithfully is (kind, None, why);
+    one no PyTorch call can be (see the module's doc) a ValueError naming the ``args``
+    fields at fault."""
+    from workloads.ir import BatchNorm, Conv2d, Elementwise, Gemm, Pool2d
+    d = [_sizes(x) for x in dims]
+    c = list(concrete)
+    n = name.split("::")[-1].rstrip("_")
+    kind, make, note = "other", None, ""
+    if n in _TRANSPOSED:
+        return "convolution", None, "a transposed convolution (workloads.ir's Conv2d is a forward one)"
+    if n in _CONV and len(d) > 1 and d[0] and d[1]:
+        kind = "convolution"
+        if n not in ("cudnn_convolution", "conv2d") and _flag(c, 6):
+            return kind, None, "a transposed convolution (workloads.ir's Conv2d is a forward one)"
+        if len(d[0]) != 4 or len(d[1]) != 4:
+            return kind, None, (f"a convolution of a {len(d[0])}-D input by a {len(d[1])}-D weight "
+                                "(workloads.ir's Conv2d is 2-D over a batch: 4-D by 4-D)")
+        note, f = _conv(n, d, c)
+        make = f and (lambda dtype: Conv2d(name=name, dtype=dtype, **f))
+    elif n in _GEMMS and len(d) > (2 if n == "addmm" else 1):
+        kind = "gemm"
+        note, mnk = _gemm(n, d)
+        make = mnk and (lambda dtype: Gemm(name=name, M=mnk[0], N=mnk[1], K=mnk[2], dtype=dtype))
+    elif n in ("cudnn_batch_norm", "batch_norm", "native_batch_norm",
+               "_native_batch_norm_legit_no_training") and d and len(d[0]) == 4:
+        kind = "normalization"
+
+        def make(dtype):
+            N, C, H, W = d[0]
+            return BatchNorm(name=name, N=N, C=C, H=H, W=W, dtype=dtype)
+    elif n in ("max_pool2d_with_indices", "max_pool2d") and d and len(d[0]) == 4:
+        kind = "pooling"
+        note, f = _max_pool(d, c)
+        make = f and (lambda dtype: Pool2d(name=name, dtype=dtype, **f))
+    elif n in ("mean", "adaptive_avg_pool2d", "_adaptive_avg_pool2d") and d and len(d[0]) == 4:
+        kind = "pooling"
+        note, f = _global_pool(n, d, c)
+        make = f and (lambda dtype: Pool2d(name=name, dtype=dtype, **f))
+    elif n in ("relu", "clamp_min", "threshold", "sigmoid", "add", "mul", "sub", "hardtanh") and d and d[0]:
+        kind = "elementwise"
+        op = {"relu": "relu", "clamp_min": "relu", "threshold": "relu", "hardtanh": "relu",
+              "sigmoid": "sigmoid"}.get(n, "add")
+        if op == "add" and (len(d) < 2 or d[1] != d[0]):
+            op = "relu"                       # a scalar operand: one input read
+
+        def make(dtype):
+            return Elementwise(name=name, n=_prod(d[0]), op=op, dtype=dtype)
+    elif n in ("copy", "contiguous", "clone", "to", "_to_copy") and d and d[0]:
+        kind = "copy"
+
+        def make(dtype):
+            return Elementwise(name=name, n=_prod(d[0]), op="copy", dtype=dtype)
+    if not make:
+        return kind, None, note
+    t = types[0] if types else ""
+    if t not in TORCH_DTYPES and t not in _NOT_TENSORS:
+        from workloads.ir import DTYPES
+        return kind, None, (f"{t} data (workloads.ir's dtypes: {', '.join(DTYPES)}; PyTorch's "
+                            f"{', '.join(TORCH_DTYPES)})")
+    if any(0 in x for x in d if x):
+        return kind, None, "an empty tensor (a size of 0)"
+    try:
+        return kind, make(TORCH_DTYPES.get(t, "fp32")), ""
+    except ValueError as e:
+        raise ValueError(f"its inputs make no {kind} op ({e}); args.Input Dims = "
+                         f"{show([list(x) for x in dims], 80)}") from None
