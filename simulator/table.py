@@ -8,12 +8,18 @@ import math
 import re
 
 
+def _escape(ch: str) -> str:
+    o = ord(ch)
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}"
+
+
 def printable(text: str) -> str:
-    """``text`` safe for a terminal: control characters (an escape sequence, a line break
-    inside a cell) and lone surrogates shown as Python escapes (``\\x1b``, ``\\ud800``)."""
+    """``text`` safe for a terminal: each character that is not printable (an escape
+    sequence, a line break inside a cell, a lone surrogate) shown as its escape
+    (``\\x1b``, ``\\x0a``, ``\\ud800``)."""
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
 
 
 def fmt_num(x, digits=4) -> str:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import math
+
+from simulator.table import printable  # noqa: F401 -- the one rule, shared with every table
 import re
 
 #: the longest time a kernel may take: a day (a profiler's trace lasts seconds to minutes;
@@ -54,13 +56,3 @@ def decimal(text: str, integer: bool = False):
     return float(t.replace(",", "")) if _DECIMAL.fullmatch(t) else None
 
 
-def _escape(ch: str) -> str:
-    o = ord(ch)
-    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}"
-
-
-def printable(name: str) -> str:
-    """``name`` with each character that is not printable replaced by its escape."""
-    if name.isprintable():
-        return name
-    return "".join(ch if ch.isprintable() else _escape(ch) for ch in name)
