@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from simulator.table import printable  # noqa: F401 -- the one rule, shared with every table
-import re
 
 #: the longest time a kernel may take: a day (a profiler's trace lasts seconds to minutes;
 #: a longer one is a corrupt number, such as 1e308, not a kernel)
