@@ -15,6 +15,7 @@ topologies are read by :mod:`workloads.scalesim`; both build on this module only
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -547,18 +548,30 @@ class Network:
             if err:
                 raise ValueError(f"workload {self.name!r}: {err}")
 
+    @functools.cached_property
+    def _reads(self) -> dict:
+        """{layer: the tensors it reads}, worked out once (a plan's search asks often)."""
+        given = dict(self.edges)
+        out, before = {}, INPUT
+        for op in self.ops:
+            out[op.name] = tuple(given[op.name]) if op.name in given else (before,)
+            before = op.name
+        return out
+
     def inputs_of(self, name: str) -> tuple:
         """The tensors ``name`` reads: layers, or the network's inputs."""
-        given = dict(self.edges)
-        if name in given:
-            return tuple(given[name])
-        names = [op.name for op in self.ops]
-        i = names.index(name)
-        return (names[i - 1],) if i else (INPUT,)
+        try:
+            return self._reads[name]
+        except KeyError:
+            raise ValueError(f"workload {self.name!r} has no layer {name!r}") from None
 
     def input_shapes(self) -> dict:
         """{input tensor: (N, C, H, W)} of the inputs a layer reads, each the shape of
         the first layer that reads it."""
+        return dict(self._input_shapes)
+
+    @functools.cached_property
+    def _input_shapes(self) -> dict:
         out = {}
         for op in self.ops:
             for t in self.inputs_of(op.name):
