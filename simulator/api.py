@@ -114,8 +114,9 @@ def _problem(hw, kernel, problem):
 def simulate_simt(hw, kernel, mode: str = "sampled", policy: str = "gto", trace: int = 0,
                   l2_warm: bool = False, **problem) -> Result:
     """The SIMT engine's Result for a kernel (a registered name with its ``problem``
-    arguments, or a Problem from :func:`build`). ``mode`` full or sampled; ``trace`` keeps
-    that many issued instructions in ``result.detail`` for timelines.
+    arguments, or a Problem from :func:`build`). ``mode`` full or sampled; ``policy`` gto
+    or lrr; ``trace`` keeps that many issued instructions (at most 20,000, what
+    ``--timeline`` keeps) in ``result.detail`` for timelines.
 
     >>> r = simulate_simt(load_hardware("gtx480"), "relu", n=4096, mode="full")
     >>> r.bytes_by_level["dram"] >= r.compulsory_bytes
@@ -349,7 +350,10 @@ def coalesce(addresses, access_bytes: int = 4, segment_bytes: int = 128) -> list
     byte address per column, -1 for an inactive lane; each lane reads ``access_bytes``),
     the sorted distinct segment numbers (``address // segment_bytes``) its lanes touch.
     The transactions an access costs are their count. Fermi's L1 path moves 128 B
-    lines, later presets 32 B sectors (``hw.sm.l1.sector_bytes``).
+    lines, later presets 32 B sectors (``hw.sm.l1.sector_bytes``). An address is >= 0 and
+    a multiple of ``access_bytes`` (1, 2, 4, 8 or 16: CUDA's aligned widths), or -1; one
+    row (a list of ints) is one access; at most 4,194,304 addresses in all
+    (``arguments.MAX_ADDRESSES``); ``segment_bytes`` a power of two up to 4096.
 
     >>> [s.tolist() for s in coalesce([[0, 4, 124, 128, -1], [256, 256, -1, -1, -1]])]
     [[0, 1], [2]]

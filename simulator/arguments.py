@@ -234,7 +234,8 @@ def addresses(value, arg: str = "addresses"):
     import numpy as np
     size = getattr(value, "size", None) if hasattr(value, "dtype") else None
     if size is None and isinstance(value, (list, tuple)):
-        size = sum(len(r) if isinstance(r, (list, tuple)) else 1 for r in value)
+        size = sum(len(r) if hasattr(r, "__len__") and not isinstance(r, (str, bytes)) else 1
+                   for r in value)
     if size is None:
         raise TypeError(f"{arg}={show(value)}: integer byte addresses, one row per warp access "
                         f"(a lane per column, -1 for an inactive lane); not a {_kind(value)}")
