@@ -49,11 +49,12 @@ def load_hardware(name_or_path, overrides=()):
     1572864
     """
     import hwmodels
-    if isinstance(overrides, str):
-        overrides = [overrides]
-    elif not isinstance(overrides, (list, tuple)):
-        raise TypeError(f"overrides={arg.show(overrides)}: a list of 'FIELD=VALUE' strings")
-    return hwmodels.with_overrides(arg.hardware(name_or_path, arg="name_or_path"), list(overrides))
+    overrides = arg.overrides(overrides)
+    hw = arg.hardware(name_or_path, arg="name_or_path")
+    try:
+        return hwmodels.with_overrides(hw, overrides)
+    except ValueError as e:            # it names the field or the assignment
+        raise ValueError(f"overrides: {e}") from None
 
 
 def load_workload(spec: str, batch=None, resolution=None, dtype=None, layout=None):
@@ -113,16 +114,20 @@ def _problem(hw, kernel, problem):
 def simulate_simt(hw, kernel, mode: str = "sampled", policy: str = "gto", trace: int = 0,
                   l2_warm: bool = False, **problem) -> Result:
     """The SIMT engine's Result for a kernel (a registered name with its ``problem``
-    arguments, or a Problem from :func:`build`). ``mode`` full or sampled; ``trace`` keeps
-    that many issued instructions in ``result.detail`` for timelines.
+    arguments, or a Problem from :func:`build`). ``mode`` full or sampled; ``policy`` gto
+    or lrr; ``trace`` keeps that many issued instructions (at most 20,000, what
+    ``--timeline`` keeps) in ``result.detail`` for timelines.
 
     >>> r = simulate_simt(load_hardware("gtx480"), "relu", n=4096, mode="full")
     >>> r.bytes_by_level["dram"] >= r.compulsory_bytes
     True
     """
     from simulator.simt import api
+    from simulator.simt.engine import POLICIES
+    mode, policy = arg.choice(mode, "mode", ("full", "sampled")), arg.choice(policy, "policy", POLICIES)
+    trace, l2_warm = arg.trace(trace), arg.boolean(l2_warm, "l2_warm")
     hw, prob = _problem(hw, kernel, problem)
-    return api.simulate(hw, prob, mode, policy, arg.integer(trace, "trace", minimum=0), l2_warm)
+    return api.simulate(hw, prob, mode, policy, trace, l2_warm)
 
 
 def analytic(hw, kernel, policy: str = "gto", l2_warm: bool = False, **problem) -> Result:
@@ -132,6 +137,8 @@ def analytic(hw, kernel, policy: str = "gto", l2_warm: bool = False, **problem) 
     'issue'
     """
     from simulator.simt import api
+    from simulator.simt.engine import POLICIES
+    policy, l2_warm = arg.choice(policy, "policy", POLICIES), arg.boolean(l2_warm, "l2_warm")
     hw, prob = _problem(hw, kernel, problem)
     return api.analytic(hw, prob, policy, l2_warm)
 
@@ -145,6 +152,9 @@ def predict(hw, kernel, mode: str = "sampled", policy: str = "gto", **problem):
     (True, True)
     """
     from simulator.analysis.compare import predict as _predict
+    from simulator.simt.api import MODES
+    from simulator.simt.engine import POLICIES
+    mode, policy = arg.choice(mode, "mode", MODES), arg.choice(policy, "policy", POLICIES)
     hw, prob = _problem(hw, kernel, problem)
     return _predict(hw, prob, mode, policy)
 
@@ -162,18 +172,24 @@ def simulate_systolic(hw, workload, dataflow=None, mode: str = "default", array=
     >>> r.predictor, r.cycles > 0, len(r.layers)
     ('systolic', True, 1)
     """
-    from simulator.systolic.engine import simulate_network
+    from simulator.systolic import DATAFLOWS
+    from simulator.systolic.engine import MODES, simulate_network
     hw = arg.hardware(hw, "systolic")
     net = arg.workload(workload)
     rows, cols = arg.shape(array, "array", 2) if array is not None else (None, None)
+    if dataflow is not None:
+        dataflow = arg.choice(dataflow, "dataflow", DATAFLOWS)
+    mode = arg.choice(mode, "mode", MODES)
+    stalls = arg.choice(stalls, "stalls", ("pipeline", "closed-form"))
     return simulate_network(hw, net, dataflow or getattr(hw, "dataflow", "ws"), mode, rows, cols,
-                            stalls=stalls, trace=trace)
+                            stalls=stalls, trace=arg.boolean(trace, "trace"))
 
 
 def roofline(hw, workload, precision: str = "fp32") -> Result:
     """The hierarchical roofline bound (``roofsim roofline``) of an op or a network: a
     Result with ``limiter`` and ``bytes_by_level``; ``detail`` the RooflineReport that
-    ``simulator.analysis.plots.roofline_chart`` draws.
+    ``simulator.analysis.plots.roofline_chart`` draws. ``precision`` None: the ops' own
+    dtype.
 
     >>> r = roofline(load_hardware("h100-sxm"), "resnet50")
     >>> len(r.layers), r.limiter
@@ -181,7 +197,10 @@ def roofline(hw, workload, precision: str = "fp32") -> Result:
     """
     from simulator.analysis.roofline import bound
     from workloads.ir import TensorOp
+    from hwmodels.schema import PRECISIONS
     w = workload if isinstance(workload, TensorOp) else arg.workload(workload)
+    if precision is not None:
+        precision = arg.choice(precision, "precision", PRECISIONS)
     return bound(arg.hardware(hw), w, precision)
 
 
@@ -195,7 +214,7 @@ def data_movement(hw, workload, onchip_bytes=None) -> list:
     """
     from simulator.analysis.datamovement import data_movement as dm
     if onchip_bytes is not None:
-        onchip_bytes = arg.integer(onchip_bytes, "onchip_bytes", minimum=1)
+        onchip_bytes = arg.nbytes(onchip_bytes, "onchip_bytes", minimum=1)
     return dm(arg.hardware(hw), arg.workload(workload), onchip_bytes)
 
 
@@ -208,7 +227,7 @@ def calibrate(hw, folder):
     ['dram.sustained_fraction', 'dram.queue_cycles']
     """
     from simulator.analysis.calibrate import calibrate as cal
-    return cal(arg.hardware(hw, "simt"), folder)
+    return cal(arg.hardware(hw, "simt"), arg.path(folder, "folder", "a measurement folder"))
 
 
 def load_measurements(folder, suite: str):
@@ -219,6 +238,9 @@ def load_measurements(folder, suite: str):
     ('NVIDIA H100 80GB HBM3', 40)
     """
     from simulator.analysis.measurements import load_suite
+    folder = arg.path(folder, "folder", "a measurement folder")
+    if not isinstance(suite, str) or not suite.strip():
+        raise TypeError(f"suite={arg.show(suite)}: a suite's name ('grid', 'gemm', ...)")
     return load_suite(folder, suite)
 
 
@@ -241,9 +263,9 @@ def validate(hw, folder, suites=("grid", "gemm", "conv"), engine_budget: float |
     from simulator.analysis.validate import predict_records, predict_suites, score
     hw = arg.hardware(hw, "simt")
     suites = arg.names(suites, "suites", KERNEL_SUITES)
-    if engine_budget is not None:
-        engine_budget = arg.number(engine_budget, "engine_budget", minimum=0)
+    engine_budget, progress = arg.budget(engine_budget), arg.function(progress, "progress")
     workers, scheduler = arg.workers(workers), arg.scheduler(scheduler)
+    folder = arg.path(folder, "folder", "a measurement folder")
     files = [load_measurements(folder, suite) for suite in suites]
     if workers == 1 and scheduler is None:
         per = {sf.suite: predict_records(hw, sf, engine_budget, progress) for sf in files}
@@ -271,7 +293,8 @@ def occupancy(hw, block: int, regs: int, smem_bytes: int = 0):
     (4, 32, 'registers')
     """
     from simulator.simt.occupancy import occupancy as occ
-    return occ(arg.hardware(hw), block, regs, smem_bytes)
+    return occ(arg.hardware(hw, "simt"), arg.integer(block, "block", minimum=1),
+               arg.integer(regs, "regs", minimum=0), arg.nbytes(smem_bytes, "smem_bytes"))
 
 
 class WarpInstruction(NamedTuple):
@@ -327,22 +350,23 @@ def coalesce(addresses, access_bytes: int = 4, segment_bytes: int = 128) -> list
     byte address per column, -1 for an inactive lane; each lane reads ``access_bytes``),
     the sorted distinct segment numbers (``address // segment_bytes``) its lanes touch.
     The transactions an access costs are their count. Fermi's L1 path moves 128 B
-    lines, later presets 32 B sectors (``hw.sm.l1.sector_bytes``).
+    lines, later presets 32 B sectors (``hw.sm.l1.sector_bytes``). An address is >= 0 and
+    a multiple of ``access_bytes`` (1, 2, 4, 8 or 16: CUDA's aligned widths), or -1; one
+    row (a list of ints) is one access; at most 4,194,304 addresses in all
+    (``arguments.MAX_ADDRESSES``); ``segment_bytes`` a power of two up to 4096.
 
     >>> [s.tolist() for s in coalesce([[0, 4, 124, 128, -1], [256, 256, -1, -1, -1]])]
     [[0, 1], [2]]
     """
-    import numpy as np
     from simulator.simt.coalescer import segments
-    try:
-        a = np.asarray(addresses)
-    except ValueError:
-        a = None                      # ragged rows
-    if a is None or a.dtype.kind not in "iu" or a.ndim not in (1, 2):
-        raise TypeError(f"addresses={arg.show(addresses)}: integer byte addresses, one row per "
-                        "warp access (a lane per column, -1 for an inactive lane)")
-    return segments(a, arg.integer(access_bytes, "access_bytes", minimum=1),
-                    arg.integer(segment_bytes, "segment_bytes", minimum=1))
+    a = arg.addresses(addresses)
+    access_bytes = arg.power_of_two(access_bytes, "access_bytes", arg.ACCESS_BYTES[-1])
+    segment_bytes = arg.power_of_two(segment_bytes, "segment_bytes", arg.MAX_SEGMENT_BYTES)
+    odd = a[(a >= 0) & (a % access_bytes != 0)]
+    if odd.size:
+        raise ValueError(f"addresses: address {int(odd[0])} is not a multiple of "
+                         f"access_bytes={access_bytes} (a misaligned access faults)")
+    return segments(a, access_bytes, segment_bytes)
 
 
 class Timeline(NamedTuple):
@@ -373,7 +397,8 @@ def timeline(result, launch: int = 0) -> Timeline:
         raise ValueError("result: a timeline needs the engine's Result (simulate_simt, full or "
                          f"sampled), not the {result.predictor}'s")
     n = len(result.detail.launches)
-    lr = result.detail.launches[arg.integer(launch, "launch", minimum=-n, maximum=n - 1)]
+    launch = arg.integer(launch, "launch", minimum=0, maximum=n - 1)
+    lr = result.detail.launches[launch]
     tr = np.asarray(lr.trace).reshape(-1, 6)
     trace = {k: tr[:, i].astype(np.int64) for i, k in enumerate(("cycle", "sm", "scheduler", "block", "warp"))}
     trace["op"] = np.array(OP_NAMES)[tr[:, 5].astype(np.int64)]
@@ -395,14 +420,18 @@ def systolic_array_run(op, dataflow: str, rows: int, cols: int, record: bool = F
     >>> r.cycles, r.macs, r.correct, r.trace["active"].shape
     (10, 27, True, (10, 3, 3))
     """
+    from simulator.systolic import DATAFLOWS
     from simulator.systolic.array import run_array
-    if isinstance(op, str):
-        op = load_workload(op)
-    if hasattr(op, "ops"):
-        if len(op.ops) != 1:
-            raise ValueError(f"{op.name}: the array runs one op at a time, not {len(op.ops)}")
-        op = op.ops[0]
-    return run_array(op, dataflow, rows, cols, seed=seed, record=record)
+    net = arg.workload(op, "op")
+    if len(net.ops) != 1:
+        raise ValueError(f"op={net.name!r}: the array runs one op at a time, not {len(net.ops)}")
+    if net.ops[0].kind not in ("gemm", "conv2d"):
+        raise ValueError(f"op={net.name!r}: a {net.ops[0].kind}; the array runs a GEMM or a "
+                         "convolution")
+    dataflow = arg.choice(dataflow, "dataflow", DATAFLOWS)
+    rows, cols = arg.integer(rows, "rows", minimum=1), arg.integer(cols, "cols", minimum=1)
+    return run_array(net.ops[0], dataflow, rows, cols, seed=arg.integer(seed, "seed", minimum=0),
+                     record=arg.boolean(record, "record"))
 
 
 def h2d_seconds(hw, nbytes: int, pinned: bool = False):
@@ -413,7 +442,7 @@ def h2d_seconds(hw, nbytes: int, pinned: bool = False):
     21.8
     """
     from simulator.analysis.datamovement import h2d_seconds as h2d
-    return h2d(arg.integer(nbytes, "nbytes", minimum=0), arg.hardware(hw).host_link, pinned)
+    return h2d(arg.nbytes(nbytes, "nbytes"), arg.hardware(hw).host_link, arg.boolean(pinned, "pinned"))
 
 
 def validation_rows(hw, suite_file, engine_budget: float | None = None, progress=None) -> list:
@@ -430,9 +459,12 @@ def validation_rows(hw, suite_file, engine_budget: float | None = None, progress
     >>> len(rows), rows[0].engine, rows[0].predicted_s("analytic") > rows[0].predicted_s("roofline")
     (40, None, True)
     """
+    from simulator.analysis.measurements import SuiteFile
     from simulator.analysis.validate import predict_records
-    if engine_budget is not None:
-        engine_budget = arg.number(engine_budget, "engine_budget", minimum=0)
+    if not isinstance(suite_file, SuiteFile):
+        raise TypeError(f"suite_file={arg.show(suite_file)}: a SuiteFile (load_measurements()), "
+                        f"not a {type(suite_file).__name__}")
+    engine_budget, progress = arg.budget(engine_budget), arg.function(progress, "progress")
     return predict_records(arg.hardware(hw, "simt"), suite_file, engine_budget, progress)
 
 
@@ -471,8 +503,8 @@ def plan_network(hw, workload="resnet50", batch: int | None = None, plan: str = 
     from simulator.analysis import plan as pl
     hw = arg.hardware(hw, "simt")
     workers = arg.workers(workers)
-    if not isinstance(plan, str):
-        raise ValueError(f"plan = {plan!r}: a uniform plan's name or a plan file's path")
+    mode = arg.choice(mode, "mode", ("sampled", "analytic"))
+    plan = arg.path(plan, "plan", "a uniform plan's name or a plan file's path")
     net = pl.network(workload, batch)
     out, totals = pl.predict_plan(hw, pl.expand(net, pl.configs_of(net, str(plan))), mode,
                                   workers=workers)
@@ -485,7 +517,11 @@ def choose_plan(workload: str, batch: int, seconds: dict):
     configuration and every transform), (the dynamic program's Choice -- ``configs``,
     ``seconds``, ``switch_seconds`` --, the best-of bound)."""
     from simulator.analysis import plan as pl
-    return pl.choose(pl.network(workload, batch), seconds)
+    net, seconds = pl.network(workload, batch), arg.seconds_table(seconds)
+    try:
+        return pl.choose(net, seconds)
+    except ValueError as e:          # a time the table lacks
+        raise ValueError(f"seconds: {e}") from None
 
 
 def network_summary(gpu: str, measurements="data/measurements", plans="data/plans"):
@@ -499,7 +535,20 @@ def network_summary(gpu: str, measurements="data/measurements", plans="data/plan
     >>> sorted({r["batch"] for r in s["regret"]}), max(r["regret"] for r in s["regret"]) < 0.05
     ([1, 8, 32], True)
     """
+    from pathlib import Path
+
     from simulator.analysis import networks as nw
+    measurements = arg.path(measurements, "measurements", "the measurements' folder")
+    plans = arg.path(plans, "plans", "the plans' folder")
+    if not isinstance(gpu, str):
+        raise TypeError(f"gpu={arg.show(gpu)}: a device's folder name under measurements "
+                        f"('h100-sxm', 'h200'), not a {type(gpu).__name__}")
+    if not gpu.strip() or "/" in gpu or gpu in (".", ".."):
+        raise ValueError(f"gpu={gpu!r}: a device's folder name under measurements "
+                         "('h100-sxm', 'h200')")
+    if not (Path(measurements) / gpu).is_dir():
+        raise ValueError(f"gpu={gpu!r}: no folder {Path(measurements) / gpu} "
+                         f"(measurements={str(measurements)!r})")
     s = nw.summary(gpu, measurements, plans)
     return {**s, "layer_errors": {p: nw.layer_errors(s["layers"], p) for p in ("engine", "analytic")},
             "torchvision": nw.framework(gpu, measurements)}

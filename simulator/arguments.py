@@ -10,6 +10,13 @@ import math
 import numbers
 import os
 
+MAX_BYTES = 10**15         # a byte count (hwmodels.units' largest quantity; the README's 10^15)
+MAX_BUDGET = 10**15        # warp instructions an engine budget may allow (the CLI's --engine-budget)
+MAX_TRACE = 20_000         # issued instructions a trace keeps (the CLI's --timeline)
+MAX_ADDRESSES = 1 << 22    # lane addresses coalesce() takes (32 MiB of int64s)
+ACCESS_BYTES = (1, 2, 4, 8, 16)     # what one lane's load or store moves (CUDA's widths)
+MAX_SEGMENT_BYTES = 4096
+
 
 def show(value, limit: int = 60) -> str:
     """``value`` as an error shows it: its repr, cut short."""
@@ -108,9 +115,145 @@ def names(value, arg: str, allowed) -> tuple:
     return tuple(items)
 
 
+def max_workers() -> int:
+    """Four local worker processes a core: past that they only contend (and each holds an
+    interpreter and numba's cache). The CLI's ``--workers`` has the same limit."""
+    from simulator.parallel import default_workers
+    return 4 * default_workers()
+
+
 def workers(value, arg: str = "workers"):
-    """How many local processes: None (one per core) or an int >= 1."""
-    return None if value is None else integer(value, arg, minimum=1)
+    """How many local processes: None (one per core) or an int from 1 to
+    :func:`max_workers`."""
+    return None if value is None else integer(value, arg, minimum=1, maximum=max_workers())
+
+
+def boolean(value, arg: str) -> bool:
+    """True or False (numpy's bools too); not 1, ``"yes"`` or None."""
+    if type(value).__name__ in ("bool", "bool_"):
+        return bool(value)
+    raise TypeError(f"{arg}={show(value)}: must be True or False, not a {_kind(value)}")
+
+
+def path(value, arg: str, what: str = "a file or folder's path"):
+    """A non-empty str or os.PathLike (returned as given)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{arg}={show(value)}: {what} (a str or a pathlib.Path), not a "
+                        f"{_kind(value)}")
+    if not os.fspath(value).strip():
+        raise ValueError(f"{arg}={show(value)}: an empty path; {what}")
+    return value
+
+
+def function(value, arg: str):
+    """None or something to call."""
+    if value is not None and not callable(value):
+        raise TypeError(f"{arg}={show(value)}: a function to call, or None; not a "
+                        f"{_kind(value)}")
+    return value
+
+
+def budget(value, arg: str = "engine_budget"):
+    """None, or warp instructions: a whole number from 0 to 1e15 (as ``--engine-budget``)."""
+    if value is None:
+        return None
+    v = number(value, arg, minimum=0)
+    if v != int(v) or v > MAX_BUDGET:
+        raise ValueError(f"{arg}={show(value)}: a whole number of warp instructions from 0 "
+                         "to 1e15")
+    return v
+
+
+def nbytes(value, arg: str, minimum: int = 0) -> int:
+    """A byte count: an int from ``minimum`` to 10^15."""
+    return integer(value, arg, minimum=minimum, maximum=MAX_BYTES)
+
+
+def trace(value, arg: str = "trace") -> int:
+    """Issued instructions to keep: an int from 0 to MAX_TRACE."""
+    return integer(value, arg, minimum=0, maximum=MAX_TRACE)
+
+
+def seconds_table(value, arg: str = "seconds") -> dict:
+    """A dict from time keys (tuples, ``analysis.plan.time_key``) to seconds (finite
+    numbers >= 0); not empty."""
+    if not isinstance(value, dict):
+        raise TypeError(f"{arg}={show(value)}: a dict from time keys (analysis.plan.time_key) "
+                        f"to seconds; not a {_kind(value)}")
+    if not value:
+        raise ValueError(f"{arg}={{}}: no times; a dict from time keys (analysis.plan.time_key) "
+                         "to seconds")
+    for k, v in value.items():
+        if not isinstance(k, tuple):
+            raise TypeError(f"{arg}[{show(k)}]: a time key is a tuple "
+                            f"(analysis.plan.time_key), not a {_kind(k)}")
+        number(v, f"{arg}[{show(k)}]", minimum=0)
+    return value
+
+
+def repeated(keys) -> tuple | None:
+    """(the first key given more than once, how many times), or None: a field set twice
+    (the CLI's ``--set`` and ``overrides`` refuse it)."""
+    keys = list(keys)
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    return (twice[0], keys.count(twice[0])) if twice else None
+
+
+def overrides(value, arg: str = "overrides") -> list:
+    """Hardware overrides: ``'FIELD=VALUE'`` strings (a list, or one string), each field
+    once."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)):
+        raise TypeError(f"{arg}={show(value)}: a list of 'FIELD=VALUE' strings; not a "
+                        f"{_kind(value)}")
+    for i, v in enumerate(items):
+        if not isinstance(v, str):
+            raise TypeError(f"{arg}[{i}]={show(v)}: a 'FIELD=VALUE' string, not a {_kind(v)}")
+        if "=" not in v or not v.partition("=")[0].strip():
+            raise ValueError(f"{arg}[{i}]={show(v)}: expected FIELD=VALUE, e.g. "
+                             "l2.size_bytes=8MiB")
+    twice = repeated(v.partition("=")[0].strip() for v in items)
+    if twice:
+        raise ValueError(f"{arg}={show(value)}: {twice[0]} given {twice[1]} times; set each "
+                         "field once")
+    return list(items)
+
+
+def power_of_two(value, arg: str, maximum: int) -> int:
+    """An int 2^k from 1 to ``maximum``."""
+    v = integer(value, arg, minimum=1, maximum=maximum)
+    if v & (v - 1):
+        raise ValueError(f"{arg}={v}: must be a power of two")
+    return v
+
+
+def addresses(value, arg: str = "addresses"):
+    """Lanes' byte addresses: a sequence of ints (one warp access) or of equal rows (one
+    access a row), each >= 0 or -1 (an inactive lane); at most MAX_ADDRESSES. Returned
+    as a 2-D int64 array."""
+    import numpy as np
+    size = getattr(value, "size", None) if hasattr(value, "dtype") else None
+    if size is None and isinstance(value, (list, tuple)):
+        size = sum(len(r) if hasattr(r, "__len__") and not isinstance(r, (str, bytes)) else 1
+                   for r in value)
+    if size is None:
+        raise TypeError(f"{arg}={show(value)}: integer byte addresses, one row per warp access "
+                        f"(a lane per column, -1 for an inactive lane); not a {_kind(value)}")
+    if size > MAX_ADDRESSES:
+        raise ValueError(f"{arg}: {size:,} addresses; at most {MAX_ADDRESSES:,}")
+    try:
+        a = np.asarray(value)
+    except ValueError:
+        a = None                      # ragged rows
+    if a is None or a.ndim not in (1, 2) or (a.size and a.dtype.kind not in "iu"):
+        raise TypeError(f"{arg}={show(value)}: integer byte addresses, one row per warp access "
+                        "(a lane per column, -1 for an inactive lane)")
+    a = np.atleast_2d(a.astype(np.int64))
+    bad = a[a < -1]
+    if bad.size:
+        raise ValueError(f"{arg}: address {int(bad[0])}: must be >= 0, or -1 for an inactive "
+                         "lane")
+    return a
 
 
 def scheduler(value, arg: str = "scheduler"):

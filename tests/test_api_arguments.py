@@ -61,6 +61,106 @@ BAD = [
     (lambda: rs.load_workload(5), TypeError, "spec=5"),
     (lambda: rs.load_hardware(5), TypeError, "name_or_path=5"),
     (lambda: rs.load_hardware("h100-sxm", 5), TypeError, "overrides=5"),
+    # issue 25, class 10, the second audit: every argument of every function
+    (lambda: rs.choose_plan("resnet50", 1, None), TypeError, "seconds=None"),
+    (lambda: rs.choose_plan("resnet50", 1, 5), TypeError, "seconds=5"),
+    (lambda: rs.choose_plan("resnet50", 1, []), TypeError, "seconds=[]"),
+    (lambda: rs.choose_plan("resnet50", 1, "abc"), TypeError, "seconds='abc'"),
+    (lambda: rs.choose_plan("resnet50", 1, {}), ValueError, "seconds={}"),
+    (lambda: rs.choose_plan("resnet50", 1, {("gemm", "fc", "direct"): "fast"}), TypeError,
+     "seconds[('gemm', 'fc', 'direct')]='fast'"),
+    (lambda: rs.choose_plan("resnet50", 1, {("gemm", "fc", "direct"): 1.0}), ValueError,
+     "seconds: "),
+    (lambda: rs.validation_rows(H100, "grid"), TypeError, "suite_file='grid'"),
+    (lambda: rs.validation_rows(H100, None), TypeError, "suite_file=None"),
+    (lambda: rs.systolic_array_run(None, "ws", 4, 4), TypeError, "op=None"),
+    (lambda: rs.systolic_array_run(5, "ws", 4, 4), TypeError, "op=5"),
+    (lambda: rs.systolic_array_run("relu:64", "ws", 4, 4), ValueError, "op='relu:64'"),
+    (lambda: rs.systolic_array_run("gemm:8x8x8", "ws", 4, 4, seed=-1), ValueError, "seed=-1"),
+    (lambda: rs.systolic_array_run("gemm:8x8x8", "ws", 4, 4, seed="x"), TypeError, "seed='x'"),
+    (lambda: rs.systolic_array_run("gemm:8x8x8", "xs", 4, 4), ValueError, "dataflow='xs'"),
+    (lambda: rs.systolic_array_run("gemm:8x8x8", "ws", 0, 4), ValueError, "rows=0"),
+    (lambda: rs.systolic_array_run("gemm:8x8x8", "ws", 4, 1.5), TypeError, "cols=1.5"),
+    (lambda: rs.systolic_array_run("gemm:8x8x8", "ws", 4, 4, record="yes"), TypeError,
+     "record='yes'"),
+    (lambda: rs.simulate_simt("gtx480", "relu", n=1024, trace=10 ** 12), ValueError,
+     "trace=1000000000000: must be <= 20000"),
+    (lambda: rs.simulate_simt("gtx480", "relu", n=1024, trace=True), TypeError, "trace=True"),
+    (lambda: rs.simulate_simt("gtx480", "relu", n=1024, mode="analytic"), ValueError,
+     "mode='analytic'"),
+    (lambda: rs.analytic(H100, "relu", n=4096, grid=1.5), ValueError, "grid = 1.5"),
+    (lambda: rs.analytic(H100, "relu", n=4096, block=1.5), ValueError, "block = 1.5"),
+    (lambda: rs.plan_network(H100, "gemm:64x64x64", batch="abc"), TypeError, "batch='abc'"),
+    (lambda: rs.plan_network(H100, "gemm:64x64x64", batch=-1), ValueError, "batch=-1"),
+    (lambda: rs.plan_network(H100, "gemm:64x64x64", batch={}), TypeError, "batch={}"),
+    (lambda: rs.plan_network(H100, "gemm:64x64x64", batch=0), ValueError, "batch=0"),
+    (lambda: rs.plan_network(H100, "gemm:64x64x64", batch=""), TypeError, "batch=''"),
+    (lambda: rs.plan_network(H100, "gemm:64x64x64", batch=True), TypeError, "batch=True"),
+    (lambda: rs.plan_network(H100, rs.load_workload("gemm:64x64x64"), batch="abc"), TypeError,
+     "batch='abc'"),
+    (lambda: rs.choose_plan(rs.load_workload("gemm:64x64x64"), 0, {("gemm", "gemm", "direct"): 1}),
+     ValueError, "batch=0"),
+    (lambda: rs.plan_network(H100, "gemm:64x64x64", mode="engine"), ValueError, "mode='engine'"),
+    (lambda: rs.plan_network(H100, "gemm:64x64x64", plan=5), TypeError, "plan=5"),
+    (lambda: rs.plan_network(H100, "gemm:64x64x64", workers=10 ** 30), ValueError,
+     "workers=1000000000000000000000000000000: must be <="),
+    (lambda: rs.load_workload("resnet50", batch=10 ** 30), ValueError, "batch=1000000000000"),
+    (lambda: rs.load_workload("resnet50", resolution=1.5), TypeError, "resolution=1.5"),
+    (lambda: rs.load_workload("gemm:4x4x4", dtype="fp8"), ValueError, "dtype='fp8'"),
+    (lambda: rs.load_workload("gemm:4x4x4", dtype=5), TypeError, "dtype=5"),
+    (lambda: rs.load_workload("conv:n=1,c=3,h=8,w=8,k=4,r=3,s=3", layout=""), ValueError,
+     "layout=''"),
+    (lambda: rs.load_measurements(5, "grid"), TypeError, "folder=5"),
+    (lambda: rs.load_measurements(DATA, 5), TypeError, "suite=5"),
+    (lambda: rs.calibrate(H100, 5), TypeError, "folder=5"),
+    (lambda: rs.network_summary("h100-sxm", plans=5), TypeError, "plans=5"),
+    (lambda: rs.network_summary(None), TypeError, "gpu=None"),
+    (lambda: rs.network_summary("h300"), ValueError, "gpu='h300'"),
+    (lambda: rs.network_summary("h100-sxm", measurements=""), ValueError, "measurements=''"),
+    (lambda: rs.validate(H100, DATA, ("gemm",), 0, progress=5), TypeError, "progress=5"),
+    (lambda: rs.validate(H100, DATA, ("gemm",), 0, workers=10 ** 6), ValueError,
+     "workers=1000000: must be <="),
+    (lambda: rs.validate(H100, DATA, ("gemm",), 1.5), ValueError, "engine_budget=1.5"),
+    (lambda: rs.validate(H100, 5, ("gemm",), 0), TypeError, "folder=5"),
+    (lambda: rs.validation_rows(H100, rs.load_measurements(DATA, "gemm"), 0, progress="yes"),
+     TypeError, "progress='yes'"),
+    (lambda: rs.load_hardware("h100-sxm", [5]), TypeError, "overrides[0]=5"),
+    (lambda: rs.load_hardware("h100-sxm", [""]), ValueError, "overrides[0]=''"),
+    (lambda: rs.load_hardware("h100-sxm", ["sm_count=10", "sm_count=10"]), ValueError,
+     "sm_count given 2 times"),
+    (lambda: rs.load_hardware("h100-sxm", ["sm_count=abc"]), ValueError, "overrides: "),
+    (lambda: rs.occupancy(H100, 256, 32, smem_bytes=-1), ValueError, "smem_bytes=-1"),
+    (lambda: rs.occupancy(H100, 256, 32, smem_bytes=10 ** 6), ValueError, "smem_bytes = 1000000"),
+    (lambda: rs.occupancy(H100, 1.5, 32), TypeError, "block=1.5"),
+    (lambda: rs.occupancy(H100, 256, "32"), TypeError, "regs='32'"),
+    (lambda: rs.occupancy(TPU, 256, 32), ValueError, "not a SIMT GPU"),
+    (lambda: rs.analytic(H100, "relu", n=4096, policy="fifo"), ValueError, "policy='fifo'"),
+    (lambda: rs.analytic(H100, "relu", n=4096, policy=5), TypeError, "policy=5"),
+    (lambda: rs.analytic(H100, "relu", n=4096, policy=""), ValueError, "policy=''"),
+    (lambda: rs.analytic(H100, "relu", n=4096, l2_warm="yes"), TypeError, "l2_warm='yes'"),
+    (lambda: rs.analytic(H100, "relu", n=4096, l2_warm=1), TypeError, "l2_warm=1"),
+    (lambda: rs.predict(H100, "relu", n=4096, mode="fast"), ValueError, "mode='fast'"),
+    (lambda: rs.simulate_systolic(TPU, "gemm:16x16x16", trace="yes"), TypeError, "trace='yes'"),
+    (lambda: rs.simulate_systolic(TPU, "gemm:16x16x16", dataflow=""), ValueError, "dataflow=''"),
+    (lambda: rs.simulate_systolic(TPU, "gemm:16x16x16", mode=None), TypeError, "mode=None"),
+    (lambda: rs.simulate_systolic(TPU, "gemm:16x16x16", stalls=5), TypeError, "stalls=5"),
+    (lambda: rs.roofline(H100, "gemm:64x64x64", precision="fp8"), ValueError, "precision='fp8'"),
+    (lambda: rs.h2d_seconds(H100, 1024, pinned="yes"), TypeError, "pinned='yes'"),
+    (lambda: rs.h2d_seconds(H100, 10 ** 30), ValueError, "must be <= 1000000000000000"),
+    (lambda: rs.data_movement(H100, "gemm:64x64x64", 10 ** 16), ValueError, "onchip_bytes="),
+    (lambda: rs.coalesce([-4, 0]), ValueError, "address -4"),
+    (lambda: rs.coalesce([[1]]), ValueError, "address 1 is not a multiple of access_bytes=4"),
+    (lambda: rs.coalesce([0.5]), TypeError, "addresses=[0.5]"),
+    (lambda: rs.coalesce([[[0]]]), TypeError, "addresses=[[[0]]]"),
+    (lambda: rs.coalesce(range(5)), TypeError, "addresses=range"),
+    (lambda: rs.coalesce([0] * (rs.arguments.MAX_ADDRESSES + 1)), ValueError, "at most"),
+    (lambda: rs.coalesce([0, 4], access_bytes=3), ValueError, "access_bytes=3: must be a power"),
+    (lambda: rs.coalesce([0, 4], access_bytes=10 ** 9), ValueError, "access_bytes=1000000000"),
+    (lambda: rs.coalesce([0, 4], segment_bytes=100), ValueError, "segment_bytes=100"),
+    (lambda: rs.timeline(rs.simulate_simt("gtx480", "relu", n=1024, mode="full"), launch=-1),
+     ValueError, "launch=-1"),
+    (lambda: rs.timeline(rs.simulate_simt("gtx480", "relu", n=1024, mode="full"), launch="0"),
+     TypeError, "launch='0'"),
 ]
 
 
@@ -94,3 +194,54 @@ def test_suites_as_one_string_are_the_cli_s_comma_list():
 def test_an_array_shape_overrides_the_preset():
     r = rs.simulate_systolic(TPU, "gemm:64x64x64", array=(8, 4))
     assert r.systolic.rows == 8 and r.systolic.cols == 4
+
+
+def test_the_api_caps_workers_as_the_cli_does():
+    """One limit: four local processes a core, for --workers and ``workers=``."""
+    import os
+
+    from simulator.cli import options
+    cores = len(os.sched_getaffinity(0))
+    assert rs.arguments.max_workers() == options.max_workers() == 4 * cores
+    with pytest.raises(ValueError, match=f"workers={4 * cores + 1}: must be <= {4 * cores}"):
+        rs.plan_network(H100, "gemm:64x64x64", workers=4 * cores + 1)
+    with pytest.raises(argparse_error()):
+        options.positive_int("workers", options.max_workers())(str(4 * cores + 1))
+
+
+def argparse_error():
+    import argparse
+    return argparse.ArgumentTypeError
+
+
+def test_the_cli_keeps_as_many_timeline_instructions_as_the_api_allows():
+    from simulator.cli import options
+    assert options.TIMELINE_INSTRUCTIONS == rs.arguments.MAX_TRACE == 20_000
+
+
+def test_limits_at_the_edge_are_accepted():
+    """10^15 bytes is the README's limit: a copy of them takes 10^15 / bandwidth (+ latency)."""
+    link = H100.host_link
+    s = rs.h2d_seconds(H100, 10 ** 15, pinned=True)
+    assert s == pytest.approx(link.latency_s + 10 ** 15 / link.pinned_bandwidth_bytes_per_s)
+    # 16-byte lanes at 0, 16, 32, 48 cover bytes 0..63: one 128-byte segment, four 32-byte ones
+    assert [x.tolist() for x in rs.coalesce([0, 16, 32, 48], access_bytes=16)] == [[0]]
+    assert [x.tolist() for x in rs.coalesce([0, 16, 32, 48], 16, 32)] == [[0, 1]]
+    assert [x.tolist() for x in rs.coalesce([-1, -1])] == [[]]
+    assert rs.analytic(H100, "relu", n=4096, policy="lrr", l2_warm=True).seconds > 0
+
+
+def test_a_seconds_table_drives_the_oracle():
+    """Every layer 1 s in every configuration, every transform free: the best plan runs each
+    of the network's ops once (direct-nchw needs no transform), so it takes as many
+    seconds as the network has ops."""
+    from simulator.analysis import plan as pl
+    net = pl.network("resnet50", 1)
+    table = {}
+    for name in pl.UNIFORM:
+        for lp in pl.expand(net, pl.configs_of(net, name)):
+            table[pl.time_key(lp)] = 0.0 if lp.algorithm == "transform" else 1.0
+    for lp in pl.all_transforms(net):
+        table[pl.time_key(lp)] = 0.0
+    choice, best = rs.choose_plan("resnet50", 1, table)
+    assert choice.seconds == pytest.approx(len(net.ops))

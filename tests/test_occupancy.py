@@ -36,7 +36,7 @@ def test_occupancy_table(hw, block, regs, smem, blocks, warps, limit):
 @pytest.mark.parametrize("hw,block,regs,smem,needle", [
     ("gtx480", 2048, 32, 0, "block = 2048: exceeds gtx480's threads per block (1024)"),
     ("gtx480", 256, 64, 0, "regs = 64: exceeds gtx480's registers per thread (63)"),
-    ("v100-sxm2", 256, 32, 100 * 1024, "smem = 102400: exceeds"),
+    ("v100-sxm2", 256, 32, 100 * 1024, "smem_bytes = 102400: exceeds"),
     ("h100-sxm", 1024, 255, 0, "needs 262144 registers"),
     ("h100-sxm", 0, 32, 0, "block = 0"),
 ])

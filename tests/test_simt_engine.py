@@ -250,7 +250,7 @@ def test_bad_launches():
         Launch(0, 32)
     prog = api.build(FERMI, "gemm-tiled", m=32, n=32, k=32, tile=16).programs[0]
     big = dataclasses.replace(prog, smem_per_block=64 * 1024)
-    with pytest.raises(ValueError, match="smem = 65536: exceeds gtx480's shared memory per block"):
+    with pytest.raises(ValueError, match="smem_bytes = 65536: exceeds gtx480's shared memory per block"):
         engine.simulate(FERMI, big)
     with pytest.raises(ValueError, match="gemm-naive does not take grid|--grid applies to relu"):
         api.build(FERMI, "gemm-naive", m=8, n=8, k=8, grid=4)

@@ -219,7 +219,7 @@ def test_resolve_forms():
         resolve("gemm:64x32")
     with pytest.raises(ValueError, match="missing"):
         resolve("conv:n=1,c=3")
-    with pytest.raises(ValueError, match="batch = 0"):
+    with pytest.raises(ValueError, match="batch=0: must be from 1"):
         resolve("resnet50", batch=0)
 
 

@@ -23,11 +23,12 @@
 """
 from __future__ import annotations
 
+import numbers
 import re
 from pathlib import Path
 
 # Network and INPUT live in ir.py (the topology reader imports them from there too)
-from .ir import DTYPES, INPUT, BatchNorm, Conv2d, Elementwise, Gemm, Network, Pool2d, TensorOp
+from .ir import DTYPES, GEMM_LAYOUTS, INPUT, MAX_DIM, BatchNorm, Conv2d, Elementwise, Gemm, Network, Pool2d, TensorOp
 
 RESNET50_VARIANTS = ("v1.5", "v1")
 RESNET50_STAGES = ((3, 64), (4, 128), (6, 256), (3, 512))  # (blocks, width); outputs x4
@@ -198,6 +199,24 @@ def parse_op_shape(kind: str, text: str) -> dict:
     return kw
 
 
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_count(name, v):
+    """``batch`` or ``resolution``: None, or an int from 1 to a tensor dimension's limit."""
+    if v is None:
+        return
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{name}={_short(v)}: must be an integer (or None), not a "
+                        f"{type(v).__name__}")
+    if not 1 <= v <= MAX_DIM:
+        raise ValueError(f"{name}={_short(v)}: must be from 1 to {MAX_DIM} (a tensor "
+                         "dimension's limit)")
+    return int(v)
+
+
 def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
             dtype: str | None = None, layout: str | None = None) -> Network:
     """The network a workload argument names (see the module doc for the forms).
@@ -205,8 +224,14 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
     Errors about an argument start with its name (``resolution applies to networks,
     ...``, ``layout='nhwc': ...``, ``batch=2 and n=4 ... disagree``), as the CLI maps
     names to its flags."""
-    if dtype is not None and dtype not in DTYPES:
-        raise ValueError(f"dtype = {dtype!r}: allowed: {', '.join(DTYPES)}")
+    batch, resolution = _check_count("batch", batch), _check_count("resolution", resolution)
+    for name, v, allowed in (("dtype", dtype, tuple(DTYPES)),
+                             ("layout", layout, CONV_LAYOUT_NAMES + GEMM_LAYOUTS)):
+        if v is not None and not isinstance(v, str):
+            raise TypeError(f"{name}={_short(v)}: one of {', '.join(allowed)}, or None; not a "
+                            f"{type(v).__name__}")
+        if v is not None and v not in allowed:
+            raise ValueError(f"{name}={_short(v)}: allowed: {', '.join(allowed)}")
     spec = str(spec).strip()
     kw = {k: v for k, v in (("batch", batch), ("resolution", resolution), ("dtype", dtype),
                             ("layout", layout)) if v is not None}

@@ -294,7 +294,7 @@ def network(workload, batch):
         net = workloads.resolve(workload, batch=batch)
     else:
         net = arguments.workload(workload)
-        if batch is not None and batch != batch_of(net):
+        if batch is not None and arguments.integer(batch, "batch", 1, 2**31 - 1) != batch_of(net):
             raise ValueError(f"batch={batch!r}: workload {net.name!r} is built at batch "
                              f"{batch_of(net)} (give batch=None, or build it at {batch})")
     if not any(op.kind in ("conv2d", "gemm") for op in net.ops):

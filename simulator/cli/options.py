@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import re
 
+from simulator.arguments import MAX_TRACE, max_workers, repeated
+
 DTYPE_CHOICES = ("fp32", "fp16", "bf16", "int8", "fp64", "tf32")
 LAYOUTS = ("nchw", "nhwc")
 MAX_COUNT = 2**48       # any count typed on the command line (elements, sizes, batch...)
 MAX_SWEEP = 10_000      # launches (or sizes) one sweep takes
 OUTPUT_OPTIONS = ("csv", "json", "plot", "toml", "scalesim_csv", "oracle", "timeline")  # files written
-TIMELINE_INSTRUCTIONS = 20_000      # issued instructions a --timeline keeps
+TIMELINE_INSTRUCTIONS = MAX_TRACE   # issued instructions a --timeline keeps (the API's trace limit)
 
 
 class UsageError(Exception):
@@ -240,13 +242,6 @@ def add_outputs(p, csv=True, json=True, plot=None, timeline=None):
         p.add_argument("--timeline", metavar="FILE.json", help=timeline)
 
 
-def max_workers() -> int:
-    """Four local worker processes a core: past that they only contend (and each holds an
-    interpreter and numba's cache)."""
-    from simulator.parallel import default_workers
-    return 4 * default_workers()
-
-
 def workers(args):
     """--workers, or for the analytic model alone (milliseconds a point) 1: starting
     worker processes would cost more than it saves."""
@@ -269,11 +264,9 @@ def load_hw(args, family=None, why=""):
     """--hw with its --set overrides; ``family``: refused unless the preset is one
     (``why`` finishes the message, e.g. " (try gtx480, v100, h100-sxm)")."""
     import hwmodels
-    keys = set_fields(args)
-    twice = sorted({k for k in keys if keys.count(k) > 1})
+    twice = repeated(set_fields(args))
     if twice:
-        raise ValueError(f"--set {twice[0]}=...: given {keys.count(twice[0])} times; set each "
-                         "field once")
+        raise ValueError(f"--set {twice[0]}=...: given {twice[1]} times; set each field once")
     hw = hwmodels.get(args.hw)
     try:
         hw = hwmodels.with_overrides(hw, args.set or [])

@@ -55,7 +55,7 @@ def occupancy(hw, block: int, regs: int, smem_bytes: int = 0) -> Occupancy:
     sm = hw.sm
     _check("block", block, 1, sm.max_threads_per_block, f"{hw.name}'s threads per block")
     _check("regs", regs, 0, sm.max_registers_per_thread, f"{hw.name}'s registers per thread")
-    _check("smem", smem_bytes, 0, sm.max_shared_per_block_bytes, f"{hw.name}'s shared memory per block")
+    _check("smem_bytes", smem_bytes, 0, sm.max_shared_per_block_bytes, f"{hw.name}'s shared memory per block")
     warps_per_block = -(-block // sm.warp_size)
     major = hw.cc[0]
     unit = 128 if (major == 2 and regs in _FERMI_REG_128) else sm.register_alloc_unit

@@ -75,6 +75,9 @@ class Arg:
                 raise ValueError(f"{kernel}: {self.name} must be a workloads.ir op of kind "
                                  f"{', '.join(self.choices)}, got {got}")
             return value
+        if not isinstance(value, (int, tuple, list)):
+            raise ValueError(f"{kernel}: {self.name} = {value!r}: this kernel takes 1 to "
+                             f"{self.ndim} positive integers (an int, or a tuple of them)")
         t = (value,) if isinstance(value, int) else tuple(value)
         if not 1 <= len(t) <= self.ndim or any(isinstance(x, bool) or not isinstance(x, int) or x < 1
                                                or x > 2**31 - 1 for x in t):
