@@ -142,7 +142,7 @@ def test_tune_bad_median(tmp_path, value, want):
     def spoil(rs):
         rs[4]["median_s"] = value
     _refused(tmp_path, "tune", spoil, None, "record 4 ('gemm:256x256x256')", want,
-             "a number of seconds")
+             "number of seconds")
 
 
 def test_tune_times_out_of_order(tmp_path):
