@@ -367,7 +367,7 @@ def test_compiled_register_counts_match_the_resources_suite():
      "record 0: field 'm' missing"),
     ('{"suite": "gemm", "schema_version": 1, "provenance": {"device": "x", "date": "d"}, "records": [{"kernel": "gemm-naive", "m": 8, '
      '"n": 8, "k": 8, "ok": true, "median_s": -1, "min_s": 1, "max_s": 1}]}',
-     "record 0: field 'median_s' = -1: must be a positive number of seconds"),
+     r"record 0 \('gemm-naive 8x8x8'\): field 'median_s' = -1: must be a positive number of seconds"),
     ('{"provenance": {', "not a measurement JSON"),
 ])
 def test_measurement_files_are_checked_on_load(tmp_path, text, needle):

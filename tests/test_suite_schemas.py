@@ -142,7 +142,7 @@ def test_tune_bad_median(tmp_path, value, want):
     def spoil(rs):
         rs[4]["median_s"] = value
     _refused(tmp_path, "tune", spoil, None, "record 4 ('gemm:256x256x256')", want,
-             "a number of seconds")
+             "number of seconds")
 
 
 def test_tune_times_out_of_order(tmp_path):
@@ -285,3 +285,264 @@ def test_time_suite_key_given_twice(tmp_path):
     with pytest.raises(ValueError, match="median_s' repeated"):
         load_suite(tmp_path, "gemm")
     assert len(load_suite(src.parent, "gemm").records) == 40
+
+
+# ---- kernel suites (grid, gemm, conv): every field of a successful record on load
+
+def _kernel_refused(tmp_path, suite, spoil, *want):
+    """The committed ``suite`` file spoiled: load_suite refuses it naming file and ``want``."""
+    from simulator.analysis.measurements import load_suite
+    folder = _copy(tmp_path, suite, spoil)
+    with pytest.raises(ValueError) as e:
+        load_suite(folder, suite)
+    msg = str(e.value)
+    assert f"{suite}.json" in msg, msg
+    for w in want:
+        assert w in msg, msg
+    return msg
+
+
+def _set(i, **kw):
+    return lambda rs: rs[i].update(kw)
+
+
+@pytest.mark.parametrize("suite,i,field,value,want", [
+    # grid and block: an integer, or a list of 1 to 3 of them; never a float or a string
+    ("grid", 0, "grid", 64.0, "'relu n=67108864'"),
+    ("grid", 0, "block", 64.0, "at most 1024 threads"),
+    ("grid", 0, "block", "64", "at most 1024 threads"),
+    # (a list of several launches' blocks: the first has 1056 threads, the second 4 dims)
+    ("grid", 0, "block", [[32, 33], 64], "at most 1024 threads"),
+    ("grid", 0, "block", [[1, 1, 1, 1], 64], "list of 1 to 3"),
+    ("grid", 0, "grid", [], "list of 1 to 3"),
+    ("grid", 0, "grid", 2**31, "up to 2147483647"),
+    ("grid", 0, "grid", True, "a positive integer"),
+    ("grid", 0, "n", 67108864.0, "must be a positive integer"),
+    ("grid", 0, "size", 5, "must be a string"),
+    ("gemm", 0, "grid", [16.0, 16], "'gemm-naive 256x256x256'"),
+    # the rotation of buffer sets: integer counts and bytes (were TypeErrors in a score)
+    ("gemm", 0, "rotation_bytes", "lots", "a positive integer number of bytes"),
+    ("gemm", 0, "rotation_bytes", None, "a positive integer number of bytes"),
+    ("gemm", 0, "rotation_bytes", [1], "a positive integer number of bytes"),
+    ("gemm", 0, "rotation_bytes", 10**18, "at most 1e+17"),
+    ("gemm", 0, "buffer_sets", [1], "must be a positive integer"),
+    ("gemm", 0, "buffer_sets", 1.0, "must be a positive integer"),
+    ("gemm", 0, "buffer_sets", 0, "must be a positive integer"),
+    ("gemm", 0, "thread_x", None, "must be a string"),
+    ("gemm", 0, "reps", "five", "must be a positive integer"),
+    ("gemm", 0, "host_bound", "no", "true or false"),
+    ("gemm", 0, "rel_error", -1.0, "a finite number >= 0"),
+    ("conv", 0, "layer", 5, "must be a string"),
+    ("conv", 0, "grid", [7203, [4.0, 784]], "one per launch"),
+])
+def test_kernel_record_field_refused(tmp_path, suite, i, field, value, want):
+    _kernel_refused(tmp_path, suite, _set(i, **{field: value}), f"record {i} (", f"field {field!r}",
+                    want)
+
+
+def test_kernel_record_conv_fields_are_integers(tmp_path):
+    def spoil(rs):
+        rs[0]["conv"]["stride"] = 2.0
+    _kernel_refused(tmp_path, "conv", spoil, "record 0 ('conv-direct conv1/1 nchw')",
+                    "field 'conv.stride' = 2.0", "must be a positive integer")
+
+
+def test_kernel_record_rotation_needs_its_bytes(tmp_path):
+    """A record rotating buffer sets (buffer_sets > 1) says over how many bytes: whether
+    its launches start cold depends on it."""
+    def spoil(rs):
+        del rs[3]["rotation_bytes"]
+    _kernel_refused(tmp_path, "gemm", spoil, "record 3", "field 'rotation_bytes' missing")
+
+
+def test_kernel_rotation_shorter_than_twice_the_l2_refused_before_work(tmp_path):
+    import hwmodels
+    from simulator.analysis.measurements import check_kernel_records, load_suite
+    hw = hwmodels.get("h100-sxm")
+    short_rot = 2 * 50 * 2**20 - 1               # the H100's L2 is 50 MiB
+    assert hw.l2.size_bytes == 50 * 2**20
+    folder = _copy(tmp_path, "gemm", _set(2, rotation_bytes=short_rot))
+    with pytest.raises(ValueError, match=rf"gemm.json: record 2 \(.*field 'rotation_bytes' = "
+                                         rf"{short_rot}: .*twice the L2"):
+        check_kernel_records(hw, load_suite(folder, "gemm"))
+
+
+@pytest.mark.parametrize("value,ok", [
+    (1e-9, True), (3600.0, True),                      # the bounds themselves: measured times
+    (0.99e-9, False), (5e-324, False), (3601.0, False), (1e300, False)])
+def test_kernel_time_bounds(tmp_path, value, ok):
+    """median, min and max of a record within MIN_SECONDS (1 ns) .. MAX_SECONDS (an hour)."""
+    from simulator.analysis import measurements as ms
+
+    def spoil(rs):
+        rs[0].update(median_s=value, min_s=value, max_s=value)
+        del rs[0]["samples_s"], rs[0]["reps"]
+    assert (ms.MIN_SECONDS, ms.MAX_SECONDS) == (1e-9, 3600.0)
+    if ok:
+        folder = _copy(tmp_path, "grid", spoil)
+        assert ms.load_suite(folder, "grid").records[0]["median_s"] == value
+    else:
+        _kernel_refused(tmp_path, "grid", spoil, "record 0 ('relu n=67108864')",
+                        "field 'median_s'", ">= 1e-09 and <= 3600")
+
+
+def test_kernel_sample_beyond_the_bounds(tmp_path):
+    def spoil(rs):
+        rs[0]["samples_s"][0] = 1e300
+    _kernel_refused(tmp_path, "grid", spoil, "record 0", "field 'samples_s'", "from 1e-09 to 3600")
+
+
+def test_kernel_record_not_ok_is_left_out_unread(tmp_path):
+    """A record with "ok": false is not scored; its fields are not read (a failed launch
+    may have none): 39 of the 40 GEMM records become tasks."""
+    import hwmodels
+    from simulator.analysis.measurements import load_suite
+    from simulator.analysis.validate import record_tasks
+    folder = _copy(tmp_path, "gemm", _set(0, ok=False, rotation_bytes=[1], median_s=None))
+    tasks = record_tasks(hwmodels.get("h100-sxm"), [load_suite(folder, "gemm")])
+    assert len(tasks) == 39 and 0 not in {t.index for t in tasks}
+
+
+def test_kernel_float_grid_cli_one_line(tmp_path, capsys):
+    """Was "internal error: TypeError: 'float' object is not iterable"."""
+    folder = _copy(tmp_path, "grid", _set(0, grid=64.0))
+    code = main(["validate", "--hw", "h100-sxm", "--measurements", str(folder), "--suites", "grid",
+                 "--engine-budget", "0", "--workers", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "field 'grid' = 64.0" in err[0], err
+
+
+# ---- counters.json: ok false left out, whole counts, time and byte bounds, file checks
+
+def test_counters_all_not_ok_refused(tmp_path):
+    def spoil(rs):
+        for r in rs:
+            r["ok"] = False
+    _refused(tmp_path, "counters", spoil, None, "no successful record", "of 39")
+
+
+def _relu_counters(tmp_path, oks):
+    """A counters file of the committed relu launches (1 Mi and 16 Mi elements), their ok
+    flags set to ``oks``."""
+    raw = json.loads((REAL / "counters.json").read_text())
+    recs = [r for r in raw["records"] if r["problem"].startswith("relu=")]
+    assert [r["problem"] for r in recs] == ["relu=relu:16777216", "relu=relu:1048576"]
+    for r, ok in zip(recs, oks):
+        r["ok"] = ok
+    raw["records"] = recs
+    (tmp_path / "counters.json").write_text(json.dumps(raw))
+    return tmp_path
+
+
+def test_counters_not_ok_left_out_of_the_scores(tmp_path, capsys):
+    import hwmodels
+    folder = _relu_counters(tmp_path, [False, True])
+    doc = cn.load(folder)
+    assert cn.left_out(doc) == 1
+    rows = cn.rows(hwmodels.get("h100-sxm"), folder)
+    assert [r["problem"] for r in rows] == ["relu=relu:1048576"]
+    assert cn.scores(rows)["time"]["n"] == 1
+    assert main(["validate", "--hw", "h100-sxm", "--measurements", str(folder), "--suites",
+                 "counters"]) == 0
+    out = capsys.readouterr().out
+    assert '1 launches (1 of one-launch problems)' in out and '1 records with "ok": false left out' in out
+
+
+@pytest.mark.parametrize("field,value,want", [
+    ("instructions", 1.5, "a whole number of warp instructions"),
+    ("seconds", 1e300, ">= 1e-09 and <= 3600"),
+    ("seconds", 5e-324, ">= 1e-09 and <= 3600"),
+    ("dram_bytes", 1e18, "<= 1e+17"),
+    ("achieved_occupancy", 1.5, "a fraction of the SM's warps"),
+])
+def test_counters_counts_and_bounds(tmp_path, field, value, want):
+    _refused(tmp_path, "counters", _set(2, **{field: value}), None, "record 2",
+             f"field {field!r}", want)
+
+
+def test_counters_whole_instructions_as_float_accepted(tmp_path):
+    """ncu writes its counts as floats: 18163712.0 is a whole count."""
+    folder = _copy(tmp_path, "counters", _set(2, instructions=1e6))
+    assert cn.load(folder)["records"][2]["instructions"] == 1e6
+
+
+@pytest.mark.parametrize("edit,want", [
+    (lambda d: d.update(provenance={}), "provenance field 'device' missing"),
+    (lambda d: d.update(schema_version=2), "field 'schema_version' is 2"),
+    (lambda d: d.update(schema_version="1"), "field 'schema_version' is '1'"),
+    (lambda d: d.pop("schema_version"), "field 'schema_version' is None"),
+    (lambda d: d.update(suite="tune"), "field 'suite' is 'tune', expected 'counters'"),
+])
+def test_counters_file_checks_as_the_kernel_suites(tmp_path, edit, want):
+    raw = json.loads((REAL / "counters.json").read_text())
+    edit(raw)
+    (tmp_path / "counters.json").write_text(json.dumps(raw))
+    with pytest.raises(ValueError, match=want):
+        cn.load(tmp_path)
+
+
+@pytest.mark.parametrize("problem,want", [
+    ("conv-direct=resnet50", "is 106 ops (a network)"),     # was its first layer, silently
+    ("conv-direct=layer1.0.conv2/\u0663", "batch '\u0663'"),  # an Arabic-Indic 3
+])
+def test_counters_problem_is_one_op(tmp_path, problem, want):
+    _refused(tmp_path, "counters", _set(0, problem=problem), None, "record 0", "'problem'", want)
+
+
+def test_tune_problem_is_one_op(tmp_path):
+    _refused(tmp_path, "tune", _set(0, problem="resnet50"), None, "record 0",
+             "is 106 ops (a network)")
+
+
+# ---- tune.json: the global time bounds
+
+@pytest.mark.parametrize("value", [1e308, 5e-324, 3601.0, 0.5e-9])
+def test_tune_times_out_of_bounds(tmp_path, value):
+    """Were scored: all 1e308 gave "random 3 +inf%" and "Spearman nan"."""
+    def spoil(rs):
+        for r in rs:
+            r.update(median_s=value, min_s=value, max_s=value)
+    _refused(tmp_path, "tune", spoil, None, "record 0", "field 'median_s'",
+             ">= 1e-09 and <= 3600")
+
+
+@pytest.mark.parametrize("field,value", [("reps", "three"), ("inner", -1), ("host_bound", "no"),
+                                         ("rel_error", "tiny")])
+def test_tune_harness_fields(tmp_path, field, value):
+    _refused(tmp_path, "tune", _set(0, **{field: value}), None, "record 0", f"field {field!r}")
+
+
+# ---- calibrate: the micro suite's blocks
+
+@pytest.mark.parametrize("name,field,value", [
+    ("block_residency", "block", 10**9), ("block_residency", "block", 1025),
+    ("block_residency", "block", 1024.0), ("block_residency", "blocks_per_sm_resident", 1.5),
+    ("dram_copy", "block", 2048), ("dram_copy", "grid", 0)])
+def test_calibrate_micro_blocks(tmp_path, name, field, value):
+    """Was accepted, and block_residency's block changed sm.block_start_cycles."""
+    import hwmodels
+    from simulator.analysis import calibrate
+    raw = json.loads((REAL / "micro.json").read_text())
+    i = max(j for j, r in enumerate(raw["records"]) if r["name"] == name)
+    raw["records"][i][field] = value
+    (tmp_path / "micro.json").write_text(json.dumps(raw))
+    with pytest.raises(ValueError, match=rf"micro.json: record {i} \('{name}'\): field '{field}'"):
+        calibrate.calibrate(hwmodels.get("h100-sxm"), tmp_path)
+
+
+# ---- measure torchvision without PyTorch: refused as the suites without a GPU
+
+def test_measure_torchvision_without_pytorch_exit_2(tmp_path, capsys, monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def no_torch(name, *a, **kw):
+        if name.split(".")[0] in ("torch", "torchvision"):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return real(name, *a, **kw)
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    code = main(["measure", "torchvision", "--out", str(tmp_path)])
+    cap = capsys.readouterr()
+    err = cap.err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "PyTorch is not importable" in err[0], cap
+    assert list(tmp_path.iterdir()) == []

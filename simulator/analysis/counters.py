@@ -7,6 +7,7 @@ launch); a sampled run's counts are its extrapolation to the whole launch.
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
 
 PROBLEMS = tuple(
     [f"gemm-naive=gemm:{s}x{s}x{s}#{tx}" for s in (256, 512, 1024) for tx in ("cols", "rows")]
@@ -40,7 +41,7 @@ def problem_of(item: str, hw=None):
         if layout not in LAYOUTS:
             raise ValueError(f"layout {layout!r}: allowed: {', '.join(LAYOUTS)}")
         name, _, batch = spec_s.partition("/")
-        if not batch.isdigit() or int(batch) < 1:
+        if not (batch.isascii() and batch.isdigit()) or int(batch) < 1:
             raise ValueError(f"batch {batch!r} of layer {name!r}: must be a positive integer")
         ops = workloads.resolve("resnet50", batch=int(batch), layout=layout).ops
         found = [o for o in ops if o.name == name]
@@ -52,7 +53,7 @@ def problem_of(item: str, hw=None):
         if at:
             raise ValueError(f"a layout (@{layout}) is for a ResNet-50 layer (NAME/BATCH), "
                              f"not {spec_s!r}")
-        op = workloads.resolve(spec_s).ops[0]
+        op = one_op(spec_s)
     takes = {a.name for a in spec.args}
     if variant and op.kind != "gemm":
         raise ValueError(f"a variant (#{variant}) is gemm-naive's thread_x or gemm-tiled's tile")
@@ -76,6 +77,17 @@ def problem_of(item: str, hw=None):
         raise ValueError(f"{kernel} on a {op.kind} is not a problem of the counters suite")
     # relu: the grid that fills an H100 once (132 SMs x 8 blocks of 256)
     return kernel, {"n": op.n, "grid": (1056,), "block": (256,)}
+
+
+def one_op(spec: str):
+    """The op of a workload spec naming one op (``gemm:256x256x256``); a network
+    (``resnet50``) is refused: a problem is one op, not a network's first layer."""
+    import workloads
+    ops = workloads.resolve(spec).ops
+    if len(ops) != 1:
+        raise ValueError(f"workload {spec!r} is {len(ops)} ops (a network); a problem is one op "
+                         f"(gemm:MxNxK, relu:N) or a ResNet-50 layer NAME/BATCH")
+    return ops[0]
 
 
 def launches_of(item) -> int:
@@ -104,21 +116,31 @@ def load(folder) -> dict:
                              f"repeat would count twice in every score")
         seen[key] = i
         return rec
-    return load_suite_json(folder, "counters", "roofsim measure counters", check)
+    doc = load_suite_json(folder, "counters", "roofsim measure counters", check)
+    if not any(r["ok"] for r in doc["records"]):
+        raise ValueError(f"{Path(folder) / 'counters.json'}: no successful record (\"ok\": "
+                         f"true) of {len(doc['records'])}; nothing to score")
+    return doc
 
 
-# a record's counts: (field, the least it may be, whether that least is excluded); null
-# where ncu did not give it (the scores leave such a launch out of that counter)
-COUNT_FIELDS = (("seconds", "a number of seconds", True), ("instructions", "a count", True),
-                ("dram_bytes", "a number of bytes", False), ("l2_bytes", "a number of bytes", False),
-                ("l1_bytes", "a number of bytes", False))
+def left_out(doc) -> int:
+    """How many of a loaded counters file's records the scores leave out (``ok`` false: a
+    launch whose profile failed its check)."""
+    return sum(not r["ok"] for r in doc["records"])
+
+
+# a record's byte counts (0 to measurements.MAX_BYTES; ncu's may be fractional) and its
+# other figures; null where ncu did not give one (the scores leave such a launch out of
+# that counter)
+BYTE_FIELDS = ("dram_bytes", "l2_bytes", "l1_bytes")
 
 
 def check_record(path, i, r: dict, launches: dict) -> dict:
     """Record ``i`` of a counters file: its problem readable (``problem_of``), its launch
-    one the problem makes, its counts finite and positive (bytes may be 0), ``ok`` true or
-    false; returns it. ``launches`` caches each problem's number of launches."""
-    from .measurements import MISSING, RecordError, number
+    one the problem makes, its time within measurements.MIN_SECONDS..MAX_SECONDS, its
+    instructions a positive whole number, its bytes 0 to MAX_BYTES, ``ok`` true or false;
+    returns it. ``launches`` caches each problem's number of launches."""
+    from .measurements import MAX_BYTES, MISSING, RecordError, number, seconds
     item = r.get("problem")
     if not isinstance(item, str):
         raise RecordError(path, i, None, "problem", item if "problem" in r else MISSING,
@@ -135,8 +157,14 @@ def check_record(path, i, r: dict, launches: dict) -> dict:
                           f"(the problem makes {n} launch{'es' if n > 1 else ''})")
     if not isinstance(r.get("ok"), bool):
         raise RecordError(path, i, item, "ok", r.get("ok", MISSING), "must be true or false")
-    for f, what, strict in COUNT_FIELDS:
-        number(path, i, item, r, f, strict=strict, what=what, optional=True)
+    seconds(path, i, item, r, "seconds", optional=True)
+    number(path, i, item, r, "instructions", what="a whole number of warp instructions",
+           integer="whole", optional=True)
+    for f in BYTE_FIELDS:
+        number(path, i, item, r, f, strict=False, maximum=MAX_BYTES, what="a number of bytes",
+               optional=True)
+    number(path, i, item, r, "achieved_occupancy", strict=False, maximum=1.0,
+           what="a fraction of the SM's warps", optional=True)
     return r
 
 
@@ -153,11 +181,12 @@ def run(hw, folder, mode: str = "sampled"):
     stopped it): each counter measured and predicted."""
     from simulator.parallel import map_tasks
     doc = load(folder)
-    items = list(dict.fromkeys(r["problem"] for r in doc["records"]))
+    measured = [r for r in doc["records"] if r["ok"]]      # ok false: left out (left_out)
+    items = list(dict.fromkeys(r["problem"] for r in measured))
     out = map_tasks(_simulate, [(hw, it, mode) for it in items], workers=1, label="counters")
     res_of = dict(zip(items, out.results))
     rows = []
-    for r in doc["records"]:
+    for r in measured:
         res = res_of[r["problem"]]
         if res is None:
             continue

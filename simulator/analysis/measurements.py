@@ -14,6 +14,18 @@ from pathlib import Path
 from simulator.result import Measurement
 
 KERNEL_SUITES = ("grid", "gemm", "conv")
+
+# The bounds of a measured kernel time and of a launch's bytes, for every suite reader
+# (kernel suites, counters, tune); a value outside them is a corrupt or edited file, not
+# a measurement. Nothing under a nanosecond (a cycle of a 1 GHz clock) is a kernel's
+# time: a launch's GPU-side cost alone is microseconds, and CUDA events resolve half a
+# microsecond. No suite times one launch for an hour (the harness and the driver's
+# watchdog end it first). No launch moves 10**17 bytes: an hour at 25 TB/s is 9e16.
+MIN_SECONDS = 1e-9
+MAX_SECONDS = 3600.0
+MAX_BYTES = 10**17
+MAX_THREADS = 1024        # threads per block: CUDA's limit on every GPU since Fermi
+MAX_BLOCKS = 2**31 - 1    # blocks along a grid's dimension: CUDA's limit (x)
 SCHEMA_VERSIONS = (1,)    # the suite files' layouts this code reads
 PROVENANCE_FIELDS = ("device", "date")
 TIMING_FIELDS = ("median_s", "min_s", "max_s")
@@ -27,9 +39,13 @@ MICRO_NUMBERS = {"dram_copy": ("bandwidth_bytes_per_s",), "l2_read": ("bandwidth
                  "latency_l1": ("latency_s",), "latency_l2": ("latency_s",),
                  "latency_dram": ("latency_s",), "latency_dram_stream": ("latency_s",),
                  "block_launch_rate": ("blocks_per_s",),
-                 "block_residency": ("block", "block_life_s", "blocks_per_sm_resident"),
+                 "block_residency": ("block_life_s",),
                  "launch_gpu_side": ("median_s",)}
 MICRO_STRINGS = {"block_residency": ("work",)}
+# the integer fields calibration reads (micro.copy_kernel's launch, a block_residency's
+# blocks): field -> kind (see ``field``)
+MICRO_INTEGERS = {"dram_copy": {"grid": "blocks", "block": "threads"},
+                  "block_residency": {"block": "threads", "blocks_per_sm_resident": "count"}}
 H2D_NUMBERS = ("bytes", "bandwidth_bytes_per_s")
 H2D_KINDS = ("pinned", "pageable")
 # micro records measured once per suite (calibration reads the one): a second is an error
@@ -86,18 +102,10 @@ class SuiteFile:
         return same_gpu(hw, self.device, self.provenance.get("compute_capability"))
 
 
-def load_suite(folder, suite: str) -> SuiteFile:
-    """``folder/suite.json``, its shape checked (ValueError naming file, record, field)."""
-    path = Path(folder) / f"{suite}.json"
-    if not path.is_file():
-        raise ValueError(f"folder={str(folder)!r}: no {suite}.json there")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeated_keys)
-    except (UnicodeDecodeError, ValueError) as e:
-        # ValueError: JSONDecodeError, or an integer past Python's 4,300 digits
-        raise ValueError(f"{path}: not a measurement JSON ({str(e)[:200]})") from None
-    except RecursionError:
-        raise ValueError(f"{path}: not a measurement JSON (nested too deeply)") from None
+def check_head(path, data, suite: str) -> None:
+    """A suite file's document (``data``, loaded from ``path``) outside its records: a JSON
+    object of suite ``suite``, a records list, a provenance naming the device and the date,
+    and a schema version this roofsim reads -- the same for every suite reader."""
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a suite file is a JSON object with suite, provenance and "
                          f"records, not a {type(data).__name__}")
@@ -113,6 +121,22 @@ def load_suite(folder, suite: str) -> SuiteFile:
     if isinstance(data.get("schema_version"), bool) or data.get("schema_version") not in SCHEMA_VERSIONS:
         raise ValueError(f"{path}: field 'schema_version' is {data.get('schema_version')!r}; "
                          f"this roofsim reads {', '.join(map(str, SCHEMA_VERSIONS))}")
+
+
+def load_suite(folder, suite: str) -> SuiteFile:
+    """``folder/suite.json``, its shape checked (ValueError naming file, record, field)."""
+    path = Path(folder) / f"{suite}.json"
+    if not path.is_file():
+        raise ValueError(f"folder={str(folder)!r}: no {suite}.json there")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeated_keys)
+    except (UnicodeDecodeError, ValueError) as e:
+        # ValueError: JSONDecodeError, or an integer past Python's 4,300 digits
+        raise ValueError(f"{path}: not a measurement JSON ({str(e)[:200]})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a measurement JSON (nested too deeply)") from None
+    check_head(path, data, suite)
+    prov = data["provenance"]
     once = {}
     for i, r in enumerate(data["records"]):
         if not isinstance(r, dict):
@@ -123,6 +147,8 @@ def load_suite(folder, suite: str) -> SuiteFile:
                 _positive(path, i, r, f)
             for f in MICRO_STRINGS.get(r["name"], ()):
                 _string(path, i, r, f)
+            for f, kind in MICRO_INTEGERS.get(r["name"], {}).items():
+                field(path, i, r["name"], r, f, kind)
             if r["name"] in MICRO_ONCE:
                 if r["name"] in once:
                     raise ValueError(f"{path}: record {i} repeats record {once[r['name']]} "
@@ -152,26 +178,58 @@ def load_suite(folder, suite: str) -> SuiteFile:
 
 
 CONV_FIELDS = ("n", "c", "h", "w", "k", "r", "s", "stride", "pad")
+# the fields of a successful kernel-suite record (those it has: RECORD_FIELDS says which
+# it must have), by kind (``field``); its ``conv`` is checked field by field (CONV_FIELDS)
+KERNEL_FIELDS = {
+    "kernel": "string", "size": "string", "thread_x": "string", "layer": "string",
+    "layout": "string", "method": "string", "host_bound": "bool",
+    "includes_host_launch_latency": "bool", "n": "count", "m": "count", "k": "count",
+    "tile": "count", "batch": "count", "reps": "count", "inner": "count", "flops": "count",
+    "buffer_sets": "count", "host_bound_retaken": "count0", "rotation_bytes": "bytes",
+    "rel_error": "error", "grid": "grid", "block": "block",
+    "median_s": "seconds", "min_s": "seconds", "max_s": "seconds"}
+
+
+def _who(r):
+    """A kernel record's kernel and problem, as its errors name it (None where the record
+    names no kernel)."""
+    k = r.get("kernel")
+    if not isinstance(k, str):
+        return None
+    if "m" in r:
+        return f"{k} " + "x".join(str(r.get(f)) for f in ("m", "n", "k"))
+    if "layer" in r:
+        return f"{k} {r.get('layer')}/{r.get('batch')} {r.get('layout')}"
+    return f"{k} n={r.get('n')}"
 
 
 def _kernel_record(path, i, r):
-    """A kernel suite's record, its fields consistent with one another."""
+    """A kernel suite's record: ``ok`` true or false and, where true, every field of the
+    kind KERNEL_FIELDS gives (times within MIN_SECONDS..MAX_SECONDS), consistent with
+    one another. A record with ``ok`` false is left out of the scores, its fields unread."""
     if not isinstance(r["ok"], bool):
         raise ValueError(f"{path}: record {i}: field 'ok' = {r['ok']!r}: must be true or false")
     if not r["ok"]:
         return
+    who = _who(r)
+    for f, kind in KERNEL_FIELDS.items():
+        field(path, i, who, r, f, kind)
     for f in TIMING_FIELDS:
-        _positive(path, i, r, f, "a positive number of seconds")
+        field(path, i, who, r, f, "seconds", optional=False)
     if not r["min_s"] <= r["median_s"] <= r["max_s"]:
         raise ValueError(f"{path}: record {i}: fields 'min_s' = {r['min_s']!r}, 'median_s' = "
                          f"{r['median_s']!r}, 'max_s' = {r['max_s']!r}: must be in that order")
+    if r.get("buffer_sets", 1) > 1:
+        # the launches rotate buffer sets: over how many bytes says whether they start cold
+        field(path, i, who, r, "rotation_bytes", "bytes", optional=False)
     samples = r.get("samples_s")
     if samples is not None:
         if (not isinstance(samples, list) or not samples
                 or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                           and math.isfinite(x) and x > 0 for x in samples)):
-            raise ValueError(f"{path}: record {i}: field 'samples_s': must be a list of positive "
-                             f"numbers of seconds")
+                           and MIN_SECONDS <= x <= MAX_SECONDS for x in samples)):
+            raise RecordError(path, i, who, "samples_s", samples,
+                              f"must be a list of positive numbers of seconds, each from "
+                              f"{MIN_SECONDS:g} to {MAX_SECONDS:g}")
         import statistics
         mid = statistics.median(samples)
         if (abs(mid - r["median_s"]) > 1e-9 * r["median_s"] or min(samples) != r["min_s"]
@@ -192,10 +250,13 @@ def _kernel_record(path, i, r):
         if extra:
             raise ValueError(f"{path}: record {i}: field 'conv' has {', '.join(map(repr, extra))}; "
                              f"a convolution record names {', '.join(CONV_FIELDS)} only")
+        flat = {f"conv.{f}": v for f, v in conv.items()}
+        for f in CONV_FIELDS:
+            field(path, i, who, flat, f"conv.{f}", "count0" if f == "pad" else "count",
+                  optional=False)
         if "batch" in r and r["batch"] != conv.get("n"):
             raise ValueError(f"{path}: record {i}: field 'batch' = {r['batch']!r} but conv n = "
                              f"{conv.get('n')!r}: a convolution's n is its batch")
-
 
 
 def problem_of(hw, record: dict):
@@ -284,6 +345,10 @@ def check_kernel_records(hw, sf: SuiteFile) -> None:
         if flops is not None and flops != prob.op.flops():
             raise ValueError(f"{sf.path}: record {i}: field 'flops' = {flops!r}: the record's "
                              f"problem is {prob.op.flops()} FLOPs")
+        if r.get("buffer_sets", 1) > 1 and r["rotation_bytes"] < 2 * hw.l2.size_bytes:
+            raise RecordError(sf.path, i, _who(r), "rotation_bytes", r["rotation_bytes"],
+                              f"rotating buffer sets must span at least twice the L2 "
+                              f"({2 * hw.l2.size_bytes} bytes) for each launch to start cold")
         key = (prob.kernel, repr(sorted(REGISTRY.get(prob.kernel).from_record(r).items())),
                r.get("buffer_sets", 1), r.get("rotation_bytes"))
         if key in seen:
@@ -336,17 +401,82 @@ class RecordError(ValueError):
 
 
 def number(path, i, name, r, field, *, minimum=0.0, strict=True, what="a number",
-           optional=False):
+           optional=False, maximum=None, integer=None):
     """Field ``field`` of record ``r``: a finite number above ``minimum`` (or at it, where
-    not ``strict``); None (or absent) where ``optional``."""
+    not ``strict``) and at most ``maximum`` (where given); a JSON integer where ``integer``
+    is "int", a whole number (1e6, 1000000.0) where "whole"; None (or absent) where
+    ``optional``."""
     v = r.get(field)
     if v is None and optional:
         return None
     if (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
-            or v < minimum or (strict and v == minimum)):
+            or v < minimum or (strict and v == minimum) or (maximum is not None and v > maximum)
+            or (integer == "int" and not isinstance(v, int))
+            or (integer == "whole" and not float(v).is_integer())):
+        rng = f"{'>' if strict else '>='} {minimum:g}" + (f" and <= {maximum:g}" if maximum else "")
         raise RecordError(path, i, name, field, v if field in r else MISSING,
-                          f"must be {what}, finite and {'>' if strict else '>='} {minimum:g}"
-                          + (" (or null)" if optional else ""))
+                          f"must be {what}, finite and {rng}" + (" (or null)" if optional else ""))
+    return v
+
+
+def seconds(path, i, name, r, f, optional=False):
+    """Field ``f`` of record ``r``: a measured kernel time, MIN_SECONDS to MAX_SECONDS."""
+    return number(path, i, name, r, f, minimum=MIN_SECONDS, strict=False, maximum=MAX_SECONDS,
+                  what="a positive number of seconds (a measured kernel time)",
+                  optional=optional)
+
+
+def _dims_ok(v, most, threads=False):
+    """Whether ``v`` is one launch's grid or block as a record states it: a positive
+    integer up to ``most``, or a list of 1 to 3 of them (x, y, z), their product at most
+    MAX_THREADS where ``threads``."""
+    dims = [v] if isinstance(v, int) and not isinstance(v, bool) else v
+    if not isinstance(dims, list) or not 1 <= len(dims) <= 3 or not all(
+            isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= most for d in dims):
+        return False
+    return not threads or math.prod(dims) <= MAX_THREADS
+
+
+# a field's kind (``field``): what the value must be, and the words that say so
+KINDS = {
+    "string": (lambda v: isinstance(v, str), "a string"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "count": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+              "a positive integer"),
+    "count0": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+               "an integer >= 0"),
+    "bytes": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_BYTES,
+              f"a positive integer number of bytes, at most {MAX_BYTES:g}"),
+    "error": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+              and math.isfinite(v) and v >= 0, "a finite number >= 0"),
+    "threads": (lambda v: _dims_ok(v, MAX_THREADS, True) and isinstance(v, int),
+                f"an integer number of threads per block, 1 to {MAX_THREADS}"),
+    "blocks": (lambda v: _dims_ok(v, MAX_BLOCKS) and isinstance(v, int),
+               f"an integer number of blocks, 1 to {MAX_BLOCKS}"),
+    # a kernel of several launches lists one grid (block) per launch
+    "grid": (lambda v: _dims_ok(v, MAX_BLOCKS) or (isinstance(v, list) and len(v) > 1 and all(
+        _dims_ok(x, MAX_BLOCKS) for x in v)),
+             f"a positive integer up to {MAX_BLOCKS} or a list of 1 to 3 (x, y, z); a kernel "
+             f"of several launches lists one per launch"),
+    "block": (lambda v: _dims_ok(v, MAX_THREADS, True) or (isinstance(v, list) and len(v) > 1
+                                                           and all(_dims_ok(x, MAX_THREADS, True)
+                                                                   for x in v)),
+              f"a positive integer or a list of 1 to 3 (x, y, z), at most {MAX_THREADS} threads "
+              f"a block in all; a kernel of several launches lists one per launch"),
+}
+
+
+def field(path, i, name, r, f, kind, optional=True):
+    """Field ``f`` of record ``r``, of ``kind`` (KINDS; "seconds": ``seconds``): a
+    RecordError where it is not; not checked where absent and ``optional``."""
+    if f not in r and optional:
+        return None
+    if kind == "seconds":
+        return seconds(path, i, name, r, f)
+    ok, what = KINDS[kind]
+    v = r.get(f, MISSING)
+    if v is MISSING or not ok(v):
+        raise RecordError(path, i, name, f, v, f"must be {what}")
     return v
 
 
@@ -363,10 +493,7 @@ def load_suite_json(folder, suite: str, made_by: str, check=None) -> dict:
         doc = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeated_keys)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise ValueError(f"{path}: not a measurement JSON ({str(e)[:120]})") from None
-    if not isinstance(doc, dict) or doc.get("suite") != suite or not isinstance(doc.get("records"), list):
-        raise ValueError(f"{path}: not a {suite} suite file")
-    if not isinstance(doc.get("provenance"), dict):
-        raise ValueError(f"{path}: field 'provenance' missing or not an object")
+    check_head(path, doc, suite)
     recs = []
     for i, r in enumerate(doc["records"]):
         if not isinstance(r, dict):

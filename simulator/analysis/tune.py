@@ -26,14 +26,15 @@ def op_of(problem: str):
                          f"{type(problem).__name__}")
     if "/" in problem:
         name, _, batch = problem.partition("/")
-        if not batch.isdigit() or int(batch) < 1:
+        if not (batch.isascii() and batch.isdigit()) or int(batch) < 1:
             raise ValueError(f"batch {batch!r} of layer {name!r}: must be a positive integer")
         found = [o for o in workloads.resolve("resnet50", batch=int(batch)).ops if o.name == name]
         if not found:
             raise ValueError(f"layer {name!r} is not a ResNet-50 layer (conv1, layer1.0.conv2, "
                              f"layer4.2.conv1, ...)")
         return found[0]
-    return workloads.resolve(problem).ops[0]
+    from .counters import one_op
+    return one_op(problem)
 
 
 GEMM_NAIVE_BLOCKS = ((8, 8), (16, 16), (32, 8), (32, 32))
@@ -183,14 +184,16 @@ def load(folder) -> dict:
 
 
 TIMES = ("median_s", "min_s", "max_s")
+HARNESS_FIELDS = ("reps", "inner", "host_bound", "rel_error")
 
 
 def check_record(path, i, r: dict, labels: dict) -> dict:
     """Record ``i`` of a tune file: its problem a GEMM or convolution ``op_of`` reads, its
     candidate one of that problem's ``candidates`` (by label), ``ok`` true or false and,
-    where true, its times finite, positive and in order (min, median, max); returns it.
+    where true, its times within measurements.MIN_SECONDS..MAX_SECONDS and in order (min,
+    median, max); returns it.
     ``labels`` caches each problem's candidates' labels and kernels."""
-    from .measurements import MISSING, RecordError, number, short
+    from .measurements import KERNEL_FIELDS, MISSING, RecordError, field, seconds, short
     problem = r.get("problem")
     if not isinstance(problem, str):
         raise RecordError(path, i, None, "problem", problem if "problem" in r else MISSING,
@@ -214,7 +217,9 @@ def check_record(path, i, r: dict, labels: dict) -> dict:
     if kernel != labels[problem][cand]:
         raise RecordError(path, i, problem, "kernel", kernel,
                           f"the candidate {short(cand, 60)} is {labels[problem][cand]!r}'s")
-    t = [number(path, i, problem, r, f, what="a number of seconds") for f in TIMES]
+    for f in HARNESS_FIELDS:             # the timing harness's figures, as a kernel suite's
+        field(path, i, problem, r, f, KERNEL_FIELDS[f])
+    t = [seconds(path, i, problem, r, f) for f in TIMES]
     if not t[1] <= t[0] <= t[2]:
         raise ValueError(f"{path}: record {i} ({problem!r}): fields 'min_s' = {t[1]!r}, "
                          f"'median_s' = {t[0]!r}, 'max_s' = {t[2]!r}: must be in that order")

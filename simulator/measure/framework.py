@@ -1,6 +1,7 @@
 """The abstraction-cost baseline: torchvision's ResNet-50 timed end to end where PyTorch
-is importable (it is never a dependency of roofsim; without it the suite says so in
-one line and writes nothing).
+is importable (it is never a dependency of roofsim; without it ``roofsim measure
+torchvision`` refuses in one line, exit 2, as every suite does without a GPU, and writes
+nothing).
 
 Random weights (``weights=None``), ``eval()``, ``torch.inference_mode()``, TF32 off for
 both cuDNN and matrix products (fp32 arithmetic throughout, as roofsim's kernels), NCHW
@@ -14,8 +15,12 @@ import statistics
 import time
 
 
-class NoFramework(RuntimeError):
-    pass
+from .harness import NoGPU
+
+
+class NoFramework(NoGPU):
+    """No PyTorch (or no GPU it sees) here: the suite cannot run, and ``roofsim measure``
+    refuses it as it refuses the other suites without a GPU (one line, exit 2)."""
 
 
 def _torch():
@@ -24,9 +29,11 @@ def _torch():
         import torchvision
     except Exception as e:  # noqa: BLE001 -- any import failure means no framework here
         raise NoFramework(f"torchvision: PyTorch is not importable here ({type(e).__name__}: "
-                          f"{str(e)[:80]}); skipped") from None
+                          f"{str(e)[:80]}); the torchvision suite needs PyTorch and "
+                          f"torchvision with a CUDA GPU") from None
     if not torch.cuda.is_available():
-        raise NoFramework("torchvision: PyTorch sees no CUDA GPU here; skipped")
+        raise NoFramework("torchvision: PyTorch sees no CUDA GPU here; the torchvision suite "
+                          "needs one")
     return torch, torchvision
 
 

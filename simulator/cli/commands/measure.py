@@ -153,15 +153,11 @@ def _counters(args, out):
 
 
 def _torchvision(args, out):
-    """The framework's ResNet-50 end to end (where PyTorch is importable; one line and
-    exit 0 where it is not)."""
-    from simulator.measure.framework import NoFramework, run_framework
+    """The framework's ResNet-50 end to end (where PyTorch is importable; where it is not,
+    ``framework.NoFramework``, a NoGPU: refused, one line and exit 2)."""
+    from simulator.measure.framework import run_framework
     batches = _batches(args, "1,8,32")
-    try:
-        data = run_framework(batches, reps=args.reps or 20, command=_command_line())
-    except NoFramework as e:
-        print(str(e))
-        return
+    data = run_framework(batches, reps=args.reps or 20, command=_command_line())
     path = out / "torchvision.json"
     write_json(path, data)
     for r in data["records"]:

@@ -175,9 +175,12 @@ def _counters(args, hw):
     rows, stopped = cn.run(hw, args.measurements)
     one = [r for r in rows if sum(x["problem"] == r["problem"] for x in rows) == 1]
     sc, sc1 = cn.scores(rows), cn.scores(one)
+    skipped = cn.left_out(doc)
     print(f"counters on {hw.name} against Nsight Compute ({dev}): {len(rows)} launches "
           f"({len(one)} of one-launch problems); engine sampled, L2 cold"
-          + (f" (stopped: {len(rows)} of {len(doc['records'])} launches finished)" if stopped else ""))
+          + (f"; {skipped} records with \"ok\": false left out" if skipped else "")
+          + (f" (stopped: {len(rows)} of {len(doc['records']) - skipped} launches finished)"
+             if stopped else ""))
     print(format_table(["counter", "launches", "MAPE", "median error", "goal",
                         "MAPE, one-launch problems"],
                        [[name, s["n"], f"{s['mape']:.1%}" if s["mape"] is not None else "-",
