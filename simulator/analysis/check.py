@@ -225,7 +225,7 @@ def _torch_kernel(path, i, e) -> TorchKernel:
     if "dur" not in e:
         raise ValueError(f"{at}: no dur (its duration in microseconds)")
     us = _number(at, "dur", e["dur"], f"a duration is a finite number of microseconds, >= 0 "
-                 f"and at most a day ({MAX_SECONDS * 1e6:.4g})", lo=0, hi=MAX_SECONDS * 1e6)
+                 f"and at most an hour ({MAX_SECONDS * 1e6:.4g})", lo=0, hi=MAX_SECONDS * 1e6)
     return TorchKernel(i, printable(name), us * 1e-6, _ext(at, a))
 
 
@@ -393,7 +393,7 @@ def _read_ncu(path, text, metrics=NCU_COUNTERS) -> list:
             raise ValueError(f"{path} line {line}: {len(r)} fields; the header has {len(head)}")
         at = f"{path} line {line}, kernel {_show(r[col['Kernel Name']], 60)}"
         sec = _csv_number(at, "gpu__time_duration.sum", r[t], f"a duration in {units[t]}: a finite "
-                          f"number >= 0, at most a day", lo=0, hi=MAX_SECONDS / scale) * scale
+                          f"number >= 0, at most an hour", lo=0, hi=MAX_SECONDS / scale) * scale
         counters = {}
         for m in wanted:
             v = r[col[m]]
@@ -434,7 +434,7 @@ def _read_plain(path, text) -> list:
                              f"{len(head)}")
         at = f"{path} line {i}"
         sec = _csv_number(at, "seconds", r[col["seconds"]],
-                          "must be a positive finite number, at most a day", lo=0, lo_open=True,
+                          "must be a positive finite number, at most an hour", lo=0, lo_open=True,
                           hi=MAX_SECONDS)
         try:
             net = workloads.resolve(r[col["op"]])
