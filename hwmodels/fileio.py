@@ -1,7 +1,8 @@
 """The project's one writer of output files: every file roofsim writes (TOML, CSV, JSON,
 charts, SCALE-Sim topologies) is written to a temporary name in the same folder, then
 renamed over the target, so a reader never sees a half-written file and an error
-leaves the old file in place.
+leaves the old file in place. Also the reader of small input files
+(:func:`read_small_file`): a regular file of bounded size, never a device or a pipe.
 
 It lives in ``hwmodels`` because ``hwmodels`` may import nothing else from the project
 and ``simulator`` imports ``hwmodels``; it depends on the standard library only.
@@ -9,6 +10,7 @@ and ``simulator`` imports ``hwmodels``; it depends on the standard library only.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -58,3 +60,42 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+#: the largest hardware file (TOML preset or SCALE-Sim .cfg) read: a preset is 2 to 8 KB,
+#: so 1 MiB is over a hundred times any real one, yet bounds what a wrong path can cost
+MAX_HARDWARE_FILE_BYTES = 1 << 20
+
+
+def read_small_file(path: str | os.PathLike, what: str, limit: int) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most ``limit`` bytes.
+
+    Checked before it is opened, so a device (``/dev/zero``), a pipe (a FIFO) or a socket
+    is refused rather than read forever or waited on; a folder is refused too. Every
+    error is a ValueError that starts with ``what`` (e.g. "hardware file") and the path.
+    A file that reports a size of 0 but is longer (``/proc`` files) is read only up to
+    the limit."""
+    p = os.fspath(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise ValueError(f"{what} {p!r} does not exist") from None
+    except OSError as e:
+        raise ValueError(f"{what} {p!r}: cannot read ({e.strerror or e})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"{what} {p!r} is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{what} {p!r} is not a regular file (a device, a pipe or a "
+                         "socket); give a file")
+    too_big = (f"{what} {p!r} is larger than {limit:,} bytes, the most a file of this kind "
+               "may hold")
+    if st.st_size > limit:
+        raise ValueError(too_big)
+    try:
+        with open(p, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as e:
+        raise ValueError(f"{what} {p!r}: cannot read ({e.strerror or e})") from None
+    if len(data) > limit:
+        raise ValueError(too_big)
+    return data

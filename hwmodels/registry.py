@@ -81,15 +81,15 @@ def get(name_or_path: str | os.PathLike):
     key = str(name_or_path)
     if key in PRESETS:
         return PRESETS[key]
-    if key.lower().endswith(".cfg"):
-        from .scalesim_cfg import load_cfg
-        return load_cfg(key)
     if not key.strip():
         raise ValueError(f"hardware {key!r} is empty; allowed: {', '.join(PRESETS)}, a path to a "
                          ".toml file, or a SCALE-Sim .cfg")
-    if Path(key).is_dir():
+    if Path(key).is_dir():          # either format (dir.toml, dir.cfg)
         raise ValueError(f"hardware {key!r} is a folder; give a preset name, a .toml file or a "
                          "SCALE-Sim .cfg")
+    if key.lower().endswith(".cfg"):
+        from .scalesim_cfg import load_cfg
+        return load_cfg(key)
     if key.endswith(".toml") or os.sep in key or Path(key).is_file():
         return load_toml(key)
     close = suggest(key, PRESETS)
@@ -233,13 +233,12 @@ def from_dict(data: dict):
 # ---------------------------------------------------------------- TOML
 
 def load_toml(path: str | os.PathLike):
-    """Load hardware from a TOML file; every error names the file and the field."""
+    """Load hardware from a TOML file; every error names the file and the field. The
+    file must be a regular file of at most ``fileio.MAX_HARDWARE_FILE_BYTES``."""
     p = Path(path)
+    raw = fileio.read_small_file(p, "hardware file", fileio.MAX_HARDWARE_FILE_BYTES)
     try:
-        with open(p, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ValueError(f"hardware file {str(path)!r} does not exist") from None
+        data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{p}: malformed TOML: {e}") from None
     except UnicodeDecodeError:

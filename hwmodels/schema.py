@@ -22,6 +22,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional
 
+from . import limits
+
 #: precisions the presets may state peaks for (storage dtype names plus tf32)
 PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "int8")
 
@@ -90,6 +92,7 @@ class PeakRates:
             name = f"{prec}_flop_per_cycle"
             if getattr(self, name) is not None:
                 _positive(self, name)
+        limits.check(self)
 
     def get(self, precision: str) -> Optional[float]:
         if precision not in PRECISIONS:
@@ -130,6 +133,7 @@ class Cache:
         if self.size_bytes % (self.line_bytes * self.ways):
             raise ValueError(f"Cache.size_bytes = {self.size_bytes}: must be a multiple of "
                              f"line_bytes x ways = {self.line_bytes * self.ways}")
+        limits.check(self)
 
     @property
     def sets(self) -> int:
@@ -157,6 +161,7 @@ class DRAM:
         _positive(self, "latency_cycles", "queue_cycles", allow_zero=True)
         if self.sustained_fraction > 1:
             raise ValueError(f"DRAM.sustained_fraction = {self.sustained_fraction}: must be <= 1")
+        limits.check(self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,6 +176,7 @@ class HostLink:
     def __post_init__(self):
         _positive(self, "pinned_bandwidth_bytes_per_s", "pageable_bandwidth_bytes_per_s")
         _positive(self, "latency_s", allow_zero=True)
+        limits.check(self)
 
 
 @dataclass(frozen=True)
@@ -277,6 +283,7 @@ class SM:
         if self.max_threads_per_block > self.max_threads:
             raise ValueError(f"SM.max_threads_per_block = {self.max_threads_per_block}: must be "
                              f"<= max_threads ({self.max_threads})")
+        limits.check(self)
 
 
 class _Device:
@@ -315,11 +322,11 @@ class SIMTGPU(_Device):
     def __post_init__(self):
         _integer(self, "sm_count")
         _positive(self, "sm_count", "clock_hz")
+        if not isinstance(self.compute_capability, str):
+            raise ValueError(f"SIMTGPU.compute_capability = {self.compute_capability!r}: must "
+                             "be a string such as '9.0'")
         _positive(self, "kernel_launch_s", allow_zero=True)
-        major, _, minor = self.compute_capability.partition(".")
-        if not (major.isdigit() and minor.isdigit()):
-            raise ValueError(f"SIMTGPU.compute_capability = {self.compute_capability!r}: "
-                             "expected MAJOR.MINOR such as '2.0' or '9.0'")
+        limits.check(self)
 
     @property
     def cc(self) -> tuple[int, int]:
@@ -373,6 +380,7 @@ class MulticoreCPU(_Device):
     def __post_init__(self):
         _integer(self, "cores")
         _positive(self, "cores", "clock_hz")
+        limits.check(self)
 
     @property
     def compute_units(self) -> int:
@@ -403,6 +411,7 @@ class Scratchpad:
     def __post_init__(self):
         _integer(self, "size_bytes")
         _positive(self, "size_bytes")
+        limits.check(self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -429,6 +438,7 @@ class ScaleSimInterface:
                  "ofmap_bandwidth_words_per_cycle")
         _integer(self, *names)
         _positive(self, *names)
+        limits.check(self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -465,6 +475,26 @@ class SystolicArray(_Device):
         _positive(self, "rows", "cols", "clock_hz", "word_bytes", "weight_fifo_tiles")
         if self.dataflow not in ("os", "ws", "is"):
             raise ValueError(f"SystolicArray.dataflow = {self.dataflow!r}: allowed: os, ws, is")
+        limits.check(self)
+        self._check_srams()
+
+    def _check_srams(self):
+        """Each SRAM (each half, if double-buffered) holds what a fold of the whole array
+        needs in the dataflow that needs least of it (the default mode's per-layer rule,
+        ``closed_form.check_srams``, taken over os, ws and is): the ifmap SRAM one word
+        per row (ws, os feed it along the rows), the filter SRAM one word per row or
+        column (is, os), the ofmap SRAM one word per column (ws, is). With less no
+        dataflow can run a full fold, so the hardware is refused here, for every mode."""
+        need = {"ifmap": self.rows, "filter": min(self.rows, self.cols), "ofmap": self.cols}
+        for name, words in need.items():
+            sp = getattr(self, f"{name}_sram")
+            halves = 2 if sp.double_buffered else 1
+            if sp.size_bytes // halves // self.word_bytes < words:
+                half = " per half (double-buffered)" if sp.double_buffered else ""
+                raise ValueError(
+                    f"SystolicArray.{name}_sram.size_bytes = {sp.size_bytes}: a {self.rows}x"
+                    f"{self.cols} array needs at least {words} words of {self.word_bytes} B"
+                    f"{half} in it, at least {words * self.word_bytes * halves} B")
 
     @property
     def compute_units(self) -> int:

@@ -310,9 +310,11 @@ def test_batch_changes_the_replay():
 
 
 def test_user_mode_needs_a_prefetch_half():
-    hw = make_hw(4, 4, "USER", (1, 1, 1), words=(1, 1024, 1024))
-    with pytest.raises(ValueError, match="no prefetch half"):
-        replay(SSLayer(H=6, W=6, R=3, S=3, C=2, K=4, s=1), 4, 4, "os", hw)
+    """An SRAM of one byte has no prefetch half (SCALE-Sim would never finish): such
+    hardware is refused when it is made (a 4x4 array's ifmap SRAM needs 4 words of 4 B
+    per half, 32 B), before any mode replays it."""
+    with pytest.raises(ValueError, match=r"ifmap_sram.size_bytes = 1: .* at least 32 B"):
+        make_hw(4, 4, "USER", (1, 1, 1), words=(1, 1024, 1024))
 
 
 def test_calc_ofmap_drain_uses_the_array_width():

@@ -29,6 +29,7 @@ from functools import cached_property
 
 import numpy as np
 
+from hwmodels.limits import MAX_ARRAY_SIDE
 from workloads.ir import Conv2d, Gemm, TensorOp
 
 DATAFLOWS = ("os", "ws", "is")
@@ -46,7 +47,7 @@ def gemm_view(op: TensorOp) -> tuple[int, int, int]:
     raise ValueError(f"layer {op.name!r}: a {op.kind} op has no systolic lowering; allowed: gemm, conv2d")
 
 
-MAX_SIDE = 2**20       # PEs along one side of an array (a what-if may go far past any chip)
+MAX_SIDE = MAX_ARRAY_SIDE   # PEs along one side of an array (the hardware schema's limit)
 
 
 def check_array(rows, cols):
