@@ -238,7 +238,7 @@ def load_toml(path: str | os.PathLike):
     p = Path(path)
     raw = fileio.read_small_file(p, "hardware file", fileio.MAX_HARDWARE_FILE_BYTES)
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8-sig"))
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{p}: malformed TOML: {e}") from None
     except UnicodeDecodeError:

@@ -61,7 +61,7 @@ def load_cfg(path) -> SystolicArray:
     raw = read_small_file(p, "SCALE-Sim config", MAX_HARDWARE_FILE_BYTES)
     cp = configparser.ConfigParser(interpolation=None)
     try:
-        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        text = raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
         cp.read_string(text, source=str(p))
     except UnicodeDecodeError:
         raise ValueError(f"{p}: not a text (UTF-8) SCALE-Sim config") from None

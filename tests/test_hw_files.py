@@ -320,7 +320,19 @@ def test_a_one_byte_sram_is_refused_in_every_mode(capsys):
     assert "ifmap_sram.size_bytes = 1: a 8x8 array needs at least 8 words of 4 B" in errs[0]
 
 
-def test_cli_cases_file_is_well_formed():
-    for line in (ROOT / "tests" / "bad_inputs" / "new_hwfiles.txt").read_text().splitlines():
-        code, cmd = line.split("\t", 1)
-        assert code in ("0", "2") and cmd.startswith("roofsim ")
+def test_a_byte_order_mark_is_not_part_of_a_hardware_file(tmp_path):
+    """Issue 25, class 4: a UTF-8 byte-order mark (some Windows editors write one) is
+    read as what it is, in a preset's TOML and in a SCALE-Sim .cfg."""
+    import hwmodels
+    from hwmodels import registry
+    for src, suffix in ((None, ".toml"), ("examples/scalesim_32x32_ws.cfg", ".cfg")):
+        plain = tmp_path / f"plain{suffix}"
+        if src is None:
+            registry.save_toml(hwmodels.get("gtx480"), plain)
+        else:
+            plain.write_bytes((ROOT / src).read_bytes())
+        bom = tmp_path / f"bom{suffix}"
+        bom.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+        a, b = hwmodels.get(str(bom)), hwmodels.get(str(plain))
+        # (a .cfg's description names its file)
+        assert a == dataclasses.replace(b, description=b.description.replace("plain", "bom"))
