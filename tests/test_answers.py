@@ -257,8 +257,9 @@ def _interrupt(args, delay, tmp_path, env=None):
 MOMENTS = [
     ("plan: predictions", ["plan", "--hw", "h100-sxm", "--workload", "resnet50", "--batch", "8",
                            "--plan", "direct-nhwc", "--mode", "sampled", "--workers", "1"], 4.0),
-    ("plan --oracle: the search", ["plan", "--hw", "h100-sxm", "--workload", "resnet50",
-                                   "--oracle", "ORACLE", "--mode", "analytic", "--workers", "1"], 4.5),
+    ("plan --oracle: predictions", ["plan", "--hw", "h100-sxm", "--workload", "resnet50",
+                                    "--oracle", "ORACLE", "--mode", "analytic", "--workers", "1"],
+     1.5),
     ("tune: the engine", ["tune", "--hw", "h100-sxm", "--workload", "gemm:2048x2048x2048"], 3.0),
     ("validate counters", ["validate", "--hw", "h100-sxm", "--measurements", DATA, "--suites",
                            "counters"], 5.0),
@@ -327,3 +328,22 @@ def test_a_long_plan_says_how_long_and_a_too_large_one_is_refused_up_front(monke
                                          r"of engine state .* this machine has 0.000977 GiB free"):
         pl.predict_plan(hw, layers, "sampled", workers=1)
     assert not called
+
+
+def test_ctrl_c_in_the_oracle_s_search_keeps_every_prediction(tmp_path, monkeypatch, capsys):
+    """Ctrl-C after the layer predictions, while the dynamic program searches: no plan
+    is picked or written, every prediction is in the partial JSON, exit 130."""
+    from simulator.analysis import plan as pl
+    from simulator.cli import main
+
+    def stopped(net, seconds):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(pl, "choose", stopped)
+    js, oracle = tmp_path / "o.json", tmp_path / "o.toml"
+    code = main(["plan", "--hw", "h100-sxm", "--workload", "conv-ablation", "--oracle", str(oracle),
+                 "--mode", "analytic", "--workers", "1", "--json", str(js)])
+    out = capsys.readouterr().out
+    assert code == 130 and not oracle.exists()
+    assert "stopped while searching for the plan (all 108 layer predictions done)" in out
+    doc = json.loads(js.read_text())
+    assert doc["partial"] is True and len(doc["layers"]) == 108
