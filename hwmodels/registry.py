@@ -84,17 +84,23 @@ def get(name_or_path: str | os.PathLike):
     if not key.strip():
         raise ValueError(f"hardware {key!r} is empty; allowed: {', '.join(PRESETS)}, a path to a "
                          ".toml file, or a SCALE-Sim .cfg")
-    if Path(key).is_dir():          # either format (dir.toml, dir.cfg)
-        raise ValueError(f"hardware {key!r} is a folder; give a preset name, a .toml file or a "
+    shown = key if len(key) <= 120 else f"{key[:80]}... ({len(key):,} characters)"
+    try:
+        is_dir, is_file = Path(key).is_dir(), Path(key).is_file()
+    except OSError as e:            # a name too long for a path, say
+        raise ValueError(f"hardware {shown!r} is no preset and no file ({e.strerror or e}); "
+                         f"allowed: {', '.join(PRESETS)}, a .toml file, or a SCALE-Sim .cfg") from None
+    if is_dir:                      # either format (dir.toml, dir.cfg)
+        raise ValueError(f"hardware {shown!r} is a folder; give a preset name, a .toml file or a "
                          "SCALE-Sim .cfg")
     if key.lower().endswith(".cfg"):
         from .scalesim_cfg import load_cfg
         return load_cfg(key)
-    if key.endswith(".toml") or os.sep in key or Path(key).is_file():
+    if key.endswith(".toml") or os.sep in key or is_file:
         return load_toml(key)
-    close = suggest(key, PRESETS)
+    close = suggest(key[:200], PRESETS)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise ValueError(f"hardware {key!r} is unknown{hint}; allowed: {', '.join(PRESETS)}, "
+    raise ValueError(f"hardware {shown!r} is unknown{hint}; allowed: {', '.join(PRESETS)}, "
                      "a path to a .toml file, or a SCALE-Sim .cfg")
 
 

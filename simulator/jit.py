@@ -17,10 +17,11 @@ log = logging.getLogger("roofsim")
 #: else running; this shared machine varies by a third from run to run): the SIMT engine
 #: with its analytic model and address functions (``roofsim simulate simt``: 75-98 s,
 #: four runs; 51-74 s before its cycle loop was cut into named helpers, whose inlined
-#: copies numba compiles slower); the systolic engine's SCALE-Sim buffer replay
+#: copies numba compiles slower); the analytic model alone (``simulate simt --mode
+#: analytic``: 16.7 s, another job on the other core); the systolic engine's SCALE-Sim buffer replay
 #: (``--mode scalesim``: 14.3 s first, 2.5 s after). The systolic default mode compiles
 #: about a second and says nothing.
-COMPILE_SECONDS = {"SIMT engine": 80, "SCALE-Sim buffer replay": 12}
+COMPILE_SECONDS = {"SIMT engine": 80, "SIMT analytic model": 15, "SCALE-Sim buffer replay": 12}
 
 _told = set()
 

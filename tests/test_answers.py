@@ -347,3 +347,18 @@ def test_ctrl_c_in_the_oracle_s_search_keeps_every_prediction(tmp_path, monkeypa
     assert "stopped while searching for the plan (all 108 layer predictions done)" in out
     doc = json.loads(js.read_text())
     assert doc["partial"] is True and len(doc["layers"]) == 108
+
+
+def test_an_analytic_run_announces_only_what_it_compiles(tmp_path):
+    """An analytic run with numba's cache empty compiles the analytic model's warp walk
+    alone (about 15 s), and says so; it used to announce the whole engine (80 s) on every
+    analytic run until some engine run had filled the cache."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    args = [sys.executable, "-m", "simulator", "simulate", "simt", "--hw", "gtx480", "--kernel",
+            "relu", "--n", "4096", "--mode", "analytic"]
+    first = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert "compiling the SIMT analytic model" in first.stderr
+    assert "SIMT engine" not in first.stderr
+    again = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "compiling" not in again.stderr

@@ -119,3 +119,63 @@ def test_tables_show_control_characters_as_escapes():
     assert "\x1b" not in text and "\x07" not in text and text.count("\n") == 3
     assert "k\\x1b[31mred\\x0anext\\x07" in text and "\\ud800" in text
     text.encode("utf-8")                 # no lone surrogate left to fail on a terminal
+
+
+def test_an_output_through_a_loop_of_links_is_refused(tmp_path, capsys):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    code, _, err = _run(capsys, "roofline", "--hw", "h100-sxm", "--workload", "gemm:64x64x64",
+                        "--json", str(tmp_path / "a"))
+    assert code == 2 and "a loop of symbolic links" in err and len(err.splitlines()) == 1
+
+
+def test_an_output_that_cannot_be_made_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    """Tried as the writer will write it (a temporary file in its folder), not only by
+    the folder's permission bits (which root passes)."""
+    import tempfile
+
+    def refused(*a, **k):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+    code, out, err = _run(capsys, "plan", "--hw", "h100-sxm", "--plan", "direct-nchw", "--mode",
+                          "analytic", "--workers", "1", "--json", str(tmp_path / "p.json"))
+    assert code == 2 and out == "" and "cannot write in folder" in err and "Permission denied" in err
+
+
+def test_a_huge_value_is_cut_in_the_error_line(capsys):
+    code, _, err = _run(capsys, "roofline", "--hw", "x" * 100_000, "--workload", "gemm:8x8x8")
+    assert code == 2 and len(err) < 1_000 and "(100,000 characters)" in err
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["roofline", "--hw", "h100-sxm", "--workload", "relu:1024", "--layout", "nhwc"],
+     "relu:N is a flat tensor"),
+    (["roofline", "--hw", "h100-sxm", "--workload", "gemm:64x64x64", "--no-timing"],
+     "--no-timing leaves the run's wall times out of --csv and --json"),
+    (["occupancy", "--hw", "h100-sxm", "--block", "256", "--regs", "32", "--no-timing"],
+     "--no-timing leaves"),
+])
+def test_an_option_that_would_do_nothing_is_refused(capsys, argv, words):
+    code, out, err = _run(capsys, *argv)
+    assert code == 2 and words in err and out == ""
+
+
+def test_a_plan_file_s_comment_is_text(tmp_path):
+    net = pl.network("resnet50", 1)
+    p = tmp_path / "p.toml"
+    p.write_text('comment = 5\ndefault = "direct-nchw"\n')
+    with pytest.raises(ValueError, match="comment = 5: must be text"):
+        pl.load_plan_file(p, net)
+    q = tmp_path / "p.json"
+    q.write_text('{"default": "direct-nchw", "source": NaN}')
+    with pytest.raises(ValueError, match="source = nan: must be text"):
+        pl.load_plan_file(q, net)
+
+
+def test_a_layer_named_as_a_transform_is_refused():
+    net = Network.independent("clash", (Conv2d(name="c2.input.to_nhwc", N=1, C=4, H=8, W=8, K=4,
+                                               R=3, S=3),
+                                        Conv2d(name="c2", N=1, C=4, H=8, W=8, K=4, R=1, S=1)))
+    with pytest.raises(ValueError, match=r"layer 'c2.input.to_nhwc': the name of the transform a "
+                                         r"plan inserts for 'c2.input' into nhwc"):
+        pl.expand(net, pl.uniform_configs(net, "direct-nhwc"))

@@ -262,6 +262,9 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
             if len(body.strip()) > 18:
                 raise ValueError(f"workload relu: N of {len(body.strip())} digits is too large; at "
                                  "most 2**48 elements")
+            if layout is not None:
+                raise ValueError(f"layout={layout!r}: relu:N is a flat tensor of N elements; a "
+                                 "layout applies to convolutions (nchw, nhwc) and GEMMs (row, col)")
             op = Elementwise(name="relu", dtype=d, n=int(body) * (batch or 1), op="relu")
         else:
             ckw = parse_conv_shape(body)

@@ -98,6 +98,7 @@ def expand(net, configs: dict, ops=None, layouts=None, dims=None) -> list:
     if ops is None:
         net.check_connected()
     layout = {**{t: INPUT_LAYOUT for t in net.inputs}, **(layouts or {})}
+    layer_names = net._reads
     shape = {**net.input_shapes(), **(dims or {})}
     done, out = {}, []
     for op in (net.ops if ops is None else ops):
@@ -126,6 +127,9 @@ def expand(net, configs: dict, ops=None, layouts=None, dims=None) -> list:
             key = (t, want)
             if key not in done:
                 name = f"{t}.to_{want}"
+                if name in layer_names:
+                    raise ValueError(f"layer {name!r}: the name of the transform a plan inserts "
+                                     f"for {t!r} into {want}; rename the layer")
                 tr = Conv2d(name=name, N=n, C=c, H=h, W=w, K=1, R=1, S=1, layout=want,
                             dtype=op.dtype)
                 out.append(LayerPlan(tr, "layout-transform", "transform", want, (t,), want))
@@ -192,6 +196,10 @@ def load_plan_file(path, net) -> dict:
     if extra:
         raise ValueError(f"plan file {path}: unknown key {sorted(extra)[0]!r} (allowed: default, "
                          "layers, comment, source)")
+    for key in ("comment", "source"):          # free text, but text
+        if key in doc and not isinstance(doc[key], str):
+            raise ValueError(f"plan file {path}: {key} = {_short(doc[key])}: must be text (a "
+                             "string), or left out")
     kinds = {op.name: op.kind for op in net.ops}
     layers = doc.get("layers", {})
     if not isinstance(layers, dict):
@@ -428,9 +436,10 @@ def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, worke
         cost = dict(zip(unique, sized.results))
     order = sorted(unique, key=lambda i: -cost.get(i, 0.0))
     _say_how_long(cost, len(unique), len(layers), workers, scheduler)
-    from simulator.simt.api import announce_compiling
+    from simulator.simt.api import announce_compiling, announce_compiling_analytic
     out = map_tasks(predict_layer, [LayerTask(hw, layers[i], mode, l2_warm, probs[i]) for i in order],
-                    workers=workers, scheduler=scheduler, label="plan", ready=announce_compiling)
+                    workers=workers, scheduler=scheduler, label="plan",
+                    ready=announce_compiling if mode == "sampled" else announce_compiling_analytic)
     by_first = dict(zip(order, out.results))
     results = []
     for i, lp in enumerate(layers):

@@ -24,9 +24,9 @@ def predict_points(hw, points, mode, policy="gto", l2_warm=False, workers=None,
     for kernel, kw in points:
         api.build(hw, kernel, **kw)
         tasks.append(PointTask(hw, kernel, kw, mode, policy, l2_warm))
-    from simulator.simt.api import announce_compiling
+    from simulator.simt.api import announce_compiling, announce_compiling_analytic
     return map_tasks(predict_point, tasks, workers=workers, scheduler=scheduler, label=label,
-                     ready=announce_compiling)
+                     ready=announce_compiling_analytic if mode == "analytic" else announce_compiling)
 
 
 def _short(dims):

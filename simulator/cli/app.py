@@ -225,7 +225,23 @@ def one_line(e: BaseException) -> str:
     a NUL, typed into a value) is shown escaped, as ``\\x1e``."""
     text = " ".join(re.split(r"[ \t\n\r]+", str(e).strip()))
     text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return text or type(e).__name__
+    return _cut(text) or type(e).__name__
+
+
+LONG_LINE = 1_000     # characters an error line may have; a longer value given is cut
+
+
+def _cut(text: str) -> str:
+    """A value a user gave of thousands of characters, echoed in an error, cut to its
+    start and its length: a quoted value past 120 characters, then the line past
+    ``LONG_LINE`` (so that a 1 MB value is not a 1 MB line)."""
+    def short(m):
+        v = m.group(0)
+        return v if len(v) <= 120 else f"{v[:80]}...{v[0]} ({len(v) - 2:,} characters)"
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", short, text)
+    if len(text) > LONG_LINE:
+        text = f"{text[:LONG_LINE - 60]} ... ({len(text):,} characters in all)"
+    return text
 
 
 def _internal(e: BaseException) -> int:

@@ -319,6 +319,37 @@ def as_flags(message: str, dests, aliases=None) -> str:
 
 # ---------------------------------------------------------------- before any work
 
+def _resolved(name, path):
+    """``path`` with its links followed; a loop of links is an error naming the option."""
+    from pathlib import Path
+    try:
+        return Path(path).resolve()
+    except RuntimeError:                          # (Python 3.11-3.12: a loop of links)
+        raise ValueError(f"{name} {path!r}: a loop of symbolic links; give a file") from None
+    except OSError as e:                          # (3.13: ELOOP, and the like)
+        raise ValueError(f"{name} {path!r}: cannot follow it ({e.strerror or e})") from None
+
+
+def _writable(name, path, target):
+    """Whether the output can be written, tried as the writer will: a regular file (or a
+    new one) is written to a temporary name in its folder and renamed over it, so a
+    temporary file is made there and removed; an existing file must take writing."""
+    import os
+    import tempfile
+    folder = target.parent
+    if target.exists() and not target.is_file():
+        return                       # a device or a pipe: written in place, never probed
+    if target.is_file() and not os.access(target, os.W_OK):
+        raise ValueError(f"{name} {path!r}: the file exists and cannot be replaced")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".roofsim-probe.")
+    except OSError as e:
+        raise ValueError(f"{name} {path!r}: cannot write in folder {str(folder)!r} "
+                         f"({e.strerror or e})") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
 def check_outputs(args):
     """Refuse output paths that cannot be written before any work, not after it."""
     import os
@@ -326,9 +357,10 @@ def check_outputs(args):
     given = [(opt, getattr(args, opt, None)) for opt in OUTPUT_OPTIONS if getattr(args, opt, None)]
     seen = {}
     for opt, path in given:
-        real = str(Path(path).resolve())
+        name = "--" + opt.replace("_", "-")
+        real = str(_resolved(name, path))
         if real in seen:
-            raise ValueError(f"--{opt.replace('_', '-')} {path!r}: the same file as "
+            raise ValueError(f"{name} {path!r}: the same file as "
                              f"--{seen[real].replace('_', '-')}; give each output its own")
         seen[real] = opt
     inputs = _input_paths(args)
@@ -340,7 +372,8 @@ def check_outputs(args):
                              "/dev/stdout is)")
         if not path:
             continue
-        folder = Path(path).resolve().parent
+        target = _resolved(name, path)
+        folder = target.parent
         if Path(path).is_dir():
             raise ValueError(f"{name} {path!r}: is a folder, not a file")
         if str(path).endswith(("/", os.sep)):
@@ -350,6 +383,11 @@ def check_outputs(args):
             raise ValueError(f"{name} {path!r}: folder {str(folder)!r} does not exist")
         if not os.access(folder, os.W_OK):
             raise ValueError(f"{name} {path!r}: folder {str(folder)!r} is not writable")
+        _writable(name, path, target)
+    if getattr(args, "no_timing", False) and not (getattr(args, "csv", None)
+                                                  or getattr(args, "json", None)):
+        raise ValueError("--no-timing leaves the run's wall times out of --csv and --json; "
+                         "give one of them")
     plot = getattr(args, "plot", None)
     if plot and str(plot).rsplit(".", 1)[-1].lower() not in ("png", "svg", "pdf"):
         raise ValueError(f"--plot {plot!r}: the file must end in .png, .svg or .pdf")
@@ -367,7 +405,10 @@ def _input_paths(args) -> list:
         v = getattr(args, opt, None)
         for x in (v if isinstance(v, list) else [v]):
             if isinstance(x, str) and x.strip() and os.path.exists(x):
-                out.append((opt, Path(x).resolve()))
+                try:
+                    out.append((opt, Path(x).resolve()))
+                except (RuntimeError, OSError):
+                    continue              # (its own reader names the loop)
     return out
 
 

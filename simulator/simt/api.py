@@ -95,6 +95,15 @@ def announce_compiling() -> bool:
     return jit.announce("SIMT engine", [core.run, walk.profile])
 
 
+def announce_compiling_analytic() -> bool:
+    """``announce_compiling`` for a run of the analytic model alone: its warp walk (what
+    an analytic run compiles; the engine's cycle loop it never needs)."""
+    from simulator import jit
+
+    from . import walk
+    return jit.announce("SIMT analytic model", [walk.profile])
+
+
 def simulate(hw, problem: Problem, mode: str = "sampled", policy: str = "gto", trace: int = 0,
              l2_warm: bool = False):
     """The engine's Result for ``problem`` (``mode`` full or sampled; see
@@ -106,5 +115,5 @@ def simulate(hw, problem: Problem, mode: str = "sampled", policy: str = "gto", t
 
 def analytic(hw, problem: Problem, policy: str = "gto", l2_warm: bool = False):
     """The analytic model's Result for ``problem``."""
-    announce_compiling()
+    announce_compiling_analytic()
     return _with_op(_analytic.predict(hw, problem.programs, policy, l2_warm=l2_warm), problem)
