@@ -107,7 +107,8 @@ def test_zero_duration_kernel_is_kept_and_divides_nothing(tmp_path, capsys):
     assert row["faster_than_bound"] and row["achieved_flop_per_s"] is None
     assert main(["check", "--hw", "h100-sxm", "--trace", str(p)]) == 0
     capsys.readouterr()
-    # and an ncu row of 0 ns with DRAM bytes
+    # an ncu row of 0 ns is no kernel (ncu times in nanoseconds; a kernel takes at least
+    # one): refused, as every reader refuses a time under the suites' MIN_SECONDS
     lines = NCU.splitlines()
     head = next(__import__("csv").reader([lines[0]]))
     t = head.index("gpu__time_duration.sum")
@@ -115,8 +116,9 @@ def test_zero_duration_kernel_is_kept_and_divides_nothing(tmp_path, capsys):
     row[t] = "0"
     lines[2] = ",".join(f'"{x}"' for x in row)
     (tmp_path / "n.csv").write_text("\n".join(lines) + "\n")
-    doc = check(H100, read(tmp_path / "n.csv"))
-    assert doc["kernels"][0]["faster_than_bound"] and doc["kernels"][0]["fraction_of_roof"] is None
+    with pytest.raises(ValueError, match=r"n.csv line 3, kernel 'relu.*gpu__time_duration.sum = '0': a "
+                                         r"duration in ns: a finite number >= 1 \(a nanosecond\)"):
+        read(tmp_path / "n.csv")
 
 
 def _ncu(tmp_path, line, col, value, name="n.csv"):
@@ -138,7 +140,7 @@ def _ncu(tmp_path, line, col, value, name="n.csv"):
     (1, None, None, "line 2: the units row has 3 fields; the header has 289"),
     (3, None, None, "line 4: 3 fields; the header has 289"),
     (2, "gpu__time_duration.sum", "nan", r"line 3, kernel 'relu.*gpu__time_duration.sum = 'nan': a duration in ns"),
-    (2, "gpu__time_duration.sum", "-5,000", r"gpu__time_duration.sum = '-5,000': a duration in ns: a finite number >= 0"),
+    (2, "gpu__time_duration.sum", "-5,000", r"gpu__time_duration.sum = '-5,000': a duration in ns: a finite number >= 1 \(a nanosecond\)"),
     (2, "gpu__time_duration.sum", "fast", r"gpu__time_duration.sum = 'fast'"),
     (2, "gpu__time_duration.sum", "1e308", r"at most an hour"),
     (2, "dram__bytes_read.sum", "-67,120,128", r"line 3, kernel 'relu.*dram__bytes_read.sum = '-67,120,128': a count in byte: a finite number >= 0"),
