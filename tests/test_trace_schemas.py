@@ -107,7 +107,8 @@ def test_zero_duration_kernel_is_kept_and_divides_nothing(tmp_path, capsys):
     assert row["faster_than_bound"] and row["achieved_flop_per_s"] is None
     assert main(["check", "--hw", "h100-sxm", "--trace", str(p)]) == 0
     capsys.readouterr()
-    # and an ncu row of 0 ns with DRAM bytes
+    # an ncu row of 0 ns is no kernel (ncu times in nanoseconds; a kernel takes at least
+    # one): refused, as every reader refuses a time under the suites' MIN_SECONDS
     lines = NCU.splitlines()
     head = next(__import__("csv").reader([lines[0]]))
     t = head.index("gpu__time_duration.sum")
@@ -115,8 +116,9 @@ def test_zero_duration_kernel_is_kept_and_divides_nothing(tmp_path, capsys):
     row[t] = "0"
     lines[2] = ",".join(f'"{x}"' for x in row)
     (tmp_path / "n.csv").write_text("\n".join(lines) + "\n")
-    doc = check(H100, read(tmp_path / "n.csv"))
-    assert doc["kernels"][0]["faster_than_bound"] and doc["kernels"][0]["fraction_of_roof"] is None
+    with pytest.raises(ValueError, match=r"n.csv line 3, kernel 'relu.*gpu__time_duration.sum = '0': a "
+                                         r"duration in ns: a finite number >= 1 \(a nanosecond\)"):
+        read(tmp_path / "n.csv")
 
 
 def _ncu(tmp_path, line, col, value, name="n.csv"):
@@ -138,7 +140,7 @@ def _ncu(tmp_path, line, col, value, name="n.csv"):
     (1, None, None, "line 2: the units row has 3 fields; the header has 289"),
     (3, None, None, "line 4: 3 fields; the header has 289"),
     (2, "gpu__time_duration.sum", "nan", r"line 3, kernel 'relu.*gpu__time_duration.sum = 'nan': a duration in ns"),
-    (2, "gpu__time_duration.sum", "-5,000", r"gpu__time_duration.sum = '-5,000': a duration in ns: a finite number >= 0"),
+    (2, "gpu__time_duration.sum", "-5,000", r"gpu__time_duration.sum = '-5,000': a duration in ns: a finite number >= 1 \(a nanosecond\)"),
     (2, "gpu__time_duration.sum", "fast", r"gpu__time_duration.sum = 'fast'"),
     (2, "gpu__time_duration.sum", "1e308", r"at most an hour"),
     (2, "dram__bytes_read.sum", "-67,120,128", r"line 3, kernel 'relu.*dram__bytes_read.sum = '-67,120,128': a count in byte: a finite number >= 0"),
@@ -500,3 +502,204 @@ def test_names_are_made_printable_on_load(tmp_path, capsys):
     assert [k.name for k in read(c)] == ["x\\x1by\\x0d\\x0az"]
     c.write_text("name,op,seconds\n\"q\x07\",gemm:4x4x4,1\n")
     assert [k.name for k in read(c)] == ["q\\x07"]
+
+
+# --- 8. second audit: counted bytes, units, casts, time range, duplicate columns ---------------
+
+_BW = {lv.name: lv.bandwidth_bytes_per_s for lv in H100.memory_levels()}
+
+
+def _ncu_text(metrics, units, values):
+    """A minimal ncu raw CSV: one kernel k of 1 us with ``metrics`` in ``units``."""
+    head = ["ID", "Kernel Name", "gpu__time_duration.sum", *metrics]
+    rows = [head, ["", "", "usecond", *units], ["0", "k", "1", *values]]
+    return "\n".join(",".join(f'"{x}"' for x in r) for r in rows) + "\n"
+
+
+@pytest.mark.parametrize("metrics,units,values,moved,level", [
+    # write-only DRAM: 50 GB in 1 us is 50e9 / 3.35e12 s = 14.9 ms at the least
+    (["dram__bytes_write.sum"], ["Gbyte"], ["50"], 50e9, "dram"),
+    (["dram__bytes_read.sum"], ["Mbyte"], ["3"], 3e6, "dram"),
+    # reads and writes summed
+    (["dram__bytes_read.sum", "dram__bytes_write.sum"], ["Gbyte", "Gbyte"], ["1", "2"], 3e9, "dram"),
+    # an L2 count alone bounds too, at the L2's bandwidth
+    (["lts__t_bytes.sum"], ["Gbyte"], ["10"], 10e9, "l2"),
+])
+def test_any_byte_counter_bounds_an_ncu_kernel(tmp_path, metrics, units, values, moved, level):
+    p = tmp_path / "n.csv"
+    p.write_text(_ncu_text(metrics, units, values))
+    (row,) = check(H100, read(p))["kernels"]
+    assert row["bound_seconds"] == pytest.approx(moved / _BW[level], rel=1e-12)
+    assert row["limiter"] == f"{level} (counted bytes)"
+    assert row["fraction_of_roof"] == pytest.approx(moved / _BW[level] / 1e-6, rel=1e-12)
+    assert row["faster_than_bound"] is (moved / _BW[level] > 1e-6)
+
+
+def test_the_slower_level_binds_a_kernel_with_dram_and_l2_counts(tmp_path):
+    """DRAM 1 GB (0.30 ms at 3.35 TB/s) and L2 4 GB (0.69 ms at 5.82 TB/s): the L2 binds."""
+    p = tmp_path / "n.csv"
+    p.write_text(_ncu_text(["dram__bytes_read.sum", "lts__t_bytes.sum"], ["Gbyte", "Gbyte"], ["1", "4"]))
+    (row,) = check(H100, read(p))["kernels"]
+    assert row["bound_seconds"] == pytest.approx(4e9 / _BW["l2"]) and row["limiter"] == "l2 (counted bytes)"
+    assert row["achieved_bytes_per_s"] == pytest.approx(1e9 / 1e-6)      # the DRAM's
+
+
+@pytest.mark.parametrize("metric,unit", [
+    ("dram__bytes_read.sum", "%"), ("dram__bytes_write.sum", "inst"), ("lts__t_bytes.sum", "ns"),
+    ("dram__bytes_read.sum", ""), ("smsp__inst_executed.sum", "byte"), ("smsp__inst_executed.sum", "%"),
+    ("gpu__time_duration.sum", "byte"), ("gpu__time_duration.sum", "%"),
+])
+def test_a_metric_in_a_unit_not_its_own_is_refused(tmp_path, metric, unit):
+    p = tmp_path / "n.csv"
+    if metric == "gpu__time_duration.sum":
+        p.write_text(_ncu_text([], [], []).replace('"usecond"', f'"{unit}"'))
+    else:
+        p.write_text(_ncu_text([metric], [unit], ["50"]))
+    with pytest.raises(ValueError, match=rf"n.csv line 2: {metric} in '{unit}'; allowed: "):
+        read(p)
+
+
+def test_metrics_in_their_own_units_are_scaled(tmp_path):
+    p = tmp_path / "n.csv"
+    p.write_text(_ncu_text(["dram__bytes_read.sum", "lts__t_bytes.sum", "smsp__inst_executed.sum"],
+                           ["Kbyte", "byte", "Minst"], ["2", "5", "3"]).replace('"usecond"', '"msecond"'))
+    (k,) = read(p)
+    assert k.seconds == pytest.approx(1e-3)
+    assert k.counters == {"dram__bytes_read.sum": 2e3, "lts__t_bytes.sum": 5.0, "smsp__inst_executed.sum": 3e6}
+
+
+def _copy_bytes(tmp_path, name, dims, concrete, types):
+    p = _one_op(tmp_path, name, dims, concrete, types)
+    (row,) = check(H100, read(p))["kernels"]
+    return row
+
+
+_N = 8 * 64 * 56 * 56
+
+
+@pytest.mark.parametrize("name,dims,concrete,types,read_b,write_b", [
+    # an autocast cast, float to Half: fp32 read, fp16 written
+    ("aten::_to_copy", [[8, 64, 56, 56], [], [], [], [], [], []], ["", "5", "", "", "", "False", ""],
+     ["float", "Scalar", "", "", "", "Scalar", ""], 4, 2),
+    # Half to float
+    ("aten::_to_copy", [[8, 64, 56, 56], [], [], [], [], [], []], ["", "6", "", "", "", "False", ""],
+     ["c10::Half", "Scalar", "", "", "", "Scalar", ""], 2, 4),
+    # no dtype asked: a plain copy
+    ("aten::_to_copy", [[8, 64, 56, 56], [], [], [], [], [], []], ["", "", "", "", "", "False", ""],
+     ["float", "", "", "", "", "Scalar", ""], 4, 4),
+    # copy_(self, src): reads src's dtype, writes self's
+    ("aten::copy_", [[8, 64, 56, 56], [8, 64, 56, 56], []], ["", "", "False"], ["c10::Half", "float", "Scalar"], 4, 2),
+    ("aten::copy_", [[8, 64, 56, 56], [8, 64, 56, 56], []], ["", "", "False"], ["float", "c10::BFloat16", "Scalar"], 2, 4),
+    # to(dtype, non_blocking, copy, memory_format); to(device, dtype, ...); to(other, ...)
+    ("aten::to", [[8, 64, 56, 56], [], [], [], []], ["", "15", "False", "False", ""], ["float", "Scalar", "Scalar", "Scalar", ""], 4, 2),
+    ("aten::to", [[8, 64, 56, 56], [], [], [], [], []], ["", "", "7", "False", "False", ""], ["float", "Device", "Scalar", "Scalar", "Scalar", ""], 4, 8),
+    ("aten::to", [[8, 64, 56, 56], [1], [], [], []], ["", "", "False", "False", ""], ["float", "c10::Half", "Scalar", "Scalar", ""], 4, 2),
+    # type_as(self, other): other's dtype written
+    ("aten::type_as", [[8, 64, 56, 56], [4]], ["", ""], ["c10::Half", "float"], 2, 4),
+    ("aten::clone", [[8, 64, 56, 56], []], ["", ""], ["c10::Half", ""], 2, 2),
+])
+def test_a_copy_reads_one_dtype_and_writes_another(tmp_path, name, dims, concrete, types, read_b, write_b):
+    row = _copy_bytes(tmp_path, name, dims, concrete, types)
+    assert row["op"] == "copy" and row["compulsory_bytes"] == _N * (read_b + write_b)
+    assert row["flops"] == 0
+    # 5 us against the bytes at the L2's bandwidth (they fit in its 50 MB): the copy's bound
+    assert row["bound_seconds"] == pytest.approx(_N * (read_b + write_b) / _BW["l2"], rel=1e-9)
+
+
+def test_the_audits_autocast_cast_is_not_faster_than_its_bound(tmp_path):
+    """1.80 us for 1,605,632 floats read (6.4 MB) and halves written (3.2 MB): 9.63 MB at
+    the L2's 5.82 TB/s is 1.655 us, so 1.80 us is no faster than the bound."""
+    p = _one_op(tmp_path, "aten::_to_copy", [[8, 64, 56, 56], [], [], [], [], [], []],
+                ["", "5", "", "", "", "False", ""], ["float", "Scalar", "", "", "", "Scalar", ""])
+    doc = json.loads(p.read_text())
+    doc["traceEvents"][1]["dur"] = 1.8
+    p.write_text(json.dumps(doc))
+    (row,) = check(H100, read(p))["kernels"]
+    assert row["bound_seconds"] == pytest.approx(_N * 6 / 5.820087e12, rel=1e-6)
+    assert not row["faster_than_bound"] and "fp32->fp16" in row["shape"]
+
+
+@pytest.mark.parametrize("name,dims,concrete,types,note", [
+    ("aten::_to_copy", [[8, 64], [], [], [], [], [], []], ["", "4", "", "", "", "False", ""],
+     ["float", "Scalar", "", "", "", "Scalar", ""], "a cast to ScalarType 4"),
+    ("aten::_to_copy", [[8, 64], [], [], [], [], [], []], ["", "", "", "", "", "False", ""],
+     ["float", "Scalar", "", "", "", "Scalar", ""], "its dtype is not in the trace"),
+    ("aten::copy_", [[8, 64], [8, 64], []], ["", "", "False"], ["long int", "float", "Scalar"], "a cast to long int data"),
+    ("aten::copy_", [[8, 64], [64], []], ["", "", "False"], ["float", "float", "Scalar"], "a broadcasting copy"),
+    ("aten::type_as", [[8, 64], [4]], ["", ""], ["float", "bool"], "a cast to bool data"),
+    ("aten::to", [[8, 64], [], []], ["", "", ""], ["float", "Scalar", ""], "an aten::to of 3 inputs"),
+])
+def test_a_copy_no_op_holds_is_unmapped_with_a_note(tmp_path, name, dims, concrete, types, note):
+    row = _copy_bytes(tmp_path, name, dims, concrete, types)
+    assert row["op"] == "other" and row["bound_seconds"] is None and note in row["note"]
+
+
+def test_a_dtype_argument_that_is_no_scalar_type_is_refused(tmp_path):
+    p = _one_op(tmp_path, "aten::_to_copy", [[8, 64], [], [], [], [], [], []], ["", "-1", "", "", "", "False", ""],
+                ["float", "Scalar", "", "", "", "Scalar", ""])
+    with pytest.raises(ValueError, match=r"event 0, operator 'aten::_to_copy'.*Concrete Inputs\[1\] = '-1': the dtype"):
+        read(p)
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("name,op,seconds\nk1,gemm:1x1x1,1e-300\n", r"line 2: seconds = '1e-300': .*at least 1e-09"),
+    ("name,op,seconds\nk1,gemm:1x1x1,9.99e-10\n", r"line 2: seconds = '9.99e-10'"),
+    ("name,op,seconds\nk1,gemm:1x1x1,3601\n", r"line 2: seconds = '3601'.*at most an hour"),
+    ('"ID","Kernel Name","gpu__time_duration.sum"\n"","","nsecond"\n"0","k","0.5"\n',
+     r"line 3, kernel 'k': gpu__time_duration.sum = '0.5': a duration in nsecond: a finite number >= 1"),
+    ('"ID","Kernel Name","gpu__time_duration.sum"\n"","","usecond"\n"0","k","1e-300"\n',
+     r"gpu__time_duration.sum = '1e-300': a duration in usecond: a finite number >= 0.001"),
+])
+def test_csv_times_are_in_the_suites_range(tmp_path, text, needle):
+    p = tmp_path / "t.csv"
+    p.write_text(text)
+    with pytest.raises(ValueError, match=needle):
+        read(p)
+
+
+def test_csv_times_at_the_range_ends_are_read(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("name,op,seconds\na,gemm:8x8x8,1e-9\nb,gemm:8x8x8,3600\n")
+    assert [k.seconds for k in read(p)] == [1e-9, 3600.0]
+
+
+@pytest.mark.parametrize("dur,ok", [(0, True), (0.001, True), (0.0009, False), (1e-300, False), (5e-324, False)])
+def test_torch_durations_are_0_or_at_least_a_nanosecond(tmp_path, dur, ok):
+    p = _torch(tmp_path, _set(CONV_K, ["dur"], dur))
+    if ok:
+        assert read(p)[0].seconds == dur * 1e-6
+    else:
+        with pytest.raises(ValueError, match=rf"event {CONV_K}, kernel .*dur = .*: 0 \(what the profiler writes"):
+            read(p)
+
+
+def test_check_plot_of_extreme_accepted_times_warns_nothing(tmp_path, capsys):
+    """The largest and smallest achieved rates an accepted input can give (a big GEMM in a
+    nanosecond, a one-element op in an hour, counted bytes at both ends) plot with no
+    warning from numpy or matplotlib."""
+    import warnings
+    plain = tmp_path / "p.csv"
+    plain.write_text("name,op,seconds\nbig,gemm:16777216x16777216x16777216,1e-9\ntiny,relu:1,3600\n"
+                     "one,gemm:1x1x1,3600\n")
+    ncu = tmp_path / "n.csv"
+    ncu.write_text('"ID","Kernel Name","gpu__time_duration.sum","dram__bytes_read.sum","lts__t_bytes.sum"\n'
+                   '"","","ns","Tbyte","byte"\n"0","a","1","18000000","0"\n"1","b","3600000000000","0","1"\n')
+    for p in (plain, ncu):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            assert main(["check", "--hw", "h100-sxm", "--trace", str(p), "--plot", str(tmp_path / "c.svg")]) == 0
+        assert [str(x.message) for x in w] == [] and capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("name,op,seconds,name\nk1,relu:1024,1e-6,k2\n", r"line 1: column 'name' appears 2 times \(fields 1 and 4\)"),
+    ("name,op,seconds,seconds\nk1,relu:1024,1e-6,1\n", r"line 1: column 'seconds' appears 2 times"),
+    ("name,op,seconds,note, note\nk1,relu:1024,1e-6,a,b\n", r"line 1: column 'note' appears 2 times"),
+    ('"ID","Kernel Name","gpu__time_duration.sum","ID"\n"","","ns",""\n"0","k","5","1"\n',
+     r"line 1: column 'ID' appears 2 times \(fields 1 and 4\)"),
+])
+def test_every_csv_reader_refuses_a_column_twice(tmp_path, text, needle):
+    p = tmp_path / "t.csv"
+    p.write_text(text)
+    with pytest.raises(ValueError, match=needle):
+        read(p)

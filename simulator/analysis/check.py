@@ -9,8 +9,10 @@ op's roofline bound on a hardware preset. Three inputs:
   ``Input Dims`` and ``Concrete Inputs`` give the op (convolution, linear/GEMM, batch
   norm, pooling, element-wise, copy);
 * an Nsight Compute CSV (``ncu --csv --page raw``): each kernel's time and, where
-  present, its DRAM bytes; no shapes, so no op -- the DRAM bytes it moved are held to
-  the DRAM roof instead;
+  present, its byte counters; no shapes, so no op -- the bytes it moved are held to the
+  roof of each level counted instead (DRAM: ``dram__bytes_read.sum`` plus
+  ``dram__bytes_write.sum``, whichever of them is there; L2: ``lts__t_bytes.sum``), and
+  every metric read must be in a unit of its own kind (``trace_fields.ncu_units``);
 * a plain CSV a person writes (header ``name,op,seconds``; ``op`` a workload spec such as
   ``gemm:1024x1024x1024`` or ``conv:n=8,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1``).
 
@@ -25,17 +27,19 @@ adaptive pool to other than 1x1, an empty tensor: ``trace_ops``).
 Each input kind has one schema, checked on load (``read`` picks the kind from the
 content: a JSON object with ``traceEvents``, an ncu header with ``ID`` and ``Kernel
 Name``, names stripped of the spaces around them, or the header ``name,op,seconds``):
-times finite, >= 0 (plain CSVs: > 0) and at most :data:`MAX_SECONDS`; sizes integers >=
-0; counts (bytes, instructions) finite, >= 0 and at most :data:`MAX_COUNT`; numbers in
-text in ASCII decimal notation only; no key twice in a JSON object read (the shared
-limits and parser: ``trace_fields``). Every name read (kernel, operator, CSV row) is made
-printable on load (``trace_fields.printable``: control characters and lone surrogates
-become escapes such as ``\x1b`` and ``\ud800``), so every output gets the same safe
-name. An operator call is mapped to its op by ``trace_ops.op_of``, which reads every
-argument that changes the op's shape: a call that cannot come from PyTorch is refused,
-one workloads.ir cannot hold faithfully is kept unmapped with a note. A kernel of 0 s (a
-profiler's rounding) is kept and divides nothing. Errors name the file, the record
-(event index and name, or CSV line), the field, its value and what is allowed.
+times finite, from :data:`MIN_SECONDS` (a nanosecond) to :data:`MAX_SECONDS` (an hour),
+the suites' range (a PyTorch trace's ``dur`` may also be 0: the profiler writes it for a
+kernel shorter than its resolution); sizes integers >= 0; counts (bytes, instructions)
+finite, >= 0 and at most :data:`MAX_COUNT`; numbers in text in ASCII decimal notation
+only; no key twice in a JSON object read, no column twice in a CSV header (the shared
+limits and parser: ``trace_fields``). Every name read (kernel, operator, CSV row) is
+made printable on load (``trace_fields.printable``: control characters and lone
+surrogates become escapes such as ``\x1b`` and ``\ud800``), so every output gets the
+same safe name. An operator call is mapped to its op by ``trace_ops.op_of``, which reads
+every argument that changes the op's shape: a call that cannot come from PyTorch is
+refused, one workloads.ir cannot hold faithfully is kept unmapped with a note. A kernel
+of 0 s (a profiler's rounding) is kept and divides nothing. Errors name the file, the
+record (event index and name, or CSV line), the field, its value and what is allowed.
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .trace_fields import MAX_COUNT, MAX_SECONDS, decimal, printable
+from .trace_fields import MAX_COUNT, MAX_SECONDS, MIN_SECONDS, columns, decimal, ncu_units, printable
 from .trace_fields import in_range as _in_range
 from .trace_fields import show as _show
 from .trace_ops import TORCH_DTYPES, op_of  # noqa: F401  (op_of: check's API)
@@ -224,8 +228,12 @@ def _torch_kernel(path, i, e) -> TorchKernel:
     a = _args(at, e)
     if "dur" not in e:
         raise ValueError(f"{at}: no dur (its duration in microseconds)")
-    us = _number(at, "dur", e["dur"], f"a duration is a finite number of microseconds, >= 0 "
-                 f"and at most an hour ({MAX_SECONDS * 1e6:.4g})", lo=0, hi=MAX_SECONDS * 1e6)
+    allowed = (f"a duration is a finite number of microseconds, >= 0 and at most an hour "
+               f"({MAX_SECONDS * 1e6:.4g}): 0 (what the profiler writes for a kernel shorter than "
+               f"its resolution) or from {MIN_SECONDS * 1e6:g} (a nanosecond)")
+    us = _number(at, "dur", e["dur"], allowed, lo=0, hi=MAX_SECONDS * 1e6)
+    if 0 < us < MIN_SECONDS * 1e6:
+        raise ValueError(f"{at}: dur = {_show(e['dur'])}: {allowed}")
     return TorchKernel(i, printable(name), us * 1e-6, _ext(at, a))
 
 
@@ -330,12 +338,6 @@ def _read_torch(path, text) -> list:
 
 # --- Nsight Compute raw CSVs ---------------------------------------------------------------
 
-_TIME_UNITS = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0, "ns": 1e-9, "us": 1e-6,
-               "ms": 1e-3, "s": 1.0}
-#: the units ncu writes for counts: bytes and instructions with an optional prefix, a
-#: percentage, or none
-_COUNT_UNITS = {f"{p}{u}": s for p, s in (("", 1.0), ("K", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12))
-                for u in ("byte", "B", "inst")} | {"": 1.0, "%": 1.0}
 NCU_COUNTERS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
                 "smsp__inst_executed.sum")
 
@@ -367,24 +369,20 @@ def _read_ncu(path, text, metrics=NCU_COUNTERS) -> list:
         raise ValueError(f"{path}: not an Nsight Compute raw CSV (its header needs "
                          f"{', '.join(need)}; ncu --csv --page raw)")
     (hline, head), units = rows[0], (rows[1] if len(rows) > 1 else (None, None))
-    for h in need + tuple(metrics):
-        if head.count(h) > 1:
-            raise ValueError(f"{path} line {hline}: column {h!r} appears {head.count(h)} times")
+    col = columns(path, hline, head)
     if units[1] is None or len(units[1]) != len(head):
         raise ValueError(f"{path} line {units[0] or hline + 1}: the units row has "
                          f"{len(units[1] or [])} fields; the header has {len(head)}")
     uline, units = units
-    col = {h: i for i, h in enumerate(head)}
     t = col["gpu__time_duration.sum"]
-    scale = _TIME_UNITS.get(units[t])
-    if scale is None:
-        raise ValueError(f"{path} line {uline}: gpu__time_duration.sum in {_show(units[t])}; allowed: "
-                         f"{', '.join(_TIME_UNITS)}")
-    wanted = [m for m in metrics if m in col]
-    for m in wanted:
-        if units[col[m]] not in _COUNT_UNITS:
-            raise ValueError(f"{path} line {uline}: {m} in {_show(units[col[m]])}; allowed: "
-                             f"{', '.join(repr(u) for u in _COUNT_UNITS)}")
+    wanted = [m for m in metrics if m in col and m != "gpu__time_duration.sum"]
+    scales = {}
+    for m in ["gpu__time_duration.sum"] + wanted:     # each metric in a unit of its own kind
+        allowed = ncu_units(m)
+        if units[col[m]] not in allowed:
+            raise ValueError(f"{path} line {uline}: {m} in {_show(units[col[m]])}; allowed: {', '.join(allowed)}")
+        scales[m] = allowed[units[col[m]]]
+    scale = scales["gpu__time_duration.sum"]
     out = []
     for line, r in rows[2:]:
         if [x.strip() for x in r] == head:     # ncu repeats its header for each process
@@ -393,12 +391,13 @@ def _read_ncu(path, text, metrics=NCU_COUNTERS) -> list:
             raise ValueError(f"{path} line {line}: {len(r)} fields; the header has {len(head)}")
         at = f"{path} line {line}, kernel {_show(r[col['Kernel Name']], 60)}"
         sec = _csv_number(at, "gpu__time_duration.sum", r[t], f"a duration in {units[t]}: a finite "
-                          f"number >= 0, at most an hour", lo=0, hi=MAX_SECONDS / scale) * scale
+                          f"number >= {MIN_SECONDS / scale:.4g} (a nanosecond), at most an hour "
+                          f"({MAX_SECONDS / scale:.4g})", lo=MIN_SECONDS / scale, hi=MAX_SECONDS / scale) * scale
         counters = {}
         for m in wanted:
             v = r[col[m]]
             if v.strip() not in ("", "n/a"):
-                u = _COUNT_UNITS[units[col[m]]]
+                u = scales[m]
                 counters[m] = _csv_number(at, m, v, f"a count in {units[col[m]] or 'units'}: a finite "
                                           f"number >= 0, at most {MAX_COUNT / u:.4g} (2**64 {units[col[m]] or 'units'}"
                                           f"{'' if u == 1 else ' of one'}, a 64-bit counter) or n/a",
@@ -426,7 +425,7 @@ def _read_plain(path, text) -> list:
     head = [h.strip() for h in rows[0][1]] if rows else []
     if not {"name", "op", "seconds"} <= set(head):
         raise ValueError(f"{path}: a plain trace has the header name,op,seconds")
-    col = {h: head.index(h) for h in ("name", "op", "seconds")}
+    col = columns(path, rows[0][0], head)
     out = []
     for i, r in rows[1:]:
         if len(r) != len(head):
@@ -434,8 +433,8 @@ def _read_plain(path, text) -> list:
                              f"{len(head)}")
         at = f"{path} line {i}"
         sec = _csv_number(at, "seconds", r[col["seconds"]],
-                          "must be a positive finite number, at most an hour", lo=0, lo_open=True,
-                          hi=MAX_SECONDS)
+                          f"must be a positive finite number of seconds, at least {MIN_SECONDS:g} (a "
+                          f"nanosecond) and at most an hour ({MAX_SECONDS:g})", lo=MIN_SECONDS, hi=MAX_SECONDS)
         try:
             net = workloads.resolve(r[col["op"]])
         except ValueError as e:
@@ -459,6 +458,36 @@ def read(path) -> list:
     return {"torch": _read_torch, "ncu": _read_ncu, "plain": _read_plain}[kind](path, text)
 
 
+#: the byte counters ncu reports for each memory level: a kernel must move what they
+#: count through the level, so its time is at least their sum over the level's bandwidth
+COUNTED_BYTES = (("dram", ("dram__bytes_read.sum", "dram__bytes_write.sum")), ("l2", ("lts__t_bytes.sum",)))
+
+
+def _counted(counters) -> dict:
+    """{level: bytes} of the byte counters present (reads and writes summed, whichever
+    of them the trace has)."""
+    return {lv: sum(counters[m] for m in ms if m in counters)
+            for lv, ms in COUNTED_BYTES if any(m in counters for m in ms)}
+
+
+def _counted_bound(k, level_bw) -> dict:
+    """A kernel with no op but counted bytes, held to the roof of each level counted: its
+    bound the longest of bytes over bandwidth; its achieved bytes/s the DRAM's, where
+    counted."""
+    moved = {lv: b for lv, b in _counted(k.counters).items() if lv in level_bw}
+    if not moved:
+        return {}
+    times = {lv: b / level_bw[lv] for lv, b in moved.items()}
+    lim = max(times, key=times.get)
+    b = times[lim]
+    s = k.seconds
+    dram = moved.get("dram")
+    return dict(compulsory_bytes=None, bound_seconds=b, limiter=f"{lim} (counted bytes)",
+                achieved_bytes_per_s=dram / s if s > 0 and dram is not None else None,
+                fraction_of_roof=b / s if s > 0 else None,
+                faster_than_bound=bool(s < b * (1 - 1e-9)) if s > 0 else b > 0)
+
+
 def check(hw, kernels, precision: str = "fp32") -> dict:
     """Each kernel against its op's bound: {"kernels": rows, "by_kind": totals,
     "mapped_fraction", "faster_than_bound", "total_seconds"}.
@@ -476,7 +505,7 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
     groups = {}
     for k in kernels:
         groups.setdefault(k.group if k.group is not None else id(k), []).append(k)
-    dram_bw = hw.memory_levels()[0].bandwidth_bytes_per_s
+    level_bw = {lv.name: lv.bandwidth_bytes_per_s for lv in hw.memory_levels()}
     rows = []
     # a trace calls the same few shapes over and over (every step of a training loop):
     # each shape's bound, FLOPs and bytes computed once (the operator's name aside)
@@ -510,14 +539,8 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
                 row["achieved_flop_per_s"] = op_flops / total if total > 0 else None
                 row["achieved_bytes_per_s"] = op_bytes / total if total > 0 else None
                 row["faster_than_bound"] = bool(total < b.seconds * (1 - 1e-9))
-            elif "dram__bytes_read.sum" in k.counters:
-                moved = k.counters["dram__bytes_read.sum"] + k.counters.get("dram__bytes_write.sum", 0.0)
-                fast = moved / k.seconds > dram_bw * (1 + 1e-9) if k.seconds > 0 else moved > 0
-                row.update(compulsory_bytes=None,
-                           achieved_bytes_per_s=moved / k.seconds if k.seconds > 0 else None,
-                           bound_seconds=moved / dram_bw,
-                           fraction_of_roof=moved / dram_bw / k.seconds if k.seconds > 0 else None,
-                           faster_than_bound=bool(fast), limiter="dram (counted bytes)")
+            elif _counted(k.counters):
+                row.update(_counted_bound(k, level_bw))
             rows.append(row)
     total = sum(r["seconds"] for r in rows)
     mapped = sum(r["seconds"] for r in rows if r["shape"] is not None)

@@ -1,9 +1,16 @@
 """The fields every ``roofsim check`` reader shares: the limits on times and counts, the
 one parser of numbers written as text, and the printable form of a name read from a trace.
 
-* :data:`MAX_SECONDS` and :data:`MAX_COUNT` bound every time and every count (bytes,
-  instructions) any reader takes, whatever its unit: a larger one is a corrupt number
-  (such as 1e300), not a kernel.
+* :data:`MIN_SECONDS`, :data:`MAX_SECONDS` and :data:`MAX_COUNT` bound every time and
+  every count (bytes, instructions) any reader takes, whatever its unit: the times are
+  the suites' range (``measurements``; a nanosecond to an hour), and a number outside
+  it (such as 1e-300 s or 1e300 bytes) is a corrupt number, not a kernel. The one
+  exception is a PyTorch trace's ``dur`` of 0: the profiler writes it for a kernel
+  shorter than its resolution.
+* :func:`ncu_units` is the units ncu may write for a metric (a time in ``nsecond``, a
+  byte count in ``Kbyte``...): a metric in a unit not its own (bytes in ``%``) is refused.
+* :func:`columns` is a CSV header's columns by name: a name given twice is refused by
+  every CSV reader (which of the two is meant cannot be told).
 * :func:`decimal` reads a number written in text (a CSV field, a ``Concrete Inputs``
   entry): ASCII decimal notation only -- an optional sign, digits (optionally grouped by
   commas in threes, as ncu writes 54,848), an optional fraction and exponent. Python's
@@ -27,7 +34,7 @@ from simulator.table import printable  # noqa: F401 -- the one rule, shared with
 # the longest time a kernel may take: an hour, the bound of the project's own suites
 # (a profiler's trace lasts seconds to minutes; a longer time is a corrupt number, such
 # as 1e308, not a kernel)
-from .measurements import MAX_SECONDS  # noqa: F401
+from .measurements import MAX_SECONDS, MIN_SECONDS  # noqa: F401
 #: the largest count (bytes, instructions) a kernel may have: 2**64 = 1.8e19, what a
 #: 64-bit hardware counter holds (ncu's are); a larger one is a corrupt number
 MAX_COUNT = float(2 ** 64)
@@ -57,3 +64,41 @@ def decimal(text: str, integer: bool = False):
     return float(t.replace(",", "")) if _DECIMAL.fullmatch(t) else None
 
 
+
+
+_PREFIXES = (("", 1.0), ("K", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12))
+#: the units ncu writes a time in, each with its size in seconds
+TIME_UNITS = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0, "ns": 1e-9, "us": 1e-6,
+              "ms": 1e-3, "s": 1.0}
+#: the units ncu writes a byte count in (its SI prefixes), each with its size in bytes
+BYTE_UNITS = {f"{p}{u}": s for p, s in _PREFIXES for u in ("byte", "B")}
+#: the units ncu writes an instruction count in, each with its size in instructions
+INST_UNITS = {f"{p}inst": s for p, s in _PREFIXES}
+
+
+def ncu_units(metric: str) -> dict:
+    """The units ncu may write ``metric``'s values in, each with its scale to the base
+    unit (seconds, bytes, instructions, percent), from the metric's name."""
+    if metric.startswith("gpu__time_duration"):
+        return TIME_UNITS
+    if "bytes" in metric.split(".")[0]:
+        return BYTE_UNITS
+    if "inst_executed" in metric.split(".")[0]:
+        return INST_UNITS
+    if ".pct" in metric:
+        return {"%": 1.0}
+    raise ValueError(f"metrics: {metric!r} is none that roofsim knows the units of (a time "
+                     "gpu__time_duration.*, a byte count *bytes*, an instruction count "
+                     "*inst_executed*, a percentage *.pct*)")
+
+
+def columns(path, line, head) -> dict:
+    """{name: index} of a CSV header (``path``'s line ``line``); a name given twice is an
+    error (which column is meant cannot be told)."""
+    col = {}
+    for i, h in enumerate(head):
+        if h in col:
+            raise ValueError(f"{path} line {line}: column {h!r} appears {head.count(h)} times (fields "
+                             f"{col[h] + 1} and {i + 1}); a header names each column once")
+        col[h] = i
+    return col

@@ -15,10 +15,21 @@ call's ``Input Dims`` and ``Concrete Inputs`` -- and checks them, in this order:
    and width, a product of other than two matrices, another dtype, an empty tensor, or
    an argument the trace does not record (an empty ``Concrete Inputs`` entry);
 3. otherwise the op, never one of another shape.
+
+A copy reads one dtype and may write another (``_copy``): ``copy_`` reads its ``src``
+and writes ``self``'s dtype, ``_to_copy``, ``to`` and ``type_as`` write the dtype they
+ask for (a ScalarType number in ``Concrete Inputs``, or the other tensor's ``Input
+type``). A copy that converts is a :class:`Cast` (its bytes those of each side); one to
+a dtype workloads.ir has not, or whose dtype the trace does not record, is unmapped with
+a note.
 """
 from __future__ import annotations
 
 import math
+
+import dataclasses
+
+from workloads.ir import DTYPES, Elementwise
 
 from .trace_fields import decimal, show
 
@@ -27,6 +38,12 @@ TORCH_DTYPES = {"float": "fp32", "double": "fp64", "c10::Half": "fp16", "c10::BF
                 "signed char": "int8"}
 #: ``Input type`` entries that are no tensor (their operand has no dtype)
 _NOT_TENSORS = ("", "Scalar", "ScalarList", "TensorList", "GenericList", "None")
+
+#: PyTorch's ScalarType numbers (how ``Concrete Inputs`` records a dtype argument, as
+#: ``aten::_to_copy``'s) of the dtypes ``workloads.ir`` has
+SCALAR_TYPES = {1: "int8", 5: "fp16", 6: "fp32", 7: "fp64", 15: "bf16"}
+#: the operators that copy a tensor, converting it where the call asks (see ``_copy``)
+_COPIES = ("copy", "contiguous", "clone", "to", "_to_copy", "type_as")
 
 _CONV = ("cudnn_convolution", "convolution", "_convolution", "conv2d")
 _TRANSPOSED = ("conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cudnn_convolution_transpose",
@@ -202,19 +219,102 @@ def _global_pool(n, d, c):
     return "", dict(N=N, C=C, H=H, W=W, R=H, S=W, mode="avg")
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Cast(Elementwise):
+    """A copy that converts its data: reads ``n`` elements of ``dtype`` and writes ``n``
+    of ``to`` (workloads.ir's Elementwise reads and writes one dtype), no FLOPs -- so its
+    compulsory bytes, and its bound, are those of each side."""
+
+    op: str = "copy"
+    to: str = "fp32"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.op != "copy":
+            raise ValueError(f"Cast.op = {self.op!r}: allowed: copy")
+        if self.to not in DTYPES:
+            raise ValueError(f"Cast.to = {self.to!r}: allowed: {', '.join(DTYPES)}")
+
+    def operands(self):
+        x, y = super().operands()
+        return x, dataclasses.replace(y, dtype=self.to)
+
+    def describe(self):
+        return f"copy n={self.n} {self.dtype}->{self.to}"
+
+
+def _dtype_arg(c, types, j):
+    """(note, dtype) of a call's ``dtype`` argument ``j`` (a ScalarType number in
+    ``Concrete Inputs``): None where the call gives none (its ``Input type`` empty), a
+    note where the trace does not record it or workloads.ir has no such dtype."""
+    t = types[j] if j < len(types) else ""
+    if not _recorded(c, j):
+        return ("", None) if t in ("", "None") else (_unrecorded(["dtype"]), None)
+    v = _ints(c, j)
+    if len(v) != 1 or v[0] < 0:
+        raise ValueError(f"args.Concrete Inputs[{j}] = {show(c[j])}: the dtype, a ScalarType number "
+                         "(5 for torch.half, 6 for torch.float)")
+    if v[0] not in SCALAR_TYPES:
+        return (f"a cast to ScalarType {v[0]} (workloads.ir's dtypes: "
+                f"{', '.join(f'{d} ({k})' for k, d in SCALAR_TYPES.items())})"), None
+    return "", SCALAR_TYPES[v[0]]
+
+
+def _tensor_dtype(t):
+    """(note, dtype) of a tensor's ``Input type`` as the dtype a copy writes: None where
+    the trace records none."""
+    if t in _NOT_TENSORS:
+        return "", None
+    if t not in TORCH_DTYPES:
+        return f"a cast to {t} data (workloads.ir's dtypes: {', '.join(DTYPES)})", None
+    return "", TORCH_DTYPES[t]
+
+
+def _copy(n, d, c, types):
+    """(note, the dtype written -- None for the one read --, the index of the operand
+    read) of a copy call: ``copy_(self, src)`` reads ``src`` and writes ``self``'s dtype;
+    ``_to_copy(self, *, dtype)`` and ``to`` (``to(dtype)``, ``to(device, dtype)``,
+    ``to(other)``, ``to(*, dtype, layout, device)``: told apart by their inputs) write the
+    dtype asked; ``type_as(self, other)`` writes ``other``'s; ``clone`` and
+    ``contiguous`` their input's."""
+    ty = [types[j] if j < len(types) else "" for j in range(max(len(types), 2))]
+    if n == "copy":
+        if len(d) > 1 and d[1] and _prod(d[1]) != _prod(d[0]):
+            return (f"a broadcasting copy (src {list(d[1])} into {list(d[0])}; workloads.ir's copy reads "
+                    "and writes n elements)"), None, 0
+        note, to = _tensor_dtype(ty[0])
+        return note, to, 1 if len(types) > 1 else 0
+    if n == "type_as":
+        return (*_tensor_dtype(ty[1]), 0)
+    if n == "_to_copy":
+        return (*_dtype_arg(c, types, 1), 0)
+    if n == "to":
+        if len(types) == 5 and ty[1] not in _NOT_TENSORS:      # to(other, ...)
+            return (*_tensor_dtype(ty[1]), 0)
+        j = {5: 1, 6: 2, 8: 1}.get(len(types))                  # to(dtype), to(device, dtype), to(*, dtype)
+        if j is None:
+            return (f"an aten::to of {len(types)} inputs (no overload PyTorch records: 5, 6 or 8)"
+                    if types else _unrecorded(["dtype"])), None, 0
+        note, to = _dtype_arg(c, types, j)
+        if len(types) != 8 and not note and to is None:        # a dtype these overloads must have
+            return _unrecorded(["dtype"]), None, 0
+        return note, to, 0
+    return "", None, 0
+
+
 def op_of(name: str, dims, concrete=(), types=()):
     """(kind, workloads.ir op or None, note) of a PyTorch operator call: ``dims`` its
     ``Input Dims``, ``concrete`` its ``Concrete Inputs``, ``types`` its ``Input type``.
-    The op's dtype is its first input's (``float`` fp32, ``double`` fp64, ``c10::Half``
+    The op's dtype is its first input's (a copy's: the one it reads; ``float`` fp32, ``double`` fp64, ``c10::Half``
     fp16, ``c10::BFloat16`` bf16, ``signed char`` int8; fp32 where the trace records no
     type). A call of a known kind that no op describes faithfully is (kind, None, why);
     one no PyTorch call can be (see the module's doc) a ValueError naming the ``args``
     fields at fault."""
-    from workloads.ir import BatchNorm, Conv2d, Elementwise, Gemm, Pool2d
+    from workloads.ir import BatchNorm, Conv2d, Gemm, Pool2d
     d = [_sizes(x) for x in dims]
     c = list(concrete)
     n = name.split("::")[-1].rstrip("_")
-    kind, make, note = "other", None, ""
+    kind, make, note, src = "other", None, "", 0       # src: the input whose dtype is the op's
     if n in _TRANSPOSED:
         return "convolution", None, "a transposed convolution (workloads.ir's Conv2d is a forward one)"
     if n in _CONV and len(d) > 1 and d[0] and d[1]:
@@ -254,16 +354,19 @@ def op_of(name: str, dims, concrete=(), types=()):
 
         def make(dtype):
             return Elementwise(name=name, n=_prod(d[0]), op=op, dtype=dtype)
-    elif n in ("copy", "contiguous", "clone", "to", "_to_copy") and d and d[0]:
+    elif n in _COPIES and d and d[0]:
         kind = "copy"
+        note, to, src = _copy(n, d, c, types)
 
         def make(dtype):
-            return Elementwise(name=name, n=_prod(d[0]), op="copy", dtype=dtype)
+            if to is None or to == dtype:
+                return Elementwise(name=name, n=_prod(d[0]), op="copy", dtype=dtype)
+            return Cast(name=name, n=_prod(d[0]), dtype=dtype, to=to)
+        make = None if note else make
     if not make:
         return kind, None, note
-    t = types[0] if types else ""
+    t = types[src] if src < len(types) else ""
     if t not in TORCH_DTYPES and t not in _NOT_TENSORS:
-        from workloads.ir import DTYPES
         return kind, None, (f"{t} data (workloads.ir's dtypes: {', '.join(DTYPES)}; PyTorch's "
                             f"{', '.join(TORCH_DTYPES)})")
     if any(0 in x for x in d if x):
