@@ -260,13 +260,13 @@ def validate(hw, folder, suites=("grid", "gemm", "conv"), engine_budget: float |
     (0, True)
     """
     from simulator.analysis.measurements import KERNEL_SUITES
-    from simulator.analysis.validate import predict_records, predict_suites, score
+    from simulator.analysis.validate import load_suites, predict_records, predict_suites, score
     hw = arg.hardware(hw, "simt")
     suites = arg.names(suites, "suites", KERNEL_SUITES)
     engine_budget, progress = arg.budget(engine_budget), arg.function(progress, "progress")
     workers, scheduler = arg.workers(workers), arg.scheduler(scheduler)
     folder = arg.path(folder, "folder", "a measurement folder")
-    files = [load_measurements(folder, suite) for suite in suites]
+    files = load_suites(hw, folder, suites)
     if workers == 1 and scheduler is None:
         per = {sf.suite: predict_records(hw, sf, engine_budget, progress) for sf in files}
     else:

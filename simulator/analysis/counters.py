@@ -178,9 +178,13 @@ def _simulate(task):
 
 def run(hw, folder, mode: str = "sampled"):
     """(a row per measured launch whose problem the engine finished, whether Ctrl-C
-    stopped it): each counter measured and predicted."""
+    stopped it): each counter measured and predicted. Counters of another GPU than
+    ``hw``'s are refused (``measurements.check_device``)."""
     from simulator.parallel import map_tasks
+
+    from .measurements import check_device
     doc = load(folder)
+    check_device(hw, folder, "counters.json", doc["provenance"])
     measured = [r for r in doc["records"] if r["ok"]]      # ok false: left out (left_out)
     items = list(dict.fromkeys(r["problem"] for r in measured))
     out = map_tasks(_simulate, [(hw, it, mode) for it in items], workers=1, label="counters")

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from simulator.arguments import cut, show
 from simulator.result import Measurement
 
 KERNEL_SUITES = ("grid", "gemm", "conv")
@@ -82,6 +83,21 @@ def same_gpu(hw, device: str, compute_capability: str | None = None) -> bool:
     # a preset of the user's own naming none (a calibrated copy, "lab-gpu") is told by
     # the compute capability alone
     return models[0] in ours if ours else compute_capability is not None
+
+
+def check_device(hw, folder, name: str, provenance: dict) -> str:
+    """The device (provenance) file ``name`` of measurement folder ``folder`` was measured
+    on; a ValueError naming the argument (``folder=``) unless it can be ``hw``'s GPU
+    (``same_gpu``): scoring a preset against another GPU's measurements scores nothing
+    it predicts. Every scoring of a folder (validate's suites, counters, tune) checks here."""
+    dev = str(provenance.get("device", ""))
+    if not same_gpu(hw, dev, provenance.get("compute_capability")):
+        raise ValueError(f"folder={short(str(folder), 200)}: {name} was measured on "
+                         f"{short(dev, 80)}, not a {hw.name} ({cut(hw.description, 80)}); "
+                         f"score a preset against its own GPU's measurements (a preset names "
+                         f"its GPU's model in its name or description, or names none and "
+                         f"shares its compute capability)")
+    return dev
 
 
 @dataclass(frozen=True)
@@ -382,9 +398,9 @@ def _no_repeated_keys(pairs):
 
 
 def short(v, n: int = 40) -> str:
-    """``repr(v)`` cut to ``n`` characters (an error quotes the value it refuses)."""
-    s = repr(v)
-    return s if len(s) <= n else s[:n - 3] + "..."
+    """``repr(v)`` cut to ``n`` characters (an error quotes the value it refuses):
+    ``simulator.arguments.show``."""
+    return show(v, n)
 
 
 MISSING = object()    # a RecordError's value where the record has no such field

@@ -250,11 +250,15 @@ def scores(hw, folder, engine_top: int = 3) -> dict:
     measurements) and, for comparison, of random search with as many measurements
     (expected, exact); the Spearman rank correlation of the analytic model's times with
     the measured ones. Then medians and worsts (None where no problem has the figure).
-    Ctrl-C: the problems that finished, ``interrupted`` set."""
+    Ctrl-C: the problems that finished, ``interrupted`` set. Measurements of another
+    GPU than ``hw``'s are refused (``measurements.check_device``)."""
     import statistics
 
     from simulator.parallel import map_tasks
+
+    from .measurements import check_device
     doc = load(folder)
+    check_device(hw, folder, "tune.json", doc["provenance"])
     by = {}
     for r in doc["records"]:
         if r["ok"]:                       # checked on load: a positive, finite median_s
