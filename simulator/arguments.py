@@ -46,7 +46,7 @@ def hardware(hw, family: str | None = None, arg: str = "hw"):
                         f"or a model from load_hardware; not a {_kind(hw)}")
     if family is not None and hw.family != family:
         what = {"simt": "a SIMT GPU", "systolic": "a systolic array"}.get(family, family)
-        raise ValueError(f"{arg}={hw.name!r}: not {what} (its family is {hw.family!r})")
+        raise ValueError(f"{arg}={show(hw.name)}: not {what} (its family is {show(hw.family)})")
     return hw
 
 

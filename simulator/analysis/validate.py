@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simulator.arguments import show
 from simulator.result import Measurement, Result
 
 from .measurements import (KERNEL_SUITES, SuiteFile, check_device, check_kernel_records,
@@ -166,7 +167,7 @@ def predict_record(task: RecordTask) -> ValidationRow:
     # the gemm suite rotates buffer sets to avoid that
     warm = r.get("buffer_sets", 1) == 1
     if not warm and r.get("rotation_bytes", math.inf) < 2 * hw.l2.size_bytes:
-        raise ValueError(f"record {i} of suite {sf.suite!r}: rotation_bytes = {r['rotation_bytes']}: "
+        raise ValueError(f"record {i} of suite {show(sf.suite)}: rotation_bytes = {r['rotation_bytes']}: "
                          f"rotating buffer sets must span at least twice the L2 "
                          f"({2 * hw.l2.size_bytes} bytes) for the launch to start cold")
     a = api.analytic(hw, prob, l2_warm=warm)

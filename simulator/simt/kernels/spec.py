@@ -94,7 +94,8 @@ class Arg:
                                                for x in t):
             want = (f"a 1-D {self.name}: one positive integer up to 2147483647" if self.ndim == 1
                     else f"1 to {self.ndim} positive integers, each up to 2147483647")
-            given = "x".join(map(str, t)) if t and all(_is_int(x) for x in t) else show(value)
+            ints = tuple(int(x) if _is_int(x) else x for x in t)      # np.int64(16) as 16
+            given = "x".join(map(str, t)) if t and all(map(_is_int, t)) else show(ints)
             raise ValueError(f"{kernel}: {self.name} = {show_text(given)}: this kernel "
                              f"takes {want}")
         return tuple(int(x) for x in t)
