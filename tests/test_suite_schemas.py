@@ -658,3 +658,18 @@ def test_a_long_kernel_name_in_a_record_is_cut_in_the_error(tmp_path):
         record_tasks(hwmodels.get("h100-sxm"), [load_suite(tmp_path, "grid")])
     msg = str(e.value)
     assert f"record {i}" in msg and "'reluxxx" in msg and len(msg) < len(str(tmp_path)) + 400, msg
+
+
+@pytest.mark.parametrize("edit,field", [
+    (_set(min_s=float("nan")), "min_s"), (_set(max_s=1e9), "max_s"), (_set(reps=-1), "reps"),
+    (_set(samples_s=[1.0]), "samples_s")])
+def test_h2d_times_are_checked_too(tmp_path, edit, field):
+    """The h2d suite's records time copies as micro's time launches: the same checks."""
+    from simulator.analysis.measurements import load_suite
+    raw = json.loads((REAL / "h2d.json").read_text())
+    edit(raw["records"][0])
+    (tmp_path / "h2d.json").write_text(json.dumps(raw))
+    kind = raw["records"][0]["kind"]
+    with pytest.raises(ValueError, match=rf"h2d.json: record 0 \('{kind}'\): field '{field}'"):
+        load_suite(tmp_path, "h2d")
+    assert load_suite(REAL.parent / "h200", "h2d").records

@@ -179,6 +179,8 @@ def load_suite(folder, suite: str) -> SuiteFile:
                                  f"{', '.join(H2D_KINDS)}")
             for f in H2D_NUMBERS:
                 _positive(path, i, r, f)
+            field(path, i, r["kind"], r, "reps", "count")
+            check_times(path, i, r["kind"], r)
         if suite in ("micro", "h2d") and r.get("ok") and "bandwidth_bytes_per_s" in r \
                 and "bytes" in r:
             _positive(path, i, r, "median_s", "a positive number of seconds")
@@ -223,15 +225,16 @@ def _who(r):
 
 def check_times(path, i, who, r) -> None:
     """A successful record's times, for every suite that times launches (the kernel
-    suites and micro): ``median_s``, ``min_s`` and ``max_s`` each MIN_SECONDS to
+    suites, micro and h2d): ``median_s``, ``min_s`` and ``max_s`` each MIN_SECONDS to
     MAX_SECONDS and in that order; ``samples_s``, where given, a list of such times
     whose median, min and max are those three, and ``reps`` (where given) its length.
     A RecordError (or ValueError) names the file, the record (``who``) and the field."""
     for f in TIMING_FIELDS:
         field(path, i, who, r, f, "seconds", optional=False)
     if not r["min_s"] <= r["median_s"] <= r["max_s"]:
-        raise ValueError(f"{path}: record {i}: fields 'min_s' = {show(r['min_s'])}, 'median_s' = "
-                         f"{show(r['median_s'])}, 'max_s' = {show(r['max_s'])}: must be in that order")
+        raise ValueError(f"{path}: {_record(i, who)}: fields 'min_s' = {show(r['min_s'])}, "
+                         f"'median_s' = {show(r['median_s'])}, 'max_s' = {show(r['max_s'])}: "
+                         f"must be in that order")
     samples = r.get("samples_s")
     if samples is not None:
         if (not isinstance(samples, list) or not samples
@@ -244,7 +247,7 @@ def check_times(path, i, who, r) -> None:
         mid = statistics.median(samples)
         if (abs(mid - r["median_s"]) > 1e-9 * r["median_s"] or min(samples) != r["min_s"]
                 or max(samples) != r["max_s"]):
-            raise ValueError(f"{path}: record {i}: field 'samples_s' (median {show(mid)}, min "
+            raise ValueError(f"{path}: {_record(i, who)}: field 'samples_s' (median {show(mid)}, min "
                              f"{show(min(samples))}, max {show(max(samples))}) disagrees with median_s, "
                              f"min_s and max_s")
         reps = field(path, i, who, r, "reps", "count")
@@ -417,12 +420,18 @@ def short(v, n: int = 40) -> str:
 MISSING = object()    # a RecordError's value where the record has no such field
 
 
+def _record(i, name) -> str:
+    """A record as an error names it: its index and, where it has one, its name or problem
+    (cut short)."""
+    return f"record {i}" + (f" ({short(name, 60)})" if isinstance(name, str) else "")
+
+
 class RecordError(ValueError):
     """A record of a suite file refused: names the file, the record (index and its problem)
     and the field, with the value (cut short) and what is allowed."""
 
     def __init__(self, path, i, name, field, value, allowed):
-        who = f"record {i}" + (f" ({short(name, 60)})" if isinstance(name, str) else "")
+        who = _record(i, name)
         what = "missing" if value is MISSING else f"= {short(value)}"
         super().__init__(f"{path}: {who}: field {field!r} {what}: {allowed}")
 
