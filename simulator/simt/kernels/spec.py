@@ -23,8 +23,7 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from simulator.arguments import cut as show_text
-from simulator.arguments import show
+from simulator.arguments import cut, show
 
 ARG_KINDS = ("size", "choice", "conv", "dims", "op")
 
@@ -95,8 +94,8 @@ class Arg:
             want = (f"a 1-D {self.name}: one positive integer up to 2147483647" if self.ndim == 1
                     else f"1 to {self.ndim} positive integers, each up to 2147483647")
             ints = tuple(int(x) if _is_int(x) else x for x in t)      # np.int64(16) as 16
-            given = "x".join(map(str, t)) if t and all(map(_is_int, t)) else show(ints)
-            raise ValueError(f"{kernel}: {self.name} = {show_text(given)}: this kernel "
+            given = show("x".join(map(str, t)) if t and all(map(_is_int, t)) else ints)
+            raise ValueError(f"{kernel}: {self.name} = {given}: this kernel "
                              f"takes {want}")
         return tuple(int(x) for x in t)
 
@@ -153,7 +152,7 @@ class KernelSpec:
         names = [a.name for a in self.args]
         extra = [k for k, v in given.items() if k not in names and v is not None]
         if extra:
-            raise ValueError(f"{self.name} does not take {show_text(', '.join(extra))} (it takes "
+            raise ValueError(f"{self.name} does not take {cut(', '.join(extra))} (it takes "
                              f"{', '.join(names)})")
         out = {}
         for a in self.args:
