@@ -559,25 +559,25 @@ def _micro(tmp_path, i, edit):
     return tmp_path
 
 
-def _set(**kw):
+def _update(**kw):
     return lambda r: r.update(kw)
 
 
 # record 0 is a dram_copy of 7 samples, record 4 a latency_l1 timed without samples
 @pytest.mark.parametrize("i,edit,field", [
-    (0, _set(samples_s="hello"), "samples_s"),
+    (0, _update(samples_s="hello"), "samples_s"),
     (0, lambda r: r["samples_s"].__setitem__(0, float("nan")), "samples_s"),
-    (0, _set(samples_s=[1e300, -5]), "samples_s"),
-    (0, _set(samples_s=[]), "samples_s"),
-    (0, _set(samples_s=[True] * 7), "samples_s"),
-    (0, _set(reps=99), "reps"),
-    (0, _set(reps="seven"), "reps"),
-    (0, _set(median_s=0.0), "median_s"),
-    (0, _set(max_s=7200.0), "max_s"),
-    (4, _set(median_s=float("nan")), "median_s"),
-    (4, _set(min_s=None), "min_s"),
-    (4, _set(reps=0), "reps"),
-    (12, _set(reps=True), "reps"),
+    (0, _update(samples_s=[1e300, -5]), "samples_s"),
+    (0, _update(samples_s=[]), "samples_s"),
+    (0, _update(samples_s=[True] * 7), "samples_s"),
+    (0, _update(reps=99), "reps"),
+    (0, _update(reps="seven"), "reps"),
+    (0, _update(median_s=0.0), "median_s"),
+    (0, _update(max_s=7200.0), "max_s"),
+    (4, _update(median_s=float("nan")), "median_s"),
+    (4, _update(min_s=None), "min_s"),
+    (4, _update(reps=0), "reps"),
+    (12, _update(reps=True), "reps"),
 ])
 def test_micro_times_are_checked_as_the_kernel_suites(tmp_path, i, edit, field):
     """Was accepted by calibrate (samples and reps never read); now a ValueError naming
@@ -611,7 +611,7 @@ def test_micro_samples_in_any_order_and_committed_files_load(tmp_path):
         assert all(len(r["samples_s"]) == r["reps"] for r in sf.records if "samples_s" in r)
     s = [5e-6, 1e-6, 7e-6, 3e-6, 2e-6, 6e-6, 4e-6]
     # record 11: launch_back_to_back (no bandwidth computed from its median)
-    sf = load_suite(_micro(tmp_path, 11, _set(samples_s=s, median_s=4e-6, min_s=1e-6,
+    sf = load_suite(_micro(tmp_path, 11, _update(samples_s=s, median_s=4e-6, min_s=1e-6,
                                               max_s=7e-6, reps=7)), "micro")
     assert sf.records[11]["name"] == "launch_back_to_back"
 
@@ -661,8 +661,8 @@ def test_a_long_kernel_name_in_a_record_is_cut_in_the_error(tmp_path):
 
 
 @pytest.mark.parametrize("edit,field", [
-    (_set(min_s=float("nan")), "min_s"), (_set(max_s=1e9), "max_s"), (_set(reps=-1), "reps"),
-    (_set(samples_s=[1.0]), "samples_s")])
+    (_update(min_s=float("nan")), "min_s"), (_update(max_s=1e9), "max_s"), (_update(reps=-1), "reps"),
+    (_update(samples_s=[1.0]), "samples_s")])
 def test_h2d_times_are_checked_too(tmp_path, edit, field):
     """The h2d suite's records time copies as micro's time launches: the same checks."""
     from simulator.analysis.measurements import load_suite
