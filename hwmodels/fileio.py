@@ -14,6 +14,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from .units import show
+
 
 def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
     """Write ``data`` (text, or bytes) to a temporary name in the same folder, then
@@ -37,13 +39,13 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
         # the link stays; the file it points to is written (a dangling link: its target made)
         p = Path(os.path.realpath(p))
     if not p.parent.is_dir():
-        raise ValueError(f"{path}: folder {str(p.parent)!r} does not exist")
+        raise ValueError(f"{path}: folder {show(str(p.parent), 200)} does not exist")
     if p.is_dir():
         raise ValueError(f"{path}: is a folder, not a file")
     try:
         fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     except OSError as e:
-        raise ValueError(f"{path}: cannot write in folder {str(p.parent)!r} "
+        raise ValueError(f"{path}: cannot write in folder {show(str(p.parent), 200)} "
                          f"({e.strerror or e})") from None
     try:
         with os.fdopen(fd, mode) as fh:
@@ -79,13 +81,13 @@ def read_small_file(path: str | os.PathLike, what: str, limit: int) -> bytes:
     try:
         st = os.stat(p)
     except FileNotFoundError:
-        raise ValueError(f"{what} {p!r} does not exist") from None
+        raise ValueError(f"{what} {show(p, 200)} does not exist") from None
     except OSError as e:
-        raise ValueError(f"{what} {p!r}: cannot read ({e.strerror or e})") from None
+        raise ValueError(f"{what} {show(p, 200)}: cannot read ({e.strerror or e})") from None
     if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"{what} {p!r} is a folder, not a file")
+        raise ValueError(f"{what} {show(p, 200)} is a folder, not a file")
     if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{what} {p!r} is not a regular file (a device, a pipe or a "
+        raise ValueError(f"{what} {show(p, 200)} is not a regular file (a device, a pipe or a "
                          "socket); give a file")
     too_big = (f"{what} {p!r} is larger than {limit:,} bytes, the most a file of this kind "
                "may hold")
@@ -95,7 +97,7 @@ def read_small_file(path: str | os.PathLike, what: str, limit: int) -> bytes:
         with open(p, "rb") as fh:
             data = fh.read(limit + 1)
     except OSError as e:
-        raise ValueError(f"{what} {p!r}: cannot read ({e.strerror or e})") from None
+        raise ValueError(f"{what} {show(p, 200)}: cannot read ({e.strerror or e})") from None
     if len(data) > limit:
         raise ValueError(too_big)
     return data

@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from .units import show
+
 #: PEs along one side of a systolic array (a what-if may go far past any chip; the
 #: systolic engine checks ``--array`` against the same number)
 MAX_ARRAY_SIDE = 2**20
@@ -104,7 +106,7 @@ def _fmt(x) -> str:
 def _text(where: str, v: str, what: str) -> None:
     if not v.isprintable():
         bad = next(c for c in v if not c.isprintable())
-        raise ValueError(f"{where} = {v!r}: must be printable text; it holds {bad!r} "
+        raise ValueError(f"{where} = {show(v)}: must be printable text; it holds {show(bad)} "
                          f"(U+{ord(bad):04X}), {what}")
 
 
@@ -121,12 +123,12 @@ def check(obj) -> None:
         if isinstance(v, str):
             if f.name == "name":
                 if not v.strip():
-                    raise ValueError(f"{where} = {v!r}: must not be empty")
+                    raise ValueError(f"{where} = {show(v)}: must not be empty")
                 if len(v) > MAX_NAME_CHARS:
                     raise ValueError(f"{where}: {len(v)} characters; at most {MAX_NAME_CHARS}")
             _text(where, v, "a control character")
             if f.name == "compute_capability" and not _CC.fullmatch(v):
-                raise ValueError(f"{where} = {v!r}: expected MAJOR.MINOR in ASCII digits, "
+                raise ValueError(f"{where} = {show(v)}: expected MAJOR.MINOR in ASCII digits, "
                                  "MAJOR 1 to 19 and MINOR one digit, such as '2.0' or '9.0' "
                                  "(NVIDIA's run from 1.0 to 12.x)")
             continue
@@ -136,5 +138,5 @@ def check(obj) -> None:
         lo, hi, why = limit
         for x in (v if isinstance(v, tuple) else (v,)):
             if not lo <= x <= hi:
-                raise ValueError(f"{where} = {v!r}: must be between {_fmt(lo)} and {_fmt(hi)} "
+                raise ValueError(f"{where} = {show(v)}: must be between {_fmt(lo)} and {_fmt(hi)} "
                                  f"({why})")

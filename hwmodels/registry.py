@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import cpu, fermi, fileio, hopper, kepler, tpu, volta
 from .schema import MulticoreCPU, SIMTGPU, SystolicArray
-from .units import family_of_field, parse_quantity
+from .units import family_of_field, parse_quantity, show
 
 SCHEMA_VERSION = 1
 
@@ -82,16 +82,15 @@ def get(name_or_path: str | os.PathLike):
     if key in PRESETS:
         return PRESETS[key]
     if not key.strip():
-        raise ValueError(f"hardware {key!r} is empty; allowed: {', '.join(PRESETS)}, a path to a "
+        raise ValueError(f"hardware {show(key)} is empty; allowed: {', '.join(PRESETS)}, a path to a "
                          ".toml file, or a SCALE-Sim .cfg")
-    shown = key if len(key) <= 120 else f"{key[:80]}... ({len(key):,} characters)"
     try:
         is_dir, is_file = Path(key).is_dir(), Path(key).is_file()
     except OSError as e:            # a name too long for a path, say
-        raise ValueError(f"hardware {shown!r} is no preset and no file ({e.strerror or e}); "
+        raise ValueError(f"hardware {show(key)} is no preset and no file ({e.strerror or e}); "
                          f"allowed: {', '.join(PRESETS)}, a .toml file, or a SCALE-Sim .cfg") from None
     if is_dir:                      # either format (dir.toml, dir.cfg)
-        raise ValueError(f"hardware {shown!r} is a folder; give a preset name, a .toml file or a "
+        raise ValueError(f"hardware {show(key)} is a folder; give a preset name, a .toml file or a "
                          "SCALE-Sim .cfg")
     if key.lower().endswith(".cfg"):
         from .scalesim_cfg import load_cfg
@@ -100,7 +99,7 @@ def get(name_or_path: str | os.PathLike):
         return load_toml(key)
     close = suggest(key[:200], PRESETS)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise ValueError(f"hardware {shown!r} is unknown{hint}; allowed: {', '.join(PRESETS)}, "
+    raise ValueError(f"hardware {show(key)} is unknown{hint}; allowed: {', '.join(PRESETS)}, "
                      "a path to a .toml file, or a SCALE-Sim .cfg")
 
 
@@ -138,18 +137,18 @@ def _convert(value, tp, name: str, path: str):
         return None
     if tp is str:
         if not isinstance(value, str):
-            raise ValueError(f"{path}: {value!r} must be a string")
+            raise ValueError(f"{path}: {show(value)} must be a string")
         return value
     if tp is bool:
         if isinstance(value, bool):
             return value
         if isinstance(value, str) and value.lower() in ("true", "false"):
             return value.lower() == "true"
-        raise ValueError(f"{path}: {value!r} must be true or false")
+        raise ValueError(f"{path}: {show(value)} must be true or false")
     if tp in (int, float):
         fam = family_of_field(name)
         if isinstance(value, bool):
-            raise ValueError(f"{path}: {value!r} must be a number")
+            raise ValueError(f"{path}: {show(value)} must be a number")
         if isinstance(value, str):
             if fam is not None:
                 x = parse_quantity(value, fam, field=path)
@@ -162,23 +161,23 @@ def _convert(value, tp, name: str, path: str):
         elif isinstance(value, (int, float)):
             x = value
         else:
-            raise ValueError(f"{path}: {value!r} must be a number")
+            raise ValueError(f"{path}: {show(value)} must be a number")
         if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
             raise ValueError(f"{path}: {_short(value)} must be a finite number")
         if abs(x) > MAX_NUMBER:
             raise ValueError(f"{path}: {_short(value)} is too large; at most {MAX_NUMBER:.3g} (2**53)")
         if tp is int:
             if float(x) != int(x):
-                raise ValueError(f"{path}: {value!r} must be a whole number")
+                raise ValueError(f"{path}: {show(value)} must be a whole number")
             return int(x)
         return float(x)
     if typing.get_origin(tp) is tuple:
         return _convert_tuple(value, typing.get_args(tp)[0], name, path)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
-            raise ValueError(f"{path}: expected a table of fields, got {value!r}")
+            raise ValueError(f"{path}: expected a table of fields, got {show(value)}")
         return _build(tp, value, path)
-    raise TypeError(f"{path}: unsupported field type {tp!r}")  # a bug in the schema
+    raise TypeError(f"{path}: unsupported field type {show(tp)}")  # a bug in the schema
 
 
 def _convert_tuple(value, elem, name: str, path: str) -> tuple:
@@ -192,12 +191,12 @@ def _convert_tuple(value, elem, name: str, path: str) -> tuple:
             text = text[1:-1].strip()
         items = [x.strip() for x in text.split(",")] if text else []
         if any(x == "" for x in items):
-            raise ValueError(f"{path}: {value!r} has an empty item; expected comma-separated "
+            raise ValueError(f"{path}: {show(value)} has an empty item; expected comma-separated "
                              "values, e.g. 0B,8KiB,16KiB")
     elif isinstance(value, (list, tuple)):
         items = list(value)
     else:
-        raise ValueError(f"{path}: {value!r} must be a list")
+        raise ValueError(f"{path}: {show(value)} must be a list")
     return tuple(_convert(x, elem, name, f"{path}[{i}]") for i, x in enumerate(items))
 
 
@@ -228,11 +227,11 @@ def from_dict(data: dict):
     data = dict(data)
     version = data.pop("schema_version", None)
     if version != SCHEMA_VERSION:
-        raise ValueError(f"schema_version = {version!r}: this roofsim reads schema_version "
+        raise ValueError(f"schema_version = {show(version)}: this roofsim reads schema_version "
                          f"{SCHEMA_VERSION}")
     family = data.pop("family", None)
     if family not in FAMILIES:
-        raise ValueError(f"family = {family!r}: allowed: {', '.join(FAMILIES)}")
+        raise ValueError(f"family = {show(family)}: allowed: {', '.join(FAMILIES)}")
     return _build(FAMILIES[family], data, "")
 
 
@@ -268,7 +267,7 @@ def _toml_value(v) -> str:
         return json.dumps(v)
     if isinstance(v, tuple):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    raise TypeError(f"cannot write {v!r} to TOML")
+    raise TypeError(f"cannot write {show(v)} to TOML")
 
 
 def dumps_toml(hw) -> str:
@@ -338,7 +337,7 @@ def with_overrides(hw, assignments: list[str]):
     keys = override_keys(hw)
     for a in assignments:
         if "=" not in a:
-            raise ValueError(f"{a!r}: expected FIELD=VALUE, e.g. l2.size_bytes=8MiB")
+            raise ValueError(f"{show(a)}: expected FIELD=VALUE, e.g. l2.size_bytes=8MiB")
         key, value = (s.strip() for s in a.split("=", 1))
         if key not in keys:
             close = suggest(key, keys, n=3)

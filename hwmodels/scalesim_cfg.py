@@ -26,7 +26,7 @@ from .fileio import MAX_HARDWARE_FILE_BYTES, read_small_file
 from .limits import MAX_ARRAY_SIDE
 from .schema import DRAM, HostLink, ScaleSimInterface, Scratchpad, SystolicArray
 from .tpu import TEACHING_PEAK
-from .units import GiB, KiB
+from .units import GiB, KiB, show
 
 ASSUMED_CLOCK_HZ = 1e9
 CALC_BANDWIDTH_BYTES_PER_S = 1e15
@@ -81,7 +81,7 @@ def load_cfg(path) -> SystolicArray:
         if "%" in v:
             # SCALE-Sim's reader interpolates %(name)s and %% (and fails on a lone %);
             # this one reads values as written, so the two would disagree
-            raise ValueError(f"{p}: [{section}] {key} = {v!r}: '%' is not allowed (SCALE-Sim "
+            raise ValueError(f"{p}: [{section}] {key} = {show(v)}: '%' is not allowed (SCALE-Sim "
                              "would read it as an interpolation)")
         return v
 
@@ -102,13 +102,13 @@ def load_cfg(path) -> SystolicArray:
             return False
         if v.lower() not in words:
             allowed = "True, False" if words is _BOOL_WORDS else "True, False, yes, no, on, off, 1, 0"
-            raise ValueError(f"{p}: [{section}] {key} = {v!r}: allowed: {allowed}")
+            raise ValueError(f"{p}: [{section}] {key} = {show(v)}: allowed: {allowed}")
         return words[v.lower()]
 
     def keyword(section, key, allowed):
         v = get(section, key)
         if v not in allowed:
-            raise ValueError(f"{p}: [{section}] {key} = {v!r}: allowed: {', '.join(allowed)} "
+            raise ValueError(f"{p}: [{section}] {key} = {show(v)}: allowed: {', '.join(allowed)} "
                              "(SCALE-Sim matches them exactly)")
         return v
 
@@ -134,7 +134,7 @@ def load_cfg(path) -> SystolicArray:
     bandwidths = _bandwidths(p, get(arch, "Bandwidth", required=mode == "USER"))
     run_name = get("general", "run_name", required=False, default="").strip('"')
     if run_name and not run_name.isprintable():
-        raise ValueError(f"{p}: [general] run_name = {run_name!r}: must be printable text")
+        raise ValueError(f"{p}: [general] run_name = {show(run_name)}: must be printable text")
     if mode == "USER":
         of_bw = bandwidths[0]
         if_bw = integer("layout", "IfmapSRAMBankBandwidth")
@@ -166,7 +166,7 @@ def _bandwidths(p, text):
     for item in text.split(","):
         n = _ascii_int(item.strip())
         if n is None or not 1 <= n <= MAX_COUNT:
-            raise ValueError(f"{p}: [architecture_presets] Bandwidth = {text!r}: expected "
+            raise ValueError(f"{p}: [architecture_presets] Bandwidth = {show(text)}: expected "
                              f"words per cycle, integers from 1 to {MAX_COUNT:,} separated "
                              "by commas")
         out.append(n)

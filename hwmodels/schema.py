@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import limits
+from .units import show
 
 #: precisions the presets may state peaks for (storage dtype names plus tf32)
 PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "int8")
@@ -51,25 +52,25 @@ def _positive(obj, *names: str, allow_zero: bool = False) -> None:
     for n in names:
         v = getattr(obj, n)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
-            raise ValueError(f"{_where(obj, n)} = {v!r}: must be a number")
+            raise ValueError(f"{_where(obj, n)} = {show(v)}: must be a number")
         if allow_zero and v < 0:
-            raise ValueError(f"{_where(obj, n)} = {v!r}: must be >= 0")
+            raise ValueError(f"{_where(obj, n)} = {show(v)}: must be >= 0")
         if not allow_zero and v <= 0:
-            raise ValueError(f"{_where(obj, n)} = {v!r}: must be > 0")
+            raise ValueError(f"{_where(obj, n)} = {show(v)}: must be > 0")
 
 
 def _integer(obj, *names: str) -> None:
     for n in names:
         v = getattr(obj, n)
         if isinstance(v, bool) or not isinstance(v, int):
-            raise ValueError(f"{_where(obj, n)} = {v!r}: must be an integer")
+            raise ValueError(f"{_where(obj, n)} = {show(v)}: must be an integer")
 
 
 def _power_of_two(obj, *names: str) -> None:
     for n in names:
         v = getattr(obj, n)
         if v <= 0 or v & (v - 1):
-            raise ValueError(f"{_where(obj, n)} = {v!r}: must be a power of two")
+            raise ValueError(f"{_where(obj, n)} = {show(v)}: must be a power of two")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,7 +97,7 @@ class PeakRates:
 
     def get(self, precision: str) -> Optional[float]:
         if precision not in PRECISIONS:
-            raise ValueError(f"precision {precision!r} is unknown; allowed: {', '.join(PRECISIONS)}")
+            raise ValueError(f"precision {show(precision)} is unknown; allowed: {', '.join(PRECISIONS)}")
         return getattr(self, f"{precision}_flop_per_cycle")
 
     def supported(self) -> tuple[str, ...]:
@@ -242,7 +243,7 @@ class SM:
             raise ValueError(what)
         if self.l1_shared_bytes and (not c or c[-1] < self.shared_bytes
                                      or c[-1] > self.l1_shared_bytes):
-            raise ValueError(f"SM.shared_carveouts_bytes = {c!r}: with a unified L1 + shared "
+            raise ValueError(f"SM.shared_carveouts_bytes = {show(c)}: with a unified L1 + shared "
                              f"array (l1_shared_bytes = {self.l1_shared_bytes}) must be "
                              f"ascending bytes, the largest at least shared_bytes "
                              f"({self.shared_bytes}) and at most l1_shared_bytes "
@@ -323,7 +324,7 @@ class SIMTGPU(_Device):
         _integer(self, "sm_count")
         _positive(self, "sm_count", "clock_hz")
         if not isinstance(self.compute_capability, str):
-            raise ValueError(f"SIMTGPU.compute_capability = {self.compute_capability!r}: must "
+            raise ValueError(f"SIMTGPU.compute_capability = {show(self.compute_capability)}: must "
                              "be a string such as '9.0'")
         _positive(self, "kernel_launch_s", allow_zero=True)
         limits.check(self)
@@ -432,7 +433,7 @@ class ScaleSimInterface:
 
     def __post_init__(self):
         if self.bandwidth_mode not in ("CALC", "USER"):
-            raise ValueError(f"ScaleSimInterface.bandwidth_mode = {self.bandwidth_mode!r}: "
+            raise ValueError(f"ScaleSimInterface.bandwidth_mode = {show(self.bandwidth_mode)}: "
                              "allowed: CALC, USER")
         names = ("ifmap_bandwidth_words_per_cycle", "filter_bandwidth_words_per_cycle",
                  "ofmap_bandwidth_words_per_cycle")
@@ -474,7 +475,7 @@ class SystolicArray(_Device):
         _integer(self, "rows", "cols", "word_bytes", "weight_fifo_tiles")
         _positive(self, "rows", "cols", "clock_hz", "word_bytes", "weight_fifo_tiles")
         if self.dataflow not in ("os", "ws", "is"):
-            raise ValueError(f"SystolicArray.dataflow = {self.dataflow!r}: allowed: os, ws, is")
+            raise ValueError(f"SystolicArray.dataflow = {show(self.dataflow)}: allowed: os, ws, is")
         limits.check(self)
         self._check_srams()
 
@@ -524,7 +525,7 @@ Hardware = SIMTGPU | MulticoreCPU | SystolicArray
 def _peak(hw, rates: PeakRates, precision: str) -> float:
     r = rates.get(precision)
     if r is None:
-        raise ValueError(f"precision {precision!r} is not supported by {hw.name}; "
+        raise ValueError(f"precision {show(precision)} is not supported by {hw.name}; "
                          f"it supports: {', '.join(rates.supported())}")
     return r * hw.compute_units * hw.clock_hz
 
@@ -534,5 +535,5 @@ def ridge_point(hw, precision: str, level: str = "dram") -> float:
     for lv in hw.memory_levels():
         if lv.name == level:
             return hw.peak_flop_per_s(precision) / lv.bandwidth_bytes_per_s
-    raise ValueError(f"memory level {level!r} is unknown for {hw.name}; "
+    raise ValueError(f"memory level {show(level)} is unknown for {hw.name}; "
                      f"allowed: {', '.join(lv.name for lv in hw.memory_levels())}")

@@ -18,6 +18,14 @@ KB = 1000
 MB = 1000**2
 GB = 1000**3
 TB = 1000**4
+
+
+def show(value, limit: int = 60) -> str:
+    """``value`` as an error shows it: its repr, cut to ``limit`` characters ("..."
+    ending it where cut). The same as ``simulator.arguments.show``, for the packages
+    below ``simulator`` (which import nothing from it)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 kHz = 1e3
 MHz = 1e6
 GHz = 1e9
@@ -66,17 +74,17 @@ def parse_quantity(text: str, family: str, field: str = "value") -> float:
     allowed.
     """
     if family not in UNIT_FAMILIES:
-        raise ValueError(f"unknown unit family {family!r}; allowed: {', '.join(UNIT_FAMILIES)}")
+        raise ValueError(f"unknown unit family {show(family)}; allowed: {', '.join(UNIT_FAMILIES)}")
     s = str(text).strip().replace(" ", "")
     allowed = UNIT_FAMILIES[family]
     m = re.fullmatch(_NUM + r"(.*)", s)
     if not m:
         if re.fullmatch(r"-" + _NUM + r".*", s):
-            raise ValueError(f"{field}: {text!r} is negative; expected {allowed}")
-        raise ValueError(f"{field}: {text!r} is not a number with a unit; expected {allowed}")
+            raise ValueError(f"{field}: {show(text)} is negative; expected {allowed}")
+        raise ValueError(f"{field}: {show(text)} is not a number with a unit; expected {allowed}")
     number, unit = float(m.group(1)), m.group(2)
     if unit == "":
-        raise ValueError(f"{field}: {text!r} has no unit; expected {allowed}")
+        raise ValueError(f"{field}: {show(text)} has no unit; expected {allowed}")
     scale = None
     if family == "bytes":
         um = re.fullmatch(r"(Ki|Mi|Gi|Ti|k|K|M|G|T|)B", unit)
@@ -93,13 +101,13 @@ def parse_quantity(text: str, family: str, field: str = "value") -> float:
     elif family == "s":
         scale = _TIME_PREFIX.get(unit)
     if scale is None:
-        raise ValueError(f"{field}: unit {unit!r} in {text!r} is not allowed; expected {allowed}")
+        raise ValueError(f"{field}: unit {show(unit)} in {show(text)} is not allowed; expected {allowed}")
     value = number * scale
     if not math.isfinite(value) or value > MAX_QUANTITY:
-        raise ValueError(f"{field}: {text!r} is too large; at most 1e15 "
+        raise ValueError(f"{field}: {show(text)} is too large; at most 1e15 "
                          f"({allowed})")
     if family == "bytes" and value != math.floor(value):
-        raise ValueError(f"{field}: {text!r} is {value:g} bytes, not a whole number of bytes")
+        raise ValueError(f"{field}: {show(text)} is {value:g} bytes, not a whole number of bytes")
     return value
 
 

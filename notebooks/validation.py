@@ -671,7 +671,7 @@ for name, h in (("h100-sxm", hw), ("h200", h200)):
           f"= {h.dram.bandwidth_bytes_per_s * h.dram.sustained_fraction / 1e12:.2f} TB/s; L2 {h.l2.size_bytes / 2**20:.0f} MiB; "
           f"{h.sm_count} SMs at {h.clock_hz / 1e6:.0f} MHz")
 print(f"DRAM ratio H200 / H100: {h200.dram.bandwidth_bytes_per_s / hw.dram.bandwidth_bytes_per_s:.3f}")
-rows_h200, _ = rs.validate(h200, FOLDER, ("grid",), engine_budget=0)["grid"]   # the H100's launches, on the h200 preset
+rows_h200 = rs.validation_rows(h200, data["grid"], engine_budget=0)   # the H100's launches, on the h200 preset
 H2 = {(r.measurement.record["size"], r.measurement.record["block"], r.measurement.record["grid"]): r.to_dict()
       for r in rows_h200}
 present = sorted(p.name for p in (ROOT / "data" / "measurements").iterdir() if p.is_dir())

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from simulator.arguments import show
 from simulator import arguments as arg
 from simulator.result import Measurement, Result
 
@@ -260,13 +261,13 @@ def validate(hw, folder, suites=("grid", "gemm", "conv"), engine_budget: float |
     (0, True)
     """
     from simulator.analysis.measurements import KERNEL_SUITES
-    from simulator.analysis.validate import predict_records, predict_suites, score
+    from simulator.analysis.validate import load_suites, predict_records, predict_suites, score
     hw = arg.hardware(hw, "simt")
     suites = arg.names(suites, "suites", KERNEL_SUITES)
     engine_budget, progress = arg.budget(engine_budget), arg.function(progress, "progress")
     workers, scheduler = arg.workers(workers), arg.scheduler(scheduler)
     folder = arg.path(folder, "folder", "a measurement folder")
-    files = [load_measurements(folder, suite) for suite in suites]
+    files = load_suites(hw, folder, suites)
     if workers == 1 and scheduler is None:
         per = {sf.suite: predict_records(hw, sf, engine_budget, progress) for sf in files}
     else:
@@ -424,9 +425,9 @@ def systolic_array_run(op, dataflow: str, rows: int, cols: int, record: bool = F
     from simulator.systolic.array import run_array
     net = arg.workload(op, "op")
     if len(net.ops) != 1:
-        raise ValueError(f"op={net.name!r}: the array runs one op at a time, not {len(net.ops)}")
+        raise ValueError(f"op={show(net.name)}: the array runs one op at a time, not {len(net.ops)}")
     if net.ops[0].kind not in ("gemm", "conv2d"):
-        raise ValueError(f"op={net.name!r}: a {net.ops[0].kind}; the array runs a GEMM or a "
+        raise ValueError(f"op={show(net.name)}: a {net.ops[0].kind}; the array runs a GEMM or a "
                          "convolution")
     dataflow = arg.choice(dataflow, "dataflow", DATAFLOWS)
     rows, cols = arg.integer(rows, "rows", minimum=1), arg.integer(cols, "cols", minimum=1)
@@ -544,11 +545,11 @@ def network_summary(gpu: str, measurements="data/measurements", plans="data/plan
         raise TypeError(f"gpu={arg.show(gpu)}: a device's folder name under measurements "
                         f"('h100-sxm', 'h200'), not a {type(gpu).__name__}")
     if not gpu.strip() or "/" in gpu or gpu in (".", ".."):
-        raise ValueError(f"gpu={gpu!r}: a device's folder name under measurements "
+        raise ValueError(f"gpu={show(gpu)}: a device's folder name under measurements "
                          "('h100-sxm', 'h200')")
     if not (Path(measurements) / gpu).is_dir():
-        raise ValueError(f"gpu={gpu!r}: no folder {Path(measurements) / gpu} "
-                         f"(measurements={str(measurements)!r})")
+        raise ValueError(f"gpu={show(gpu)}: no folder {Path(measurements) / gpu} "
+                         f"(measurements={show(str(measurements), 200)})")
     s = nw.summary(gpu, measurements, plans)
     return {**s, "layer_errors": {p: nw.layer_errors(s["layers"], p) for p in ("engine", "analytic")},
             "torchvision": nw.framework(gpu, measurements)}

@@ -18,10 +18,16 @@ ACCESS_BYTES = (1, 2, 4, 8, 16)     # what one lane's load or store moves (CUDA'
 MAX_SEGMENT_BYTES = 4096
 
 
-def show(value, limit: int = 60) -> str:
-    """``value`` as an error shows it: its repr, cut short."""
-    text = repr(value)
+def cut(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters ("..." ending it where cut): what any error
+    message echoing a value it was given shows, however long the value."""
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def show(value, limit: int = 60) -> str:
+    """``value`` as an error shows it: its repr, cut short (``cut``). The one helper
+    every library message echoing a value given uses."""
+    return cut(repr(value), limit)
 
 
 def _kind(value) -> str:
@@ -40,7 +46,7 @@ def hardware(hw, family: str | None = None, arg: str = "hw"):
                         f"or a model from load_hardware; not a {_kind(hw)}")
     if family is not None and hw.family != family:
         what = {"simt": "a SIMT GPU", "systolic": "a systolic array"}.get(family, family)
-        raise ValueError(f"{arg}={hw.name!r}: not {what} (its family is {hw.family!r})")
+        raise ValueError(f"{arg}={show(hw.name)}: not {what} (its family is {show(hw.family)})")
     return hw
 
 
@@ -248,11 +254,16 @@ def addresses(value, arg: str = "addresses"):
     if a is None or a.ndim not in (1, 2) or (a.size and a.dtype.kind not in "iu"):
         raise TypeError(f"{arg}={show(value)}: integer byte addresses, one row per warp access "
                         "(a lane per column, -1 for an inactive lane)")
-    a = np.atleast_2d(a.astype(np.int64))
+    # the range is checked on the values given, before int64 would wrap a uint64's
+    top = np.iinfo(np.int64).max
+    if a.dtype.kind == "u" and a.size and int(a.max()) > top:
+        raise ValueError(f"{arg}: address {int(a[a > top].flat[0])}: must be at most {top} "
+                         "(an int64)")
     bad = a[a < -1]
     if bad.size:
-        raise ValueError(f"{arg}: address {int(bad[0])}: must be >= 0, or -1 for an inactive "
-                         "lane")
+        raise ValueError(f"{arg}: address {int(bad.flat[0])}: must be >= 0, or -1 for an "
+                         "inactive lane")
+    a = np.atleast_2d(a.astype(np.int64))
     return a
 
 

@@ -27,6 +27,8 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
+from simulator.arguments import show
+
 PREDICTORS = ("engine", "analytic", "roofline", "systolic")
 
 
@@ -278,7 +280,7 @@ class Result:
 
     def __post_init__(self):
         if self.predictor not in PREDICTORS:
-            raise ValueError(f"Result.predictor = {self.predictor!r}: allowed: {', '.join(PREDICTORS)}")
+            raise ValueError(f"Result.predictor = {show(self.predictor)}: allowed: {', '.join(PREDICTORS)}")
         for name in ("bytes_by_level", "stalls_by_cause", "op", "extra"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         object.__setattr__(self, "launches", tuple(self.launches))

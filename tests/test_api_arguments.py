@@ -3,6 +3,7 @@ of thing is a TypeError, a value not allowed a ValueError, each naming the argum
 keyword form; a preset's name works wherever a preset does."""
 import math
 
+import numpy as np
 import pytest
 
 import simulator as rs
@@ -161,6 +162,18 @@ BAD = [
      ValueError, "launch=-1"),
     (lambda: rs.timeline(rs.simulate_simt("gtx480", "relu", n=1024, mode="full"), launch="0"),
      TypeError, "launch='0'"),
+    # second audit: another GPU's measurements, a uint64 address past int64, bools
+    (lambda: rs.validate(rs.load_hardware("h200"), DATA, ("gemm",), 0), ValueError,
+     "folder='data/measurements/h100-sxm': gemm.json was measured on 'NVIDIA H100 80GB HBM3', "
+     "not a h200"),
+    (lambda: rs.coalesce(np.array([[2**63]], dtype=np.uint64)), ValueError,
+     "address 9223372036854775808: must be at most 9223372036854775807"),
+    (lambda: rs.coalesce(np.array([[0, 2**64 - 1]], dtype=np.uint64)), ValueError,
+     "address 18446744073709551615"),
+    (lambda: rs.analytic("gtx480", "relu", n=True), ValueError, "relu: n = True"),
+    (lambda: rs.analytic("gtx480", "relu", n=np.float64(1024)), ValueError, "relu: n = "),
+    (lambda: rs.analytic("gtx480", "gemm-naive", m=64, n=64, k=64, block=(np.int64(16), 1.5)),
+     ValueError, "gemm-naive: block = (16, 1.5)"),
 ]
 
 
@@ -245,3 +258,36 @@ def test_a_seconds_table_drives_the_oracle():
         table[pl.time_key(lp)] = 0.0
     choice, best = rs.choose_plan("resnet50", 1, table)
     assert choice.seconds == pytest.approx(len(net.ops))
+
+
+def test_numpy_integers_are_integers_everywhere():
+    """A numpy integer is taken as the int it holds (as batch, block and engine_budget
+    already were): the same Result as the Python int's."""
+    hw = rs.load_hardware("gtx480")
+    for kernel, given, ints in (
+            ("relu", {"n": np.int64(1024)}, {"n": 1024}),
+            ("gemm-naive", {"m": np.int32(64), "n": np.uint16(64), "k": np.int64(64),
+                            "block": (np.int64(16), np.int8(16))},
+             {"m": 64, "n": 64, "k": 64, "block": (16, 16)})):
+        a, b = rs.analytic(hw, kernel, **given), rs.analytic(hw, kernel, **ints)
+        assert (a.seconds, a.instructions) == (b.seconds, b.instructions)
+        assert rs.build(hw, kernel, **given).args == rs.build(hw, kernel, **ints).args
+        assert all(type(v) in (int, tuple, str, type(None))
+                   for v in rs.build(hw, kernel, **given).args.values())
+
+
+def test_a_uint64_address_within_int64_is_taken():
+    """The range is checked on the uint64s given: those int64 holds pass (a 128-byte
+    segment is address // 128)."""
+    got = rs.coalesce(np.array([[0, 128, 2**40]], dtype=np.uint64))
+    assert [list(map(int, row)) for row in got] == [[0, 1, 2**33]]
+
+
+def test_a_long_value_is_cut_in_the_message():
+    """A million-character kernel name or choice: the message quotes its start only."""
+    for call in (lambda: rs.analytic("gtx480", "relu" + "x" * 10**6, n=4),
+                 lambda: rs.analytic("gtx480", "gemm-naive", m=64, n=64, k=64,
+                                     thread_x="m" + "x" * 10**6)):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert "xxxxx..." in str(e.value) and len(str(e.value)) < 400, str(e.value)[:500]

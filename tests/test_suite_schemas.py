@@ -546,3 +546,130 @@ def test_measure_torchvision_without_pytorch_exit_2(tmp_path, capsys, monkeypatc
     err = cap.err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "PyTorch is not importable" in err[0], cap
     assert list(tmp_path.iterdir()) == []
+
+
+# ---- the micro suite's times: the kernel suites' checks (second audit, item 2)
+
+def _micro(tmp_path, i, edit):
+    """tmp_path/micro.json: the committed H100 file with ``edit(record)`` applied to
+    record ``i``."""
+    raw = json.loads((REAL / "micro.json").read_text())
+    edit(raw["records"][i])
+    (tmp_path / "micro.json").write_text(json.dumps(raw))
+    return tmp_path
+
+
+def _update(**kw):
+    return lambda r: r.update(kw)
+
+
+# record 0 is a dram_copy of 7 samples, record 4 a latency_l1 timed without samples
+@pytest.mark.parametrize("i,edit,field", [
+    (0, _update(samples_s="hello"), "samples_s"),
+    (0, lambda r: r["samples_s"].__setitem__(0, float("nan")), "samples_s"),
+    (0, _update(samples_s=[1e300, -5]), "samples_s"),
+    (0, _update(samples_s=[]), "samples_s"),
+    (0, _update(samples_s=[True] * 7), "samples_s"),
+    (0, _update(reps=99), "reps"),
+    (0, _update(reps="seven"), "reps"),
+    (0, _update(median_s=0.0), "median_s"),
+    (0, _update(max_s=7200.0), "max_s"),
+    (4, _update(median_s=float("nan")), "median_s"),
+    (4, _update(min_s=None), "min_s"),
+    (4, _update(reps=0), "reps"),
+    (12, _update(reps=True), "reps"),
+])
+def test_micro_times_are_checked_as_the_kernel_suites(tmp_path, i, edit, field):
+    """Was accepted by calibrate (samples and reps never read); now a ValueError naming
+    the file, the record, its name and the field."""
+    from simulator.analysis.measurements import load_suite
+    raw = json.loads((REAL / "micro.json").read_text())
+    name = raw["records"][i]["name"]
+    with pytest.raises(ValueError, match=rf"micro.json: record {i} \('{name}'\): field "
+                                         rf"'{field}'"):
+        load_suite(_micro(tmp_path, i, edit), "micro")
+
+
+@pytest.mark.parametrize("edit,want", [
+    # samples whose median is not median_s (the committed median is the 4th of 7)
+    (lambda r: r.update(samples_s=sorted(r["samples_s"])[:6] + [r["max_s"] * 2]),
+     "disagrees with median_s"),
+    (lambda r: r.update(min_s=r["max_s"] * 2), "must be in that order"),
+])
+def test_micro_samples_agree_with_their_summary(tmp_path, edit, want):
+    from simulator.analysis.measurements import load_suite
+    with pytest.raises(ValueError, match=want):
+        load_suite(_micro(tmp_path, 0, edit), "micro")
+
+
+def test_micro_samples_in_any_order_and_committed_files_load(tmp_path):
+    """The checks hold the committed files (both GPUs') and samples in any order: the
+    median of 7 samples is the 4th smallest, min and max the ends."""
+    from simulator.analysis.measurements import load_suite
+    for dev in ("h100-sxm", "h200"):
+        sf = load_suite(REAL.parent / dev, "micro")
+        assert all(len(r["samples_s"]) == r["reps"] for r in sf.records if "samples_s" in r)
+    s = [5e-6, 1e-6, 7e-6, 3e-6, 2e-6, 6e-6, 4e-6]
+    # record 11: launch_back_to_back (no bandwidth computed from its median)
+    sf = load_suite(_micro(tmp_path, 11, _update(samples_s=s, median_s=4e-6, min_s=1e-6,
+                                              max_s=7e-6, reps=7)), "micro")
+    assert sf.records[11]["name"] == "launch_back_to_back"
+
+
+# ---- another GPU's measurements: refused by the library (second audit, item 1)
+
+def test_scoring_another_gpus_folder_is_refused_below_the_cli():
+    """The h200 preset scored against the H100's counters, tune or kernel suites: a
+    ValueError naming the argument (folder=), the file and the device, before any work."""
+    import hwmodels
+    from simulator.analysis.validate import load_suites
+    h200 = hwmodels.get("h200")
+    want = "was measured on 'NVIDIA H100 80GB HBM3', not a h200"
+    for call, name in ((lambda: cn.run(h200, REAL), "counters.json"),
+                       (lambda: tune.scores(h200, REAL), "tune.json"),
+                       (lambda: load_suites(h200, REAL, ("grid", "gemm")), "grid.json")):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert str(e.value).startswith(f"folder={str(REAL)!r}: {name} {want}"), str(e.value)
+    assert [sf.suite for sf in load_suites(hwmodels.get("h100-sxm"), REAL, ("gemm",))] == ["gemm"]
+
+
+def test_cli_names_the_option_for_another_gpus_folder(capsys):
+    assert main(["validate", "--hw", "h200", "--measurements", str(REAL), "--suites",
+                 "tune"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"roofsim: error: --measurements '{REAL}': tune.json was measured "
+                          "on 'NVIDIA H100 80GB HBM3', not a h200"), err
+
+
+# ---- a long value is echoed cut short (second audit, item 5)
+
+def test_a_long_kernel_name_in_a_record_is_cut_in_the_error(tmp_path):
+    """A grid record naming a kernel of a million characters: the error (once a 1 MB
+    line) quotes its start, and stays short."""
+    import hwmodels
+    from simulator.analysis.measurements import load_suite
+    from simulator.analysis.validate import record_tasks
+    raw = json.loads((REAL / "grid.json").read_text())
+    i = next(j for j, r in enumerate(raw["records"]) if r.get("ok"))
+    raw["records"][i]["kernel"] = "relu" + "x" * 10**6
+    (tmp_path / "grid.json").write_text(json.dumps(raw))
+    with pytest.raises(ValueError) as e:
+        record_tasks(hwmodels.get("h100-sxm"), [load_suite(tmp_path, "grid")])
+    msg = str(e.value)
+    assert f"record {i}" in msg and "'reluxxx" in msg and len(msg) < len(str(tmp_path)) + 400, msg
+
+
+@pytest.mark.parametrize("edit,field", [
+    (_update(min_s=float("nan")), "min_s"), (_update(max_s=1e9), "max_s"), (_update(reps=-1), "reps"),
+    (_update(samples_s=[1.0]), "samples_s")])
+def test_h2d_times_are_checked_too(tmp_path, edit, field):
+    """The h2d suite's records time copies as micro's time launches: the same checks."""
+    from simulator.analysis.measurements import load_suite
+    raw = json.loads((REAL / "h2d.json").read_text())
+    edit(raw["records"][0])
+    (tmp_path / "h2d.json").write_text(json.dumps(raw))
+    kind = raw["records"][0]["kind"]
+    with pytest.raises(ValueError, match=rf"h2d.json: record 0 \('{kind}'\): field '{field}'"):
+        load_suite(tmp_path, "h2d")
+    assert load_suite(REAL.parent / "h200", "h2d").records

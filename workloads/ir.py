@@ -32,6 +32,14 @@ MAX_DIM = 2**31 - 1      # a tensor dimension: a C int, as CUDA kernels index it
 MAX_ELEMENTS = 2**48     # elements of one tensor (1 PiB of fp32): beyond any device
 
 
+def show(value, limit: int = 60) -> str:
+    """``value`` as an error shows it: its repr, cut to ``limit`` characters ("..."
+    ending it where cut). The same as ``simulator.arguments.show``, for the packages
+    below ``simulator`` (which import nothing from it)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _short(v) -> str:
     text = repr(v)
     return text if len(text) <= 24 else f"{text[:10]}...({len(text)} digits)"
@@ -59,7 +67,7 @@ def _check_tensors(op):
 def _check_choice(obj, name, allowed):
     v = getattr(obj, name)
     if v not in allowed:
-        raise ValueError(f"{type(obj).__name__}.{name} = {v!r}: allowed: {', '.join(allowed)}")
+        raise ValueError(f"{type(obj).__name__}.{name} = {show(v)}: allowed: {', '.join(allowed)}")
 
 
 @dataclass(frozen=True)
@@ -424,7 +432,7 @@ class BatchNorm(TensorOp):
         _check_choice(self, "layout", CONV_LAYOUTS)
         for f in ("relu", "residual"):
             if not isinstance(getattr(self, f), bool):
-                raise ValueError(f"BatchNorm.{f} = {getattr(self, f)!r}: must be true or false")
+                raise ValueError(f"BatchNorm.{f} = {show(getattr(self, f))}: must be true or false")
         _check_tensors(self)
 
     @property
@@ -515,38 +523,38 @@ class Network:
 
     def __post_init__(self):
         if not self.ops:
-            raise ValueError(f"workload {self.name!r} has no layers")
+            raise ValueError(f"workload {show(self.name)} has no layers")
         if (not isinstance(self.inputs, tuple) or not self.inputs
                 or not all(isinstance(t, str) and t for t in self.inputs)):
-            raise ValueError(f"workload {self.name!r}: inputs = {_short(self.inputs)}: must be a "
+            raise ValueError(f"workload {show(self.name)}: inputs = {_short(self.inputs)}: must be a "
                              "non-empty tuple of tensor names")
         seen = set()
         for op in self.ops:
             if op.name in seen:
-                raise ValueError(f"workload {self.name!r}: layer name {op.name!r} appears twice")
+                raise ValueError(f"workload {show(self.name)}: layer name {show(op.name)} appears twice")
             seen.add(op.name)
         clash = seen & set(self.inputs)
         if clash:
-            raise ValueError(f"workload {self.name!r}: {sorted(clash)[0]!r} names both an input "
+            raise ValueError(f"workload {show(self.name)}: {show(sorted(clash)[0])} names both an input "
                              "and a layer")
         done = set(self.inputs)
         given = dict(self.edges)
         for op in self.ops:
             for src in given.get(op.name, ()):
                 if src not in done:
-                    raise ValueError(f"workload {self.name!r}: layer {op.name!r} reads {src!r}, "
+                    raise ValueError(f"workload {show(self.name)}: layer {show(op.name)} reads {show(src)}, "
                                      "which is not an input or a layer before it")
             done.add(op.name)
         unknown = set(given) - done
         if unknown:
-            raise ValueError(f"workload {self.name!r}: edges name unknown layer {sorted(unknown)[0]!r}")
+            raise ValueError(f"workload {show(self.name)}: edges name unknown layer {show(sorted(unknown)[0])}")
         if self.ops[0].name not in given and INPUT not in self.inputs:
-            raise ValueError(f"workload {self.name!r}: layer {self.ops[0].name!r} reads {INPUT!r}, "
+            raise ValueError(f"workload {show(self.name)}: layer {show(self.ops[0].name)} reads {show(INPUT)}, "
                              f"which is not one of its inputs ({', '.join(self.inputs)})")
         if self.edges:
             err = self.connection_error(declared_only=True)
             if err:
-                raise ValueError(f"workload {self.name!r}: {err}")
+                raise ValueError(f"workload {show(self.name)}: {err}")
 
     @functools.cached_property
     def _reads(self) -> dict:
@@ -563,7 +571,7 @@ class Network:
         try:
             return self._reads[name]
         except KeyError:
-            raise ValueError(f"workload {self.name!r} has no layer {name!r}") from None
+            raise ValueError(f"workload {show(self.name)} has no layer {show(name)}") from None
 
     def input_shapes(self) -> dict:
         """{input tensor: (N, C, H, W)} of the inputs a layer reads, each the shape of
@@ -616,7 +624,7 @@ class Network:
         if err:
             hint = ("; its layers are not a chain: declare what each reads (edges) or make "
                     "each layer its own problem (Network.independent)") if not self.edges else ""
-            raise ValueError(f"workload {self.name!r}: {err}{hint}")
+            raise ValueError(f"workload {show(self.name)}: {err}{hint}")
 
     def macs(self) -> int:
         return sum(op.macs() for op in self.ops)

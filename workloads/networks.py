@@ -29,6 +29,7 @@ from pathlib import Path
 
 # Network and INPUT live in ir.py (the topology reader imports them from there too)
 from .ir import DTYPES, GEMM_LAYOUTS, INPUT, MAX_DIM, BatchNorm, Conv2d, Elementwise, Gemm, Network, Pool2d, TensorOp
+from .ir import show
 
 RESNET50_VARIANTS = ("v1.5", "v1")
 RESNET50_STAGES = ((3, 64), (4, 128), (6, 256), (3, 512))  # (blocks, width); outputs x4
@@ -38,7 +39,7 @@ def resnet50(batch: int = 1, resolution: int = 224, variant: str = "v1.5",
              dtype: str = "fp32", layout: str = "nchw") -> Network:
     """Every layer of ResNet-50's forward pass, torchvision layer names (module doc)."""
     if variant not in RESNET50_VARIANTS:
-        raise ValueError(f"variant = {variant!r}: allowed: {', '.join(RESNET50_VARIANTS)}")
+        raise ValueError(f"variant = {show(variant)}: allowed: {', '.join(RESNET50_VARIANTS)}")
     _check_batch_resolution(batch, resolution, minimum_resolution=32)
     ops: list[TensorOp] = []
     edges: list = []
@@ -114,9 +115,9 @@ def conv_ablation(batch: int = 1, resolution: int = 56, channels: int = 64, filt
 
 def _check_batch_resolution(batch, resolution, minimum_resolution):
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise ValueError(f"batch = {batch!r}: must be an integer >= 1")
+        raise ValueError(f"batch = {show(batch)}: must be an integer >= 1")
     if isinstance(resolution, bool) or not isinstance(resolution, int) or resolution < minimum_resolution:
-        raise ValueError(f"resolution = {resolution!r}: must be an integer >= {minimum_resolution}")
+        raise ValueError(f"resolution = {show(resolution)}: must be an integer >= {minimum_resolution}")
 
 
 NETWORKS = {
@@ -143,7 +144,7 @@ def parse_conv_shape(text: str) -> dict:
         key, eq, val = part.partition("=")
         key = key.strip().lower()
         if not eq or key not in _CONV_KEYS:
-            raise ValueError(f"conv shape: {part!r} is not KEY=VALUE with KEY one of "
+            raise ValueError(f"conv shape: {show(part)} is not KEY=VALUE with KEY one of "
                              f"{', '.join(_CONV_KEYS)}")
         if not re.fullmatch(r"-?[0-9]+", val.strip()):
             raise ValueError(f"conv shape: {key} = {val.strip()[:40]!r} is not an integer")
@@ -240,7 +241,7 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
     single = spec.split(":", 1)[0].lower() if ":" in spec else None
     if single in ("gemm", "relu", "conv"):
         if resolution is not None:
-            raise ValueError(f"resolution applies to networks, not to {spec!r}")
+            raise ValueError(f"resolution applies to networks, not to {show(spec)}")
         d = dtype or "fp32"
         body = spec.split(":", 1)[1]
         if single == "gemm":
@@ -252,7 +253,7 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
                                  "large; each of M, N, K at most 2147483647")
             M, N, K = map(int, m.groups())
             if layout in CONV_LAYOUT_NAMES:
-                raise ValueError(f"layout={layout!r}: a tensor layout applies to convolutions; "
+                raise ValueError(f"layout={show(layout)}: a tensor layout applies to convolutions; "
                                  "a GEMM's operands are row (row-major) or col")
             op = Gemm(name="gemm", dtype=d, M=M * (batch or 1), N=N, K=K,
                       **({"layout": layout} if layout else {}))

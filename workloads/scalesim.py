@@ -22,7 +22,7 @@ import csv
 import re
 from pathlib import Path
 
-from .ir import Conv2d, Gemm, Network
+from .ir import Conv2d, Gemm, Network, show
 
 CONV_COLUMNS = ("Layer name", "IFMAP Height", "IFMAP Width", "Filter Height", "Filter Width",
                 "Channels", "Num Filter", "Strides")
@@ -38,7 +38,7 @@ def _cells(row):
 
 def _int(path, lineno, column, text):
     if not re.fullmatch(r"[0-9]+", text or ""):
-        raise ValueError(f"{path} line {lineno}: {column} = {text!r} is not a positive integer")
+        raise ValueError(f"{path} line {lineno}: {column} = {show(text)} is not a positive integer")
     v = int(text)
     if v < 1:
         raise ValueError(f"{path} line {lineno}: {column} = {v}: must be >= 1")
@@ -48,7 +48,7 @@ def _int(path, lineno, column, text):
 def _sparsity(path, lineno, text):
     if text is None or text.replace(" ", "") == "1:1":
         return
-    raise ValueError(f"{path} line {lineno}: sparsity {text!r} is not supported; "
+    raise ValueError(f"{path} line {lineno}: sparsity {show(text)} is not supported; "
                      "only dense layers (1:1) are")
 
 
@@ -56,14 +56,14 @@ def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw
     """Read a SCALE-Sim topology CSV; errors name the file, the line and the column."""
     p = Path(path)
     if not p.exists():
-        raise ValueError(f"topology file {str(p)!r} does not exist")
+        raise ValueError(f"topology file {show(str(p), 200)} does not exist")
     if p.is_dir():
-        raise ValueError(f"topology file {str(p)!r} is a folder, not a file")
+        raise ValueError(f"topology file {show(str(p), 200)} is a folder, not a file")
     if not p.is_file():
-        raise ValueError(f"topology file {str(p)!r} is not a regular file (a pipe or a device); "
+        raise ValueError(f"topology file {show(str(p), 200)} is not a regular file (a pipe or a device); "
                          "a topology is read from disk")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise ValueError(f"batch = {batch!r}: must be an integer >= 1")
+        raise ValueError(f"batch = {show(batch)}: must be an integer >= 1")
     try:
         with open(p, newline="", encoding="utf-8-sig") as fh:
             raw = {i: r for i, r in enumerate(csv.reader(fh), start=1)}
@@ -80,7 +80,7 @@ def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw
     elif len(norm) >= 8 and "ifmapheight" in norm[1]:
         fmt, ncols = "conv", 8
     else:
-        raise ValueError(f"{p} line {rows[0][0]}: header {', '.join(header)!r} is neither "
+        raise ValueError(f"{p} line {rows[0][0]}: header {show(', '.join(header))} is neither "
                          f"SCALE-Sim's conv format ({', '.join(CONV_COLUMNS)}) nor its GEMM "
                          f"format ({', '.join(GEMM_COLUMNS)})")
     ops = []
@@ -135,23 +135,23 @@ def to_topology_csv(network) -> str:
     lines = [", ".join(CONV_COLUMNS) + ","]
     ops = [op for op in network.ops if op.kind not in ("batchnorm", "pool2d")]
     if not ops:
-        raise ValueError(f"workload {network.name!r}: no convolution or GEMM to write for SCALE-Sim")
+        raise ValueError(f"workload {show(network.name)}: no convolution or GEMM to write for SCALE-Sim")
     for op in ops:
         if any(ch in op.name for ch in ',"\r\n') or op.name != op.name.strip():
-            raise ValueError(f"layer {op.name!r}: a name with a comma, a quote, a line break or "
+            raise ValueError(f"layer {show(op.name)}: a name with a comma, a quote, a line break or "
                              "spaces at its ends cannot be written for SCALE-Sim, which splits "
                              "its rows on commas")
         if isinstance(op, Gemm):
             lines.append(f"{op.name},1,{op.M},1,1,{op.K},{op.N},1,")
             continue
         if not isinstance(op, Conv2d):
-            raise ValueError(f"layer {op.name!r}: a {op.kind} op has no SCALE-Sim row")
+            raise ValueError(f"layer {show(op.name)}: a {op.kind} op has no SCALE-Sim row")
         if op.N != 1:
-            raise ValueError(f"layer {op.name!r}: batch {op.N}; SCALE-Sim topologies have no batch")
+            raise ValueError(f"layer {show(op.name)}: batch {op.N}; SCALE-Sim topologies have no batch")
         name, C, K = op.name, op.C, op.K
         if op.groups != 1:
             if op.C != op.groups:
-                raise ValueError(f"layer {op.name!r}: groups = {op.groups} with {op.C} channels "
+                raise ValueError(f"layer {show(op.name)}: groups = {op.groups} with {op.C} channels "
                                  "cannot be written for SCALE-Sim (only depth-wise)")
             name, C, K = f"DP_{op.name}", op.C, op.K // op.groups
         lines.append(f"{name},{op.H + 2 * op.padding},{op.W + 2 * op.padding},{op.R},{op.S},"

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from simulator.arguments import show
 from .measurements import load_suite
 
 
@@ -36,7 +37,7 @@ def parameters(hw, folder) -> dict:
     micro = load_suite(folder, "micro")
     prov = micro.provenance
     if not micro.of(hw):
-        raise ValueError(f"{micro.path}: provenance device {micro.device!r} is not a {hw.name} "
+        raise ValueError(f"{micro.path}: provenance device {show(micro.device)} is not a {hw.name} "
                          f"({hw.description}); calibrate the preset of the GPU that was measured")
     clock_mhz = float((prov.get("nvidia_smi") or {}).get("clock_sm_mhz") or 0)
     if abs(clock_mhz * 1e6 - hw.clock_hz) > 0.01 * hw.clock_hz:
@@ -123,7 +124,7 @@ def parameters(hw, folder) -> dict:
     # the h2d suite is optional; a broken one is an error, not skipped
     h2d = load_suite(folder, "h2d") if (Path(folder) / "h2d.json").is_file() else None
     if h2d and not h2d.of(hw):
-        raise ValueError(f"{h2d.path}: provenance device {h2d.device!r} is not a {hw.name} "
+        raise ValueError(f"{h2d.path}: provenance device {show(h2d.device)} is not a {hw.name} "
                          f"({hw.description}), though the micro suite beside it is; a folder "
                          "holds one GPU's measurements")
     if h2d and hw.host_link is not None:
@@ -195,7 +196,7 @@ def _get(obj, path):
 def calibrate(hw, folder):
     """(calibrated preset, [(field, old, new, source)])."""
     if getattr(hw, "family", None) != "simt":
-        raise ValueError(f"hardware {hw.name!r} is not a SIMT GPU")
+        raise ValueError(f"hardware {show(hw.name)} is not a SIMT GPU")
     changes = []
     for field, (value, source, records) in parameters(hw, folder).items():
         old = _get(hw, field)

@@ -48,6 +48,8 @@ import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from simulator.arguments import show
+
 from .trace_fields import MAX_COUNT, MAX_SECONDS, MIN_SECONDS, columns, decimal, ncu_units, printable
 from .trace_fields import in_range as _in_range
 from .trace_fields import show as _show
@@ -83,31 +85,31 @@ def _text(path) -> str:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise ValueError(f"path={str(path)!r}: no such file") from None
+        raise ValueError(f"path={show(str(path), 200)}: no such file") from None
     except OSError as e:
-        raise ValueError(f"path={str(path)!r}: cannot be read ({e.strerror})") from None
+        raise ValueError(f"path={show(str(path), 200)}: cannot be read ({e.strerror})") from None
     if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"path={str(path)!r}: is a directory; give a trace file")
+        raise ValueError(f"path={show(str(path), 200)}: is a directory; give a trace file")
     if not stat.S_ISREG(st.st_mode):
         what = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a character device" if stat.S_ISCHR(st.st_mode)
                 else "a block device" if stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
                 else "not a regular file")
-        raise ValueError(f"path={str(path)!r}: is {what}, not a regular file; give a trace file")
+        raise ValueError(f"path={show(str(path), 200)}: is {what}, not a regular file; give a trace file")
     if st.st_size == 0:
-        raise ValueError(f"path={str(path)!r}: is empty")
+        raise ValueError(f"path={show(str(path), 200)}: is empty")
     try:
         data = Path(path).read_bytes()
     except OSError as e:
-        raise ValueError(f"path={str(path)!r}: cannot be read ({e.strerror})") from None
+        raise ValueError(f"path={show(str(path), 200)}: cannot be read ({e.strerror})") from None
     if data[:2] == b"\x1f\x8b":
-        raise ValueError(f"path={str(path)!r}: is gzip-compressed; gunzip it first")
+        raise ValueError(f"path={show(str(path), 200)}: is gzip-compressed; gunzip it first")
     try:
         text = data.decode("utf-8-sig")            # a byte-order mark is no part of the text
     except UnicodeDecodeError as e:
-        raise ValueError(f"path={str(path)!r}: not UTF-8 text (byte {data[e.start]:#04x} at offset "
+        raise ValueError(f"path={show(str(path), 200)}: not UTF-8 text (byte {data[e.start]:#04x} at offset "
                          f"{e.start})") from None
     if not text.strip():
-        raise ValueError(f"path={str(path)!r}: holds only white space")
+        raise ValueError(f"path={show(str(path), 200)}: holds only white space")
     return text
 
 
@@ -143,7 +145,7 @@ def kind_of(path, text: str) -> str:
     if {"name", "op", "seconds"} <= names:
         return "plain"
     line = text.splitlines()[0] if text.splitlines() else ""
-    raise ValueError(f"path={str(path)!r}: neither a PyTorch profiler trace (a JSON object with "
+    raise ValueError(f"path={show(str(path), 200)}: neither a PyTorch profiler trace (a JSON object with "
                      "traceEvents), an Nsight Compute raw CSV (a header with ID and Kernel Name) nor a "
                      f"plain CSV (the header name,op,seconds); its first line: {_show(line, 60)}")
 
@@ -498,7 +500,7 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
     has no achieved rates, and it is faster than its bound wherever its op needs time."""
     from .roofline import bound
     if precision not in ("fp32", "tf32"):
-        raise ValueError(f"precision={precision!r}: the arithmetic of the trace's fp32 ops, fp32 or "
+        raise ValueError(f"precision={show(precision)}: the arithmetic of the trace's fp32 ops, fp32 or "
                          "tf32 (fp32 data on TF32 tensor cores); an op of another dtype is held to "
                          "its own dtype's peak")
     allowed = hw.peak_rates().supported()
@@ -518,7 +520,7 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
             prec = precision if op.dtype == "fp32" else op.dtype
             if prec not in allowed:
                 raise ValueError(f"kernel {ks[0].name[:60]!r} ({ks[0].source or ks[0].kind}) is {op.dtype} "
-                                 f"data, and hw {hw.name!r} has no {prec} peak; it has: "
+                                 f"data, and hw {show(hw.name)} has no {prec} peak; it has: "
                                  f"{', '.join(allowed)}")
             key = (replace(op, name=""), prec)
             if key not in memo:

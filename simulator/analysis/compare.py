@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simulator.arguments import show
 from simulator.result import Result
 from simulator.simt import api
 
@@ -39,7 +40,7 @@ def predict(hw, problem, mode: str = "sampled", policy: str = "gto", trace: int 
     """The engine (unless ``mode`` is analytic), the analytic model and the roofline bound
     for one ``simulator.simt.api.Problem``."""
     if mode not in MODES:
-        raise ValueError(f"mode = {mode!r}: allowed: {', '.join(MODES)}")
+        raise ValueError(f"mode = {show(mode)}: allowed: {', '.join(MODES)}")
     a = api.analytic(hw, problem, policy, l2_warm=l2_warm)
     e = None if mode == "analytic" else api.simulate(hw, problem, mode, policy, trace, l2_warm)
     r = bound(hw, problem.op, "fp32", l2_warm) if with_roofline else None

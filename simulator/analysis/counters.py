@@ -9,6 +9,8 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from simulator.arguments import show
+
 PROBLEMS = tuple(
     [f"gemm-naive=gemm:{s}x{s}x{s}#{tx}" for s in (256, 512, 1024) for tx in ("cols", "rows")]
     + [f"gemm-tiled=gemm:{s}x{s}x{s}#{t}" for s in (256, 512, 1024) for t in (8, 16, 32)]
@@ -39,20 +41,20 @@ def problem_of(item: str, hw=None):
     if "/" in spec_s:
         layout = layout or "nchw"
         if layout not in LAYOUTS:
-            raise ValueError(f"layout {layout!r}: allowed: {', '.join(LAYOUTS)}")
+            raise ValueError(f"layout {show(layout)}: allowed: {', '.join(LAYOUTS)}")
         name, _, batch = spec_s.partition("/")
         if not (batch.isascii() and batch.isdigit()) or int(batch) < 1:
-            raise ValueError(f"batch {batch!r} of layer {name!r}: must be a positive integer")
+            raise ValueError(f"batch {show(batch)} of layer {show(name)}: must be a positive integer")
         ops = workloads.resolve("resnet50", batch=int(batch), layout=layout).ops
         found = [o for o in ops if o.name == name]
         if not found:
-            raise ValueError(f"layer {name!r} is not a ResNet-50 layer (conv1, layer1.0.conv2, "
+            raise ValueError(f"layer {show(name)} is not a ResNet-50 layer (conv1, layer1.0.conv2, "
                              f"layer2.0.bn1, maxpool, ...)")
         op = found[0]
     else:
         if at:
             raise ValueError(f"a layout (@{layout}) is for a ResNet-50 layer (NAME/BATCH), "
-                             f"not {spec_s!r}")
+                             f"not {show(spec_s)}")
         op = one_op(spec_s)
     takes = {a.name for a in spec.args}
     if variant and op.kind != "gemm":
@@ -85,7 +87,7 @@ def one_op(spec: str):
     import workloads
     ops = workloads.resolve(spec).ops
     if len(ops) != 1:
-        raise ValueError(f"workload {spec!r} is {len(ops)} ops (a network); a problem is one op "
+        raise ValueError(f"workload {show(spec)} is {len(ops)} ops (a network); a problem is one op "
                          f"(gemm:MxNxK, relu:N) or a ResNet-50 layer NAME/BATCH")
     return ops[0]
 
@@ -111,7 +113,7 @@ def load(folder) -> dict:
         rec = check_record(path, i, r, launches)
         key = (rec["problem"], rec["launch"])
         if key in seen:
-            raise ValueError(f"{path}: record {i} ({rec['problem']!r}, launch {rec['launch']}) "
+            raise ValueError(f"{path}: record {i} ({show(rec['problem'])}, launch {rec['launch']}) "
                              f"repeats record {seen[key]}: a launch is profiled once, and a "
                              f"repeat would count twice in every score")
         seen[key] = i
@@ -178,9 +180,13 @@ def _simulate(task):
 
 def run(hw, folder, mode: str = "sampled"):
     """(a row per measured launch whose problem the engine finished, whether Ctrl-C
-    stopped it): each counter measured and predicted."""
+    stopped it): each counter measured and predicted. Counters of another GPU than
+    ``hw``'s are refused (``measurements.check_device``)."""
     from simulator.parallel import map_tasks
+
+    from .measurements import check_device
     doc = load(folder)
+    check_device(hw, folder, "counters.json", doc["provenance"])
     measured = [r for r in doc["records"] if r["ok"]]      # ok false: left out (left_out)
     items = list(dict.fromkeys(r["problem"] for r in measured))
     out = map_tasks(_simulate, [(hw, it, mode) for it in items], workers=1, label="counters")

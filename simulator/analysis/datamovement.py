@@ -40,6 +40,8 @@ from typing import Optional
 
 from workloads.ir import Conv2d, Gemm, TensorOp
 
+from simulator.arguments import show
+
 
 def taps(op: TensorOp) -> int:
     if isinstance(op, Conv2d):
@@ -51,9 +53,9 @@ def io_lower_bound_words(op: TensorOp, fast_words: float, private_units: int = 1
     """The pebble bound in words for ``fast_words`` of fast memory in total, split into
     ``private_units`` private parts (0 when vacuous, or for ops without reuse)."""
     if fast_words <= 0:
-        raise ValueError(f"fast memory = {fast_words!r} words: must be > 0")
+        raise ValueError(f"fast memory = {show(fast_words)} words: must be > 0")
     if private_units < 1:
-        raise ValueError(f"private_units = {private_units!r}: must be >= 1")
+        raise ValueError(f"private_units = {show(private_units)}: must be >= 1")
     if not isinstance(op, (Gemm, Conv2d)):
         return 0.0
     g = op.macs()
@@ -94,10 +96,10 @@ def data_movement(hw, network, onchip_bytes: Optional[float] = None) -> list[Dat
     chip's storage), the larger of the two, and the host-to-device time of its inputs."""
     s = hw.onchip_bytes if onchip_bytes is None else onchip_bytes
     if s <= 0:
-        raise ValueError(f"onchip_bytes = {s!r}: must be > 0")
+        raise ValueError(f"onchip_bytes = {show(s)}: must be > 0")
     word = max(op.dtype_bytes for op in network.ops)
     if s < word or s != int(s):
-        raise ValueError(f"onchip_bytes = {s!r}: must be a whole number of bytes, at least one "
+        raise ValueError(f"onchip_bytes = {show(s)}: must be a whole number of bytes, at least one "
                          f"word ({word} B for {network.name}'s elements)")
     out = []
     for op in network.ops:

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from simulator.arguments import cut, show
 from simulator.result import Measurement
 
 KERNEL_SUITES = ("grid", "gemm", "conv")
@@ -56,12 +57,12 @@ MICRO_ONCE = ("l2_read", "latency_l1", "latency_l2", "latency_dram", "latency_dr
 def _positive(path, i, r, f, what="a positive number"):
     v = r.get(f)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{path}: record {i}: field {f!r} = {v!r}: must be {what}")
+        raise ValueError(f"{path}: record {i}: field {show(f)} = {show(v)}: must be {what}")
 
 
 def _string(path, i, r, f):
     if not isinstance(r.get(f), str):
-        raise ValueError(f"{path}: record {i}: field {f!r} = {r.get(f)!r}: must be a string")
+        raise ValueError(f"{path}: record {i}: field {show(f)} = {show(r.get(f))}: must be a string")
 
 
 def same_gpu(hw, device: str, compute_capability: str | None = None) -> bool:
@@ -82,6 +83,21 @@ def same_gpu(hw, device: str, compute_capability: str | None = None) -> bool:
     # a preset of the user's own naming none (a calibrated copy, "lab-gpu") is told by
     # the compute capability alone
     return models[0] in ours if ours else compute_capability is not None
+
+
+def check_device(hw, folder, name: str, provenance: dict) -> str:
+    """The device (provenance) file ``name`` of measurement folder ``folder`` was measured
+    on; a ValueError naming the argument (``folder=``) unless it can be ``hw``'s GPU
+    (``same_gpu``): scoring a preset against another GPU's measurements scores nothing
+    it predicts. Every scoring of a folder (validate's suites, counters, tune) checks here."""
+    dev = str(provenance.get("device", ""))
+    if not same_gpu(hw, dev, provenance.get("compute_capability")):
+        raise ValueError(f"folder={short(str(folder), 200)}: {name} was measured on "
+                         f"{short(dev, 80)}, not a {hw.name} ({cut(hw.description, 80)}); "
+                         f"score a preset against its own GPU's measurements (a preset names "
+                         f"its GPU's model in its name or description, or names none and "
+                         f"shares its compute capability)")
+    return dev
 
 
 @dataclass(frozen=True)
@@ -111,15 +127,15 @@ def check_head(path, data, suite: str) -> None:
                          f"records, not a {type(data).__name__}")
     for key, kind in (("provenance", dict), ("records", list)):
         if not isinstance(data.get(key), kind):
-            raise ValueError(f"{path}: field {key!r} missing or not a {kind.__name__}")
+            raise ValueError(f"{path}: field {show(key)} missing or not a {kind.__name__}")
     if data.get("suite") != suite:
-        raise ValueError(f"{path}: field 'suite' is {data.get('suite')!r}, expected {suite!r}")
+        raise ValueError(f"{path}: field 'suite' is {show(data.get('suite'))}, expected {show(suite)}")
     prov = data["provenance"]
     for f in PROVENANCE_FIELDS:
         if not isinstance(prov.get(f), str) or not prov[f].strip():
-            raise ValueError(f"{path}: provenance field {f!r} missing, empty or not a string")
+            raise ValueError(f"{path}: provenance field {show(f)} missing, empty or not a string")
     if isinstance(data.get("schema_version"), bool) or data.get("schema_version") not in SCHEMA_VERSIONS:
-        raise ValueError(f"{path}: field 'schema_version' is {data.get('schema_version')!r}; "
+        raise ValueError(f"{path}: field 'schema_version' is {show(data.get('schema_version'))}; "
                          f"this roofsim reads {', '.join(map(str, SCHEMA_VERSIONS))}")
 
 
@@ -127,7 +143,7 @@ def load_suite(folder, suite: str) -> SuiteFile:
     """``folder/suite.json``, its shape checked (ValueError naming file, record, field)."""
     path = Path(folder) / f"{suite}.json"
     if not path.is_file():
-        raise ValueError(f"folder={str(folder)!r}: no {suite}.json there")
+        raise ValueError(f"folder={show(str(folder), 200)}: no {suite}.json there")
     try:
         data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeated_keys)
     except (UnicodeDecodeError, ValueError) as e:
@@ -143,6 +159,8 @@ def load_suite(folder, suite: str) -> SuiteFile:
             raise ValueError(f"{path}: record {i} is a {type(r).__name__}, not an object")
         if suite == "micro" and r.get("ok"):
             _string(path, i, r, "name")
+            field(path, i, r["name"], r, "reps", "count")
+            check_times(path, i, r["name"], r)
             for f in MICRO_NUMBERS.get(r["name"], ()):
                 _positive(path, i, r, f)
             for f in MICRO_STRINGS.get(r["name"], ()):
@@ -152,15 +170,17 @@ def load_suite(folder, suite: str) -> SuiteFile:
             if r["name"] in MICRO_ONCE:
                 if r["name"] in once:
                     raise ValueError(f"{path}: record {i} repeats record {once[r['name']]} "
-                                     f"({r['name']!r}, measured once a suite)")
+                                     f"({show(r['name'])}, measured once a suite)")
                 once[r["name"]] = i
         if suite == "h2d" and r.get("ok"):
             _string(path, i, r, "kind")
             if r["kind"] not in H2D_KINDS:
-                raise ValueError(f"{path}: record {i}: field 'kind' = {r['kind']!r}: allowed: "
+                raise ValueError(f"{path}: record {i}: field 'kind' = {show(r['kind'])}: allowed: "
                                  f"{', '.join(H2D_KINDS)}")
             for f in H2D_NUMBERS:
                 _positive(path, i, r, f)
+            field(path, i, r["kind"], r, "reps", "count")
+            check_times(path, i, r["kind"], r)
         if suite in ("micro", "h2d") and r.get("ok") and "bandwidth_bytes_per_s" in r \
                 and "bytes" in r:
             _positive(path, i, r, "median_s", "a positive number of seconds")
@@ -168,10 +188,10 @@ def load_suite(folder, suite: str) -> SuiteFile:
             bw = r["bytes"] / r["median_s"]
             if abs(r["bandwidth_bytes_per_s"] - bw) > 1e-6 * bw:
                 raise ValueError(f"{path}: record {i}: field 'bandwidth_bytes_per_s' = "
-                                 f"{r['bandwidth_bytes_per_s']!r}, but bytes / median_s = {bw:.6g}")
+                                 f"{show(r['bandwidth_bytes_per_s'])}, but bytes / median_s = {bw:.6g}")
         for f in RECORD_FIELDS.get(suite, ()):
             if f not in r:
-                raise ValueError(f"{path}: record {i}: field {f!r} missing")
+                raise ValueError(f"{path}: record {i}: field {show(f)} missing")
         if suite in KERNEL_SUITES:
             _kernel_record(path, i, r)
     return SuiteFile(path, suite, prov, data["records"])
@@ -203,25 +223,18 @@ def _who(r):
     return f"{k} n={r.get('n')}"
 
 
-def _kernel_record(path, i, r):
-    """A kernel suite's record: ``ok`` true or false and, where true, every field of the
-    kind KERNEL_FIELDS gives (times within MIN_SECONDS..MAX_SECONDS), consistent with
-    one another. A record with ``ok`` false is left out of the scores, its fields unread."""
-    if not isinstance(r["ok"], bool):
-        raise ValueError(f"{path}: record {i}: field 'ok' = {r['ok']!r}: must be true or false")
-    if not r["ok"]:
-        return
-    who = _who(r)
-    for f, kind in KERNEL_FIELDS.items():
-        field(path, i, who, r, f, kind)
+def check_times(path, i, who, r) -> None:
+    """A successful record's times, for every suite that times launches (the kernel
+    suites, micro and h2d): ``median_s``, ``min_s`` and ``max_s`` each MIN_SECONDS to
+    MAX_SECONDS and in that order; ``samples_s``, where given, a list of such times
+    whose median, min and max are those three, and ``reps`` (where given) its length.
+    A RecordError (or ValueError) names the file, the record (``who``) and the field."""
     for f in TIMING_FIELDS:
         field(path, i, who, r, f, "seconds", optional=False)
     if not r["min_s"] <= r["median_s"] <= r["max_s"]:
-        raise ValueError(f"{path}: record {i}: fields 'min_s' = {r['min_s']!r}, 'median_s' = "
-                         f"{r['median_s']!r}, 'max_s' = {r['max_s']!r}: must be in that order")
-    if r.get("buffer_sets", 1) > 1:
-        # the launches rotate buffer sets: over how many bytes says whether they start cold
-        field(path, i, who, r, "rotation_bytes", "bytes", optional=False)
+        raise ValueError(f"{path}: {_record(i, who)}: fields 'min_s' = {show(r['min_s'])}, "
+                         f"'median_s' = {show(r['median_s'])}, 'max_s' = {show(r['max_s'])}: "
+                         f"must be in that order")
     samples = r.get("samples_s")
     if samples is not None:
         if (not isinstance(samples, list) or not samples
@@ -234,17 +247,34 @@ def _kernel_record(path, i, r):
         mid = statistics.median(samples)
         if (abs(mid - r["median_s"]) > 1e-9 * r["median_s"] or min(samples) != r["min_s"]
                 or max(samples) != r["max_s"]):
-            raise ValueError(f"{path}: record {i}: field 'samples_s' (median {mid!r}, min "
-                             f"{min(samples)!r}, max {max(samples)!r}) disagrees with median_s, "
+            raise ValueError(f"{path}: {_record(i, who)}: field 'samples_s' (median {show(mid)}, min "
+                             f"{show(min(samples))}, max {show(max(samples))}) disagrees with median_s, "
                              f"min_s and max_s")
-        reps = r.get("reps")
+        reps = field(path, i, who, r, "reps", "count")
         if reps is not None and reps != len(samples):
-            raise ValueError(f"{path}: record {i}: field 'reps' = {reps!r}, but 'samples_s' has "
-                             f"{len(samples)}")
+            raise RecordError(path, i, who, "reps", reps, f"must be the number of samples_s "
+                              f"({len(samples)}), one sample a repetition")
+
+
+def _kernel_record(path, i, r):
+    """A kernel suite's record: ``ok`` true or false and, where true, every field of the
+    kind KERNEL_FIELDS gives (times within MIN_SECONDS..MAX_SECONDS), consistent with
+    one another. A record with ``ok`` false is left out of the scores, its fields unread."""
+    if not isinstance(r["ok"], bool):
+        raise RecordError(path, i, _who(r), "ok", r["ok"], "must be true or false")
+    if not r["ok"]:
+        return
+    who = _who(r)
+    for f, kind in KERNEL_FIELDS.items():
+        field(path, i, who, r, f, kind)
+    check_times(path, i, who, r)
+    if r.get("buffer_sets", 1) > 1:
+        # the launches rotate buffer sets: over how many bytes says whether they start cold
+        field(path, i, who, r, "rotation_bytes", "bytes", optional=False)
     conv = r.get("conv")
     if conv is not None:
         if not isinstance(conv, dict):
-            raise ValueError(f"{path}: record {i}: field 'conv' = {conv!r}: must be an object "
+            raise ValueError(f"{path}: record {i}: field 'conv' = {show(conv)}: must be an object "
                              f"with {', '.join(CONV_FIELDS[:7])}")
         extra = sorted(set(conv) - set(CONV_FIELDS))
         if extra:
@@ -255,8 +285,8 @@ def _kernel_record(path, i, r):
             field(path, i, who, flat, f"conv.{f}", "count0" if f == "pad" else "count",
                   optional=False)
         if "batch" in r and r["batch"] != conv.get("n"):
-            raise ValueError(f"{path}: record {i}: field 'batch' = {r['batch']!r} but conv n = "
-                             f"{conv.get('n')!r}: a convolution's n is its batch")
+            raise ValueError(f"{path}: record {i}: field 'batch' = {show(r['batch'])} but conv n = "
+                             f"{show(conv.get('n'))}: a convolution's n is its batch")
 
 
 def problem_of(hw, record: dict):
@@ -265,12 +295,12 @@ def problem_of(hw, record: dict):
     from simulator.simt.kernels import REGISTRY
     spec = REGISTRY.get(record["kernel"])
     if spec.from_record is None:
-        raise ValueError(f"kernel {spec.name!r} has no measurement records (its SPEC has no "
+        raise ValueError(f"kernel {show(spec.name)} has no measurement records (its SPEC has no "
                          "from_record)")
     try:
         args = spec.from_record(record)
     except KeyError as e:
-        raise ValueError(f"field {e.args[0]!r} missing: a {spec.name} record names its problem "
+        raise ValueError(f"field {show(e.args[0])} missing: a {spec.name} record names its problem "
                          f"({', '.join(a.name for a in spec.args)})") from None
     except (TypeError, AttributeError, IndexError) as e:
         raise ValueError(f"a {spec.name} record's problem fields cannot be read ({e})") from None
@@ -337,13 +367,13 @@ def check_kernel_records(hw, sf: SuiteFile) -> None:
         built = [(p.launch.grid, p.launch.block) for p in prob.programs]
         stated = _stated_shapes(r, len(built))
         if stated is not None and stated != built:
-            raise ValueError(f"{sf.path}: record {i}: fields 'grid' = {r.get('grid')!r}, "
-                             f"'block' = {r.get('block')!r}: {prob.kernel} on the record's "
+            raise ValueError(f"{sf.path}: record {i}: fields 'grid' = {show(r.get('grid'))}, "
+                             f"'block' = {show(r.get('block'))}: {prob.kernel} on the record's "
                              f"problem launches {_fmt(built)}; the record and this roofsim's "
                              f"kernel disagree")
         flops = r.get("flops")
         if flops is not None and flops != prob.op.flops():
-            raise ValueError(f"{sf.path}: record {i}: field 'flops' = {flops!r}: the record's "
+            raise ValueError(f"{sf.path}: record {i}: field 'flops' = {show(flops)}: the record's "
                              f"problem is {prob.op.flops()} FLOPs")
         if r.get("buffer_sets", 1) > 1 and r["rotation_bytes"] < 2 * hw.l2.size_bytes:
             raise RecordError(sf.path, i, _who(r), "rotation_bytes", r["rotation_bytes"],
@@ -376,18 +406,24 @@ def _no_repeated_keys(pairs):
     out = {}
     for k, v in pairs:
         if k in out:
-            raise ValueError(f"key {k!r} repeated in one object")
+            raise ValueError(f"key {show(k)} repeated in one object")
         out[k] = v
     return out
 
 
 def short(v, n: int = 40) -> str:
-    """``repr(v)`` cut to ``n`` characters (an error quotes the value it refuses)."""
-    s = repr(v)
-    return s if len(s) <= n else s[:n - 3] + "..."
+    """``repr(v)`` cut to ``n`` characters (an error quotes the value it refuses):
+    ``simulator.arguments.show``."""
+    return show(v, n)
 
 
 MISSING = object()    # a RecordError's value where the record has no such field
+
+
+def _record(i, name) -> str:
+    """A record as an error names it: its index and, where it has one, its name or problem
+    (cut short)."""
+    return f"record {i}" + (f" ({short(name, 60)})" if isinstance(name, str) else "")
 
 
 class RecordError(ValueError):
@@ -395,7 +431,7 @@ class RecordError(ValueError):
     and the field, with the value (cut short) and what is allowed."""
 
     def __init__(self, path, i, name, field, value, allowed):
-        who = f"record {i}" + (f" ({short(name, 60)})" if isinstance(name, str) else "")
+        who = _record(i, name)
         what = "missing" if value is MISSING else f"= {short(value)}"
         super().__init__(f"{path}: {who}: field {field!r} {what}: {allowed}")
 
@@ -488,7 +524,7 @@ def load_suite_json(folder, suite: str, made_by: str, check=None) -> dict:
     (the loaded document holds what it returns)."""
     path = Path(folder) / f"{suite}.json"
     if not path.is_file():
-        raise ValueError(f"folder={str(folder)!r}: no {suite}.json there ({made_by})")
+        raise ValueError(f"folder={show(str(folder), 200)}: no {suite}.json there ({made_by})")
     try:
         doc = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeated_keys)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simulator.arguments import show
+
 
 @dataclass(frozen=True)
 class Choice:
@@ -45,7 +47,7 @@ def _check(times: dict) -> int:
         for i, t in enumerate(ts):
             if not isinstance(t, (int, float)) or isinstance(t, bool) or not t >= 0 \
                     or t == float("inf"):
-                raise ValueError(f"times[{c!r}][{i}] = {t!r}: must be a finite number of "
+                raise ValueError(f"times[{show(c)}][{i}] = {show(t)}: must be a finite number of "
                                  "seconds >= 0")
     return n
 
@@ -72,7 +74,7 @@ def dynamic_program(times: dict, switch) -> Choice:
                 tot, sw, path = best[a]
                 s = 0.0 if a == b else float(switch(a, b, i))
                 if not s >= 0 or s == float("inf"):
-                    raise ValueError(f"switch({a!r}, {b!r}, {i}) = {s!r}: must be a finite "
+                    raise ValueError(f"switch({show(a)}, {show(b)}, {i}) = {show(s)}: must be a finite "
                                      "number of seconds >= 0")
                 cand.append((tot + s + times[b][i], sw + s, path + (b,)))
             nxt[b] = min(cand, key=lambda x: x[0])
@@ -107,7 +109,7 @@ def segmented(options: list, start, cost) -> Choice:
                 if sec == float("inf"):
                     continue
                 if not sec >= 0:
-                    raise ValueError(f"segment {i}: cost {sec!r} of {ch!r}: must be a number of "
+                    raise ValueError(f"segment {i}: cost {show(sec)} of {show(ch)}: must be a number of "
                                      "seconds >= 0")
                 cand = (tot + sec, sw + ssec, path + (ch,))
                 if after not in nxt or cand[0] < nxt[after][0]:

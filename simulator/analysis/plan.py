@@ -30,6 +30,8 @@ import itertools
 import json
 from dataclasses import dataclass
 
+from simulator.arguments import show
+
 UNIFORM = ("direct-nchw", "direct-nhwc", "im2col-nchw", "im2col-nhwc")
 MAX_PLAN_BYTES = 1 << 20                # a plan file: a line a layer, far below this
 CONFIGS = tuple(tuple(u.split("-")) for u in UNIFORM)        # (algorithm, layout)
@@ -78,9 +80,9 @@ def input_dims(net):
     from workloads.ir import INPUT
     shapes = net.input_shapes()
     if net.inputs != (INPUT,) or INPUT not in shapes:
-        raise ValueError(f"workload {net.name!r}: {len(net.inputs)} inputs "
+        raise ValueError(f"workload {show(net.name)}: {len(net.inputs)} inputs "
                          f"({', '.join(net.inputs[:3])}{', ...' if len(net.inputs) > 3 else ''}); "
-                         f"a chained network with one input {INPUT!r} is what runs end to end")
+                         f"a chained network with one input {show(INPUT)} is what runs end to end")
     return shapes[INPUT]
 
 
@@ -146,7 +148,7 @@ def expand(net, configs: dict, ops=None, layouts=None, dims=None) -> list:
 
 def uniform_configs(net, name: str) -> dict:
     if name not in UNIFORM:
-        raise ValueError(f"plan={name!r}: allowed: {', '.join(UNIFORM)}, or a plan file "
+        raise ValueError(f"plan={show(name)}: allowed: {', '.join(UNIFORM)}, or a plan file "
                          "(.toml or .json)")
     cfg = parse_config(name)
     return {n: (cfg if op.kind == "conv2d" else cfg[0]) for op in net.ops
@@ -160,12 +162,12 @@ def load_plan_file(path, net) -> dict:
     from pathlib import Path
     p = Path(path)
     if p.is_dir():
-        raise ValueError(f"plan={str(path)!r}: a folder, not a plan file")
+        raise ValueError(f"plan={show(str(path), 200)}: a folder, not a plan file")
     if p.exists() and not p.is_file():
-        raise ValueError(f"plan={str(path)!r}: not a regular file (a pipe or a device); a plan "
+        raise ValueError(f"plan={show(str(path), 200)}: not a regular file (a pipe or a device); a plan "
                          "file is read from disk")
     if not p.is_file():
-        raise ValueError(f"plan={str(path)!r}: no such plan file (or one of {', '.join(UNIFORM)})")
+        raise ValueError(f"plan={show(str(path), 200)}: no such plan file (or one of {', '.join(UNIFORM)})")
     if p.stat().st_size > MAX_PLAN_BYTES:
         raise ValueError(f"plan file {path}: {p.stat().st_size:,} bytes; a plan file is at most "
                          f"{MAX_PLAN_BYTES:,} (one line a layer)")
@@ -182,7 +184,7 @@ def load_plan_file(path, net) -> dict:
         keys = [k for k, _ in pairs]
         twice = next((k for k in keys if keys.count(k) > 1), None)
         if twice is not None:
-            raise ValueError(f"key {twice!r} is given twice")
+            raise ValueError(f"key {show(twice)} is given twice")
         return dict(pairs)
     try:
         doc = json.loads(text, object_pairs_hook=no_repeats) if kind == "JSON" else tomllib.loads(text)
@@ -194,7 +196,7 @@ def load_plan_file(path, net) -> dict:
         raise ValueError(f"plan file {path}: expected a table with default and layers")
     extra = set(doc) - {"default", "layers", "comment", "source"}
     if extra:
-        raise ValueError(f"plan file {path}: unknown key {sorted(extra)[0]!r} (allowed: default, "
+        raise ValueError(f"plan file {path}: unknown key {show(sorted(extra)[0])} (allowed: default, "
                          "layers, comment, source)")
     for key in ("comment", "source"):          # free text, but text
         if key in doc and not isinstance(doc[key], str):
@@ -208,7 +210,7 @@ def load_plan_file(path, net) -> dict:
         missing = [n for n in configurable(net) if n not in layers]
         if missing:
             raise ValueError(f"plan file {path}: no default and no configuration for layer "
-                             f"{missing[0]!r} ({len(missing)} layers unlisted)")
+                             f"{show(missing[0])} ({len(missing)} layers unlisted)")
         default = None
     else:
         default = parse_config(doc["default"], f"{path}: default")
@@ -228,7 +230,7 @@ def load_plan_file(path, net) -> dict:
             raise ValueError(f"plan file {path}: layer {_short(name)} is not in {net.name}"
                              + (f" (e.g. {', '.join(near)})" if near else ""))
         if kinds[name] not in ("conv2d", "gemm"):
-            raise ValueError(f"plan file {path}: layer {name!r} is a {kinds[name]}; it runs in the "
+            raise ValueError(f"plan file {path}: layer {show(name)} is a {kinds[name]}; it runs in the "
                              "layout of what it reads (configure convolutions and the FC)")
     return out
 
@@ -288,7 +290,7 @@ def configs_of(net, plan: str) -> dict:
         return uniform_configs(net, plan)
     if "/" in plan or plan.lower().endswith((".toml", ".json")):
         return load_plan_file(plan, net)
-    raise ValueError(f"plan={plan!r}: allowed: {', '.join(UNIFORM)}, or a plan file "
+    raise ValueError(f"plan={show(plan)}: allowed: {', '.join(UNIFORM)}, or a plan file "
                      "(.toml or .json)")
 
 
@@ -303,10 +305,10 @@ def network(workload, batch):
     else:
         net = arguments.workload(workload)
         if batch is not None and arguments.integer(batch, "batch", 1, 2**31 - 1) != batch_of(net):
-            raise ValueError(f"batch={batch!r}: workload {net.name!r} is built at batch "
+            raise ValueError(f"batch={show(batch)}: workload {show(net.name)} is built at batch "
                              f"{batch_of(net)} (give batch=None, or build it at {batch})")
     if not any(op.kind in ("conv2d", "gemm") for op in net.ops):
-        raise ValueError(f"workload={net.name!r}: no convolution or GEMM to plan")
+        raise ValueError(f"workload={show(net.name)}: no convolution or GEMM to plan")
     bad = [op for op in net.ops if op.kind not in ("conv2d", "gemm", "batchnorm", "pool2d")]
     if bad:
         raise ValueError(f"layer {bad[0].name}: {bad[0].kind} has no kernel yet")
@@ -323,7 +325,7 @@ def uniform(network_name: str, batch: int, name: str) -> list[LayerPlan]:
     """Every layer of ``network_name`` at ``batch`` under uniform plan ``name`` (one of
     UNIFORM), transforms included."""
     if name not in UNIFORM:
-        raise ValueError(f"plan={name!r}: allowed: {', '.join(UNIFORM)}")
+        raise ValueError(f"plan={show(name)}: allowed: {', '.join(UNIFORM)}")
     net = network(network_name, batch)
     return expand(net, uniform_configs(net, name))
 
@@ -408,7 +410,7 @@ def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, worke
 
     from simulator.parallel import map_tasks
     if mode not in ("sampled", "analytic"):
-        raise ValueError(f"mode={mode!r}: allowed: sampled, analytic")
+        raise ValueError(f"mode={show(mode)}: allowed: sampled, analytic")
     first = {}
     for i, lp in enumerate(layers):
         first.setdefault(_shape_key(lp), i)
@@ -682,7 +684,7 @@ def systolic_layers(hw, net) -> tuple:
     -- a small array's many folds are too many for the pipeline model)."""
     from simulator.systolic.engine import TooManyFoldsError, simulate_network
     if getattr(hw, "family", None) != "systolic":
-        raise ValueError(f"vs={hw.name!r}: not a systolic array (e.g. tpu-v1, systolic-8x8)")
+        raise ValueError(f"vs={show(hw.name)}: not a systolic array (e.g. tpu-v1, systolic-8x8)")
     dataflow = getattr(hw, "dataflow", "ws")
     try:
         res, closed = simulate_network(hw, net, dataflow), False

@@ -25,6 +25,8 @@ import math
 
 import numpy as np
 
+from simulator.arguments import show
+
 _LEVEL_STYLES = ["-", "--", ":", "-."]
 # op kind -> (colour, marker). The roofline's kinds (workloads' op kinds) and the ones a
 # framework's trace names (``analysis.check``) share a style; other kinds take spares.
@@ -64,7 +66,7 @@ def _save(fig, path):
     import io
     fmt = str(path).rsplit(".", 1)[-1].lower()
     if fmt not in ("png", "svg", "pdf"):
-        raise ValueError(f"path={str(path)!r}: the file must end in .png, .svg or .pdf")
+        raise ValueError(f"path={show(str(path), 200)}: the file must end in .png, .svg or .pdf")
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, dpi=130, bbox_inches="tight")
     atomic_write(path, buf.getvalue())

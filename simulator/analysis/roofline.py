@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from simulator.arguments import show
 from simulator.result import Result
 
 from .datamovement import lower_bound_bytes
@@ -73,7 +74,7 @@ class RooflineReport:
         for lv in self.levels:
             if lv.name == level:
                 return self.peak_flop_per_s / lv.bandwidth_bytes_per_s
-        raise ValueError(f"memory level {level!r} is unknown; allowed: "
+        raise ValueError(f"memory level {show(level)} is unknown; allowed: "
                          f"{', '.join(lv.name for lv in self.levels)}")
 
     def totals(self) -> dict:
@@ -114,13 +115,13 @@ def roofline(hw, network, precision: str | None = None, l2_warm: bool = False) -
     dtypes = {op.dtype for op in network.ops}
     if precision is None:
         if len(dtypes) != 1:
-            raise ValueError(f"workload {network.name!r} mixes dtypes {sorted(dtypes)}; "
+            raise ValueError(f"workload {show(network.name)} mixes dtypes {sorted(dtypes)}; "
                              "give a precision")
         precision = dtypes.pop()
     storage = COMPUTE_STORAGE.get(precision, precision)
     bad = [op.name for op in network.ops if op.dtype != storage]
     if bad:
-        raise ValueError(f"precision {precision!r} needs {storage} data but layer {bad[0]!r} is "
+        raise ValueError(f"precision {show(precision)} needs {storage} data but layer {show(bad[0])} is "
                          f"{network.ops[0].dtype}")
     peak = hw.peak_flop_per_s(precision)
     levels = hw.memory_levels()

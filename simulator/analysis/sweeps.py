@@ -10,6 +10,7 @@ outcome (``interrupted`` where Ctrl-C stopped it, the rows then what finished).
 """
 from __future__ import annotations
 
+from simulator.arguments import show
 from simulator.parallel import map_tasks
 from simulator.simt import api
 
@@ -67,7 +68,7 @@ def layout_pairs(workload, batch=None) -> list:
     pairs = [(a, b) for a, b in zip(nets["nchw"].ops, nets["nhwc"].ops)
              if a.kind == "conv2d" and a.groups == 1]
     if not pairs:
-        raise ValueError(f"workload={workload!r}: no convolution to compare layouts on")
+        raise ValueError(f"workload={show(workload)}: no convolution to compare layouts on")
     return pairs
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from simulator.arguments import show
+
 GEMMS = ("gemm:256x256x256", "gemm:512x512x512", "gemm:1024x1024x1024", "gemm:2048x2048x2048",
          "gemm:1000x3000x500", "gemm:4096x256x1024", "gemm:128x8192x512", "gemm:2048x512x1024")
 CONVS = ("conv1/1", "layer1.0.conv1/1", "layer1.0.conv2/1", "layer2.0.conv2/1", "layer3.0.conv2/1",
@@ -27,10 +29,10 @@ def op_of(problem: str):
     if "/" in problem:
         name, _, batch = problem.partition("/")
         if not (batch.isascii() and batch.isdigit()) or int(batch) < 1:
-            raise ValueError(f"batch {batch!r} of layer {name!r}: must be a positive integer")
+            raise ValueError(f"batch {show(batch)} of layer {show(name)}: must be a positive integer")
         found = [o for o in workloads.resolve("resnet50", batch=int(batch)).ops if o.name == name]
         if not found:
-            raise ValueError(f"layer {name!r} is not a ResNet-50 layer (conv1, layer1.0.conv2, "
+            raise ValueError(f"layer {show(name)} is not a ResNet-50 layer (conv1, layer1.0.conv2, "
                              f"layer4.2.conv1, ...)")
         return found[0]
     from .counters import one_op
@@ -171,7 +173,7 @@ def load(folder) -> dict:
         key = (rec["problem"], rec["candidate"])
         if rec["ok"]:
             if key in seen:
-                raise ValueError(f"{path}: record {i} ({rec['problem']!r}, {rec['candidate']!r}) "
+                raise ValueError(f"{path}: record {i} ({show(rec['problem'])}, {show(rec['candidate'])}) "
                                  f"repeats record {seen[key]}: a candidate is measured once a "
                                  f"problem")
             seen[key] = i
@@ -216,13 +218,13 @@ def check_record(path, i, r: dict, labels: dict) -> dict:
     kernel = r.get("kernel", labels[problem][cand])
     if kernel != labels[problem][cand]:
         raise RecordError(path, i, problem, "kernel", kernel,
-                          f"the candidate {short(cand, 60)} is {labels[problem][cand]!r}'s")
+                          f"the candidate {short(cand, 60)} is {show(labels[problem][cand])}'s")
     for f in HARNESS_FIELDS:             # the timing harness's figures, as a kernel suite's
         field(path, i, problem, r, f, KERNEL_FIELDS[f])
     t = [seconds(path, i, problem, r, f) for f in TIMES]
     if not t[1] <= t[0] <= t[2]:
-        raise ValueError(f"{path}: record {i} ({problem!r}): fields 'min_s' = {t[1]!r}, "
-                         f"'median_s' = {t[0]!r}, 'max_s' = {t[2]!r}: must be in that order")
+        raise ValueError(f"{path}: record {i} ({show(problem)}): fields 'min_s' = {show(t[1])}, "
+                         f"'median_s' = {show(t[0])}, 'max_s' = {show(t[2])}: must be in that order")
     return r
 
 
@@ -250,11 +252,15 @@ def scores(hw, folder, engine_top: int = 3) -> dict:
     measurements) and, for comparison, of random search with as many measurements
     (expected, exact); the Spearman rank correlation of the analytic model's times with
     the measured ones. Then medians and worsts (None where no problem has the figure).
-    Ctrl-C: the problems that finished, ``interrupted`` set."""
+    Ctrl-C: the problems that finished, ``interrupted`` set. Measurements of another
+    GPU than ``hw``'s are refused (``measurements.check_device``)."""
     import statistics
 
     from simulator.parallel import map_tasks
+
+    from .measurements import check_device
     doc = load(folder)
+    check_device(hw, folder, "tune.json", doc["provenance"])
     by = {}
     for r in doc["records"]:
         if r["ok"]:                       # checked on load: a positive, finite median_s

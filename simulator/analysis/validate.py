@@ -26,14 +26,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simulator.arguments import show
 from simulator.result import Measurement, Result
 
-from .measurements import (KERNEL_SUITES, SuiteFile, check_kernel_records, measurement,
-                           problem_of)
+from .measurements import (KERNEL_SUITES, SuiteFile, check_device, check_kernel_records,
+                           load_suite, measurement, problem_of)
 from .roofline import bound
 
 PREDICTORS = ("engine", "analytic", "roofline")
-__all__ = ["KERNEL_SUITES", "PREDICTORS", "RecordTask", "ValidationRow", "predict_record",
+__all__ = ["KERNEL_SUITES", "PREDICTORS", "RecordTask", "ValidationRow", "load_suites",
+           "predict_record",
            "predict_records", "predict_suites", "record_tasks", "score"]
 
 
@@ -80,6 +82,18 @@ class ValidationRow:
                 "engine_simulated_instructions": self.engine_simulated_instructions}
 
 
+def load_suites(hw, folder, suites) -> list[SuiteFile]:
+    """The suite files ``suites`` (names) of measurement folder ``folder``, each checked
+    (``measurements.load_suite``) and measured on ``hw``'s GPU (``check_device``, a
+    ValueError naming ``folder=`` otherwise): what ``validate`` (the API's and the
+    command's) scores. ``predict_records`` itself predicts any file on any preset (a
+    what-if: the H100's launches on the h200 preset)."""
+    files = [load_suite(folder, suite) for suite in suites]
+    for sf in files:
+        check_device(hw, folder, sf.path.name, sf.provenance)
+    return files
+
+
 def predict_records(hw, sf: SuiteFile, engine_budget=None, progress=None) -> list[ValidationRow]:
     """A row for every record of the suite file that passed its check, here, one after
     another (``progress(suite, i, n)`` after each). ``engine_budget`` (warp instructions
@@ -110,7 +124,7 @@ def record_tasks(hw, suite_files, engine_budget=None) -> list[RecordTask]:
     """A task per record (that passed its check) of each suite file; every record must be
     the launch it states (``measurements.check_kernel_records``), checked here before any
     work. Any preset may predict any GPU's launches (a what-if: the H100's launches on the
-    h200 preset); the ``validate`` command refuses files of another GPU than ``--hw``."""
+    h200 preset); ``load_suites`` refuses files of another GPU than ``hw`` for scoring."""
     tasks = []
     for sf in suite_files:
         check_kernel_records(hw, sf)
@@ -153,7 +167,7 @@ def predict_record(task: RecordTask) -> ValidationRow:
     # the gemm suite rotates buffer sets to avoid that
     warm = r.get("buffer_sets", 1) == 1
     if not warm and r.get("rotation_bytes", math.inf) < 2 * hw.l2.size_bytes:
-        raise ValueError(f"record {i} of suite {sf.suite!r}: rotation_bytes = {r['rotation_bytes']}: "
+        raise ValueError(f"record {i} of suite {show(sf.suite)}: rotation_bytes = {r['rotation_bytes']}: "
                          f"rotating buffer sets must span at least twice the L2 "
                          f"({2 * hw.l2.size_bytes} bytes) for the launch to start cold")
     a = api.analytic(hw, prob, l2_warm=warm)

@@ -31,6 +31,7 @@ import time
 
 import numpy as np
 
+from simulator.arguments import show
 from . import harness
 
 BN_EPS = 1e-5
@@ -402,7 +403,7 @@ def check_plans(workload, batches, plans):
                     try:
                         spec.device(spec.problem(**pl.kernel_args(lp)))
                     except ValueError as e:
-                        raise ValueError(f"plan={name!r} at batch {b}: layer {lp.op.name} "
+                        raise ValueError(f"plan={show(name)} at batch {b}: layer {lp.op.name} "
                                          f"({lp.kernel}): {e}") from None
 
 

@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from simulator.arguments import show
 from simulator.simt.kernels import REGISTRY
 
 from . import harness, micro
@@ -499,7 +500,7 @@ def run(suite: str, command=None, deadline_s=None, **kw) -> dict:
     """Run one suite on the GPU; raises NoGPU (one line) without one. ``deadline_s``
     (gemm, conv) stops starting new shapes after that many seconds, keeping what finished."""
     if suite not in RUNNERS:
-        raise ValueError(f"suite = {suite!r}: allowed: {', '.join(SUITES)}")
+        raise ValueError(f"suite = {show(suite)}: allowed: {', '.join(SUITES)}")
     c = harness.require_gpu()
     prov = harness.provenance(command)
     t0 = time.time()

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from simulator.arguments import show
+
 
 def segments(addresses: np.ndarray, access_bytes: int, segment_bytes: int) -> list[np.ndarray]:
     """Per warp access (rows of ``addresses``): the sorted distinct segment indices."""
     a = np.atleast_2d(np.asarray(addresses, dtype=np.int64))
     if segment_bytes <= 0 or segment_bytes & (segment_bytes - 1):
-        raise ValueError(f"segment_bytes = {segment_bytes!r}: must be a power of two")
+        raise ValueError(f"segment_bytes = {show(segment_bytes)}: must be a power of two")
     if access_bytes <= 0:
-        raise ValueError(f"access_bytes = {access_bytes!r}: must be > 0")
+        raise ValueError(f"access_bytes = {show(access_bytes)}: must be > 0")
     out = []
     for row in a:
         live = row[row >= 0]

@@ -10,6 +10,8 @@ and every registered kernel's faces to it.
 """
 from numba import njit
 
+from simulator.arguments import show
+
 from .kernels import (batchnorm, conv_direct, conv_im2col, gemm_naive, gemm_tiled, layout_transform,
                       matadd, pool, relu)
 
@@ -25,7 +27,7 @@ def kind_of(face: str) -> int:
     try:
         return FACES.index(face)
     except ValueError:
-        raise ValueError(f"face={face!r}: no numba address functions are dispatched for it "
+        raise ValueError(f"face={show(face)}: no numba address functions are dispatched for it "
                          f"(dispatch.FACES: {', '.join(FACES)})") from None
 
 

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from simulator.arguments import show
 from simulator.result import Launch, Result
 
 from . import core, isa, memory
@@ -403,11 +404,11 @@ def _launch_occupancy(hw, prog):
 
 def _check(hw, policy, mode):
     if getattr(hw, "family", None) != "simt":
-        raise ValueError(f"hw={getattr(hw, 'name', hw)!r}: not a SIMT GPU")
+        raise ValueError(f"hw={show(getattr(hw, 'name', hw))}: not a SIMT GPU")
     if policy not in POLICIES:
-        raise ValueError(f"policy={policy!r}: allowed: {', '.join(POLICIES)}")
+        raise ValueError(f"policy={show(policy)}: allowed: {', '.join(POLICIES)}")
     if mode not in MODES:
-        raise ValueError(f"mode={mode!r}: allowed: {', '.join(MODES)}")
+        raise ValueError(f"mode={show(mode)}: allowed: {', '.join(MODES)}")
 
 
 def footprint_bytes(programs) -> int:

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simulator.arguments import show
+
 # opcodes
 ALU, FFMA, FMNMX, SFU, BRA, LDG, STG, LDS, STS, BAR, FADD, IMAD, UNI, IMADW = range(14)
 OP_NAMES = ("ALU", "FFMA", "FMNMX", "SFU", "BRA", "LDG", "STG", "LDS", "STS", "BAR", "FADD", "IMAD",
@@ -246,7 +248,7 @@ class Program:
         try:
             return int(self.params[self.param_names.index(name)])
         except ValueError:
-            raise KeyError(f"{self.name} has no parameter {name!r} "
+            raise KeyError(f"{self.name} has no parameter {show(name)} "
                            f"(it has {', '.join(self.param_names)})") from None
 
     @property

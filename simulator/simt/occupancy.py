@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simulator.arguments import show
+
 _FERMI_REG_128 = {21, 22, 29, 30, 37, 38, 45, 46}
 LIMITS = ("warps", "registers", "shared_memory", "blocks")
 
@@ -42,7 +44,7 @@ class Occupancy:
 
 def _check(name, value, lo, hi=None, what=""):
     if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise ValueError(f"{name} = {value!r}: must be an integer >= {lo}")
+        raise ValueError(f"{name} = {show(value)}: must be an integer >= {lo}")
     if hi is not None and value > hi:
         raise ValueError(f"{name} = {value}: exceeds {what} ({hi})")
 
@@ -51,7 +53,7 @@ def occupancy(hw, block: int, regs: int, smem_bytes: int = 0) -> Occupancy:
     """Blocks and warps one SM of ``hw`` holds for a kernel of ``block`` threads using
     ``regs`` registers per thread and ``smem_bytes`` of shared memory per block."""
     if getattr(hw, "family", None) != "simt":
-        raise ValueError(f"hardware {getattr(hw, 'name', hw)!r} is not a SIMT GPU")
+        raise ValueError(f"hardware {show(getattr(hw, 'name', hw))} is not a SIMT GPU")
     sm = hw.sm
     _check("block", block, 1, sm.max_threads_per_block, f"{hw.name}'s threads per block")
     _check("regs", regs, 0, sm.max_registers_per_thread, f"{hw.name}'s registers per thread")

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from simulator.arguments import show
 from simulator.result import OPERANDS, OperandCounts, SystolicFigures
 
 from .lowering import Lowered, a_valid_total
@@ -335,7 +336,7 @@ def check_srams(L: Lowered, hw) -> None:
         if have < words:
             half = " per half (double-buffered)" if sp.double_buffered else ""
             raise ValueError(f"{name}_sram.size_bytes = {sp.size_bytes}: a {L.rows}x{L.cols} "
-                             f"{L.dataflow} fold of layer {L.op.name!r} needs {words} words of "
+                             f"{L.dataflow} fold of layer {show(L.op.name)} needs {words} words of "
                              f"{hw.word_bytes} B{half}, at least "
                              f"{words * hw.word_bytes * (2 if sp.double_buffered else 1)} B")
 

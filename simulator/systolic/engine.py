@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from simulator.arguments import show
 from simulator.result import OperandCounts, Result, SystolicTotals
 from workloads.ir import Conv2d
 
@@ -193,14 +194,14 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
     """
     t0 = time.perf_counter()
     if getattr(hw, "family", None) != "systolic":
-        raise ValueError(f"hardware {getattr(hw, 'name', hw)!r} is not a systolic array; "
+        raise ValueError(f"hardware {show(getattr(hw, 'name', hw))} is not a systolic array; "
                          "use a systolic preset (tpu-v1, systolic-4x4, systolic-8x8), a TOML "
                          "file of family 'systolic' or a SCALE-Sim .cfg")
     check_dataflow(dataflow)
     if mode not in MODES:
-        raise ValueError(f"mode = {mode!r}: allowed: {', '.join(MODES)}")
+        raise ValueError(f"mode = {show(mode)}: allowed: {', '.join(MODES)}")
     if stalls not in ("pipeline", "closed-form"):
-        raise ValueError(f"stalls = {stalls!r}: allowed: pipeline, closed-form")
+        raise ValueError(f"stalls = {show(stalls)}: allowed: pipeline, closed-form")
     rows, cols = rows or hw.rows, cols or hw.cols
     check_array(rows, cols)
     hw = dataclasses.replace(hw, rows=rows, cols=cols)
@@ -208,7 +209,7 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
     out, layer_results = [], []
     skipped = [op.name for op in network.ops if op.kind not in ARRAY_KINDS]
     if len(skipped) == len(network.ops):
-        raise ValueError(f"workload {network.name!r}: no convolution or GEMM for the array")
+        raise ValueError(f"workload {show(network.name)}: no convolution or GEMM for the array")
     # the array runs each layer as its own problem (as SCALE-Sim does)
     network = type(network).independent(network.name, [op for op in network.ops
                                                         if op.kind in ARRAY_KINDS],

@@ -32,6 +32,8 @@ import numpy as np
 from hwmodels.limits import MAX_ARRAY_SIDE
 from workloads.ir import Conv2d, Gemm, TensorOp
 
+from simulator.arguments import show
+
 DATAFLOWS = ("os", "ws", "is")
 
 
@@ -41,10 +43,10 @@ def gemm_view(op: TensorOp) -> tuple[int, int, int]:
         return op.M, op.N, op.K
     if isinstance(op, Conv2d):
         if op.groups != 1:
-            raise ValueError(f"layer {op.name!r}: groups = {op.groups}; lower each group "
+            raise ValueError(f"layer {show(op.name)}: groups = {op.groups}; lower each group "
                              "separately (see lower_groups)")
         return op.N * op.P * op.Q, op.K, op.C * op.R * op.S
-    raise ValueError(f"layer {op.name!r}: a {op.kind} op has no systolic lowering; allowed: gemm, conv2d")
+    raise ValueError(f"layer {show(op.name)}: a {op.kind} op has no systolic lowering; allowed: gemm, conv2d")
 
 
 MAX_SIDE = MAX_ARRAY_SIDE   # PEs along one side of an array (the hardware schema's limit)
@@ -53,14 +55,14 @@ MAX_SIDE = MAX_ARRAY_SIDE   # PEs along one side of an array (the hardware schem
 def check_array(rows, cols):
     for name, v in (("rows", rows), ("cols", cols)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"array {name} = {v!r}: must be an integer >= 1")
+            raise ValueError(f"array {name} = {show(v)}: must be an integer >= 1")
         if v > MAX_SIDE:
             raise ValueError(f"array {name} = {v}: at most {MAX_SIDE:,} PEs a side")
 
 
 def check_dataflow(dataflow):
     if dataflow not in DATAFLOWS:
-        raise ValueError(f"dataflow = {dataflow!r}: allowed: {', '.join(DATAFLOWS)}")
+        raise ValueError(f"dataflow = {show(dataflow)}: allowed: {', '.join(DATAFLOWS)}")
 
 
 MAX_FOLDS = 10**8    # folds of one layer (about 6 GiB of per-fold state at most)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from workloads.ir import Conv2d, Gemm
 
+from simulator.arguments import show
+
 
 @dataclass(frozen=True)
 class SSLayer:
@@ -66,10 +68,10 @@ def as_scalesim_layer(op) -> SSLayer:
         return SSLayer(H=op.M, W=op.K, R=1, S=op.K, C=1, K=op.N, s=1)
     if isinstance(op, Conv2d):
         if op.groups != 1:
-            raise ValueError(f"layer {op.name!r}: split groups before the scalesim mode")
+            raise ValueError(f"layer {show(op.name)}: split groups before the scalesim mode")
         return SSLayer(H=op.H + 2 * op.padding, W=op.W + 2 * op.padding, R=op.R, S=op.S, C=op.C,
                        K=op.K, s=op.stride, N=op.N)
-    raise ValueError(f"layer {op.name!r}: a {op.kind} op has no systolic lowering")
+    raise ValueError(f"layer {show(op.name)}: a {op.kind} op has no systolic lowering")
 
 
 def spatial(L: SSLayer, dataflow: str):

@@ -51,6 +51,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from simulator.arguments import show
 from .scalesim_layer import SSLayer, spatial
 
 # indices into the geometry vector g
@@ -401,7 +402,7 @@ def replay(L: SSLayer, rows: int, cols: int, dataflow: str, hw) -> dict:
     """SCALE-Sim 3.0.0's stall cycles and DRAM counts (words) for layer L on a rows x cols
     array, replaying its buffers line by line."""
     if dataflow not in _DATAFLOWS:
-        raise ValueError(f"dataflow {dataflow!r}: allowed: os, ws, is")
+        raise ValueError(f"dataflow {show(dataflow)}: allowed: os, ws, is")
     Sr, Sc, T = spatial(L, dataflow)
     Fr, Fc = _cdiv(Sr, rows), _cdiv(Sc, cols)
     Lf = T + rows + cols - 2 if dataflow == "os" else 2 * rows + cols + T - 2

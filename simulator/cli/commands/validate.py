@@ -7,7 +7,6 @@ import sys
 
 import hwmodels
 from simulator.analysis.calibrate import calibrate
-from simulator.analysis.measurements import same_gpu
 from simulator.table import format_table
 
 from ..options import add_hw, add_outputs, add_workers, budget, items, load_hw
@@ -74,34 +73,16 @@ def run_validate(args):
     return _times(args, hw, suites)
 
 
-def _device_of(args, hw, doc, name):
-    """The device a suite file was measured on, refused unless it can be ``hw``'s GPU
-    (the same rule as the time suites: ``measurements.same_gpu``)."""
-    prov = doc.get("provenance") or {}
-    dev = str(prov.get("device", ""))
-    if not same_gpu(hw, dev, prov.get("compute_capability")):
-        raise ValueError(f"--measurements {args.measurements}: {name} was measured on {dev!r}, "
-                         f"not a {hw.name}")
-    return dev
-
-
 def _times(args, hw, suites):
     """The time suites: every record predicted by each predictor, scored per suite."""
-    from simulator.analysis.measurements import load_suite
     from simulator.analysis.plots import validation_chart
-    from simulator.analysis.validate import KERNEL_SUITES, PREDICTORS, predict_suites, report
+    from simulator.analysis.validate import (KERNEL_SUITES, PREDICTORS, load_suites,
+                                             predict_suites, report)
     bad = [x for x in suites if x not in KERNEL_SUITES]
     if bad:
         raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)} (any of "
                          "them, comma-separated), or counters or tune alone")
-    files = [load_suite(args.measurements, suite) for suite in suites]
-    for sf in files:
-        if not sf.of(hw):
-            raise ValueError(f"--measurements {args.measurements}: {sf.path.name} was measured "
-                             f"on {sf.device!r}, not a {hw.name} ({hw.description}); score a "
-                             f"preset against its own GPU's measurements (a preset names its "
-                             f"GPU's model in its name or description, or names none and "
-                             f"shares its compute capability)")
+    files = load_suites(hw, args.measurements, suites)      # another GPU's: refused
     out = predict_suites(hw, files, args.engine_budget, args.workers, args.scheduler,
                          log=lambda line: print(f"validate: {line}", file=sys.stderr, flush=True))
     rows = out.finished
@@ -139,9 +120,8 @@ def _pct(v, fmt="+.1%"):
 def _tune(args, hw):
     """roofsim tune's rankings against every candidate measured."""
     from simulator.analysis import tune
-    doc = tune.load(args.measurements)
-    dev = _device_of(args, hw, doc, "tune.json")
-    s = tune.scores(hw, args.measurements)
+    s = tune.scores(hw, args.measurements)       # another GPU's measurements: refused
+    dev = tune.load(args.measurements)["provenance"]["device"]
     k = s["engine_top"]
     part = (f" (stopped: {len(s['problems'])} of {s['problems_total']} problems finished)"
             if s["interrupted"] else "")
@@ -171,8 +151,8 @@ def _counters(args, hw):
     """The engine's counts against Nsight Compute's."""
     from simulator.analysis import counters as cn
     doc = cn.load(args.measurements)
-    dev = _device_of(args, hw, doc, "counters.json")
-    rows, stopped = cn.run(hw, args.measurements)
+    dev = doc["provenance"]["device"]
+    rows, stopped = cn.run(hw, args.measurements)     # another GPU's counters: refused
     one = [r for r in rows if sum(x["problem"] == r["problem"] for x in rows) == 1]
     sc, sc1 = cn.scores(rows), cn.scores(one)
     skipped = cn.left_out(doc)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, float32, njit  # importing needs no GPU; kernels compile on first launch
 
+from simulator.arguments import show
 from .. import isa
 from .launch import Launch
 from .spec import Arg, Device, KernelSpec
@@ -64,7 +65,7 @@ def conv_nhwc(x, w, y, N, C, H, W, K, R, S, P, Q, stride, pad):
 
 def kernel(layout: str = "nchw"):
     if layout not in LAYOUTS:
-        raise ValueError(f"layout = {layout!r}: allowed: {', '.join(LAYOUTS)}")
+        raise ValueError(f"layout = {show(layout)}: allowed: {', '.join(LAYOUTS)}")
     return conv_nchw if layout == "nchw" else conv_nhwc
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, njit  # importing needs no GPU; kernels compile on first launch
 
+from simulator.arguments import show
 from .. import isa
 from . import gemm_tiled
 from .conv_direct import (LAYOUTS, _tiny, check_block, conv_from_record, conv_group, conv_inputs,
@@ -75,7 +76,7 @@ def _check(op):
 
 def im2col_kernel(layout: str):
     if layout not in ("nchw", "nhwc"):
-        raise ValueError(f"layout = {layout!r}: allowed: nchw, nhwc")
+        raise ValueError(f"layout = {show(layout)}: allowed: nchw, nhwc")
     return im2col_nchw if layout == "nchw" else im2col_nhwc
 
 

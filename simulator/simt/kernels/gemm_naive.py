@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, float32, njit  # importing needs no GPU; kernels compile on first launch
 
+from simulator.arguments import show
 from .. import isa
 from .launch import Launch
 from .spec import Arg, Device, KernelSpec
@@ -49,14 +50,14 @@ def gemm_naive_rows(A, B, C, M, N, K):
 
 def kernel(thread_x: str = "cols"):
     if thread_x not in THREAD_X:
-        raise ValueError(f"thread_x = {thread_x!r}: allowed: {', '.join(THREAD_X)}")
+        raise ValueError(f"thread_x = {show(thread_x)}: allowed: {', '.join(THREAD_X)}")
     return gemm_naive_cols if thread_x == "cols" else gemm_naive_rows
 
 
 def launch(M: int, N: int, block=(16, 16), thread_x: str = "cols") -> Launch:
     """The grid that covers C with ``block``-shaped blocks for the chosen mapping."""
     if thread_x not in THREAD_X:
-        raise ValueError(f"thread_x = {thread_x!r}: allowed: {', '.join(THREAD_X)}")
+        raise ValueError(f"thread_x = {show(thread_x)}: allowed: {', '.join(THREAD_X)}")
     bx, by = block
     xs, ys = (N, M) if thread_x == "cols" else (M, N)
     return Launch((-(-xs // bx), -(-ys // by)), (bx, by))
@@ -173,7 +174,7 @@ TEMPLATE = _template()
 
 def program(lc: Launch, M: int, N: int, K: int, thread_x: str = "cols") -> isa.Program:
     if thread_x not in THREAD_X:
-        raise ValueError(f"thread_x = {thread_x!r}: allowed: {', '.join(THREAD_X)}")
+        raise ValueError(f"thread_x = {show(thread_x)}: allowed: {', '.join(THREAD_X)}")
     bases = isa.layout_arrays([("A", M * K), ("B", K * N), ("C", M * N)])
     t, pro, body, nregs = TEMPLATE
     streams = tuple(s for u in range(UNROLL) for s in (isa.Stream(f"A+{u}", "global", "A"),

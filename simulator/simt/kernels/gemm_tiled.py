@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from numba import cuda, float32, njit  # importing needs no GPU; kernels compile on first launch
 
+from simulator.arguments import show
 from .. import isa
 from .launch import Launch
 from .spec import Arg, KernelSpec
@@ -55,7 +56,7 @@ _KERNELS = {T: _make(T) for T in TILES}
 
 def _check_tile(T):
     if T not in TILES:
-        raise ValueError(f"tile = {T!r}: allowed: {', '.join(map(str, TILES))}")
+        raise ValueError(f"tile = {show(T)}: allowed: {', '.join(map(str, TILES))}")
 
 
 def kernel(tile: int = 16):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, njit  # importing needs no GPU; kernels compile on first launch
 
+from simulator.arguments import show
 from .. import isa
 from .conv_direct import check_block, one_launch  # the same default block (256) and limit
 from .launch import Launch
@@ -152,7 +153,7 @@ TEMPLATE = _template()
 def program(op, block: int = DEFAULT_BLOCK) -> isa.Program:
     """The engine's face: ``op``'s input tensor (N C H W) rewritten into ``op.layout``."""
     if op.layout not in LAYOUTS:
-        raise ValueError(f"layout = {op.layout!r}: allowed: {', '.join(LAYOUTS)}")
+        raise ValueError(f"layout = {show(op.layout)}: allowed: {', '.join(LAYOUTS)}")
     n = op.N * op.C * op.H * op.W
     lc = launch(n, block)
     bases = isa.layout_arrays([("x", n), ("y", n)])

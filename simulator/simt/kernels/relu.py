@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, njit  # importing needs no GPU; kernels compile on first launch
 
+from simulator.arguments import show
 from .. import isa
 from .launch import Launch
 from .spec import Arg, Device, KernelSpec
@@ -37,7 +38,7 @@ def kernel():
 
 def launch(grid: int, block: int) -> Launch:
     if not isinstance(grid, int) or not isinstance(block, int):
-        raise ValueError(f"relu takes a 1-D grid and block, got grid={grid!r}, block={block!r}")
+        raise ValueError(f"relu takes a 1-D grid and block, got grid={show(grid)}, block={show(block)}")
     return Launch(grid, block)
 
 
@@ -146,7 +147,7 @@ def program(lc: Launch, n: int) -> isa.Program:
     if lc.grid[1:] != (1, 1) or lc.block[1:] != (1, 1):
         raise ValueError("relu takes a 1-D grid and block")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n = {n!r}: must be a positive integer")
+        raise ValueError(f"n = {show(n)}: must be a positive integer")
     bases = isa.layout_arrays([("x", n), ("y", n)])
     t, pro, body, nregs = TEMPLATE
     p, names = isa.params(lc, n=n, base_x=bases["x"], base_y=bases["y"])

@@ -19,10 +19,18 @@ signature for each face:
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from simulator.arguments import cut, show
+
 ARG_KINDS = ("size", "choice", "conv", "dims", "op")
+
+
+def _is_int(v) -> bool:
+    """Whether ``v`` is an integer (a numpy one too), not a bool."""
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
 @dataclass(frozen=True)
@@ -51,15 +59,17 @@ class Arg:
         """The value, validated (ValueError naming the kernel, the argument and what is
         allowed)."""
         if self.kind == "size":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{kernel}: {self.name} = {value!r}: must be a positive integer")
+            if not _is_int(value) or value < 1:
+                raise ValueError(f"{kernel}: {self.name} = {show(value)}: must be a positive "
+                                 f"integer")
+            value = int(value)
             if value > MAX_SIZE:
                 raise ValueError(f"{kernel}: {self.name} = {value:.3g}: at most {MAX_SIZE:.3g} "
                                  f"(2**48, a PiB of float32)")
             return value
         if self.kind == "choice":
             if value not in self.choices:
-                raise ValueError(f"{kernel}: {self.name} = {value!r}: allowed: "
+                raise ValueError(f"{kernel}: {self.name} = {show(value)}: allowed: "
                                  f"{', '.join(map(str, self.choices))}")
             return value
         if self.kind == "conv":
@@ -75,17 +85,19 @@ class Arg:
                 raise ValueError(f"{kernel}: {self.name} must be a workloads.ir op of kind "
                                  f"{', '.join(self.choices)}, got {got}")
             return value
-        if not isinstance(value, (int, tuple, list)):
-            raise ValueError(f"{kernel}: {self.name} = {value!r}: this kernel takes 1 to "
+        if not _is_int(value) and not isinstance(value, (tuple, list)):
+            raise ValueError(f"{kernel}: {self.name} = {show(value)}: this kernel takes 1 to "
                              f"{self.ndim} positive integers (an int, or a tuple of them)")
-        t = (value,) if isinstance(value, int) else tuple(value)
-        if not 1 <= len(t) <= self.ndim or any(isinstance(x, bool) or not isinstance(x, int) or x < 1
-                                               or x > 2**31 - 1 for x in t):
+        t = (value,) if _is_int(value) else tuple(value)
+        if not 1 <= len(t) <= self.ndim or any(not _is_int(x) or x < 1 or x > 2**31 - 1
+                                               for x in t):
             want = (f"a 1-D {self.name}: one positive integer up to 2147483647" if self.ndim == 1
                     else f"1 to {self.ndim} positive integers, each up to 2147483647")
-            raise ValueError(f"{kernel}: {self.name} = {'x'.join(map(str, t)) or value!r}: this kernel "
+            ints = tuple(int(x) if _is_int(x) else x for x in t)      # np.int64(16) as 16
+            given = show("x".join(map(str, t)) if t and all(map(_is_int, t)) else ints)
+            raise ValueError(f"{kernel}: {self.name} = {given}: this kernel "
                              f"takes {want}")
-        return t
+        return tuple(int(x) for x in t)
 
 
 MAX_SIZE = 2**48     # a size argument (elements, a GEMM side): workloads.ir's MAX_ELEMENTS
@@ -140,7 +152,7 @@ class KernelSpec:
         names = [a.name for a in self.args]
         extra = [k for k, v in given.items() if k not in names and v is not None]
         if extra:
-            raise ValueError(f"{self.name} does not take {', '.join(extra)} (it takes "
+            raise ValueError(f"{self.name} does not take {cut(', '.join(extra))} (it takes "
                              f"{', '.join(names)})")
         out = {}
         for a in self.args:
@@ -175,7 +187,7 @@ class Registry:
         try:
             return self._specs[name]
         except KeyError:
-            raise ValueError(f"kernel = {name!r}: allowed: {', '.join(self._specs)}") from None
+            raise ValueError(f"kernel = {show(name)}: allowed: {', '.join(self._specs)}") from None
 
     def names(self) -> tuple:
         return tuple(self._specs)
