@@ -122,6 +122,8 @@ def map_tasks(fn, items, *, workers: int | None = None, scheduler: str | None = 
     done = 0
     try:
         if scheduler is None and (workers == 1 or len(items) <= 1):
+            if ready is not None:
+                ready()          # (what the tasks will compile first, said before they start)
             done = _here(fn, items, results, progress)
         else:
             done = _distributed(fn, items, results, progress, workers, scheduler, ready)
