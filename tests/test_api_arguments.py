@@ -291,3 +291,19 @@ def test_a_long_value_is_cut_in_the_message():
         with pytest.raises(ValueError) as e:
             call()
         assert "xxxxx..." in str(e.value) and len(str(e.value)) < 400, str(e.value)[:500]
+
+
+def test_a_numpy_integer_choice_is_the_choice():
+    """A kernel's choice argument (tile) given as a numpy integer is that choice (it
+    used to reach the grid as np.int64 and be refused as a grid, or overflow as uint8);
+    a value of another kind is refused naming the argument."""
+    import numpy as np
+
+    import simulator as rs
+    hw = rs.load_hardware("h100-sxm")
+    want = rs.analytic(hw, "gemm-tiled", m=64, n=64, k=64, tile=16).seconds
+    for t in (np.int64(16), np.uint8(16), np.int32(16)):
+        assert rs.analytic(hw, "gemm-tiled", m=64, n=64, k=64, tile=t).seconds == want
+    for bad in (np.uint8(7), 16.0, "16", np.array([16])):
+        with pytest.raises(ValueError, match=r"gemm-tiled: tile = .*: allowed: 8, 16, 32"):
+            rs.analytic(hw, "gemm-tiled", m=64, n=64, k=64, tile=bad)

@@ -179,3 +179,28 @@ def test_a_layer_named_as_a_transform_is_refused():
     with pytest.raises(ValueError, match=r"layer 'c2.input.to_nhwc': the name of the transform a "
                                          r"plan inserts for 'c2.input' into nhwc"):
         pl.expand(net, pl.uniform_configs(net, "direct-nhwc"))
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["simulate", "simt", "--hw", "gtx480", "--kernel", "relu", "--n", "4096", "--timeline",
+      "OUT/t.png"], "--timeline 'OUT/t.png': writes .json (a Chrome trace); a .png name"),
+    (["roofline", "--hw", "h100-sxm", "--workload", "gemm:8x8x8", "--json", "OUT/r.csv"],
+     "--json 'OUT/r.csv': writes .json"),
+    (["workload", "show", "resnet50", "--dtype", "fp16", "--scalesim-csv", "OUT/r.csv"],
+     "--dtype applies to the table and --csv/--json, not to --scalesim-csv"),
+    (["roofline-compare", "--hw", "gtx480,OUT/g.toml"], "'gtx480' is named twice"),
+])
+def test_outputs_and_lists_that_would_mislead_are_refused(tmp_path, capsys, argv, words):
+    from hwmodels import registry
+    import hwmodels
+    registry.save_toml(hwmodels.get("gtx480"), tmp_path / "g.toml")
+    argv = [a.replace("OUT", str(tmp_path)) for a in argv]
+    code, out, err = _run(capsys, *argv)
+    assert code == 2 and words.replace("OUT", str(tmp_path)) in err, err
+    assert not any(p.suffix in (".png", ".csv") for p in tmp_path.iterdir())
+
+
+def test_check_names_the_trace_of_a_kernel_it_refuses(tmp_path, capsys):
+    src = ROOT / "tests" / "bad_inputs" / "trace_bf16_named.txt"
+    code, _, err = _run(capsys, "check", "--hw", "gtx480", "--trace", str(src))
+    assert code == 2 and err.startswith(f"roofsim: error: {src}: kernel ")

@@ -347,6 +347,23 @@ def test_pe_row_activity():
         assert np.allclose(img[:ru, f], cu / 4 * min(1.0, 5 / spans[f]))
         assert not img[ru:, f].any()
     assert ft.pe_row_activity(2).shape == (4, 2)
+    # in bands of two rows: each band the mean of its rows (the 2-row folds fill one band)
+    banded = ft.pe_row_activity(max_rows=2)
+    assert banded.shape == (2, 4)
+    assert np.allclose(banded, (img[0::2] + img[1::2]) / 2)
+
+
+def test_a_tall_array_s_heatmap_is_banded(tmp_path):
+    """An array of 2**20 rows (the limit) is drawn in 400 bands, not a million rows (its
+    --plot ran out of memory)."""
+    L = Lowered(Gemm(M=64, N=64, K=64), "ws", 2**20, 1)
+    ft = FoldTiming.of(L)
+    img = ft.pe_row_activity()
+    assert img.shape == (400, len(L.folds))
+    band = 2**20 / 400                  # 2,621.44 rows a band; a fold uses its first ru rows
+    for f, (_, _, ru, cu) in enumerate(L.folds):
+        assert img[0, f] == pytest.approx(min(ru, band) / band * cu * min(1.0, ft.steps / ft.spans[f]))
+    assert not img[1:].any()
 
 
 def test_engine_and_chart_layering():

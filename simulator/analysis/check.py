@@ -553,5 +553,7 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
         t["seconds"] += r["seconds"]
         t["bound_seconds"] += r["bound_seconds"] or 0.0
     return {"kernels": rows, "by_kind": by_kind, "total_seconds": total,
-            "mapped_fraction": mapped / total if total else 0.0,
+            # (a trace whose kernels all last 0 us: the share of its kernels mapped)
+            "mapped_fraction": (mapped / total if total else
+                                sum(r["shape"] is not None for r in rows) / len(rows) if rows else 0.0),
             "faster_than_bound": sum(r["faster_than_bound"] for r in rows)}

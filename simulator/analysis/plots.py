@@ -372,7 +372,8 @@ def _systolic_figure(result):
     hx.set_xlabel(f"fold (run order){'' if nshow == nfolds else f', first {nshow} of {nfolds}'}")
     from matplotlib.ticker import MaxNLocator
     hx.xaxis.set_major_locator(MaxNLocator(integer=True))
-    hx.set_ylabel("PE row")
+    hx.set_ylabel("PE row" if img.shape[0] == t.rows
+                  else f"PE rows, {img.shape[0]} bands of {t.rows / img.shape[0]:.3g}")
     hx.set_title(f"longest layer, {layers[longest].workload}: {ft.row_folds} row x "
                  f"{ft.col_folds} column folds; share of each fold's cycles a row's PEs do MACs",
                  fontsize=10)

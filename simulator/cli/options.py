@@ -388,9 +388,23 @@ def check_outputs(args):
                                                   or getattr(args, "json", None)):
         raise ValueError("--no-timing leaves the run's wall times out of --csv and --json; "
                          "give one of them")
+    for opt, ends in (("timeline", (".json",)), ("toml", (".toml",)), ("scalesim_csv", (".csv",)),
+                      ("csv", (".csv", ".txt")), ("json", (".json",))):
+        path = getattr(args, opt, None)
+        if path and Path(path).suffix.lower() in _KNOWN_SUFFIXES \
+                and not str(path).lower().endswith(ends):
+            # a name that says another format (t.png for a Chrome trace) is a slip
+            raise ValueError(f"--{opt.replace('_', '-')} {path!r}: writes {ends[0]} "
+                             f"({_FORMAT[opt]}); a {Path(path).suffix} name says another format")
     plot = getattr(args, "plot", None)
     if plot and str(plot).rsplit(".", 1)[-1].lower() not in ("png", "svg", "pdf"):
         raise ValueError(f"--plot {plot!r}: the file must end in .png, .svg or .pdf")
+
+
+_KNOWN_SUFFIXES = (".png", ".svg", ".pdf", ".jpg", ".jpeg", ".json", ".csv", ".toml", ".txt",
+                   ".cfg", ".html", ".xlsx")
+_FORMAT = {"timeline": "a Chrome trace", "toml": "a hardware preset", "scalesim_csv":
+           "a SCALE-Sim topology", "csv": "a table", "json": "JSON"}
 
 
 INPUT_OPTIONS = ("hw", "trace", "plan", "workload", "vs", "measurements")   # files (folders) read

@@ -129,16 +129,22 @@ class FoldTiming:
         """Cycles from each fold's start to the next one's (the last: to the layer's end)."""
         return np.diff(np.append(self.starts, self.compute_cycles))
 
-    def pe_row_activity(self, max_folds: int = 400) -> np.ndarray:
-        """(rows, min(F, max_folds)): for each of the first folds, the share of its span a
-        PE row spends on MACs -- columns used / columns x min(1, T / span), 0 on unused
-        rows."""
+    def pe_row_activity(self, max_folds: int = 400, max_rows: int = 400) -> np.ndarray:
+        """(min(rows, max_rows), min(F, max_folds)): for each of the first folds, the share
+        of its span a PE row spends on MACs -- columns used / columns x min(1, T / span), 0
+        on unused rows. An array of more than ``max_rows`` rows is shown in that many
+        bands of equal rows, each the mean of its rows (a 2**20-row array is an image of
+        400 rows, not of a million)."""
         spans = self.spans
         n = min(len(self.folds), max_folds)
-        img = np.zeros((self.rows, n))
+        nb = min(self.rows, max_rows)
+        edges = np.linspace(0, self.rows, nb + 1)
+        lo, width = edges[:-1], np.diff(edges)
+        img = np.zeros((nb, n))
         for f in range(n):
             ru, cu = self.folds[f, 2], self.folds[f, 3]
-            img[:ru, f] = (cu / self.cols) * min(1.0, self.steps / max(1, spans[f]))
+            used = np.clip(ru - lo, 0, width) / width          # share of each band's rows used
+            img[:, f] = used * (cu / self.cols) * min(1.0, self.steps / max(1, spans[f]))
         return img
 
 

@@ -76,6 +76,11 @@ def _dominant(d):
 def run_roofline_compare(args):
     from simulator.analysis.plots import tpu_paper_chart
     hws = [hwmodels.get(n) for n in items(args.hw, "--hw")]
+    names = [h.name for h in hws]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:            # (a preset and a TOML copy of it: two rows, one name)
+        raise ValueError(f"--hw {args.hw!r}: {twice!r} is named twice; each chart line is a "
+                         "hardware of its own name")
     rows = []
     for hw in hws:
         prec = hw.fastest_precision()

@@ -42,7 +42,11 @@ def run(args):
     if precision not in allowed:
         raise ValueError(f"--precision {precision}: {hw.name} has no {precision} peak; allowed: "
                          f"{', '.join(allowed)}")
-    doc = check(hw, read(args.trace), precision)
+    kernels = read(args.trace)
+    try:
+        doc = check(hw, kernels, precision)
+    except ValueError as e:                 # (about a kernel of the trace: say which trace)
+        raise ValueError(f"{args.trace}: {e}") from None
     doc = {"trace": args.trace, "hw": hw.name, "precision": precision, **doc}
     tot = doc["total_seconds"]
     others = sorted({r["dtype"] for r in doc["kernels"] if r["dtype"] not in (None, "fp32")})

@@ -39,6 +39,11 @@ def run_show(args):
     net = load_workload(args)
     topology = None
     if args.scalesim_csv:            # refused (a batch, groups) before anything is shown
+        # SCALE-Sim's topology holds shapes only: a dtype or layout typed would be dropped
+        dropped = [o for o in ("dtype", "layout") if o in args.given]
+        if dropped:
+            raise ValueError(f"--{dropped[0]} applies to the table and --csv/--json, not to "
+                             "--scalesim-csv (a SCALE-Sim topology holds shapes only)")
         topology = to_topology_csv(net)
     print(f"{net.name}: {net.description}")
     rows = [[op.name, op.kind, op.describe(), op.macs(), op.flops(), op.min_bytes()] for op in net.ops]

@@ -68,10 +68,14 @@ class Arg:
                                  f"(2**48, a PiB of float32)")
             return value
         if self.kind == "choice":
-            if value not in self.choices:
-                raise ValueError(f"{kernel}: {self.name} = {show(value)}: allowed: "
-                                 f"{', '.join(map(str, self.choices))}")
-            return value
+            # the choice itself is returned (np.int64(16) as the 16 of the choices), and a
+            # value is compared only with choices of its own kind (no array's elementwise ==)
+            for c in self.choices:
+                if (_is_int(c) and _is_int(value) and int(value) == c) or \
+                        (not _is_int(c) and type(value) is type(c) and value == c):
+                    return c
+            raise ValueError(f"{kernel}: {self.name} = {show(value)}: allowed: "
+                             f"{', '.join(map(str, self.choices))}")
         if self.kind == "conv":
             from workloads.ir import Conv2d
             if not isinstance(value, Conv2d):
