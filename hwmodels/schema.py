@@ -525,7 +525,7 @@ Hardware = SIMTGPU | MulticoreCPU | SystolicArray
 def _peak(hw, rates: PeakRates, precision: str) -> float:
     r = rates.get(precision)
     if r is None:
-        raise ValueError(f"precision {show(precision)} is not supported by {hw.name}; "
+        raise ValueError(f"precision={show(precision)}: not supported by {hw.name}; "
                          f"it supports: {', '.join(rates.supported())}")
     return r * hw.compute_units * hw.clock_hz
 

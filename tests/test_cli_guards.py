@@ -204,3 +204,63 @@ def test_check_names_the_trace_of_a_kernel_it_refuses(tmp_path, capsys):
     src = ROOT / "tests" / "bad_inputs" / "trace_bf16_named.txt"
     code, _, err = _run(capsys, "check", "--hw", "gtx480", "--trace", str(src))
     assert code == 2 and err.startswith(f"roofsim: error: {src}: kernel ")
+
+
+@pytest.mark.parametrize("hw,trace", [("gtx480", "torch_resnet50_b8.json"), ("h200", "ncu_roofsim.csv"),
+                                      ("v100-sxm2", "torch_gemm_loop.json")])
+def test_a_trace_is_held_to_its_own_gpu(capsys, hw, trace):
+    """A trace recorded on an H100 (its deviceProperties, its ncu device column) is not
+    scored against another GPU's roofs (fifth audit: 174 kernels 'faster than their
+    bound' on a gtx480); on its own GPU's preset it is."""
+    path = str(ROOT / "data" / "traces" / "h100-sxm" / trace)
+    code, _, err = _run(capsys, "check", "--hw", hw, "--trace", path)
+    assert code == 2 and "recorded on 'NVIDIA H100 80GB HBM3', not a " + hw in err
+    code, out, _ = _run(capsys, "check", "--hw", "h100-sxm", "--trace", path)
+    assert code == 0 and f"{path} on h100-sxm" in out
+
+
+def test_plan_s_header_says_the_batch_given(capsys):
+    code, out, _ = _run(capsys, "plan", "--hw", "h100-sxm", "--workload", "gemm:64x64x64", "--batch",
+                        "4", "--plan", "direct-nchw", "--mode", "analytic", "--workers", "1")
+    assert code == 0 and out.startswith("gemm:64x64x64 batch 4 on h100-sxm") and "256x64x64" in out
+
+
+def test_occupancy_s_unlimited_resources_are_null(tmp_path, capsys):
+    js = tmp_path / "o.json"
+    code, out, _ = _run(capsys, "occupancy", "--hw", "gtx480", "--block", "256", "--regs", "0",
+                        "--json", str(js))
+    doc = json.loads(js.read_text())
+    assert code == 0 and doc["limits"] == {"warps": 6, "registers": None, "shared_memory": None,
+                                           "blocks": 8}
+    assert "registers -, shared_memory -" in out
+
+
+def test_a_layout_sweep_refuses_a_grouped_convolution(tmp_path, capsys):
+    topo = tmp_path / "dw.csv"
+    topo.write_text("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+                    "Num Filter, Strides,\nConv1, 18, 18, 3, 3, 16, 16, 1,\n"
+                    "Conv2_DP, 16, 16, 3, 3, 16, 1, 1,\nConv3, 14, 14, 1, 1, 16, 32, 1,\n")
+    code, _, err = _run(capsys, "sweep", "layout", "--hw", "h100-sxm", "--workload", str(topo),
+                        "--mode", "analytic", "--workers", "1")
+    assert code == 2 and "layer 'Conv2_DP': a grouped convolution (groups 16)" in err
+
+
+def test_roofline_names_dtype_for_a_precision_the_hardware_lacks(capsys):
+    code, _, err = _run(capsys, "roofline", "--hw", "gtx480", "--dtype", "int8", "--workload",
+                        "gemm:64x64x64")
+    assert code == 2 and err.strip() == ("roofsim: error: --dtype 'int8': not supported by gtx480; "
+                                         "it supports: fp64, fp32")
+
+
+def test_charts_check_what_they_draw(tmp_path):
+    import simulator as rs
+    b = rs.roofline(rs.load_hardware("h100-sxm"), "gemm:64x64x64")
+    rs.plots.roofline_chart(b, tmp_path / "a.png")            # the Result, as the README draws
+    assert (tmp_path / "a.png").stat().st_size > 0
+    for call, words in ((lambda: rs.plots.roofline_chart(None, "x.png"), "report=None"),
+                        (lambda: rs.plots.systolic_chart(b, "x.png"), "result=Result: the Result of "
+                                                                       "simulate_systolic"),
+                        (lambda: rs.plots.simt_timeline_chart(b, "x.png"), "an engine Result"),
+                        (lambda: rs.plots.roofline_chart(b, 5), "path=5")):
+        with pytest.raises(TypeError, match=words):
+            call()

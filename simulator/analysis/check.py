@@ -460,6 +460,53 @@ def read(path) -> list:
     return {"torch": _read_torch, "ncu": _read_ncu, "plain": _read_plain}[kind](path, text)
 
 
+def devices(path) -> list:
+    """The GPUs a trace says it was recorded on, as (name, "major.minor" or None): a
+    PyTorch trace's ``deviceProperties``, an Nsight Compute CSV's
+    ``device__attribute_display_name`` and ``CC`` columns; [] where it says none (a plain
+    CSV, a trace without them). Read apart from the kernels (a trace's device list is
+    found without parsing its events again)."""
+    text = _text(path)
+    kind = kind_of(path, text)
+    out = []
+    if kind == "torch":
+        at = text.find('"deviceProperties"')
+        start = text.find("[", at) if at >= 0 else -1
+        if start < 0:
+            return []
+        try:
+            props, _ = json.JSONDecoder().raw_decode(text, start)
+        except ValueError:
+            return []
+        for d in props if isinstance(props, list) else []:
+            if isinstance(d, dict) and isinstance(d.get("name"), str):
+                major, minor = d.get("computeMajor"), d.get("computeMinor")
+                cc = f"{major}.{minor}" if isinstance(major, int) and isinstance(minor, int) else None
+                out.append((printable(d["name"]), cc))
+    elif kind == "ncu":
+        rows = [r for _, r in _csv_rows(text)]
+        head = [x.strip() for x in rows[0]] if rows else []
+        if "device__attribute_display_name" in head:
+            i = head.index("device__attribute_display_name")
+            j = head.index("CC") if "CC" in head else None
+            for r in rows[2:]:
+                if i < len(r) and r[i].strip():
+                    cc = r[j].strip() if j is not None and j < len(r) and r[j].strip() else None
+                    out.append((printable(r[i].strip()), cc))
+    return list(dict.fromkeys(out))
+
+
+def check_device(hw, path) -> None:
+    """Refuse a trace recorded on another GPU than ``hw``'s (the rule of the suites,
+    ``measurements.same_gpu``): its bounds would be another chip's."""
+    from .measurements import same_gpu
+    gpus = devices(path)
+    if gpus and not any(same_gpu(hw, name, cc) for name, cc in gpus):
+        names = ", ".join(repr(n) for n, _ in gpus[:3])
+        raise ValueError(f"path={show(str(path), 200)}: recorded on {names}, not a {hw.name} "
+                         f"({hw.description}); hold a trace to its own GPU's preset")
+
+
 #: the byte counters ncu reports for each memory level: a kernel must move what they
 #: count through the level, so its time is at least their sum over the level's bandwidth
 COUNTED_BYTES = (("dram", ("dram__bytes_read.sum", "dram__bytes_write.sum")), ("l2", ("lts__t_bytes.sum",)))

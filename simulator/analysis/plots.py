@@ -287,9 +287,27 @@ def _roofline_figure(report, title=None):
     return fig
 
 
+def _kind(x) -> str:
+    return "None" if x is None else type(x).__name__
+
+
+def _path(path):
+    import os
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise TypeError(f"path={path!r}: a file name ending in .png, .svg or .pdf")
+
+
 def roofline_chart(report, path, title=None):
     """Log-log hierarchical roofline with one marker per op (at its DRAM intensity),
-    colour and marker by op kind (see ``_roofline_figure``)."""
+    colour and marker by op kind (see ``_roofline_figure``). ``report``: the Result of
+    ``simulator.roofline`` or its ``detail``, a RooflineReport."""
+    from .roofline import RooflineReport
+    if isinstance(getattr(report, "detail", None), RooflineReport):
+        report = report.detail
+    if not isinstance(report, RooflineReport):
+        raise TypeError(f"report={_kind(report)}: the Result of roofline() (or its detail, a "
+                        "RooflineReport)")
+    _path(path)
     _write(_roofline_figure(report, title), path)
 
 
@@ -391,6 +409,12 @@ def systolic_chart(result, path):
     Draws a systolic :class:`simulator.result.Result` as it is: the per-layer figures
     from its ``layers``, the heatmap from the fold timing the engine kept in each
     layer's ``detail`` (``fold_timing``); nothing is lowered or simulated here."""
+    from simulator.result import Result
+    if not isinstance(result, Result) or getattr(result, "systolic", None) is None \
+            or not getattr(result, "layers", None):
+        raise TypeError(f"result={_kind(result)}: the Result of simulate_systolic() (a "
+                        "network's or an op's, with its layers)")
+    _path(path)
     _write(_systolic_figure(result), path)
 
 
@@ -542,6 +566,11 @@ def simt_timeline_chart(result, path, launch=0, warps=False, op_names=None):
     axis, blocks resident at once side by side, colour by wave); with ``warps=True`` and a
     trace, one row per (SM, block, warp) with a tick per issued instruction, colour by
     opcode (``op_names`` names the opcodes; by default the ISA's own names)."""
+    from simulator.result import Result
+    if not isinstance(result, Result) or result.predictor != "engine" or not result.launches:
+        raise TypeError(f"result={_kind(result)}: an engine Result (simulate_simt() in full or "
+                        "sampled mode)")
+    _path(path)
     _write(_simt_timeline_figure(result, launch, warps, op_names), path)
 
 

@@ -57,16 +57,19 @@ def grid_sweep(hw, kernel, args, pairs, mode="sampled", policy="gto", l2_warm=Fa
 
 
 def layout_pairs(workload, batch=None) -> list:
-    """(NCHW op, NHWC op) of every convolution of ``workload`` a kernel computes
-    (groups 1)."""
+    """(NCHW op, NHWC op) of every convolution of ``workload``; a grouped one (no kernel
+    computes it) is refused, naming the layer."""
     import workloads
     plain = workloads.resolve(workload, batch=batch)
     if not any(op.kind == "conv2d" for op in plain.ops):
         raise ValueError(f"workload={workload[:60]!r}: no convolution to compare layouts on (a "
                          "tensor layout applies to convolutions)")
+    grouped = next((op for op in plain.ops if op.kind == "conv2d" and op.groups != 1), None)
+    if grouped is not None:          # (as a plan refuses it: no layer silently left out)
+        raise ValueError(f"layer {show(grouped.name)}: a grouped convolution (groups "
+                         f"{grouped.groups}); roofsim's convolution kernels compute groups 1")
     nets = {lay: workloads.resolve(workload, batch=batch, layout=lay) for lay in ("nchw", "nhwc")}
-    pairs = [(a, b) for a, b in zip(nets["nchw"].ops, nets["nhwc"].ops)
-             if a.kind == "conv2d" and a.groups == 1]
+    pairs = [(a, b) for a, b in zip(nets["nchw"].ops, nets["nhwc"].ops) if a.kind == "conv2d"]
     if not pairs:
         raise ValueError(f"workload={show(workload)}: no convolution to compare layouts on")
     return pairs

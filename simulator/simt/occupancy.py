@@ -34,7 +34,7 @@ class Occupancy:
     warps_per_sm: int
     limited_by: str
     occupancy: float                 # resident warps / max warps
-    limits: dict                     # blocks allowed by each resource
+    limits: dict                     # blocks allowed by each resource (None: no limit)
     registers_per_block: int
     shared_bytes_per_block: int
 
@@ -71,15 +71,15 @@ def occupancy(hw, block: int, regs: int, smem_bytes: int = 0) -> Occupancy:
                          f"{sm.max_registers_per_block} per block")
     smem = smem_bytes + sm.shared_reserved_per_block_bytes
     smem_alloc = -(-smem // sm.shared_alloc_unit_bytes) * sm.shared_alloc_unit_bytes
-    big = 1 << 30
+    # None: the resource sets no limit (no registers, no shared memory asked for)
     limits = {
         "warps": sm.max_warps // warps_per_block,
         "registers": ((sm.registers // partitions // regs_per_warp) * partitions // warps_per_block)
-        if regs_per_warp else big,
-        "shared_memory": sm.shared_bytes // smem_alloc if smem_alloc else big,
+        if regs_per_warp else None,
+        "shared_memory": sm.shared_bytes // smem_alloc if smem_alloc else None,
         "blocks": sm.max_blocks,
     }
-    n = min(limits.values())
+    n = min(v for v in limits.values() if v is not None)
     if n == 0:
         which = [k for k in LIMITS if limits[k] == 0]
         raise ValueError(f"no block of {block} threads with {regs} registers and {smem_bytes} B "

@@ -14,6 +14,7 @@ from ..options import add_hw, add_outputs, add_workload, items, load_hw, load_wo
 from ..outputs import write_outputs
 
 NEEDS = ()
+FLAG_OF = {"precision": "dtype"}     # the library's precision is --dtype here
 
 
 def add_roofline(sub):

@@ -2,7 +2,7 @@
 roofline bounds."""
 from __future__ import annotations
 
-from simulator.analysis.check import check, read
+from simulator.analysis.check import check, check_device, read
 from simulator.table import format_table
 
 from ..options import add_hw, add_outputs, load_hw
@@ -43,6 +43,7 @@ def run(args):
         raise ValueError(f"--precision {precision}: {hw.name} has no {precision} peak; allowed: "
                          f"{', '.join(allowed)}")
     kernels = read(args.trace)
+    check_device(hw, args.trace)
     try:
         doc = check(hw, kernels, precision)
     except ValueError as e:                 # (about a kernel of the trace: say which trace)

@@ -35,7 +35,7 @@ def run(args):
           f"{smem} B shared/block")
     print(f"  {occ.blocks_per_sm} blocks/SM, {occ.warps_per_sm} warps/SM "
           f"({occ.occupancy:.0%} of {hw.sm.max_warps}), limited by {occ.limited_by}")
-    print("  blocks allowed by: " + ", ".join(f"{k} {v if v < (1 << 30) else '-'}"
+    print("  blocks allowed by: " + ", ".join(f"{k} {'-' if v is None else v}"
                                            for k, v in occ.limits.items()))
     print(f"  allocated per block: {occ.registers_per_block} registers, "
           f"{occ.shared_bytes_per_block} B shared memory")

@@ -55,7 +55,8 @@ def run(args):
         raise ValueError("give --plan (a plan to predict) or --oracle FILE (pick the fastest plan "
                          "and write it), one of them")
     net = pl.network(args.workload, args.batch)
-    args.batch = pl.batch_of(net)        # --batch left out: the workload's own
+    if args.batch is None:
+        args.batch = pl.batch_of(net)    # --batch left out: the workload's own
     if args.oracle:
         for opt in ("vs", "plot"):
             if getattr(args, opt):
