@@ -381,7 +381,7 @@ for name in ("gtx480", "h100-sxm"):
         except ValueError as e:
             print(head + f"cannot launch: {e}")
             continue
-        lim = " / ".join("-" if v >= 1 << 30 else str(v) for v in o.limits.values())
+        lim = " / ".join("-" if v is None else str(v) for v in o.limits.values())
         print(head + f"{o.blocks_per_sm:6d} {o.warps_per_sm:5d} {o.occupancy:5.0%}  {o.limited_by:22s} {lim}")
     print()
 
