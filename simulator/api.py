@@ -286,8 +286,8 @@ def occupancy(hw, block: int, regs: int, smem_bytes: int = 0):
     ``regs`` registers per thread and ``smem_bytes`` of shared memory per block, by CUDA's
     occupancy rules: ``blocks_per_sm``, ``warps_per_sm``, ``occupancy`` (resident warps
     over the maximum), ``limited_by`` (ties joined by ``+``) and ``limits`` (the blocks
-    each resource allows). A block that cannot launch at all is a ValueError naming the
-    limit.
+    each resource allows; None where it sets no limit: no registers or no shared memory
+    asked for). A block that cannot launch at all is a ValueError naming the limit.
 
     >>> o = occupancy(load_hardware("gtx480"), 256, 32)
     >>> o.blocks_per_sm, o.warps_per_sm, o.limited_by
