@@ -100,7 +100,7 @@ def expand(net, configs: dict, ops=None, layouts=None, dims=None) -> list:
     if ops is None:
         net.check_connected()
     layout = {**{t: INPUT_LAYOUT for t in net.inputs}, **(layouts or {})}
-    layer_names = net._reads
+    layer_names = {op.name for op in net.ops}
     shape = {**net.input_shapes(), **(dims or {})}
     done, out = {}, []
     for op in (net.ops if ops is None else ops):
