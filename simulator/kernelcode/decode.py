@@ -1,0 +1,666 @@
+"""A parsed PTX entry to the emulator's program: a table of integers, one row a PTX
+instruction, and the layout of its memory.
+
+Every operand is a register slot: immediates and symbol addresses get constant slots
+that each warp's register file starts with, so the interpreter reads all operands the
+same way. Registers hold raw bits (an f32 in the low 32 bits of a 64-bit cell); each
+instruction's type says how to read them. Branches carry their target and their
+reconvergence point, the start of the immediate post-dominator of the branch's block
+(Fermi's rule, as GPGPU-Sim's SIMT stack). Anything outside the supported subset is a
+PTXError naming the line and the instruction.
+"""
+from __future__ import annotations
+
+import dataclasses
+import struct
+
+import numpy as np
+
+from simulator.kernelcode.ptx import Function, Module, PTXError
+
+# ---- row layout ---------------------------------------------------------------------
+F_OP, F_TY, F_G, F_GN, F_D, F_D2, F_A, F_B, F_C, F_E, F_X1, F_X2, F_X3, F_X4, F_F, \
+    F_LINE = range(16)
+WIDTH = 16
+
+# ---- operations ---------------------------------------------------------------------
+(OP_NOP, OP_MOV, OP_SPECIAL, OP_LD, OP_ST, OP_CVTA, OP_CVT, OP_ADD, OP_SUB, OP_MUL,
+ OP_MAD, OP_FMA, OP_DIV, OP_REM, OP_ABS, OP_NEG, OP_MIN, OP_MAX, OP_AND, OP_OR, OP_XOR,
+ OP_NOT, OP_SHL, OP_SHR, OP_SETP, OP_SELP, OP_BRA, OP_EXIT, OP_BAR, OP_ATOM, OP_SHFL,
+ OP_VOTE, OP_ACTIVEMASK, OP_POPC, OP_CLZ, OP_BREV, OP_BFE, OP_BFI, OP_PRMT, OP_SQRT,
+ OP_RCP, OP_RSQRT, OP_EX2, OP_LG2, OP_SIN, OP_COS, OP_TANH, OP_COPYSIGN, OP_TESTP,
+ OP_CNOT, OP_LOP3, OP_PACK, OP_UNPACK, OP_ADDC, OP_SUBC, OP_MADC, OP_SET) = range(57)
+
+# ---- types --------------------------------------------------------------------------
+T_NONE, T_U8, T_U16, T_U32, T_U64, T_S8, T_S16, T_S32, T_S64, T_F16, T_F32, T_F64, \
+    T_PRED = range(13)
+_TYPES = {"u8": T_U8, "b8": T_U8, "s8": T_S8, "u16": T_U16, "b16": T_U16, "s16": T_S16,
+          "u32": T_U32, "b32": T_U32, "s32": T_S32, "u64": T_U64, "b64": T_U64,
+          "s64": T_S64, "f16": T_F16, "f32": T_F32, "f64": T_F64, "pred": T_PRED}
+BYTES = {T_U8: 1, T_S8: 1, T_U16: 2, T_S16: 2, T_F16: 2, T_U32: 4, T_S32: 4, T_F32: 4,
+         T_U64: 8, T_S64: 8, T_F64: 8, T_PRED: 1}
+
+# ---- state spaces (memory layout windows) --------------------------------------------
+S_GENERIC, S_GLOBAL, S_SHARED, S_LOCAL, S_PARAM, S_CONST = range(6)
+_SPACES = {"global": S_GLOBAL, "shared": S_SHARED, "local": S_LOCAL, "param": S_PARAM,
+           "const": S_CONST}
+
+# ---- sub-operations -----------------------------------------------------------------
+CMP = {c: i for i, c in enumerate(
+    ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu",
+     "leu", "gtu", "geu", "num", "nan"))}
+BOOL = {"": 0, "and": 1, "or": 2, "xor": 3}
+ATOM = {a: i for i, a in enumerate(("add", "min", "max", "exch", "cas", "and", "or",
+                                    "xor", "inc", "dec"))}
+SHFL = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
+VOTE = {"all": 0, "any": 1, "uni": 2, "ballot": 3}
+ROUND = {"": 0, "rn": 0, "rni": 1, "rzi": 2, "rmi": 3, "rpi": 4, "rz": 5, "rm": 6, "rp": 7}
+TESTP = {t: i for i, t in enumerate(("finite", "infinite", "number", "notanumber",
+                                     "normal", "subnormal"))}
+SPECIAL = {s: i for i, s in enumerate(
+    ("tid.x", "tid.y", "tid.z", "ntid.x", "ntid.y", "ntid.z", "ctaid.x", "ctaid.y",
+     "ctaid.z", "nctaid.x", "nctaid.y", "nctaid.z", "laneid", "warpid", "nwarpid", "smid",
+     "nsmid", "lanemask_eq", "lanemask_lt", "lanemask_le", "lanemask_gt", "lanemask_ge",
+     "clock", "clock64", "globaltimer", "dynamic_smem_size", "total_smem_size",
+     "warpsize"))}
+
+_SIMPLE = {"add": OP_ADD, "sub": OP_SUB, "div": OP_DIV, "rem": OP_REM, "abs": OP_ABS,
+           "neg": OP_NEG, "min": OP_MIN, "max": OP_MAX, "and": OP_AND, "or": OP_OR,
+           "xor": OP_XOR, "not": OP_NOT, "shl": OP_SHL, "shr": OP_SHR, "selp": OP_SELP,
+           "popc": OP_POPC, "clz": OP_CLZ, "brev": OP_BREV, "bfe": OP_BFE, "bfi": OP_BFI,
+           "prmt": OP_PRMT, "sqrt": OP_SQRT, "rcp": OP_RCP, "rsqrt": OP_RSQRT,
+           "ex2": OP_EX2, "lg2": OP_LG2, "sin": OP_SIN, "cos": OP_COS, "tanh": OP_TANH,
+           "copysign": OP_COPYSIGN, "cnot": OP_CNOT, "fma": OP_FMA, "addc": OP_ADDC,
+           "subc": OP_SUBC}
+_IGNORED = {"membar", "fence", "prefetch", "prefetchu", "pmevent", "nanosleep",
+            "discard", "applypriority", "griddepcontrol"}
+
+#: global window base: generic address 0 .. BASE-1 is never valid (null pointers fault)
+BASE = 1 << 16
+
+
+@dataclasses.dataclass
+class Program:
+    """An entry function decoded for the emulator."""
+    name: str
+    code: np.ndarray          # (n, WIDTH) int64
+    texts: list               # the PTX text of each row
+    lines: list               # its PTX line
+    nslots: int
+    const_slots: np.ndarray   # (k,) slot indices holding constants
+    const_values: np.ndarray  # (k,) their 64-bit patterns
+    symbols: dict             # name -> (space, offset)
+    params: list              # ptx.Param, in order, with .offset set in param_offsets
+    param_offsets: list
+    param_bytes: int
+    shared_static: int        # bytes of static shared variables
+    shared_extern: str | None # the extern shared array's symbol
+    local_bytes: int          # per-thread local memory
+    module_globals: list      # (offset, Variable) in the global window
+    global_bytes: int         # bytes of module-scope globals
+    const_bytes: int
+    const_init: bytes
+    has_barrier: bool
+    uses_carry: bool
+    carry_slot: int           # the slot holding each lane's carry flag (.cc, addc, madc)
+
+
+def _align(x: int, a: int) -> int:
+    return (x + a - 1) // a * a
+
+
+def _type(name: str, ins) -> int:
+    try:
+        t = _TYPES[name]
+    except KeyError:
+        raise PTXError(f"line {ins.line}: type .{name} in `{ins.text}` is not "
+                       "supported") from None
+    if t == T_F16:
+        raise PTXError(f"line {ins.line}: half precision (`{ins.text}`) is not "
+                       "supported by the emulator yet")
+    return t
+
+
+def _imm_bits(text: str, ty: int):
+    """The 64-bit pattern of an immediate operand of type ``ty``, or None."""
+    t = text.strip()
+    low = t.lower()
+    if low.startswith("0f") and len(t) == 10:
+        v = int(t[2:], 16)
+        if ty == T_F64:   # a float32 immediate widened where a double is read
+            return struct.unpack("<q", struct.pack("<d", struct.unpack("<f", struct.pack(
+                "<I", v))[0]))[0]
+        return v
+    if low.startswith("0d") and len(t) == 18:
+        v = int(t[2:], 16)
+        return v - (1 << 64) if v >= 1 << 63 else v
+    try:
+        if ty in (T_F32, T_F64) and any(c in low for c in ".e") and not low.startswith("0x"):
+            f = float(t)
+            return (struct.unpack("<I", struct.pack("<f", f))[0] if ty == T_F32
+                    else struct.unpack("<q", struct.pack("<d", f))[0])
+        neg = t.startswith("-")
+        body = t[1:] if neg else t
+        if body.lower().startswith("0x"):
+            v = int(body[2:].rstrip("Uu"), 16)
+        elif body.rstrip("Uu").isdigit():
+            v = int(body.rstrip("Uu"))
+        else:
+            return None
+        v = -v if neg else v
+        if ty in (T_F32, T_F64):   # an integer literal where a float is read
+            f = float(v)
+            return (struct.unpack("<I", struct.pack("<f", f))[0] if ty == T_F32
+                    else struct.unpack("<q", struct.pack("<d", f))[0])
+        v &= (1 << 64) - 1
+        return v - (1 << 64) if v >= 1 << 63 else v
+    except ValueError:
+        return None
+
+
+class _Decoder:
+    def __init__(self, module: Module, func: Function):
+        self.module, self.func = module, func
+        self.slots: dict = {}
+        self.consts: dict = {}
+        self.symbols: dict = {}
+        self.scope = None
+        for name in func.registers:
+            self.slots[name] = len(self.slots)
+        self.carry = self._new_slot("%%carry")
+
+    def _new_slot(self, name):
+        self.slots[name] = len(self.slots)
+        return self.slots[name]
+
+    def const(self, bits: int) -> int:
+        bits = int(bits)
+        if bits not in self.consts:
+            self.consts[bits] = self._new_slot(f"%%const{len(self.consts)}")
+        return self.consts[bits]
+
+    def reg(self, name: str, ins, required=True):
+        n = name
+        if self.scope and n in self.scope:
+            n = self.scope[n]
+        if n in self.slots:
+            return self.slots[n]
+        if required:
+            raise PTXError(f"line {ins.line}: register {name} in `{ins.text}` is not "
+                           "declared")
+        return None
+
+    def src(self, text: str, ty: int, ins) -> int:
+        """The slot of a source operand: a register, an immediate, a symbol (+offset)."""
+        t = text.strip()
+        if t.startswith("%") and t[1:] in SPECIAL and t not in self.slots:
+            raise PTXError(f"line {ins.line}: special register {t} is only supported in "
+                           f"mov (`{ins.text}`)")
+        r = self.reg(t, ins, required=False)
+        if r is not None:
+            return r
+        bits = _imm_bits(t, ty)
+        if bits is not None:
+            return self.const(bits)
+        base, off = self.address_parts(t, ins)
+        if base is None:
+            return self.const(off)
+        raise PTXError(f"line {ins.line}: operand {t!r} of `{ins.text}` is not a register, "
+                       "an immediate or a symbol")
+
+    def address_parts(self, text: str, ins):
+        """(base register slot or None, constant offset) of ``reg+imm``, ``sym+imm``."""
+        t = text.strip().replace(" ", "")
+        off = 0
+        for sep in ("+", "-"):
+            if sep in t[1:]:
+                k = t.rindex(sep)
+                if k > 0 and _imm_bits(t[k + 1:], T_S64) is not None:
+                    off = _imm_bits(t[k + 1:], T_S64) * (1 if sep == "+" else -1)
+                    t = t[:k]
+                    break
+        if t in self.symbols:
+            return None, self.symbols[t][1] + off
+        r = self.reg(t, ins, required=False)
+        if r is not None:
+            return r, off
+        bits = _imm_bits(t, T_S64)
+        if bits is not None:
+            return None, bits + off
+        raise PTXError(f"line {ins.line}: address {text!r} of `{ins.text}` names no "
+                       "register or variable")
+
+    def dst(self, text: str, ins) -> int:
+        t = text.strip()
+        if t == "_":
+            return self._new_slot(f"%%sink{len(self.slots)}")
+        return self.reg(t, ins)
+
+
+def _layout(dec: _Decoder, module: Module, func: Function):
+    """Offsets of every variable in its window; the symbols' addresses."""
+    glob = shared = const = local = 0
+    module_globals, const_init, extern = [], bytearray(), None
+    for v in list(module.variables) + list(func.variables):
+        if v.space == "global":
+            glob = _align(glob, max(v.align, 8))
+            module_globals.append((glob, v))
+            dec.symbols[v.name] = (S_GLOBAL, BASE + glob)
+            glob += max(v.nbytes, 1)
+        elif v.space == "shared":
+            if v.extern or v.count == 0:
+                extern = v.name
+                continue
+            shared = _align(shared, v.align)
+            dec.symbols[v.name] = (S_SHARED, shared)
+            shared += v.nbytes
+        elif v.space == "const":
+            const = _align(const, v.align)
+            const_init += bytes(const - len(const_init))
+            dec.symbols[v.name] = (S_CONST, const)
+            const_init += v.init if v.init is not None else bytes(v.nbytes)
+            const += v.nbytes
+        elif v.space == "local":
+            local = _align(local, v.align)
+            dec.symbols[v.name] = (S_LOCAL, local)
+            local += v.nbytes
+    if extern is not None:
+        shared = _align(shared, 16)
+        dec.symbols[extern] = (S_SHARED, shared)
+    poff, offsets = 0, []
+    for p in func.params:
+        poff = _align(poff, p.align)
+        offsets.append(poff)
+        dec.symbols[p.name] = (S_PARAM, poff)
+        poff += p.nbytes
+    return dict(module_globals=module_globals, global_bytes=_align(glob, 256),
+                shared_static=shared, shared_extern=extern, const_bytes=const,
+                const_init=bytes(const_init), local_bytes=_align(local, 8),
+                param_offsets=offsets, param_bytes=_align(poff, 8))
+
+
+def _row(dec, ins):
+    row = [0] * WIDTH
+    row[F_G] = -1
+    row[F_D] = row[F_D2] = row[F_A] = row[F_B] = row[F_C] = row[F_E] = row[F_F] = -1
+    if ins.guard:
+        neg = ins.guard.startswith("!")
+        row[F_G] = dec.reg(ins.guard.lstrip("!"), ins)
+        row[F_GN] = int(neg)
+    row[F_LINE] = ins.line
+    return row
+
+
+def _unsupported(ins, why="is not supported by the emulator"):
+    return PTXError(f"line {ins.line}: `{ins.text}` {why}")
+
+
+def _operands(ins, n):
+    if len(ins.operands) != n:
+        raise _unsupported(ins, f"has {len(ins.operands)} operands where {n} were expected")
+    return ins.operands
+
+
+def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
+    """The row of one instruction (a list of WIDTH ints); branch targets as label names
+    appended to ``labels_out`` (resolved later)."""
+    op, mods = ins.opcode[0], ins.opcode[1:]
+    row = _row(dec, ins)
+    ops = ins.operands
+    last = mods[-1] if mods else ""
+
+    def set_srcs(ty, *texts):
+        for field, t in zip((F_A, F_B, F_C, F_E), texts):
+            row[field] = dec.src(t, ty, ins)
+
+    if op in _IGNORED or (op == "bar" and "warp" in mods):
+        row[F_OP] = OP_NOP
+        return row
+    if op == "mov":
+        ty = _type(last, ins)
+        d, a = _operands(ins, 2)
+        row[F_TY] = ty
+        if a.startswith("{"):
+            parts = [p.strip() for p in a.strip("{}").split(",")]
+            row[F_OP] = OP_PACK
+            row[F_X1] = BYTES[ty] * 8 // len(parts)
+            row[F_X2] = len(parts)
+            for field, p in zip((F_A, F_B, F_C, F_E), parts):
+                row[field] = dec.src(p, T_U64, ins)
+            row[F_D] = dec.dst(d, ins)
+            return row
+        if d.startswith("{"):
+            parts = [p.strip() for p in d.strip("{}").split(",")]
+            row[F_OP] = OP_UNPACK
+            row[F_X1] = BYTES[ty] * 8 // len(parts)
+            row[F_X2] = len(parts)
+            for field, p in zip((F_D, F_D2, F_C, F_E), parts):
+                row[field] = dec.dst(p, ins)
+            row[F_A] = dec.src(a, ty, ins)
+            return row
+        row[F_D] = dec.dst(d, ins)
+        if a.startswith("%") and a[1:] in SPECIAL and dec.reg(a, ins, False) is None:
+            row[F_OP], row[F_X1] = OP_SPECIAL, SPECIAL[a[1:]]
+            return row
+        row[F_OP] = OP_MOV
+        row[F_A] = dec.src(a, ty, ins)
+        return row
+    if op in ("ld", "ldu", "st"):
+        space = next((_SPACES[m] for m in mods if m in _SPACES), S_GENERIC)
+        vec = next((int(m[1:]) for m in mods if m in ("v2", "v4", "v8")), 1)
+        ty = _type(last, ins)
+        row[F_TY], row[F_X1], row[F_X3] = ty, space, vec
+        if op == "st":
+            addr, value = _operands(ins, 2)
+        else:
+            value, addr = _operands(ins, 2)
+        if not (addr.startswith("[") and addr.endswith("]")):
+            raise _unsupported(ins, "has an address that is not [reg+imm] or [symbol]")
+        base, off = dec.address_parts(addr[1:-1], ins)
+        row[F_A] = base if base is not None else dec.const(0)
+        row[F_X2] = off
+        values = ([p.strip() for p in value.strip("{}").split(",")]
+                  if value.startswith("{") else [value])
+        if len(values) != vec:
+            raise _unsupported(ins, f"has {len(values)} values for a .v{vec} access")
+        if op == "st":
+            row[F_OP] = OP_ST
+            for field, v in zip((F_B, F_C, F_E, F_F), values):
+                row[field] = dec.src(v, ty, ins)
+        else:
+            row[F_OP] = OP_LD
+            for field, v in zip((F_D, F_D2, F_C, F_E), values):
+                row[field] = dec.dst(v, ins)
+        if vec == 8:
+            raise _unsupported(ins, "(a .v8 access) is not supported")
+        return row
+    if op == "cvta":
+        to = "to" in mods
+        space = next((_SPACES[m] for m in mods if m in _SPACES), None)
+        if space is None:
+            raise _unsupported(ins)
+        d, a = _operands(ins, 2)
+        row[F_OP], row[F_TY], row[F_X1], row[F_X2] = OP_CVTA, T_U64, space, int(to)
+        row[F_D], row[F_A] = dec.dst(d, ins), dec.src(a, T_U64, ins)
+        return row
+    if op == "cvt":
+        types = [m for m in mods if m in _TYPES]
+        if len(types) != 2:
+            raise _unsupported(ins)
+        rnd = next((ROUND[m] for m in mods if m in ROUND), 0)
+        dty, sty = _type(types[0], ins), _type(types[1], ins)
+        d, a = _operands(ins, 2)
+        row[F_OP], row[F_TY], row[F_X1], row[F_X2] = OP_CVT, dty, sty, rnd
+        row[F_X3] = int("sat" in mods)
+        row[F_D], row[F_A] = dec.dst(d, ins), dec.src(a, sty, ins)
+        return row
+    if op in ("mul", "mad", "madc"):
+        ty = _type(last, ins)
+        mode = 1 if "hi" in mods else 2 if "wide" in mods else 0
+        row[F_TY], row[F_X1] = ty, mode
+        row[F_X2] = int("cc" in mods)
+        if op == "mul":
+            d, a, b = _operands(ins, 3)
+            row[F_OP] = OP_MUL
+            set_srcs(ty if mode != 2 else ty, a, b)
+        else:
+            d, a, b, c = _operands(ins, 4)
+            row[F_OP] = OP_MADC if op == "madc" else (OP_FMA if ty in (T_F32, T_F64)
+                                                     else OP_MAD)
+            ctype = ({T_U32: T_U64, T_S32: T_S64}.get(ty, ty) if mode == 2 else ty)
+            row[F_A], row[F_B] = dec.src(a, ty, ins), dec.src(b, ty, ins)
+            row[F_C] = dec.src(c, ctype, ins)
+        if row[F_X2] or op == "madc":
+            dec.uses_carry = True
+        row[F_D] = dec.dst(d, ins)
+        row[F_X3] = next((ROUND[m] for m in mods if m in ROUND), 0)
+        return row
+    if op == "setp":
+        cmp = next((m for m in mods if m in CMP), None)
+        if cmp is None:
+            raise _unsupported(ins)
+        boolop = next((BOOL[m] for m in mods if m in ("and", "or", "xor")), 0)
+        ty = _type(last, ins)
+        row[F_OP], row[F_TY], row[F_X1], row[F_X2] = OP_SETP, ty, CMP[cmp], boolop
+        dests = ops[0].split("|")
+        row[F_D] = dec.dst(dests[0], ins)
+        if len(dests) > 1:
+            row[F_D2] = dec.dst(dests[1], ins)
+        set_srcs(ty, ops[1], ops[2])
+        if boolop:
+            if len(ops) != 4:
+                raise _unsupported(ins)
+            c = ops[3].strip()
+            row[F_X3] = int(c.startswith("!"))
+            row[F_C] = dec.src(c.lstrip("!"), T_PRED, ins)
+        return row
+    if op == "selp":
+        ty = _type(last, ins)
+        d, a, b, c = _operands(ins, 4)
+        row[F_OP], row[F_TY], row[F_D] = OP_SELP, ty, dec.dst(d, ins)
+        row[F_A], row[F_B] = dec.src(a, ty, ins), dec.src(b, ty, ins)
+        row[F_X3] = int(c.strip().startswith("!"))
+        row[F_C] = dec.src(c.strip().lstrip("!"), T_PRED, ins)
+        return row
+    if op == "bra":
+        (target,) = _operands(ins, 1)
+        row[F_OP] = OP_BRA
+        labels_out.append(target.strip())
+        return row
+    if op in ("ret", "exit", "trap"):
+        if op == "trap":
+            raise _unsupported(ins, "(trap) stops the kernel: not supported")
+        row[F_OP] = OP_EXIT
+        return row
+    if op in ("bar", "barrier"):
+        if not ({"sync", "red", "arrive"} & set(mods)) and op == "bar" and mods:
+            raise _unsupported(ins)
+        if {"red", "arrive"} & set(mods):
+            raise _unsupported(ins)
+        if len(ops) > 1:
+            raise _unsupported(ins, "(a barrier with a thread count) is not supported")
+        row[F_OP] = OP_BAR
+        dec.has_barrier = True
+        return row
+    if op in ("atom", "red"):
+        aop = next((m for m in mods if m in ATOM), None)
+        if aop is None or "noftz" in mods and last != "f16":
+            pass
+        if aop is None:
+            raise _unsupported(ins)
+        space = next((_SPACES[m] for m in mods if m in _SPACES), S_GENERIC)
+        ty = _type(last, ins)
+        row[F_OP], row[F_TY], row[F_X1], row[F_X3] = OP_ATOM, ty, space, ATOM[aop]
+        rest = ops if op == "red" else ops[1:]
+        if op == "atom":
+            row[F_D] = dec.dst(ops[0], ins)
+        addr = rest[0]
+        base, off = dec.address_parts(addr.strip()[1:-1], ins)
+        row[F_A] = base if base is not None else dec.const(0)
+        row[F_X2] = off
+        row[F_B] = dec.src(rest[1], ty, ins)
+        if aop == "cas":
+            row[F_C] = dec.src(rest[2], ty, ins)
+        return row
+    if op == "shfl":
+        mode = next((SHFL[m] for m in mods if m in SHFL), None)
+        if mode is None or "sync" not in mods:
+            raise _unsupported(ins)
+        d, a, b, c, mask = _operands(ins, 5)
+        dests = d.split("|")
+        row[F_OP], row[F_TY], row[F_X1] = OP_SHFL, T_U32, mode
+        row[F_D] = dec.dst(dests[0], ins)
+        if len(dests) > 1:
+            row[F_D2] = dec.dst(dests[1], ins)
+        set_srcs(T_U32, a, b, c, mask)
+        return row
+    if op == "vote":
+        mode = next((VOTE[m] for m in mods if m in VOTE), None)
+        if mode is None:
+            raise _unsupported(ins)
+        d, a = ops[0], ops[1]
+        row[F_OP], row[F_TY], row[F_X1] = OP_VOTE, _type(last, ins), mode
+        row[F_D] = dec.dst(d, ins)
+        row[F_X2] = int(a.strip().startswith("!"))
+        row[F_A] = dec.src(a.strip().lstrip("!"), T_PRED, ins)
+        row[F_B] = dec.src(ops[2], T_U32, ins) if len(ops) > 2 else dec.const(-1)
+        return row
+    if op == "activemask":
+        row[F_OP], row[F_TY], row[F_D] = OP_ACTIVEMASK, T_U32, dec.dst(ops[0], ins)
+        return row
+    if op == "testp":
+        which = next((TESTP[m] for m in mods if m in TESTP), None)
+        if which is None:
+            raise _unsupported(ins)
+        d, a = _operands(ins, 2)
+        ty = _type(last, ins)
+        row[F_OP], row[F_TY], row[F_X1] = OP_TESTP, ty, which
+        row[F_D], row[F_A] = dec.dst(d, ins), dec.src(a, ty, ins)
+        return row
+    if op == "lop3":
+        d, a, b, c, lut = _operands(ins, 5)
+        row[F_OP], row[F_TY], row[F_X1] = OP_LOP3, _type(last, ins), _imm_bits(lut, T_U32)
+        row[F_D] = dec.dst(d, ins)
+        set_srcs(row[F_TY], a, b, c)
+        return row
+    if op in _SIMPLE:
+        ty = _type(last, ins)
+        row[F_OP], row[F_TY] = _SIMPLE[op], ty
+        row[F_X2] = int("cc" in mods)
+        row[F_X3] = next((ROUND[m] for m in mods if m in ROUND), 0)
+        if row[F_X2] or op in ("addc", "subc"):
+            dec.uses_carry = True
+        if op == "sin" or op == "cos" or op in ("ex2", "lg2", "tanh", "rsqrt"):
+            if "approx" not in mods:
+                raise _unsupported(ins)
+        if ty == T_PRED and op not in ("and", "or", "xor", "not", "mov"):
+            raise _unsupported(ins)
+        d = ops[0]
+        srcs = ops[1:]
+        srcty = [ty] * len(srcs)
+        if op in ("shl", "shr"):
+            srcty = [ty, T_U32]
+        if op in ("bfe",):
+            srcty = [ty, T_U32, T_U32]
+        if op == "bfi":
+            srcty = [ty, ty, T_U32, T_U32]
+        if op in ("popc", "clz"):
+            row[F_X1] = BYTES[ty] * 8
+        if op == "prmt":
+            if len(mods) > 1:
+                raise _unsupported(ins, "(a prmt mode) is not supported")
+        row[F_D] = dec.dst(d, ins)
+        for field, t, sty in zip((F_A, F_B, F_C, F_E), srcs, srcty):
+            if ty == T_PRED and t.strip().startswith("!"):
+                raise _unsupported(ins)
+            row[field] = dec.src(t, sty, ins)
+        return row
+    if op == "call":
+        raise _unsupported(ins, "calls a function: only kernels whose device functions "
+                           "the compiler inlined are supported")
+    raise _unsupported(ins)
+
+
+def _post_dominators(nblocks: int, succ: list) -> list:
+    """Immediate post-dominator of each block (index nblocks is the virtual exit)."""
+    exit_ = nblocks
+    full = (1 << (nblocks + 1)) - 1
+    pdom = [full] * nblocks + [1 << exit_]
+    changed = True
+    while changed:
+        changed = False
+        for b in range(nblocks - 1, -1, -1):
+            inter = full
+            for s in succ[b]:
+                inter &= pdom[s]
+            new = inter | (1 << b)
+            if new != pdom[b]:
+                pdom[b], changed = new, True
+    ipdom = []
+    for b in range(nblocks):
+        strict = pdom[b] & ~(1 << b)
+        best, best_size = exit_, -1
+        x = strict
+        while x:
+            low = x & -x
+            k = low.bit_length() - 1
+            x ^= low
+            size = bin(pdom[k]).count("1")
+            if size > best_size and pdom[k] != full:
+                best, best_size = k, size
+        ipdom.append(best)
+    return ipdom
+
+
+def decode(module: Module, entry: str) -> Program:
+    """The emulator's ``Program`` for entry function ``entry`` of ``module``."""
+    func = module.functions.get(entry)
+    if func is None or not func.entry:
+        raise PTXError(f"no .entry {entry!r} in the PTX (entries: "
+                       f"{', '.join(n for n, f in module.functions.items() if f.entry)})")
+    dec = _Decoder(module, func)
+    dec.has_barrier = dec.uses_carry = False
+    lay = _layout(dec, module, func)
+    rows, texts, lines, targets, label_pc = [], [], [], {}, {}
+    for k, item in enumerate(func.body):
+        if isinstance(item, str):
+            label_pc[item] = len(rows)
+            continue
+        dec.scope = func.scopes.get(k)
+        names: list = []
+        rows.append(_decode_one(dec, item, names))
+        if names:
+            targets[len(rows) - 1] = (names[0], item)
+        texts.append(item.text)
+        lines.append(item.line)
+    n = len(rows)
+    rows.append(_row(dec, type("I", (), {"guard": None, "line": 0})()))
+    rows[-1][F_OP] = OP_EXIT                 # falling off the end exits
+    texts.append("(end of function)")
+    lines.append(0)
+    for pc, (label, ins) in targets.items():
+        if label not in label_pc:
+            raise PTXError(f"line {ins.line}: branch target {label} is not a label")
+        rows[pc][F_X1] = label_pc[label]
+    # basic blocks, their successors, reconvergence points
+    leaders = {0} | {rows[pc][F_X1] for pc in targets} | {
+        pc + 1 for pc in range(n + 1) if rows[pc][F_OP] in (OP_BRA, OP_EXIT)}
+    leaders = sorted(x for x in leaders if x <= n)
+    block_of = np.zeros(n + 1, dtype=np.int64)
+    for b, start in enumerate(leaders):
+        end = leaders[b + 1] if b + 1 < len(leaders) else n + 1
+        block_of[start:end] = b
+    nb = len(leaders)
+    succ = []
+    for b, start in enumerate(leaders):
+        end = (leaders[b + 1] if b + 1 < nb else n + 1) - 1
+        r = rows[end]
+        s = []
+        if r[F_OP] == OP_BRA:
+            s.append(int(block_of[r[F_X1]]))
+            if r[F_G] >= 0 and end + 1 <= n:
+                s.append(int(block_of[end + 1]))
+        elif r[F_OP] == OP_EXIT:
+            s.append(nb)
+            if r[F_G] >= 0 and end + 1 <= n:
+                s.append(int(block_of[end + 1]))
+        elif end + 1 <= n:
+            s.append(int(block_of[end + 1]))
+        succ.append(s)
+    ipdom = _post_dominators(nb, succ)
+    for pc in targets:
+        p = ipdom[int(block_of[pc])]
+        rows[pc][F_X2] = leaders[p] if p < nb else n + 1
+    consts = sorted(dec.consts.items(), key=lambda kv: kv[1])
+    return Program(
+        name=entry, code=np.array(rows, dtype=np.int64), texts=texts, lines=lines,
+        nslots=len(dec.slots),
+        const_slots=np.array([s for _, s in consts], dtype=np.int64),
+        const_values=np.array([b for b, _ in consts], dtype=np.int64),
+        symbols=dict(dec.symbols), params=list(func.params),
+        param_offsets=lay["param_offsets"], param_bytes=lay["param_bytes"],
+        shared_static=lay["shared_static"], shared_extern=lay["shared_extern"],
+        local_bytes=lay["local_bytes"], module_globals=lay["module_globals"],
+        global_bytes=lay["global_bytes"], const_bytes=lay["const_bytes"],
+        const_init=lay["const_init"], has_barrier=dec.has_barrier,
+        uses_carry=dec.uses_carry, carry_slot=dec.carry)

@@ -1,0 +1,507 @@
+"""The PTX interpreter: blocks in order, each block's warps round-robin between
+barriers, each warp's 32 lanes in lockstep under a SIMT reconvergence stack.
+
+``run`` (numba) executes a launch's blocks ``S[S_BLOCK] .. block_hi - 1`` until they
+finish, an instruction budget runs out (it returns, keeping every warp's state, and the
+next call resumes: the Python side checks for Ctrl-C and shows progress between calls),
+the trace arrays fill up, or an error (an address outside every array, a misaligned
+access, a store to read-only memory) stops it with the warp, lane and address in ``E``.
+
+The SIMT stack is GPGPU-Sim's (Fermi's rule): each entry is (pc, reconvergence pc,
+mask); a branch that splits a warp turns the top entry into the reconvergence entry
+(or drops it where its reconvergence point is the same) and pushes the taken path and
+then the fall-through path, which therefore runs first; an entry pops when it reaches
+its reconvergence pc. Volta and later schedule threads independently (the compiler's
+BSSY/BSYNC), which can interleave divergent paths differently: results differ only
+for kernels whose lanes communicate without synchronising.
+
+Memory is one byte buffer ``M``: the global window (module variables and the launch's
+arrays, the valid ranges listed in ``regions``), then const, param, the running
+block's shared memory and its threads' local memory. A generic address is its global
+address; shared and local windows map as PTX's ``cvta`` says (decode.BASE onwards).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator.kernelcode.alu import alu, ERR_UNSUPPORTED
+from simulator.kernelcode.decode import (
+    BASE, F_A, F_B, F_C, F_D, F_D2, F_E, F_F, F_G, F_GN, F_OP, F_TY, F_X1, F_X2, F_X3,
+    OP_ACTIVEMASK, OP_ATOM, OP_BAR, OP_BRA, OP_CVTA, OP_EXIT, OP_LD, OP_NOP, OP_SHFL,
+    OP_SPECIAL, OP_ST, OP_VOTE, S_CONST, S_GENERIC, S_GLOBAL, S_LOCAL, S_PARAM, S_SHARED,
+    T_F32, T_F64, T_S8, T_S16, T_S32, T_U64)
+from simulator.kernelcode.lanes import M32, is_signed, ival, ult64
+
+# launch description L
+(L_GX, L_GY, L_GZ, L_BX, L_BY, L_BZ, L_NT, L_NW, L_NSLOTS, L_SH_OFF, L_SH_SIZE,
+ L_LOC_OFF, L_LOC_SIZE, L_PAR_OFF, L_PAR_SIZE, L_CON_OFF, L_CON_SIZE, L_NSM, L_CARRY,
+ L_RECORD, L_DYN_SMEM, L_NBLOCKS, L_DEPTH) = range(23)
+L_SIZE = 23
+# run state S
+S_BLOCK, S_STARTED, S_EXEC, S_THREADS, S_EV, S_ADDR = range(6)
+S_SIZE = 6
+# statuses
+DONE, BUDGET, TRACE_FULL, ERROR = range(4)
+# errors E[0]
+ERR_OOB, ERR_MISALIGNED, ERR_READONLY, ERR_DEPTH = 1, 2, 3, 4
+E_CODE, E_PC, E_WARP, E_LANE, E_ADDR, E_BLOCK, E_SPACE = range(7)
+W_RUN, W_BAR, W_DONE = range(3)
+
+
+@njit(cache=True)
+def _resolve(space, a, size, write, t, L, regions):
+    """Buffer offset of state-space address ``a`` for thread ``t`` of the block, or a
+    negative error code (-ERR_*)."""
+    if a % size != 0:
+        return -ERR_MISALIGNED
+    if space == S_GENERIC:
+        off = a - BASE
+        sh, shs = L[L_SH_OFF], L[L_SH_SIZE]
+        lo, los = L[L_LOC_OFF], L[L_LOC_SIZE]
+        co, cos = L[L_CON_OFF], L[L_CON_SIZE]
+        if off >= sh and off < sh + shs:
+            return off if off + size <= sh + shs else -ERR_OOB
+        if los > 0 and off >= lo and off < lo + los:
+            return off + t * los if off + size <= lo + los else -ERR_OOB
+        if cos > 0 and off >= co and off < co + cos:
+            if write:
+                return -ERR_READONLY
+            return off if off + size <= co + cos else -ERR_OOB
+        space = S_GLOBAL
+    if space == S_GLOBAL:
+        off = a - BASE
+        for k in range(regions.shape[0]):
+            if off >= regions[k, 0] and off + size <= regions[k, 1]:
+                return off
+        return -ERR_OOB
+    if a < 0:
+        return -ERR_OOB
+    if space == S_SHARED:
+        return L[L_SH_OFF] + a if a + size <= L[L_SH_SIZE] else -ERR_OOB
+    if space == S_LOCAL:
+        return L[L_LOC_OFF] + t * L[L_LOC_SIZE] + a if a + size <= L[L_LOC_SIZE] \
+            else -ERR_OOB
+    if write:
+        return -ERR_READONLY
+    if space == S_PARAM:
+        return L[L_PAR_OFF] + a if a + size <= L[L_PAR_SIZE] else -ERR_OOB
+    return L[L_CON_OFF] + a if a + size <= L[L_CON_SIZE] else -ERR_OOB
+
+
+@njit(cache=True, inline="always")
+def _load(M, M16, M32v, M64, off, size, ty):
+    if size == 4:
+        v = np.int64(M32v[off >> 2])
+        return (v << 32) >> 32 if ty == T_S32 else v
+    if size == 8:
+        return M64[off >> 3]
+    if size == 2:
+        v = np.int64(M16[off >> 1])
+        return (v << 48) >> 48 if ty == T_S16 else v
+    v = np.int64(M[off])
+    return (v << 56) >> 56 if ty == T_S8 else v
+
+
+@njit(cache=True, inline="always")
+def _store(M, M16, M32v, M64, off, size, v):
+    if size == 4:
+        M32v[off >> 2] = np.uint32(v & M32)
+    elif size == 8:
+        M64[off >> 3] = v
+    elif size == 2:
+        M16[off >> 1] = np.uint16(v & 0xFFFF)
+    else:
+        M[off] = np.uint8(v & 0xFF)
+
+
+@njit(cache=True)
+def _atomic(M, M32v, M64, MF32, MF64, off, ty, aop, v, fv, cmpv):
+    """One lane's atomic read-modify-write at buffer offset ``off``; the old bits."""
+    size = 8 if (ty == T_U64 or ty == T_F64 or ty == 8) else 4
+    if size == 4:
+        old = np.int64(M32v[off >> 2])
+    else:
+        old = M64[off >> 3]
+    if ty == T_F32 or ty == T_F64:
+        if ty == T_F32:
+            x = np.float64(MF32[off >> 2])
+        else:
+            x = MF64[off >> 3]
+        if aop == 0:
+            if ty == T_F32:
+                MF32[off >> 2] = np.float32(x + fv)
+            else:
+                MF64[off >> 3] = x + fv
+            return old
+        if aop == 3:   # exch
+            new = v
+        elif aop == 4:
+            new = cmpv if old == (v & M32 if size == 4 else v) else old
+        else:
+            return -1
+        if size == 4:
+            M32v[off >> 2] = np.uint32(new & M32)
+        else:
+            M64[off >> 3] = new
+        return old
+    o = ival(old, ty)
+    x = ival(v, ty)
+    if aop == 0:
+        new = o + x
+    elif aop == 1 or aop == 2:
+        less = ult64(x, o) if ty == T_U64 else x < o
+        new = (x if less else o) if aop == 1 else (o if less else x)
+    elif aop == 3:
+        new = x
+    elif aop == 4:
+        new = ival(cmpv, ty) if o == x else o
+    elif aop == 5:
+        new = o & x
+    elif aop == 6:
+        new = o | x
+    elif aop == 7:
+        new = o ^ x
+    elif aop == 8:
+        new = 0 if (o & M32) >= (x & M32) else o + 1
+    else:
+        new = x if ((o & M32) == 0 or (o & M32) > (x & M32)) else o - 1
+    if size == 4:
+        M32v[off >> 2] = np.uint32(new & M32)
+    else:
+        M64[off >> 3] = new
+    return old
+
+
+@njit(cache=True)
+def _special(which, l, w, b, L, S):
+    t = w * 32 + l
+    bx, by = L[L_BX], L[L_BY]
+    gx, gy = L[L_GX], L[L_GY]
+    if which == 0:
+        return t % bx
+    if which == 1:
+        return (t // bx) % by
+    if which == 2:
+        return t // (bx * by)
+    if which >= 3 and which <= 5:
+        return L[L_BX + which - 3]
+    if which == 6:
+        return b % gx
+    if which == 7:
+        return (b // gx) % gy
+    if which == 8:
+        return b // (gx * gy)
+    if which >= 9 and which <= 11:
+        return L[L_GX + which - 9]
+    if which == 12:
+        return l
+    if which == 13:
+        return w
+    if which == 14:
+        return 64
+    if which == 15:
+        return b % L[L_NSM]
+    if which == 16:
+        return L[L_NSM]
+    if which == 17:
+        return 1 << l
+    if which == 18:
+        return (1 << l) - 1
+    if which == 19:
+        return (1 << (l + 1)) - 1
+    if which == 20:
+        return (~((1 << (l + 1)) - 1)) & M32
+    if which == 21:
+        return (~((1 << l) - 1)) & M32
+    if which == 22 or which == 23 or which == 24:
+        return S[S_EXEC]
+    if which == 25:
+        return L[L_DYN_SMEM]
+    if which == 26:
+        return L[L_SH_SIZE]
+    return 32
+
+
+@njit(cache=True)
+def _shfl(row, R, base, mask, scratch):
+    mode = row[F_X1]
+    ca, cb, cc = base + 32 * row[F_A], base + 32 * row[F_B], base + 32 * row[F_C]
+    cd = base + 32 * row[F_D]
+    for l in range(32):
+        scratch[l] = R[ca + l]
+    for l in range(32):
+        if not (mask >> l) & 1:
+            continue
+        bval = R[cb + l] & 31
+        cval = R[cc + l]
+        segmask = (cval >> 8) & 31
+        maxlane = (l & segmask) | ((cval & 31) & ~segmask)
+        minlane = l & segmask
+        if mode == 0:
+            j = l - bval
+            ok = j >= maxlane
+        elif mode == 1:
+            j = l + bval
+            ok = j <= maxlane
+        elif mode == 2:
+            j = l ^ bval
+            ok = j <= maxlane
+        else:
+            j = minlane | (bval & ~segmask)
+            ok = j <= maxlane
+        if not ok:
+            j = l
+        R[cd + l] = scratch[j]
+        if row[F_D2] >= 0:
+            R[base + 32 * row[F_D2] + l] = 1 if ok else 0
+
+
+@njit(cache=True)
+def _vote(row, R, base, mask):
+    mode, neg = row[F_X1], row[F_X2]
+    ca = base + 32 * row[F_A]
+    ballot = 0
+    for l in range(32):
+        if (mask >> l) & 1 and ((R[ca + l] != 0) != (neg != 0)):
+            ballot |= 1 << l
+    if mode == 0:
+        r = 1 if ballot == mask else 0
+    elif mode == 1:
+        r = 1 if ballot != 0 else 0
+    elif mode == 2:
+        r = 1 if (ballot == mask or ballot == 0) else 0
+    else:
+        r = ballot
+    cd = base + 32 * row[F_D]
+    for l in range(32):
+        if (mask >> l) & 1:
+            R[cd + l] = r
+
+
+@njit(cache=True)
+def _start_block(b, R, tmpl, M, L, stk, sp, wstat):
+    nw, ns, nt = L[L_NW], L[L_NSLOTS], L[L_NT]
+    span = ns * 32
+    for w in range(nw):
+        R[w * span:(w + 1) * span] = tmpl
+        n = min(32, nt - w * 32)
+        sp[w] = 0
+        stk[w, 0, 0] = 0
+        stk[w, 0, 1] = -1
+        stk[w, 0, 2] = (1 << n) - 1
+        wstat[w] = W_RUN
+    M[L[L_SH_OFF]:L[L_SH_OFF] + L[L_SH_SIZE]] = 0
+    M[L[L_LOC_OFF]:L[L_LOC_OFF] + nt * L[L_LOC_SIZE]] = 0
+
+
+@njit(cache=True)
+def _pop_converged(stk, sp, w):
+    while sp[w] >= 0 and (stk[w, sp[w], 0] == stk[w, sp[w], 1] or stk[w, sp[w], 2] == 0):
+        sp[w] -= 1
+
+
+@njit(cache=True)
+def _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base, emask, w, b, L,
+            regions, E, pc, ev_addr):
+    """ld / st / atom for the active lanes; 0 or ERROR (E filled)."""
+    op, ty, space, off0, vec = row[F_OP], row[F_TY], row[F_X1], row[F_X2], row[F_X3]
+    size = 4
+    if ty == T_U64 or ty == T_F64 or ty == 8:
+        size = 8
+    elif ty == 1 or ty == 5:
+        size = 1
+    elif ty == 2 or ty == 6:
+        size = 2
+    ca = base + 32 * row[F_A]
+    fields = (F_D, F_D2, F_C, F_E) if op == OP_LD else (F_B, F_C, F_E, F_F)
+    for l in range(32):
+        if not (emask >> l) & 1:
+            continue
+        a = R[ca + l] + off0
+        if ev_addr.shape[0] > 0:
+            ev_addr[l] = a
+        t = w * 32 + l
+        for k in range(vec if op != OP_ATOM else 1):
+            off = _resolve(space, a + k * size, size, op != OP_LD, t, L, regions)
+            if off < 0:
+                E[E_CODE], E[E_PC], E[E_WARP], E[E_LANE] = -off, pc, w, l
+                E[E_ADDR], E[E_BLOCK], E[E_SPACE] = a + k * size, b, space
+                return ERROR
+            if op == OP_LD:
+                R[base + 32 * row[fields[k]] + l] = _load(M, M16, M32v, M64, off, size, ty)
+            elif op == OP_ST:
+                _store(M, M16, M32v, M64, off, size, R[base + 32 * row[fields[k]] + l])
+            else:
+                cmpv = R[base + 32 * row[F_C] + l] if row[F_C] >= 0 else 0
+                cv = base + 32 * row[F_B] + l
+                fv = np.float64(RF32[2 * cv]) if ty == T_F32 else RF64[cv]
+                old = _atomic(M, M32v, M64, MF32, MF64, off, ty, row[F_X3], R[cv], fv,
+                              cmpv)
+                if row[F_D] >= 0:
+                    R[base + 32 * row[F_D] + l] = old
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
+        block_hi, ev, ev_addr, scratch):
+    """Run blocks from S[S_BLOCK] to ``block_hi`` (see the module's docstring)."""
+    RF32 = R.view(np.float32)
+    RF64 = R.view(np.float64)
+    M16, M32v, M64 = M.view(np.uint16), M.view(np.uint32), M.view(np.int64)
+    MF32, MF64 = M.view(np.float32), M.view(np.float64)
+    nw, ns = L[L_NW], L[L_NSLOTS]
+    carry = L[L_CARRY]
+    depth = L[L_DEPTH]
+    record = L[L_RECORD] != 0
+    no_addr = ev_addr[:0, 0]
+    stop = S[S_EXEC] + budget
+    while S[S_BLOCK] < block_hi:
+        b = S[S_BLOCK]
+        if S[S_STARTED] == 0:
+            _start_block(b, R, tmpl, M, L, stk, sp, wstat)
+            S[S_STARTED] = 1
+        while True:
+            for w in range(nw):
+                base = w * ns * 32
+                while wstat[w] == W_RUN:
+                    if sp[w] < 0:
+                        wstat[w] = W_DONE
+                        break
+                    if S[S_EXEC] >= stop:
+                        return BUDGET
+                    top = sp[w]
+                    pc = stk[w, top, 0]
+                    mask = stk[w, top, 2]
+                    row = code[pc]
+                    op = row[F_OP]
+                    emask = mask
+                    g = row[F_G]
+                    if g >= 0:
+                        neg = row[F_GN] != 0
+                        emask = 0
+                        cg = base + 32 * g
+                        for l in range(32):
+                            if (mask >> l) & 1 and ((R[cg + l] != 0) != neg):
+                                emask |= 1 << l
+                    is_mem = op == OP_LD or op == OP_ST or op == OP_ATOM
+                    if record:
+                        if S[S_EV] >= ev.shape[0] or (is_mem and S[S_ADDR] >= ev_addr.shape[0]):
+                            return TRACE_FULL
+                        k = S[S_EV]
+                        ev[k, 0] = b * nw + w
+                        ev[k, 1] = pc
+                        ev[k, 2] = emask
+                        ev[k, 3] = S[S_ADDR] if is_mem else -1
+                        S[S_EV] = k + 1
+                    S[S_EXEC] += 1
+                    wcount[pc] += 1
+                    n_act = 0
+                    x = mask
+                    while x:
+                        x &= x - 1
+                        n_act += 1
+                    tcount[pc] += n_act
+                    S[S_THREADS] += n_act
+                    nxt = pc + 1
+                    if op == OP_BRA:
+                        taken = emask if g >= 0 else mask
+                        target, rpc = row[F_X1], row[F_X2]
+                        if taken == mask:
+                            stk[w, top, 0] = target
+                        elif taken == 0:
+                            stk[w, top, 0] = nxt
+                        else:
+                            if stk[w, top, 1] == rpc:
+                                sp[w] -= 1
+                            else:
+                                stk[w, top, 0] = rpc
+                            if sp[w] + 2 >= depth:
+                                E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_DEPTH, pc, w, b
+                                return ERROR
+                            for entry_pc, entry_mask in ((target, taken), (nxt, mask & ~taken)):
+                                if entry_pc != rpc:
+                                    sp[w] += 1
+                                    stk[w, sp[w], 0] = entry_pc
+                                    stk[w, sp[w], 1] = rpc
+                                    stk[w, sp[w], 2] = entry_mask
+                        _pop_converged(stk, sp, w)
+                        continue
+                    if op == OP_EXIT:
+                        if emask != 0:
+                            for k in range(sp[w] + 1):
+                                stk[w, k, 2] &= ~emask
+                        if stk[w, top, 2] != 0:
+                            stk[w, top, 0] = nxt
+                        _pop_converged(stk, sp, w)
+                        continue
+                    if op == OP_BAR:
+                        stk[w, top, 0] = nxt
+                        _pop_converged(stk, sp, w)
+                        wstat[w] = W_BAR
+                        break
+                    if emask != 0:
+                        if is_mem:
+                            if record:
+                                rec = ev_addr[S[S_ADDR]]
+                                rec[:] = -1
+                                S[S_ADDR] += 1
+                            else:
+                                rec = no_addr
+                            if _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64,
+                                       base, emask, w, b, L, regions, E, pc, rec) != 0:
+                                return ERROR
+                        elif op == OP_SPECIAL:
+                            cd = base + 32 * row[F_D]
+                            for l in range(32):
+                                if (emask >> l) & 1:
+                                    R[cd + l] = _special(row[F_X1], l, w, b, L, S)
+                        elif op == OP_CVTA:
+                            shift = 0
+                            sp_ = row[F_X1]
+                            if sp_ == S_SHARED:
+                                shift = BASE + L[L_SH_OFF]
+                            elif sp_ == S_LOCAL:
+                                shift = BASE + L[L_LOC_OFF]
+                            elif sp_ == S_CONST:
+                                shift = BASE + L[L_CON_OFF]
+                            elif sp_ == S_PARAM:
+                                shift = BASE + L[L_PAR_OFF]
+                            if row[F_X2] != 0:
+                                shift = -shift
+                            cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
+                            for l in range(32):
+                                if (emask >> l) & 1:
+                                    R[cd + l] = R[ca + l] + shift
+                        elif op == OP_SHFL:
+                            _shfl(row, R, base, emask, scratch)
+                        elif op == OP_VOTE:
+                            _vote(row, R, base, emask)
+                        elif op == OP_ACTIVEMASK:
+                            cd = base + 32 * row[F_D]
+                            for l in range(32):
+                                if (emask >> l) & 1:
+                                    R[cd + l] = mask
+                        elif op != OP_NOP:
+                            if alu(row, R, RF32, RF64, base, emask, carry) != 0:
+                                E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = \
+                                    ERR_UNSUPPORTED, pc, w, b
+                                return ERROR
+                    stk[w, top, 0] = nxt
+                    _pop_converged(stk, sp, w)
+            waiting = False
+            for w in range(nw):
+                if wstat[w] == W_BAR:
+                    waiting = True
+            if not waiting:
+                break
+            for w in range(nw):
+                if wstat[w] == W_BAR:
+                    wstat[w] = W_RUN
+        S[S_BLOCK] = b + 1
+        S[S_STARTED] = 0
+    return DONE
+
+
+__all__ = ["run", "is_signed", "T_F32", "T_F64", "T_S32", "F_E"]

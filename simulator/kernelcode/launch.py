@@ -1,0 +1,319 @@
+"""``emulate_kernel``: run a numba.cuda kernel's launch on the CPU from its PTX.
+
+The launch's arrays are copied into the emulator's memory (arrays that share memory,
+views of one buffer, share it there too), the kernel's parameters are laid out as numba
+passes them (an array is meminfo, parent, nitems, itemsize, data, shape..., strides...),
+the blocks run in order (``emulator.run``, in slices of ``SLICE`` warp-instructions so
+that Ctrl-C and progress are heard between them), and the memory the arrays cover is
+copied back into them, as a launch followed by a copy to the host would leave them.
+"""
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import time
+
+import numpy as np
+
+from simulator.kernelcode import decode as dec
+from simulator.kernelcode import emulator as em
+from simulator.kernelcode.ptx import PTXError, parse
+
+#: warp-instructions per call into the interpreter (about 0.1-0.5 s)
+SLICE = 1 << 20
+#: SIMT stack entries per warp (nested divergent branches)
+DEPTH = 64
+#: CUDA's launch limits (every compute capability this project targets)
+MAX_BLOCK = (1024, 1024, 64)
+MAX_THREADS = 1024
+MAX_GRID = ((1 << 31) - 1, 65535, 65535)
+#: the largest shared memory a block may use (H100: 227 KiB with opt-in)
+MAX_SHARED = 227 * 1024
+
+_programs: dict = {}
+
+
+@dataclasses.dataclass
+class Emulation:
+    """What one emulated launch executed."""
+    kernel: str
+    grid: tuple
+    block: tuple
+    instructions: int          # PTX warp-instructions executed
+    thread_instructions: int   # the same, counted per active thread
+    wall_seconds: float
+    per_instruction: list      # (PTX line, text, warp executions, thread executions)
+    trace: dict | None = None  # with record=True: 'events' (warp, pc, mask, addr row)
+                               # and 'addresses' (rows of 32 addresses, -1 inactive)
+
+    @property
+    def simt_efficiency(self) -> float:
+        """Active threads per warp-instruction over 32."""
+        return self.thread_instructions / (32 * self.instructions) if self.instructions \
+            else 1.0
+
+    @property
+    def rate(self) -> float:
+        """Warp-instructions emulated per wall second."""
+        return self.instructions / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+
+def _dims(value, name, limits):
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}={value!r}: expected an int or a tuple of 1-3 ints")
+    if isinstance(value, (int, np.integer)):
+        value = (int(value),)
+    if not isinstance(value, (tuple, list)) or not 1 <= len(value) <= 3 or not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+            for v in value):
+        raise TypeError(f"{name}={value!r}: expected an int or a tuple of 1-3 ints")
+    dims = tuple(int(v) for v in value) + (1,) * (3 - len(value))
+    for v, lim, axis in zip(dims, limits, "xyz"):
+        if not 1 <= v <= lim:
+            raise ValueError(f"{name}={value!r}: {axis} is {v}; allowed 1..{lim}")
+    return dims
+
+
+def _program(kernel, args, cc, name):
+    """(Program, kernel name) for a numba kernel and its arguments, or PTX text."""
+    if isinstance(kernel, str):
+        module = parse(kernel)
+        entries = [n for n, f in module.functions.items() if f.entry]
+        if name is None:
+            if len(entries) != 1:
+                raise ValueError(f"name=None: the PTX has {len(entries)} entries "
+                                 f"({', '.join(entries)}); name one")
+            name = entries[0]
+        return dec.decode(module, name), name, None
+    from simulator.kernelcode.toolchain import kernel_ptx
+    kp = kernel_ptx(kernel, args, cc)
+    key = (kp.fingerprint, kp.argtypes, kp.cc)
+    prog = _programs.get(key)
+    if prog is None:
+        try:
+            prog = dec.decode(parse(kp.ptx), kp.entry)
+        except PTXError as e:
+            raise PTXError(f"kernel {kp.name!r}: {e}") from None
+        _programs[key] = prog
+    return prog, kp.name, kp.argtypes
+
+
+def _extent(a: np.ndarray):
+    """(lowest, highest + 1) byte address an array covers."""
+    ptr = a.__array_interface__["data"][0]
+    if a.size == 0:
+        return ptr, ptr
+    lo = hi = ptr
+    for n, s in zip(a.shape, a.strides):
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    return lo, hi + a.itemsize
+
+
+def _segments(arrays):
+    """Groups of arrays whose memory overlaps: [(lo, hi, [indices])]."""
+    spans = sorted((*_extent(a), i) for i, a in enumerate(arrays))
+    out = []
+    for lo, hi, i in spans:
+        if out and lo < out[-1][1]:
+            out[-1][1] = max(out[-1][1], hi)
+            out[-1][2].append(i)
+        else:
+            out.append([lo, hi, [i]])
+    return out
+
+
+def _flatten(value, ty, array_ptr, i):
+    """numba's flattened parameter values of one argument: [(python value, kind)]."""
+    from numba.core import types as nt
+    if isinstance(ty, nt.Array):
+        return ([(0, "i"), (0, "i"), (value.size, "i"), (value.itemsize, "i"),
+                 (array_ptr[id(value)], "i")] + [(n, "i") for n in value.shape]
+                + [(s, "i") for s in value.strides])
+    if isinstance(ty, nt.Boolean):
+        return [(int(bool(value)), "i")]
+    if isinstance(ty, nt.Integer):
+        return [(int(value), "i")]
+    if isinstance(ty, nt.Float):
+        return [(float(value), "f")]
+    if isinstance(ty, nt.Complex):
+        return [(complex(value).real, "f"), (complex(value).imag, "f")]
+    if isinstance(ty, nt.BaseTuple):
+        out = []
+        for v, t in zip(value, ty.types if hasattr(ty, "types") else [ty.dtype] * ty.count):
+            out += _flatten(v, t, array_ptr, i)
+        return out
+    raise TypeError(f"args[{i}]: a {ty} argument is not supported by the emulator "
+                    "(arrays, numbers, booleans and tuples of them are)")
+
+
+def _param_bytes(prog, flat, kernel_name):
+    buf = bytearray(max(prog.param_bytes, 8))
+    if len(flat) != len(prog.params):
+        raise ValueError(f"kernel {kernel_name!r}: its PTX takes {len(prog.params)} "
+                         f"parameters, the arguments give {len(flat)}")
+    for (value, kind), p, off in zip(flat, prog.params, prog.param_offsets):
+        if kind == "f" or p.type.startswith("f"):
+            fmt = "<f4" if p.nbytes == 4 else "<f8"
+            raw = np.array(value, dtype=fmt).tobytes()
+        else:
+            raw = (int(value) % (1 << (8 * p.nbytes))).to_bytes(p.nbytes, "little")
+        buf[off:off + p.nbytes] = raw
+    return bytes(buf)
+
+
+def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
+                   cc=(9, 0), nsm=132, record=False, progress=None) -> Emulation:
+    """Run ``kernel[grid, block](*args)`` on the CPU from the kernel's PTX.
+
+    ``kernel`` is a numba ``@cuda.jit`` kernel (compiled here, no GPU needed) or PTX
+    text (``name`` its entry where it has several; arrays are then passed as one
+    pointer each, as CUDA C kernels take them). ``args`` are numpy arrays and numbers;
+    the arrays receive what the kernel writes. ``shared_bytes`` is the dynamic shared
+    memory. ``record=True`` keeps the trace of every warp-instruction (warp, PTX pc,
+    active mask) and the 32 addresses of each memory access. ``progress(done, total)``,
+    if given, is called between slices with blocks finished and blocks in all.
+    """
+    gdims = _dims(grid, "grid", MAX_GRID)
+    bdims = _dims(block, "block", MAX_BLOCK)
+    nthreads = bdims[0] * bdims[1] * bdims[2]
+    if nthreads > MAX_THREADS:
+        raise ValueError(f"block={block!r}: {nthreads} threads; allowed at most "
+                         f"{MAX_THREADS}")
+    if not isinstance(args, (tuple, list)):
+        raise TypeError(f"args={type(args).__name__}: expected a tuple or list of the "
+                        "kernel's arguments")
+    if isinstance(shared_bytes, bool) or not isinstance(shared_bytes, (int, np.integer)) \
+            or shared_bytes < 0:
+        raise ValueError(f"shared_bytes={shared_bytes!r}: expected an int >= 0")
+    prog, kname, argtypes = _program(kernel, list(args), cc, name)
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    for i, a in enumerate(args):
+        if not isinstance(a, (np.ndarray, int, float, complex, bool, np.generic, tuple)):
+            raise TypeError(f"args[{i}]: {type(a).__name__} is not supported (numpy "
+                            "arrays and numbers are)")
+    shared_total = prog.shared_static + (shared_bytes if prog.shared_extern else 0)
+    if shared_total > MAX_SHARED:
+        raise ValueError(f"kernel {kname!r} uses {shared_total} bytes of shared memory; "
+                         f"a block may have at most {MAX_SHARED}")
+
+    # memory layout: module globals, array segments, const, param, shared, local
+    segs = _segments(arrays)
+    regions = [(0, prog.global_bytes)] if prog.global_bytes else []
+    off = prog.global_bytes
+    seg_off, array_ptr = [], {}
+    for lo, hi, members in segs:
+        off = (off + 255) // 256 * 256
+        seg_off.append(off)
+        regions.append((off, off + (hi - lo)))
+        for i in members:
+            array_ptr[id(arrays[i])] = dec.BASE + off + (_extent(arrays[i])[0] - lo) + (
+                arrays[i].__array_interface__["data"][0] - _extent(arrays[i])[0])
+        off += hi - lo
+    con_off = (off + 255) // 256 * 256
+    par_off = (con_off + prog.const_bytes + 255) // 256 * 256
+    sh_off = (par_off + prog.param_bytes + 255) // 256 * 256
+    loc_off = (sh_off + shared_total + 255) // 256 * 256
+    total = (loc_off + nthreads * prog.local_bytes + 4095) // 4096 * 4096
+    M = np.zeros(total, dtype=np.uint8)
+    for (lo, hi, _), o in zip(segs, seg_off):
+        if hi > lo:
+            M[o:o + hi - lo] = np.ctypeslib.as_array((ctypes.c_uint8 * (hi - lo))
+                                                     .from_address(lo))
+    for goff, var in prog.module_globals:
+        if var.init is not None:
+            M[goff:goff + len(var.init)] = np.frombuffer(var.init, np.uint8)
+    M[con_off:con_off + prog.const_bytes] = np.frombuffer(prog.const_init, np.uint8)
+    if argtypes is None:   # PTX text: arrays by pointer, numbers by value
+        flat = [((array_ptr[id(a)], "i") if isinstance(a, np.ndarray) else
+                 ((float(a), "f") if isinstance(a, (float, np.floating)) else (int(a), "i")))
+                for a in args]
+    else:
+        flat = []
+        for i, (a, t) in enumerate(zip(args, argtypes)):
+            flat += _flatten(a, t, array_ptr, i)
+    params = _param_bytes(prog, flat, kname)
+    M[par_off:par_off + len(params)] = np.frombuffer(params, np.uint8)
+
+    nw = (nthreads + 31) // 32
+    nblocks = gdims[0] * gdims[1] * gdims[2]
+    L = np.zeros(em.L_SIZE, dtype=np.int64)
+    L[em.L_GX:em.L_GZ + 1] = gdims
+    L[em.L_BX:em.L_BZ + 1] = bdims
+    L[em.L_NT], L[em.L_NW], L[em.L_NSLOTS] = nthreads, nw, prog.nslots
+    L[em.L_SH_OFF], L[em.L_SH_SIZE] = sh_off, shared_total
+    L[em.L_LOC_OFF], L[em.L_LOC_SIZE] = loc_off, prog.local_bytes
+    L[em.L_PAR_OFF], L[em.L_PAR_SIZE] = par_off, prog.param_bytes
+    L[em.L_CON_OFF], L[em.L_CON_SIZE] = con_off, prog.const_bytes
+    L[em.L_NSM], L[em.L_CARRY], L[em.L_RECORD] = nsm, prog.carry_slot, int(bool(record))
+    L[em.L_DYN_SMEM], L[em.L_NBLOCKS], L[em.L_DEPTH] = shared_bytes, nblocks, DEPTH
+    tmpl = np.zeros(prog.nslots * 32, dtype=np.int64)
+    for s, v in zip(prog.const_slots, prog.const_values):
+        tmpl[s * 32:(s + 1) * 32] = v
+    R = np.zeros(nw * prog.nslots * 32, dtype=np.int64)
+    stk = np.zeros((nw, DEPTH, 3), dtype=np.int64)
+    sp = np.zeros(nw, dtype=np.int64)
+    wstat = np.zeros(nw, dtype=np.int64)
+    n = prog.code.shape[0]
+    wcount = np.zeros(n, dtype=np.int64)
+    tcount = np.zeros(n, dtype=np.int64)
+    E = np.zeros(8, dtype=np.int64)
+    S = np.zeros(em.S_SIZE, dtype=np.int64)
+    reg = np.array(regions, dtype=np.int64).reshape(-1, 2)
+    ev = np.zeros((1 << 16 if record else 0, 4), dtype=np.int64)
+    ev_addr = np.zeros((1 << 12 if record else 0, 32), dtype=np.int64)
+    scratch = np.zeros(32, dtype=np.int64)
+    from simulator import jit
+    jit.announce("PTX emulator", [em.run])
+    t0 = time.perf_counter()
+    while True:
+        status = em.run(prog.code, R, tmpl, M, reg, L, S, stk, sp, wstat, wcount, tcount,
+                        E, SLICE, nblocks, ev, ev_addr, scratch)
+        if status == em.DONE:
+            break
+        if status == em.ERROR:
+            raise ValueError(_error_text(prog, kname, E, L, reg))
+        if status == em.TRACE_FULL:
+            if S[em.S_EV] >= ev.shape[0]:
+                ev = np.concatenate([ev, np.zeros_like(ev)])
+            if S[em.S_ADDR] >= ev_addr.shape[0]:
+                ev_addr = np.concatenate([ev_addr, np.zeros_like(ev_addr)])
+        if progress is not None:
+            progress(int(S[em.S_BLOCK]), nblocks)
+    wall = time.perf_counter() - t0
+    for (lo, hi, members), o in zip(segs, seg_off):
+        if hi > lo and all(arrays[i].flags.writeable for i in members):
+            ctypes.memmove(lo, M[o:o + hi - lo].ctypes.data, hi - lo)
+    per = [(prog.lines[pc], prog.texts[pc], int(wcount[pc]), int(tcount[pc]))
+           for pc in range(n) if wcount[pc]]
+    trace = None
+    if record:
+        trace = {"events": ev[:S[em.S_EV]].copy(), "addresses": ev_addr[:S[em.S_ADDR]].copy(),
+                 "texts": list(prog.texts), "warps_per_block": nw}
+    return Emulation(kname, gdims, bdims, int(S[em.S_EXEC]), int(S[em.S_THREADS]), wall,
+                     per, trace)
+
+
+def _error_text(prog, kname, E, L, regions) -> str:
+    code, pc, w, lane, addr, b, space = (int(x) for x in E[:7])
+    gx, gy = int(L[em.L_GX]), int(L[em.L_GY])
+    bx, by = int(L[em.L_BX]), int(L[em.L_BY])
+    t = w * 32 + lane
+    where = (f"kernel {kname!r}, block ({b % gx}, {(b // gx) % gy}, {b // (gx * gy)}), "
+             f"thread ({t % bx}, {(t // bx) % by}, {t // (bx * by)}), PTX line "
+             f"{prog.lines[pc]} `{prog.texts[pc]}`")
+    spaces = {dec.S_GENERIC: "generic", dec.S_GLOBAL: "global", dec.S_SHARED: "shared",
+              dec.S_LOCAL: "local", dec.S_PARAM: "param", dec.S_CONST: "const"}
+    if code == em.ERR_OOB:
+        return (f"{where}: {spaces.get(space, '?')} address {addr:#x} is outside every "
+                "array and variable of the launch (an index out of bounds?)")
+    if code == em.ERR_MISALIGNED:
+        return f"{where}: misaligned {spaces.get(space, '?')} address {addr:#x}"
+    if code == em.ERR_READONLY:
+        return f"{where}: store to read-only {spaces.get(space, '?')} memory at {addr:#x}"
+    if code == em.ERR_DEPTH:
+        return (f"{where}: divergent branches nested deeper than {DEPTH} "
+                "(the emulator's SIMT stack)")
+    return f"{where}: this instruction's type is not supported by the emulator"
