@@ -317,3 +317,52 @@ def _error_text(prog, kname, E, L, regions) -> str:
         return (f"{where}: divergent branches nested deeper than {DEPTH} "
                 "(the emulator's SIMT stack)")
     return f"{where}: this instruction's type is not supported by the emulator"
+
+
+class _Launch:
+    """``kernel[grid, block, stream, shared_bytes]`` inside ``emulating()``."""
+
+    def __init__(self, kernel, config, log, options):
+        if not isinstance(config, tuple):
+            config = (config,)
+        if not 2 <= len(config) <= 4:
+            raise ValueError(f"kernel[{config!r}]: a launch takes [grid, block] "
+                             "(stream and shared bytes optional)")
+        self.kernel, self.grid, self.block = kernel, config[0], config[1]
+        self.shared = config[3] if len(config) > 3 else 0
+        self.log, self.options = log, options
+
+    def __call__(self, *args):
+        self.log.append(emulate_kernel(self.kernel, self.grid, self.block, list(args),
+                                       shared_bytes=self.shared, **self.options))
+
+
+class emulating:
+    """A context in which numba kernels launched as ``kernel[grid, block](*args)`` run
+    on the emulator instead of a GPU (with numpy arrays as their arguments); the
+    ``Emulation`` of each launch is appended to the context's ``launches``::
+
+        with emulating() as em:
+            my_kernel[blocks, threads](x, out)
+        print(em.launches[0].instructions)
+    """
+
+    def __init__(self, **options):
+        self.options = options
+        self.launches: list = []
+        self._saved = None
+
+    def __enter__(self):
+        from numba.cuda.dispatcher import CUDADispatcher
+        log, options = self.launches, self.options
+        self._saved = CUDADispatcher.__getitem__
+
+        def getitem(kernel, config):
+            return _Launch(kernel, config, log, options)
+        CUDADispatcher.__getitem__ = getitem
+        return self
+
+    def __exit__(self, *exc):
+        from numba.cuda.dispatcher import CUDADispatcher
+        CUDADispatcher.__getitem__ = self._saved
+        return False
