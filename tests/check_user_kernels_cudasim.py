@@ -4,8 +4,8 @@
 
 Sets NUMBA_ENABLE_CUDASIM=1 before numba is imported, runs every case the simulator can
 run (``case.cudasim``) at its small sizes (about 20 s; ``--full``: the default sizes,
-about 2 min on 2 cores) and
-compares the outputs with ``case.expected`` (``user_kernels.compare``). The simulator
+about 2 min on 2 cores) and compares the outputs with ``case.expected``
+(``user_kernels.compare``). The simulator
 runs each thread as a Python thread, with numpy scalar arithmetic (no fma contraction),
 so exact cases must match bit for bit.
 
