@@ -49,3 +49,60 @@ def announce(what: str, functions) -> bool:
              + (f", about {seconds} s on a 2-core machine" if seconds else "")
              + "; numba caches it for later runs")
     return True
+
+
+def cache_together(folder: str) -> None:
+    """Make numba's on-disk cache of every ``cache=True`` function defined in the
+    modules of ``folder`` depend on all of those modules' sources, not only its own file.
+
+    numba stamps a cached function with its own file's contents; a function that calls
+    (and inlines) functions of sibling modules would otherwise load stale machine code
+    after a sibling changed. Call this before the folder's numba functions are
+    decorated (in the package's ``__init__``)."""
+    import hashlib
+    import os
+
+    from numba.core import caching
+
+    folder = os.path.abspath(folder)
+
+    def stamp() -> str:
+        h = hashlib.sha256()
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), "rb") as f:
+                    h.update(name.encode() + b"\0" + f.read())
+        return h.hexdigest()
+
+    class Together(caching._CacheLocator):
+        def __init__(self, inner):
+            self._inner = inner
+
+        def ensure_cache_path(self):
+            self._inner.ensure_cache_path()
+
+        def get_cache_path(self):
+            return self._inner.get_cache_path()
+
+        def get_disambiguator(self):
+            return self._inner.get_disambiguator()
+
+        def get_source_stamp(self):
+            return (self._inner.get_source_stamp(), stamp())
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if os.path.dirname(os.path.abspath(py_file)) != folder:
+                return None
+            for other in caching.CacheImpl._locator_classes:
+                if other is not cls and not getattr(other, "_together", False):
+                    inner = other.from_function(py_func, py_file)
+                    if inner is not None:
+                        return cls(inner)
+            return None
+
+    Together._together = True
+    if not any(getattr(c, "_together", False) and c.folder == folder
+               for c in caching.CacheImpl._locator_classes):
+        Together.folder = folder
+        caching.CacheImpl._locator_classes.insert(0, Together)

@@ -16,7 +16,7 @@ DTYPE_CHOICES = ("fp32", "fp16", "bf16", "int8", "fp64", "tf32")
 LAYOUTS = ("nchw", "nhwc")
 MAX_COUNT = 2**48       # any count typed on the command line (elements, sizes, batch...)
 MAX_SWEEP = 10_000      # launches (or sizes) one sweep takes
-OUTPUT_OPTIONS = ("csv", "json", "plot", "toml", "scalesim_csv", "oracle", "timeline")  # files written
+OUTPUT_OPTIONS = ("csv", "json", "plot", "toml", "scalesim_csv", "oracle", "timeline", "save")  # files written
 TIMELINE_INSTRUCTIONS = MAX_TRACE   # issued instructions a --timeline keeps (the API's trace limit)
 
 
@@ -389,13 +389,16 @@ def check_outputs(args):
         raise ValueError("--no-timing leaves the run's wall times out of --csv and --json; "
                          "give one of them")
     for opt, ends in (("timeline", (".json",)), ("toml", (".toml",)), ("scalesim_csv", (".csv",)),
-                      ("csv", (".csv", ".txt")), ("json", (".json",))):
+                      ("csv", (".csv", ".txt")), ("json", (".json",)), ("save", (".npz",))):
         path = getattr(args, opt, None)
         if path and Path(path).suffix.lower() in _KNOWN_SUFFIXES \
                 and not str(path).lower().endswith(ends):
             # a name that says another format (t.png for a Chrome trace) is a slip
             raise ValueError(f"--{opt.replace('_', '-')} {path!r}: writes {ends[0]} "
                              f"({_FORMAT[opt]}); a {Path(path).suffix} name says another format")
+    save = getattr(args, "save", None)
+    if save and not str(save).lower().endswith(".npz"):
+        raise ValueError(f"--save {save!r}: the file must end in .npz (numpy's archive)")
     plot = getattr(args, "plot", None)
     if plot and str(plot).rsplit(".", 1)[-1].lower() not in ("png", "svg", "pdf"):
         raise ValueError(f"--plot {plot!r}: the file must end in .png, .svg or .pdf")
@@ -404,10 +407,10 @@ def check_outputs(args):
 _KNOWN_SUFFIXES = (".png", ".svg", ".pdf", ".jpg", ".jpeg", ".json", ".csv", ".toml", ".txt",
                    ".cfg", ".html", ".xlsx")
 _FORMAT = {"timeline": "a Chrome trace", "toml": "a hardware preset", "scalesim_csv":
-           "a SCALE-Sim topology", "csv": "a table", "json": "JSON"}
+           "a SCALE-Sim topology", "csv": "a table", "json": "JSON", "save": "numpy arrays"}
 
 
-INPUT_OPTIONS = ("hw", "trace", "plan", "workload", "vs", "measurements")   # files (folders) read
+INPUT_OPTIONS = ("hw", "trace", "plan", "workload", "vs", "measurements", "launcher_file")   # files (folders) read
 
 
 def _input_paths(args) -> list:

@@ -1,2 +1,10 @@
 """Any kernel from its code: a user's numba.cuda kernel compiled without a GPU
-(``toolchain``), its PTX parsed (``ptx``) and run warp by warp on the CPU (``emulator``)."""
+(``toolchain``), its PTX read (``ptx``) and decoded (``decode``), and run warp by warp
+on the CPU (``emulator``, with ``alu`` and ``lanes``; ``launch.emulate_kernel`` is the
+entry point)."""
+import os as _os
+
+from simulator.jit import cache_together as _cache_together
+
+# the interpreter inlines functions of its sibling modules: their cache goes stale together
+_cache_together(_os.path.dirname(__file__))

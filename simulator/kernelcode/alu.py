@@ -19,9 +19,9 @@ from simulator.kernelcode.decode import (
     OP_DIV, OP_EX2, OP_FMA, OP_LG2, OP_LOP3, OP_MAD, OP_MADC, OP_MAX, OP_MIN, OP_MOV,
     OP_MUL, OP_NEG, OP_NOT, OP_OR, OP_PACK, OP_POPC, OP_PRMT, OP_RCP, OP_REM, OP_RSQRT,
     OP_SELP, OP_SETP, OP_SHL, OP_SHR, OP_SIN, OP_SQRT, OP_SUB, OP_SUBC, OP_TANH,
-    OP_TESTP, OP_UNPACK, OP_XOR, T_F32, T_F64, T_PRED, T_S32, T_S64, T_U32, T_U64)
+    OP_TESTP, OP_UNPACK, OP_XOR, OP_BFIND, T_F32, T_F64, T_PRED, T_S32, T_S64, T_U32, T_U64)
 from simulator.kernelcode.lanes import (
-    M32, MIN64, bfe, bfi, bits_of, brev, clz, compare, fma64, float_to_int, fmax, fmin,
+    M32, MIN64, bfe, bfind, bfi, bits_of, brev, clz, compare, fma64, float_to_int, fmax, fmin,
     idiv, int_to_float, irem, is_signed, ival, lop3, mulhi_s64, mulhi_u64, popc, prmt,
     round_f32, saturate, shr, to_integral, ult64)
 
@@ -281,6 +281,8 @@ def alu(row, R, RF32, RF64, base, mask, carry):
             R[cd + l] = popc(R[ca + l], x1)
         elif op == OP_CLZ:
             R[cd + l] = clz(R[ca + l], x1)
+        elif op == OP_BFIND:
+            R[cd + l] = bfind(R[ca + l], ty, x1)
         elif op == OP_BREV:
             R[cd + l] = brev(R[ca + l], bits_of(ty))
         elif op == OP_BFE:

@@ -12,6 +12,7 @@ PTXError naming the line and the instruction.
 from __future__ import annotations
 
 import dataclasses
+import re
 import struct
 
 import numpy as np
@@ -29,7 +30,7 @@ WIDTH = 16
  OP_NOT, OP_SHL, OP_SHR, OP_SETP, OP_SELP, OP_BRA, OP_EXIT, OP_BAR, OP_ATOM, OP_SHFL,
  OP_VOTE, OP_ACTIVEMASK, OP_POPC, OP_CLZ, OP_BREV, OP_BFE, OP_BFI, OP_PRMT, OP_SQRT,
  OP_RCP, OP_RSQRT, OP_EX2, OP_LG2, OP_SIN, OP_COS, OP_TANH, OP_COPYSIGN, OP_TESTP,
- OP_CNOT, OP_LOP3, OP_PACK, OP_UNPACK, OP_ADDC, OP_SUBC, OP_MADC, OP_SET) = range(57)
+ OP_CNOT, OP_LOP3, OP_PACK, OP_UNPACK, OP_ADDC, OP_SUBC, OP_MADC, OP_SET, OP_BFIND) = range(58)
 
 # ---- types --------------------------------------------------------------------------
 T_NONE, T_U8, T_U16, T_U32, T_U64, T_S8, T_S16, T_S32, T_S64, T_F16, T_F32, T_F64, \
@@ -71,7 +72,7 @@ _SIMPLE = {"add": OP_ADD, "sub": OP_SUB, "div": OP_DIV, "rem": OP_REM, "abs": OP
            "prmt": OP_PRMT, "sqrt": OP_SQRT, "rcp": OP_RCP, "rsqrt": OP_RSQRT,
            "ex2": OP_EX2, "lg2": OP_LG2, "sin": OP_SIN, "cos": OP_COS, "tanh": OP_TANH,
            "copysign": OP_COPYSIGN, "cnot": OP_CNOT, "fma": OP_FMA, "addc": OP_ADDC,
-           "subc": OP_SUBC}
+           "subc": OP_SUBC, "bfind": OP_BFIND}
 _IGNORED = {"membar", "fence", "prefetch", "prefetchu", "pmevent", "nanosleep",
             "discard", "applypriority", "griddepcontrol"}
 
@@ -103,6 +104,15 @@ class Program:
     has_barrier: bool
     uses_carry: bool
     carry_slot: int           # the slot holding each lane's carry flag (.cc, addc, madc)
+
+
+_MANGLED_PARAM = re.compile(r"\b_Z\w*?_param_(\d+)\b")
+
+
+def short_text(text: str) -> str:
+    """An instruction as shown to users: a mangled kernel parameter name as param_N, tabs
+    as spaces."""
+    return " ".join(_MANGLED_PARAM.sub(r"param_\1", text).split())
 
 
 def _align(x: int, a: int) -> int:
@@ -546,6 +556,8 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
             srcty = [ty, ty, T_U32, T_U32]
         if op in ("popc", "clz"):
             row[F_X1] = BYTES[ty] * 8
+        if op == "bfind":
+            row[F_X1] = int("shiftamt" in mods)
         if op == "prmt":
             if len(mods) > 1:
                 raise _unsupported(ins, "(a prmt mode) is not supported")
@@ -611,7 +623,7 @@ def decode(module: Module, entry: str) -> Program:
         rows.append(_decode_one(dec, item, names))
         if names:
             targets[len(rows) - 1] = (names[0], item)
-        texts.append(item.text)
+        texts.append(short_text(item.text))
         lines.append(item.line)
     n = len(rows)
     rows.append(_row(dec, type("I", (), {"guard": None, "line": 0})()))

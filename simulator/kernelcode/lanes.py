@@ -172,6 +172,27 @@ def clz(v, w):
 
 
 @njit(cache=True)
+def bfind(v, ty, shiftamt):
+    """PTX bfind: the bit position of the most significant bit that differs from the
+    sign (unsigned: the highest 1), all ones where there is none; with .shiftamt the
+    left shift that brings it to the top."""
+    w = bits_of(ty)
+    x = ival(v, ty)
+    if is_signed(ty) and x < 0:
+        x = ~x
+    if w < 64:
+        x &= (1 << w) - 1
+    pos = -1
+    for i in range(w - 1, -1, -1):
+        if (x >> i) & 1:
+            pos = i
+            break
+    if pos < 0:
+        return M32 if w == 32 else -1
+    return (w - 1 - pos) if shiftamt else pos
+
+
+@njit(cache=True)
 def brev(v, w):
     out = 0
     for i in range(w):

@@ -34,6 +34,7 @@ COMMANDS = (
             "several hardware rooflines on one chart (default: the TPU paper's)"),
     Command("simulate", "simulate", "run an engine"),
     Command("sweep", "sweep", "what-if sweeps on the SIMT model"),
+    Command("emulate", "emulate", "run a numba.cuda kernel on this CPU from its PTX (no GPU)"),
     Command("occupancy", "occupancy", "resident blocks and warps per SM (CUDA's rules)"),
     Command("measure", "measure", "time the kernels on this machine's NVIDIA GPU (numba.cuda)"),
     Command("check", "check", "is a measured time plausible? a trace's kernels against their "

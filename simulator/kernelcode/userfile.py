@@ -1,0 +1,110 @@
+"""A user's launcher, ``FILE.py:FUNCTION``: imported from its file, called, checked.
+
+The function takes ``grid`` and ``block`` keywords (None: its own defaults) and returns
+``(kernel, grid, block, args)``: what ``kernel[grid, block](*args)`` would launch.
+Every way this can go wrong is one ValueError naming the file, the function and what
+was found.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import itertools
+import os
+import sys
+import traceback
+
+_count = itertools.count()
+
+
+def split_spec(spec: str):
+    """'path/to/file.py:launch' -> ('path/to/file.py', 'launch')."""
+    if not isinstance(spec, str) or ":" not in spec:
+        raise ValueError(f"launcher {spec!r}: expected FILE.py:FUNCTION (a Python file and "
+                         "the function in it that returns (kernel, grid, block, args))")
+    path, _, func = spec.rpartition(":")
+    if not path or not func.isidentifier():
+        raise ValueError(f"launcher {spec!r}: expected FILE.py:FUNCTION, FUNCTION a Python "
+                         "name")
+    return path, func
+
+
+def load_module(path: str):
+    """Import the Python file ``path`` as a fresh module (its folder first on sys.path
+    while it imports, so its own imports work)."""
+    if not os.path.exists(path):
+        raise ValueError(f"{path!r}: no such file")
+    if not os.path.isfile(path):
+        raise ValueError(f"{path!r}: not a regular file")
+    if not path.endswith(".py"):
+        raise ValueError(f"{path!r}: expected a Python file (.py)")
+    name = f"_roofsim_user_{next(_count)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    folder = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except KeyboardInterrupt:
+        raise
+    except SyntaxError as e:
+        raise ValueError(f"{path}: line {e.lineno}: {e.msg}") from None
+    except BaseException as e:  # noqa: BLE001 -- the user's code: any failure, one line
+        raise ValueError(f"{path}: importing it failed: {_where(e, path)}") from None
+    finally:
+        if sys.path and sys.path[0] == folder:
+            sys.path.pop(0)
+    return module
+
+
+def _where(e: BaseException, path: str) -> str:
+    """``Type: message (line N)``, N the deepest line of ``path`` in the traceback."""
+    line = None
+    for frame in traceback.extract_tb(e.__traceback__):
+        if os.path.abspath(frame.filename) == os.path.abspath(path):
+            line = frame.lineno
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return f"{type(e).__name__}{': ' + msg if msg else ''}" + (
+        f" (line {line})" if line else "")
+
+
+def call_launcher(spec: str, grid=None, block=None):
+    """(kernel, grid, block, args) from the launcher ``spec`` (FILE.py:FUNCTION)."""
+    path, func = split_spec(spec)
+    module = load_module(path)
+    fn = getattr(module, func, None)
+    if fn is None:
+        names = [n for n, v in vars(module).items()
+                 if inspect.isfunction(v) and v.__module__ == module.__name__]
+        raise ValueError(f"{path}: no function {func!r} (functions there: "
+                         f"{', '.join(names) or 'none'})")
+    if not callable(fn):
+        raise ValueError(f"{path}: {func!r} is a {type(fn).__name__}, not a function")
+    kwargs = {k: v for k, v in (("grid", grid), ("block", block)) if v is not None}
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    missing = [k for k in kwargs if k not in params and not any(
+        p.kind == p.VAR_KEYWORD for p in params.values())]
+    if missing:
+        raise ValueError(f"{path}:{func}: takes no {' or '.join(missing)} argument (define "
+                         f"it as def {func}(grid=None, block=None))")
+    try:
+        out = fn(**kwargs)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 -- the user's code
+        raise ValueError(f"{path}:{func}: raised {_where(e, path)}") from None
+    if not isinstance(out, (tuple, list)) or len(out) != 4:
+        raise ValueError(f"{path}:{func}: returned {type(out).__name__}"
+                         f"{' of ' + str(len(out)) if isinstance(out, (tuple, list)) else ''}; "
+                         "expected (kernel, grid, block, args)")
+    kernel, g, b, args = out
+    if not hasattr(kernel, "py_func"):
+        raise ValueError(f"{path}:{func}: the kernel it returned is a "
+                         f"{type(kernel).__name__}, not a numba @cuda.jit kernel")
+    if not isinstance(args, (tuple, list)):
+        raise ValueError(f"{path}:{func}: args is a {type(args).__name__}; expected a "
+                         "tuple of the kernel's arguments")
+    return kernel, g, b, tuple(args)
