@@ -210,6 +210,77 @@ def _entry_of(ptx: str):
     return None
 
 
+def _compile(fn, argtypes, cc) -> str:
+    """numba's PTX of ``fn`` for ``argtypes`` and ``cc``; ValueError naming the kernel
+    and numba's message in one line."""
+    from numba import cuda
+    try:
+        with _target(cc):
+            ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc)
+    except Exception as e:  # noqa: BLE001 -- numba's typing and lowering errors
+        raise ValueError(f"kernel {fn.__name__!r} does not compile for "
+                         f"({', '.join(map(str, argtypes))}): "
+                         f"{_compile_message(e)}") from None
+    return ptx
+
+
+def _simulated() -> bool:
+    """Whether numba's CUDA simulator replaces numba.cuda in this process
+    (``NUMBA_ENABLE_CUDASIM=1``): its compiler cannot make PTX."""
+    try:
+        from numba.cuda.core import config
+    except ImportError:
+        return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+    return bool(config.ENABLE_CUDASIM)
+
+
+def _compile_in_child(fn, argtypes, cc) -> str:
+    """``_compile`` in a Python process without numba's CUDA simulator, for a process
+    that has it on: the child imports the kernel by module and name (a kernel defined at
+    a module's top level); ValueError where it cannot."""
+    import pickle
+    if "<locals>" in fn.__qualname__ or fn.__module__ == "__main__":
+        raise ValueError(f"kernel {fn.__name__!r}: numba's CUDA simulator is on "
+                         "(NUMBA_ENABLE_CUDASIM=1) and the kernel is not importable by "
+                         "module and name; define it at a module's top level or compile "
+                         "with the simulator off")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0",
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if isinstance(p, str) and p))
+    job = pickle.dumps((fn.__module__, fn.__qualname__, argtypes, cc))
+    r = subprocess.run([sys.executable, "-c", "from simulator.kernelcode.toolchain import "
+                        "_child_main; _child_main()"], input=job, capture_output=True,
+                       env=env)
+    try:
+        ok, text = pickle.loads(r.stdout.rpartition(_ANSWER)[2])
+    except Exception:  # noqa: BLE001 -- the child died before answering
+        lines = r.stderr.decode(errors="replace").strip().splitlines() or ["no output"]
+        raise ValueError(f"kernel {fn.__name__!r}: the compiling process failed: "
+                         f"{lines[-1]}") from None
+    if not ok:
+        raise ValueError(text)
+    return text
+
+
+def _child_main() -> None:
+    """The child of ``_compile_in_child``: a pickled (module, qualname, argtypes, cc)
+    on stdin; a pickled (True, PTX) or (False, message) on stdout."""
+    import importlib
+    import pickle
+    module, qualname, argtypes, cc = pickle.loads(sys.stdin.buffer.read())
+    try:
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        answer = (True, _compile(dispatcher_function(obj), argtypes, cc))
+    except (ValueError, TypeError, ImportError, AttributeError) as e:
+        answer = (False, str(e).splitlines()[0] if str(e) else type(e).__name__)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(_ANSWER + pickle.dumps(answer))
+
+
+_ANSWER = b"\n--roofsim-kernel-ptx--\n"   # what the child prints before its answer
+
+
 def kernel_ptx(kernel, args, cc=(9, 0)) -> KernelPTX:
     """Compile numba kernel ``kernel`` for a launch with ``args`` to PTX for ``cc``;
     ValueError naming the kernel and the compiler's message where it cannot compile.
@@ -232,14 +303,8 @@ def kernel_ptx(kernel, args, cc=(9, 0)) -> KernelPTX:
                 ptx = data.decode()
                 entry = _entry_of(ptx)
         if entry is None:
-            from numba import cuda
-            try:
-                with _target(cc):
-                    ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc)
-            except Exception as e:  # noqa: BLE001 -- numba's typing and lowering errors
-                raise ValueError(f"kernel {fn.__name__!r} does not compile for "
-                                 f"({', '.join(map(str, argtypes))}): "
-                                 f"{_compile_message(e)}") from None
+            compile_ = _compile_in_child if _simulated() else _compile
+            ptx = compile_(fn, argtypes, cc)
             entry = _entry_of(ptx)
             if entry is None:
                 raise ValueError(f"kernel {fn.__name__!r}: numba's PTX has no .entry")
