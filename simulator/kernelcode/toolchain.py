@@ -14,7 +14,9 @@ successor edges.
 numba-cuda asks the current device for its compute capability when a kernel calls a
 ``@cuda.jit(device=True)`` function, which fails with no GPU (REFERENCE.md, "Kernels from
 their code"); for the length of a compile, ``_target`` answers with the target's ``cc``
-instead.
+instead. Where numba's CUDA simulator is on (``NUMBA_ENABLE_CUDASIM=1``, as in the
+tests), numba.cuda has no compiler; the PTX is then compiled in a child Python process with
+the simulator off, which imports the kernel by its module and name.
 
 Caching: every artefact is remembered in-process and on disk, under ``CACHE_DIR`` if set,
 else ``$ROOFSIM_CACHE``, else ``~/.cache/roofsim/kernels`` (an empty string turns the disk
