@@ -59,6 +59,7 @@ class Emulation:
 
 
 def _dims(value, name, limits):
+    given = value
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name}={value!r}: expected an int or a tuple of 1-3 ints")
     if isinstance(value, (int, np.integer)):
@@ -70,7 +71,7 @@ def _dims(value, name, limits):
     dims = tuple(int(v) for v in value) + (1,) * (3 - len(value))
     for v, lim, axis in zip(dims, limits, "xyz"):
         if not 1 <= v <= lim:
-            raise ValueError(f"{name}={value!r}: {axis} is {v}; allowed 1..{lim}")
+            raise ValueError(f"{name}={given!r}: {axis} is {v}; allowed 1..{lim}")
     return dims
 
 
@@ -353,16 +354,27 @@ class emulating:
         self._saved = None
 
     def __enter__(self):
-        from numba.cuda.dispatcher import CUDADispatcher
         log, options = self.launches, self.options
-        self._saved = CUDADispatcher.__getitem__
 
         def getitem(kernel, config):
             return _Launch(kernel, config, log, options)
-        CUDADispatcher.__getitem__ = getitem
+        self._saved = [(cls, cls.__getitem__) for cls in _kernel_classes()]
+        for cls, _ in self._saved:
+            cls.__getitem__ = getitem
         return self
 
     def __exit__(self, *exc):
-        from numba.cuda.dispatcher import CUDADispatcher
-        CUDADispatcher.__getitem__ = self._saved
+        for cls, original in self._saved:
+            cls.__getitem__ = original
         return False
+
+
+def _kernel_classes() -> list:
+    """The classes of numba's ``@cuda.jit`` kernels: the dispatcher, and the CUDA
+    simulator's kernel where the simulator is on (NUMBA_ENABLE_CUDASIM=1)."""
+    from simulator.kernelcode.toolchain import _simulated
+    if _simulated():
+        from numba.cuda.simulator.kernel import FakeCUDAKernel
+        return [FakeCUDAKernel]
+    from numba.cuda.dispatcher import CUDADispatcher
+    return [CUDADispatcher]
