@@ -13,7 +13,8 @@ _API = ("Result", "Measurement", "load_hardware", "hardware_names", "load_worklo
         "build", "simulate_simt", "analytic", "predict", "simulate_systolic", "roofline",
         "data_movement", "calibrate", "load_measurements", "validate", "occupancy",
         "warp_instructions", "coalesce", "timeline", "systolic_array_run", "h2d_seconds",
-        "validation_rows", "validation_scores", "plan_network", "choose_plan", "network_summary")
+        "validation_rows", "validation_scores", "plan_network", "choose_plan", "network_summary",
+        "emulate_kernel", "emulating")
 __all__ = list(_API) + ["plots"]
 
 

@@ -553,3 +553,33 @@ def network_summary(gpu: str, measurements="data/measurements", plans="data/plan
     s = nw.summary(gpu, measurements, plans)
     return {**s, "layer_errors": {p: nw.layer_errors(s["layers"], p) for p in ("engine", "analytic")},
             "torchvision": nw.framework(gpu, measurements)}
+
+
+def emulate_kernel(kernel, grid, block, args, hw=None, shared_bytes: int = 0,
+                   record: bool = False, name: str | None = None):
+    """Run a numba.cuda kernel on the CPU from its PTX, as ``kernel[grid, block](*args)``
+    would on a GPU: the arrays in ``args`` receive what it writes. ``kernel`` is a numba
+    ``@cuda.jit`` kernel (compiled here with NVIDIA's PyPI compilers: no GPU, no CUDA
+    toolkit) or PTX text (``name``: its entry); ``hw`` a preset (name or Hardware) whose
+    compute capability the PTX is compiled for (default 9.0). Returns an ``Emulation``:
+    ``instructions`` (PTX warp-instructions executed), ``simt_efficiency``,
+    ``wall_seconds``, ``per_instruction`` counts and, with ``record=True``, every warp's
+    path, active masks and memory addresses (``trace``)."""
+    from simulator.kernelcode.launch import emulate_kernel as run
+    from simulator.kernelcode.toolchain import cc_of
+    cc, nsm = (9, 0), 132
+    if hw is not None:
+        hw = load_hardware(hw) if isinstance(hw, str) else hw
+        if getattr(hw, "family", None) != "simt":
+            raise ValueError(f"hw={getattr(hw, 'name', hw)!r}: not a GPU preset")
+        cc, nsm = cc_of(hw), hw.sm_count
+    return run(kernel, grid, block, args, name=name, shared_bytes=shared_bytes, cc=cc,
+               nsm=nsm, record=record)
+
+
+def emulating(**options):
+    """A context in which numba launches ``kernel[grid, block](*args)`` run on the
+    emulator (``emulate_kernel``) with numpy arrays; ``.launches`` holds each launch's
+    ``Emulation``."""
+    from simulator.kernelcode.launch import emulating as context
+    return context(**options)
