@@ -435,7 +435,8 @@ def _not_an_input(name, path, inputs):
     from pathlib import Path
     p = Path(path).resolve()
     for opt, src in inputs:
-        flag = "--" + opt.replace("_", "-")
+        flag = ("the launcher FILE.py:LAUNCHER" if opt == "launcher_file"
+                else "--" + opt.replace("_", "-"))
         if src.is_dir():
             if p.is_file() and p.is_relative_to(src):
                 raise ValueError(f"{name} {path!r}: a file in {flag} {str(src)!r}, which this "

@@ -34,6 +34,8 @@ def load_module(path: str):
     while it imports, so its own imports work)."""
     if not os.path.exists(path):
         raise ValueError(f"{path!r}: no such file")
+    if os.path.isdir(path):
+        raise ValueError(f"{path!r}: is a folder; expected a Python file (FILE.py:FUNCTION)")
     if not os.path.isfile(path):
         raise ValueError(f"{path!r}: not a regular file")
     if not path.endswith(".py"):
@@ -75,7 +77,8 @@ def call_launcher(spec: str, grid=None, block=None):
     fn = getattr(module, func, None)
     if fn is None:
         names = [n for n, v in vars(module).items()
-                 if inspect.isfunction(v) and v.__module__ == module.__name__]
+                 if inspect.isfunction(v) and v.__module__ == module.__name__
+                 and not n.startswith("_")]
         raise ValueError(f"{path}: no function {func!r} (functions there: "
                          f"{', '.join(names) or 'none'})")
     if not callable(fn):

@@ -1,0 +1,2 @@
+def launch(grid=None, block=None)
+    return 1
