@@ -21,7 +21,8 @@ log = logging.getLogger("roofsim")
 #: analytic``: 16.7 s, another job on the other core); the systolic engine's SCALE-Sim buffer replay
 #: (``--mode scalesim``: 14.3 s first, 2.5 s after). The systolic default mode compiles
 #: about a second and says nothing.
-COMPILE_SECONDS = {"SIMT engine": 80, "SIMT analytic model": 15, "SCALE-Sim buffer replay": 12}
+COMPILE_SECONDS = {"SIMT engine": 80, "SIMT analytic model": 15, "SCALE-Sim buffer replay": 12,
+                   "PTX emulator": 60}
 
 _told = set()
 

@@ -474,10 +474,10 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
         return row
     if op in ("atom", "red"):
         aop = next((m for m in mods if m in ATOM), None)
-        if aop is None or "noftz" in mods and last != "f16":
-            pass
         if aop is None:
             raise _unsupported(ins)
+        if last in ("f32", "f64") and aop not in ("add", "exch", "cas"):
+            raise _unsupported(ins, f"(a floating-point atomic {aop}) is not supported")
         space = next((_SPACES[m] for m in mods if m in _SPACES), S_GENERIC)
         ty = _type(last, ins)
         row[F_OP], row[F_TY], row[F_X1], row[F_X3] = OP_ATOM, ty, space, ATOM[aop]

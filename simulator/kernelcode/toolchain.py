@@ -248,7 +248,11 @@ def _compile_in_child(fn, argtypes, cc) -> str:
                          "with the simulator off")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0",
                PYTHONPATH=os.pathsep.join(p for p in sys.path if isinstance(p, str) and p))
-    job = pickle.dumps((fn.__module__, fn.__qualname__, argtypes, cc))
+    from simulator.kernelcode.userfile import USER_PREFIX
+    path = None
+    if fn.__module__.startswith(USER_PREFIX):       # a launcher's file (roofsim emulate)
+        path = getattr(sys.modules.get(fn.__module__), "__file__", None)
+    job = pickle.dumps((fn.__module__, fn.__qualname__, argtypes, cc, path))
     r = subprocess.run([sys.executable, "-c", "from simulator.kernelcode.toolchain import "
                         "_child_main; _child_main()"], input=job, capture_output=True,
                        env=env)
@@ -264,13 +268,18 @@ def _compile_in_child(fn, argtypes, cc) -> str:
 
 
 def _child_main() -> None:
-    """The child of ``_compile_in_child``: a pickled (module, qualname, argtypes, cc)
-    on stdin; a pickled (True, PTX) or (False, message) on stdout."""
+    """The child of ``_compile_in_child``: a pickled (module, qualname, argtypes, cc,
+    file) on stdin (file: the path of a launcher's module, loaded from it); a pickled
+    (True, PTX) or (False, message) on stdout."""
     import importlib
     import pickle
-    module, qualname, argtypes, cc = pickle.loads(sys.stdin.buffer.read())
+    module, qualname, argtypes, cc, path = pickle.loads(sys.stdin.buffer.read())
     try:
-        obj = importlib.import_module(module)
+        if path is not None:
+            from simulator.kernelcode.userfile import load_module
+            obj = load_module(path)
+        else:
+            obj = importlib.import_module(module)
         for part in qualname.split("."):
             obj = getattr(obj, part)
         answer = (True, _compile(dispatcher_function(obj), argtypes, cc))

@@ -15,6 +15,8 @@ import sys
 import traceback
 
 _count = itertools.count()
+#: the module names a launcher's file is imported under
+USER_PREFIX = "_roofsim_user_"
 
 
 def split_spec(spec: str):
@@ -40,7 +42,7 @@ def load_module(path: str):
         raise ValueError(f"{path!r}: not a regular file")
     if not path.endswith(".py"):
         raise ValueError(f"{path!r}: expected a Python file (.py)")
-    name = f"_roofsim_user_{next(_count)}"
+    name = f"{USER_PREFIX}{next(_count)}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     folder = os.path.dirname(os.path.abspath(path))

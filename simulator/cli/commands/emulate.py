@@ -66,9 +66,10 @@ def run(args):
     print(f"{res.kernel} emulated from its PTX (cc {cc[0]}.{cc[1]}"
           f"{', ' + hw_name if hw_name else ''}): grid {_dims(res.grid)}, block "
           f"{_dims(res.block)}")
-    print(f"  {res.instructions:,} PTX warp-instructions, SIMT efficiency "
-          f"{res.simt_efficiency:.1%}, {res.wall_seconds:.2f} s "
-          f"({res.rate / 1e6:.2f} M warp-instructions/s)")
+    print(f"  {res.instructions:,} PTX warp-instructions ({res.thread_instructions:,} "
+          f"thread-instructions), SIMT efficiency {res.simt_efficiency:.1%}")
+    print(f"  emulated in {res.wall_seconds:.2f} s ({res.rate / 1e6:.2f} M "
+          "warp-instructions/s)")
     changed = []
     for i, (a, b) in enumerate(zip(kargs, before)):
         if b is not None:
