@@ -2,7 +2,7 @@
 the users' kernels of tests/user_kernels.py at their test sizes and at larger ones, and
 on the examples. Prints figures; not a pass/fail test.
 
-Goal (issue 26): at least 1 M warp-instructions per second on one core over the test
+Goal: at least 1 M warp-instructions per second on one core over the test
 kernels at realistic sizes (numba's CUDA simulator runs 5-8.5 K and has no shuffles).
 Each launch is run ``repeats`` times (the kernel's PTX and the interpreter compiled by
 a first, untimed run); the median wall time of the emulation loop is reported, and the

@@ -1,7 +1,7 @@
 """Time to compile a numba kernel to PTX, cubin and SASS with no GPU, and to get them
 again from the caches. Prints figures; not a pass/fail test.
 
-Target (issue 26): the first compile of a kernel in at most 2 s; a cached one after that
+Target: the first compile of a kernel in at most 2 s; a cached one after that
 in milliseconds. "First" compiles run on an empty disk cache and an empty in-process
 cache; "disk" reads a second process would do (in-process cache emptied, disk cache
 kept); "memory" the in-process cache. The very first PTX compile of a process also pays

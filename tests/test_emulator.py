@@ -445,3 +445,21 @@ def test_cli_emulates_the_example_transpose(tmp_path, ptx_cache):
     assert doc["written_args"] == [1]
     arrays = np.load(npz)
     np.testing.assert_array_equal(arrays["arg1"], arrays["arg0"].T)
+
+
+def test_record_keeps_each_warp_path_masks_and_addresses():
+    ptx = _ptx(_DIVERGE, ".param .u64 po", ".reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n"
+               ".reg .pred %p<2>;")
+    out = np.zeros(64, np.uint32)
+    res = emulate_kernel(ptx, 1, 64, [out], record=True)
+    ev, addrs = res.trace["events"], res.trace["addresses"]
+    assert len(ev) == res.instructions == 2 * 15
+    texts = res.trace["texts"]
+    odd = [texts[pc] for w, pc, mask, a in ev if w == 0 and mask == 0xAAAAAAAA]
+    assert odd == ["add.u32 %r3, %r3, 1"] * 3 + ["bra.uni $JOIN"]
+    stores = [(w, a) for w, pc, mask, a in ev if texts[pc].startswith("st.global")]
+    assert [w for w, _ in stores] == [0, 1] and all(a >= 0 for _, a in stores)
+    for w, a in stores:
+        row = addrs[a]
+        assert list(row - row[0]) == [4 * lane for lane in range(32)]
+    assert addrs[stores[1][1]][0] - addrs[stores[0][1]][0] == 128

@@ -48,7 +48,7 @@ from simulator.kernelcode.disasm import Sass, parse_sass
 
 #: the lowest compute capability CUDA 13's compilers target; older presets (a Fermi,
 #: cc 2.0) are emulated from PTX compiled for this one: the PTX a kernel runs is the same
-#: program, and only the SASS (issue 27) differs
+#: program, and only the SASS (what timing reads) differs
 LOWEST_CC = (7, 5)
 
 #: the disk cache's directory; None: ``$ROOFSIM_CACHE``, else ``~/.cache/roofsim/kernels``;

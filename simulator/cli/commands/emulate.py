@@ -62,7 +62,11 @@ def run(args):
     grid, block = one_dims(args.grid, "--grid"), one_dims(args.block, "--block")
     kernel, grid, block, kargs = call_launcher(args.launcher, grid, block)
     before = [a.copy() if isinstance(a, np.ndarray) else None for a in kargs]
-    res = emulate_kernel(kernel, grid, block, kargs, cc=cc)
+    bar = _Blocks()
+    try:
+        res = emulate_kernel(kernel, grid, block, kargs, cc=cc, progress=bar)
+    finally:
+        bar.close()
     print(f"{res.kernel} emulated from its PTX (cc {cc[0]}.{cc[1]}"
           f"{', ' + hw_name if hw_name else ''}): grid {_dims(res.grid)}, block "
           f"{_dims(res.block)}")
@@ -101,6 +105,38 @@ def run(args):
         np.savez(args.save, **{f"arg{i}": a for i, a in enumerate(kargs)
                                if isinstance(a, np.ndarray)})
         print(f"wrote {args.save}")
+
+
+class _Blocks:
+    """Blocks emulated so far: a tqdm bar on a terminal, off one a line on stderr every
+    NOTE_EVERY_S seconds of a long launch."""
+
+    def __init__(self):
+        import sys
+        import time
+        self.sys, self.time = sys, time
+        self.t0 = time.perf_counter()
+        self.bar = None
+        from simulator.parallel import NOTE_EVERY_S
+        self.every = NOTE_EVERY_S
+        self.next_note = self.t0 + NOTE_EVERY_S
+
+    def __call__(self, done, total):
+        if self.sys.stderr.isatty():
+            if self.bar is None:
+                from tqdm import tqdm
+                self.bar = tqdm(total=total, desc="emulate", unit="block",
+                                file=self.sys.stderr, dynamic_ncols=True, leave=False)
+            self.bar.update(done - self.bar.n)
+        elif self.time.perf_counter() >= self.next_note:
+            print(f"  emulate, blocks: {done} of {total} done "
+                  f"({self.time.perf_counter() - self.t0:.0f} s)", file=self.sys.stderr,
+                  flush=True)
+            self.next_note = self.time.perf_counter() + self.every
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _dims(d) -> str:
