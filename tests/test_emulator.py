@@ -463,3 +463,95 @@ def test_record_keeps_each_warp_path_masks_and_addresses():
         row = addrs[a]
         assert list(row - row[0]) == [4 * lane for lane in range(32)]
     assert addrs[stores[1][1]][0] - addrs[stores[0][1]][0] == 128
+
+
+_CALLS = _HEAD + """
+.func (.param .b32 func_retval0) twice
+(
+    .param .b32 twice_param_0
+)
+;
+.visible .entry k(.param .u64 po)
+{
+.reg .b32 %r<6>;
+.reg .b64 %rd<4>;
+mov.u32 %r1, %tid.x;
+{ // callseq 0, 0
+.reg .b32 temp_param_reg;
+.param .b32 param0;
+st.param.b32 [param0+0], %r1;
+.param .b32 retval0;
+call.uni (retval0),
+twice,
+(
+param0
+);
+ld.param.b32 %r2, [retval0+0];
+} // callseq 0
+{ // callseq 1, 0
+.param .b32 param0;
+st.param.b32 [param0+0], %r2;
+.param .b32 retval0;
+call.uni (retval0), twice, (param0);
+ld.param.b32 %r3, [retval0+0];
+} // callseq 1
+ld.param.u64 %rd1, [po];
+mul.wide.u32 %rd2, %r1, 4;
+add.s64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r3;
+ret;
+}
+.func (.param .b32 func_retval0) twice(
+    .param .b32 twice_param_0
+)
+{
+.reg .b32 %r<4>;
+.reg .pred %p<2>;
+ld.param.u32 %r1, [twice_param_0];
+setp.lt.u32 %p1, %r1, 16;
+@%p1 bra $L__BB1_2;
+mul.lo.u32 %r2, %r1, 2;
+st.param.b32 [func_retval0+0], %r2;
+ret;
+$L__BB1_2:
+add.u32 %r2, %r1, 100;
+st.param.b32 [func_retval0+0], %r2;
+ret;
+}
+"""
+
+
+def test_calls_are_inlined_with_their_own_registers_and_returns():
+    """Two calls of a function (declared before, defined after) whose lanes return on
+    two paths: f(f(t)), f(x) = x + 100 below 16, 2x from 16."""
+    out = np.zeros(64, np.uint32)
+    res = emulate_kernel(_CALLS, 1, 64, [out])
+
+    def f(x):
+        return x + 100 if x < 16 else 2 * x
+    assert list(out) == [f(f(t)) for t in range(64)]
+    assert res.simt_efficiency < 1      # warp 0 diverged in the first call
+
+
+def test_a_call_of_an_external_function_is_refused():
+    ptx = _CALLS.replace("call.uni (retval0), twice, (param0);",
+                         "call.uni (retval0), vprintf, (param0);")
+    with pytest.raises(ValueError, match=r"calls vprintf, which has no body in the PTX"):
+        emulate_kernel(ptx, 1, 32, [np.zeros(32, np.uint32)])
+
+
+def test_an_index_one_past_an_array_is_reported_not_written_into_the_next():
+    body = """
+mov.u32 %r1, %tid.x;
+ld.param.u64 %rd1, [po];
+mul.wide.u32 %rd2, %r1, 4;
+add.s64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r1;
+"""
+    ptx = _ptx(body, ".param .u64 po, .param .u64 pother", ".reg .b32 %r<4>;\n"
+               ".reg .b64 %rd<4>;")
+    for n in (64, 63, 60):          # a multiple of 256 bytes and not
+        other = np.full(256, 7, np.uint32)
+        with pytest.raises(ValueError, match=rf"thread \({n}, 0, 0\).*outside every array"):
+            emulate_kernel(ptx, 1, 96, [np.zeros(n, np.uint32), other])
+        assert (other == 7).all()

@@ -1372,6 +1372,74 @@ def _reduction_cases():
     ]
 
 
+# ---------------------------------------------------------------------------------------
+# fp64 libdevice functions the compiler leaves as calls; contraction by ptxas; fastmath
+# ---------------------------------------------------------------------------------------
+
+@cuda.jit
+def f64_calls(x, y, out):
+    """pow, sin and lgamma in float64: NVVM keeps their slow paths as .func calls
+    (__internal_accurate_pow, __internal_trig_reduction_slowpathd, __internal_lgamma_pos)."""
+    i = cuda.grid(1)
+    if i < x.size:
+        out[0, i] = math.pow(x[i], y[i])
+        out[1, i] = math.sin(x[i] * 1e6)
+        out[2, i] = math.lgamma(x[i])
+
+
+def _setup_f64_calls(rng, small=False):
+    n, block = (64, 32) if small else (1000, 128)
+    x = rng.uniform(0.1, 30.0, n)
+    y = rng.uniform(-3.0, 3.0, n)
+    return (_cdiv(n, block),), (block,), (x, y, np.zeros((3, n))), 0
+
+
+def _expected_f64_calls(args):
+    x, y = args[0], args[1]
+    return {2: np.stack([x ** y, np.sin(x * 1e6),
+                         np.array([math.lgamma(v) for v in x])])}
+
+
+@cuda.jit
+def float_mod_f64(x, y, out):
+    """Python's float % in float64: floor(x / y) then x - y * that, where ptxas fuses
+    the multiply and subtract (DFMA): the GPU's result is Python's."""
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] % y[i]
+
+
+def _setup_float_mod(rng, small=False):
+    n, block = (64, 32) if small else (600, 128)
+    x = rng.uniform(-20, 20, n)
+    y = rng.uniform(-3, 3, n)
+    y[np.abs(y) < 0.1] = 0.5
+    return (_cdiv(n, block),), (block,), (x, y, np.zeros(n)), 0
+
+
+def _expected_float_mod(args):
+    return {2: np.array([a % b for a, b in zip(args[0], args[1])])}
+
+
+@cuda.jit(fastmath=True)
+def fastmath_rsqrt(x, out):
+    """fastmath: approximate division and square root (div.approx, sqrt.approx.ftz)."""
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = 1.0 / math.sqrt(x[i]) + x[i] / 3.0
+
+
+def _setup_fastmath(rng, small=False):
+    n, block = (64, 32) if small else (1000, 256)
+    return (_cdiv(n, block),), (block,), (rng.uniform(0.01, 100, n).astype(np.float32),
+                                         np.zeros(n, np.float32)), 0
+
+
+def _expected_fastmath(args):
+    x = args[0].astype(np.float64)
+    return {1: 1 / np.sqrt(x) + x / 3}
+
+
 CASES = [
     *_transpose_cases(),
     *_reduction_cases(),
@@ -1430,4 +1498,11 @@ CASES = [
          reverse_blocks_dynamic, _setup_reverse, _reverse_expected(REV_BLOCK)),
     Case("classify_small_types", "bool, int8 and uint8 outputs", classify_small_types,
          _setup_small_types, _expected_small_types),
+    Case("f64_calls", "float64 pow, sin of large arguments and lgamma: calls NVVM kept",
+         f64_calls, _setup_f64_calls, _expected_f64_calls, exact=False, rtol=1e-13,
+         atol=1e-13),
+    Case("float_mod_f64", "Python's float64 % (a multiply-subtract ptxas fuses)",
+         float_mod_f64, _setup_float_mod, _expected_float_mod),
+    Case("fastmath_rsqrt", "fastmath=True: approximate division and square root",
+         fastmath_rsqrt, _setup_fastmath, _expected_fastmath, exact=False, rtol=1e-5),
 ]

@@ -204,8 +204,13 @@ def alu(row, R, RF32, RF64, base, mask, carry):
                               fget(RF32, RF64, cb + l, ty))
             fput(R, RF32, RF64, cd + l, ty, r, x3)
         elif op == OP_FMA:
-            r = fma64(fget(RF32, RF64, ca + l, ty), fget(RF32, RF64, cb + l, ty),
-                      fget(RF32, RF64, cc + l, ty))
+            fa = fget(RF32, RF64, ca + l, ty)
+            fc = fget(RF32, RF64, cc + l, ty)
+            if x1 & 2:
+                fa = -fa
+            if x1 & 1:
+                fc = -fc
+            r = fma64(fa, fget(RF32, RF64, cb + l, ty), fc)
             fput(R, RF32, RF64, cd + l, ty, r, x3)
         elif isf and (op == OP_ABS or op == OP_NEG or op == OP_SQRT or op == OP_RCP
                       or op == OP_RSQRT or op == OP_EX2 or op == OP_LG2 or op == OP_SIN

@@ -17,6 +17,7 @@ import struct
 
 import numpy as np
 
+from simulator.kernelcode.inline import inline_calls
 from simulator.kernelcode.ptx import Function, Module, PTXError
 
 # ---- row layout ---------------------------------------------------------------------
@@ -229,7 +230,9 @@ class _Decoder:
                     off = _imm_bits(t[k + 1:], T_S64) * (1 if sep == "+" else -1)
                     t = t[:k]
                     break
+        self.symbol_space = None
         if t in self.symbols:
+            self.symbol_space = self.symbols[t][0]
             return None, self.symbols[t][1] + off
         r = self.reg(t, ins, required=False)
         if r is not None:
@@ -367,6 +370,8 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
         if not (addr.startswith("[") and addr.endswith("]")):
             raise _unsupported(ins, "has an address that is not [reg+imm] or [symbol]")
         base, off = dec.address_parts(addr[1:-1], ins)
+        if base is None and dec.symbol_space is not None and space == S_PARAM:
+            row[F_X1] = space = dec.symbol_space    # a call's parameter: per-thread memory
         row[F_A] = base if base is not None else dec.const(0)
         row[F_X2] = off
         values = ([p.strip() for p in value.strip("{}").split(",")]
@@ -424,6 +429,7 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
             dec.uses_carry = True
         row[F_D] = dec.dst(d, ins)
         row[F_X3] = next((ROUND[m] for m in mods if m in ROUND), 0)
+        row[F_X4] = int(any(m in ROUND for m in mods))   # a rounding written: no contraction
         return row
     if op == "setp":
         cmp = next((m for m in mods if m in CMP), None)
@@ -538,6 +544,7 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
         row[F_OP], row[F_TY] = _SIMPLE[op], ty
         row[F_X2] = int("cc" in mods)
         row[F_X3] = next((ROUND[m] for m in mods if m in ROUND), 0)
+        row[F_X4] = int(any(m in ROUND for m in mods))   # a rounding written: no contraction
         if row[F_X2] or op in ("addc", "subc"):
             dec.uses_carry = True
         if op == "sin" or op == "cos" or op in ("ex2", "lg2", "tanh", "rsqrt"):
@@ -571,6 +578,48 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
         raise _unsupported(ins, "calls a function: only kernels whose device functions "
                            "the compiler inlined are supported")
     raise _unsupported(ins)
+
+
+def _contract(rows: list, block_of) -> None:
+    """ptxas's contraction: a float ``mul`` and an ``add``/``sub`` that reads it, neither
+    with a rounding modifier written, become one fused multiply-add (PTX ISA: "mul/add
+    sequences with no rounding modifiers may be optimized to use fused-multiply-add";
+    ptxas does so by default, as the SASS's FFMA/DFMA show). Done where the product is
+    defined once, read only by that add, in the same basic block, with its factors not
+    redefined in between; the add's row becomes an FMA whose ``x1`` says what it
+    negates (1: the addend, 2: the product)."""
+    defs, uses = {}, {}
+    for pc, r in enumerate(rows):
+        for f in (F_D, F_D2):
+            if r[f] >= 0:
+                defs.setdefault(r[f], []).append(pc)
+        srcs = [r[f] for f in (F_A, F_B, F_C, F_E, F_F, F_G) if r[f] >= 0]
+        if r[F_OP] in (OP_LD, OP_UNPACK):        # (their C, E fields are destinations)
+            srcs = [r[F_A]] + ([r[F_G]] if r[F_G] >= 0 else [])
+        for x in srcs:
+            uses.setdefault(x, []).append(pc)
+    for pc, r in enumerate(rows):
+        if r[F_OP] not in (OP_ADD, OP_SUB) or r[F_TY] not in (T_F32, T_F64) \
+                or r[F_X4] or r[F_G] >= 0:
+            continue
+        for which, other in ((F_A, F_B), (F_B, F_A)):
+            p = r[which]
+            if len(defs.get(p, ())) != 1 or len(uses.get(p, ())) != 1:
+                continue
+            m = defs[p][0]
+            mr = rows[m]
+            if not (m < pc and mr[F_OP] == OP_MUL and mr[F_TY] == r[F_TY] and not mr[F_X4]
+                    and mr[F_G] < 0 and block_of[m] == block_of[pc]):
+                continue
+            between = {d for k in range(m + 1, pc) for d in (rows[k][F_D], rows[k][F_D2])}
+            if mr[F_A] in between or mr[F_B] in between or r[other] in between:
+                continue
+            neg = 0
+            if r[F_OP] == OP_SUB:
+                neg = 1 if which == F_A else 2       # p - c: -c; c - p: -p
+            r[F_OP], r[F_A], r[F_B], r[F_C], r[F_X1] = OP_FMA, mr[F_A], mr[F_B], r[other], neg
+            r[F_X3] = 0
+            break
 
 
 def _post_dominators(nblocks: int, succ: list) -> list:
@@ -610,6 +659,7 @@ def decode(module: Module, entry: str) -> Program:
     if func is None or not func.entry:
         raise PTXError(f"no .entry {entry!r} in the PTX (entries: "
                        f"{', '.join(n for n, f in module.functions.items() if f.entry)})")
+    func = inline_calls(module, func)
     dec = _Decoder(module, func)
     dec.has_barrier = dec.uses_carry = False
     lay = _layout(dec, module, func)
@@ -618,7 +668,6 @@ def decode(module: Module, entry: str) -> Program:
         if isinstance(item, str):
             label_pc[item] = len(rows)
             continue
-        dec.scope = func.scopes.get(k)
         names: list = []
         rows.append(_decode_one(dec, item, names))
         if names:
@@ -659,6 +708,7 @@ def decode(module: Module, entry: str) -> Program:
         elif end + 1 <= n:
             s.append(int(block_of[end + 1]))
         succ.append(s)
+    _contract(rows, block_of)
     ipdom = _post_dominators(nb, succ)
     for pc in targets:
         p = ipdom[int(block_of[pc])]

@@ -29,6 +29,8 @@ MAX_THREADS = 1024
 MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 #: the largest shared memory a block may use (H100: 227 KiB with opt-in)
 MAX_SHARED = 227 * 1024
+#: bytes left unmapped between the launch's arrays
+GAP = 512
 
 _programs: dict = {}
 
@@ -88,7 +90,7 @@ def _program(kernel, args, cc, name):
         return dec.decode(module, name), name, None
     from simulator.kernelcode.toolchain import kernel_ptx
     kp = kernel_ptx(kernel, args, cc)
-    key = (kp.fingerprint, kp.argtypes, kp.cc)
+    key = (kp.key, kp.fingerprint, kp.argtypes, kp.cc)
     prog = _programs.get(key)
     if prog is None:
         try:
@@ -196,9 +198,10 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
             raise TypeError(f"args[{i}]: {type(a).__name__} is not supported (numpy "
                             "arrays and numbers are)")
     shared_total = prog.shared_static + (shared_bytes if prog.shared_extern else 0)
-    if shared_total > MAX_SHARED:
-        raise ValueError(f"kernel {kname!r} uses {shared_total} bytes of shared memory; "
-                         f"a block may have at most {MAX_SHARED}")
+    if shared_total > MAX_SHARED or shared_bytes > MAX_SHARED:
+        raise ValueError(f"kernel {kname!r} with shared_bytes={shared_bytes}: "
+                         f"{prog.shared_static + shared_bytes} bytes of shared memory a block; "
+                         f"at most {MAX_SHARED}")
 
     # memory layout: module globals, array segments, const, param, shared, local
     segs = _segments(arrays)
@@ -206,7 +209,9 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     off = prog.global_bytes
     seg_off, array_ptr = [], {}
     for lo, hi, members in segs:
-        off = (off + 255) // 256 * 256
+        # a guard gap of GAP bytes before each array: an index just past one array is
+        # outside every array (reported), never in the next
+        off = (off + GAP + 255) // 256 * 256
         seg_off.append(off)
         regions.append((off, off + (hi - lo)))
         for i in members:

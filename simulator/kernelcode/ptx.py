@@ -19,6 +19,8 @@ TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2,
               "s64": 8, "f64": 8, "pred": 1, "f16x2": 4, "bf16x2": 4, "b128": 16}
 
 SPACES = ("global", "shared", "const", "local", "param")
+BODY = "\x00body "      # _statements' mark on a function header that opens a body
+_TOKEN = re.compile(r"(?<![\w$%.@])%?[A-Za-z_$][\w$]*(?:@\w+)?")
 
 
 class PTXError(ValueError):
@@ -63,10 +65,10 @@ class Function:
     name: str
     entry: bool
     params: list
-    registers: dict        # name -> (type, scope id)
+    returns: list          # a .func's return parameters (ptx.Param)
+    registers: dict        # name -> type
     variables: list        # function-scope variables (local depots, shared)
     body: list             # Instruction or label str, in order
-    scopes: dict           # instruction index -> {name -> unique register name}
 
 
 @dataclasses.dataclass
@@ -89,9 +91,9 @@ def _split_operands(text: str) -> list:
     """Operands at top-level commas (not inside [] or {})."""
     out, depth, cur = [], 0, []
     for ch in text:
-        if ch in "[{":
+        if ch in "[{(":
             depth += 1
-        elif ch in "]}":
+        elif ch in "]})":
             depth -= 1
         if ch == "," and depth == 0:
             out.append("".join(cur).strip())
@@ -127,7 +129,7 @@ def _statements(text: str):
             yield start, ch
             cur = []
         elif ch == "{" and _opens_body(cur):
-            yield start, "".join(cur).strip()
+            yield start, BODY + "".join(cur).strip()
             yield line, "{"
             cur = []
         elif ch == ";":
@@ -227,7 +229,19 @@ def _instruction(stmt: str, line: int) -> Instruction:
     parts = s.split(None, 1)
     opcode = tuple(parts[0].split("."))
     operands = _split_operands(parts[1]) if len(parts) > 1 else []
-    return Instruction(opcode, operands, guard, line, stmt)
+    return Instruction(opcode, operands, guard, line, " ".join(stmt.split()))
+
+
+def rename(ins: Instruction, mapping: dict) -> Instruction:
+    """``ins`` with every register, label or symbol named in ``mapping`` renamed (in its
+    operands and guard; the opcode is kept)."""
+    if not mapping:
+        return ins
+
+    def sub(text):
+        return _TOKEN.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
+    return Instruction(ins.opcode, [sub(o) for o in ins.operands],
+                       sub(ins.guard) if ins.guard else None, ins.line, ins.text)
 
 
 def parse(text: str) -> Module:
@@ -251,14 +265,15 @@ def parse(text: str) -> Module:
                 address_size = int(stmt.split()[1])
                 continue
             if re.match(r"^(\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\b", stmt):
-                if stmt.startswith(".extern") or not stmt.endswith(")"):
-                    continue   # a declaration: .extern .func ... ;
-                m = re.match(r"^(?:\.\w+\s+)*\.(entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)\s*"
-                             r"\((.*)\)$", stmt, re.S)
+                continue   # a declaration (prototype) without a body
+            if stmt.startswith(BODY):
+                m = re.match(r"^(?:\.\w+\s+)*\.(entry|func)\s+(?:\(([^)]*)\)\s*)?([\w$]+)\s*"
+                             r"(?:\((.*)\))?$", stmt[len(BODY):].strip(), re.S)
                 if not m:
                     raise PTXError(f"line {line}: cannot read the function header")
-                func = Function(m.group(2), m.group(1) == "entry",
-                                _params(m.group(3), line), {}, [], [], {})
+                func = Function(m.group(3), m.group(1) == "entry",
+                                _params(m.group(4) or "", line),
+                                _params(m.group(2) or "", line), {}, [], [])
                 depth = 0
                 continue
             if stmt.startswith((".global", ".shared", ".const", ".common", ".visible",
@@ -299,6 +314,19 @@ def parse(text: str) -> Module:
                     names[nm] = unique
                     func.registers[unique] = type_
             continue
+        if stmt.startswith(".param"):
+            # a call's parameter (in a { callseq } scope): per-thread storage, named
+            # apart from other scopes' parameters of the same name
+            m = re.match(r"^\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([\w$]+)"
+                         r"(?:\[(\d+)\])?$", stmt)
+            if not m or m.group(2) not in TYPE_BYTES:
+                raise PTXError(f"line {line}: cannot read {stmt!r}")
+            names, scope = scope_stack[-1]
+            unique = f"{m.group(3)}@{scope}"
+            names[m.group(3)] = unique
+            func.variables.append(Variable(unique, "local", m.group(2), int(m.group(4) or 1),
+                                           int(m.group(1) or TYPE_BYTES[m.group(2)]), None))
+            continue
         if stmt.startswith((".local", ".shared", ".const", ".global")):
             func.variables.append(_variable(stmt, line))
             continue
@@ -308,11 +336,12 @@ def parse(text: str) -> Module:
         if stmt.startswith("."):
             raise PTXError(f"line {line}: directive {stmt.split()[0]} is not supported")
         ins = _instruction(stmt, line)
-        # register names visible here, innermost scope first
-        visible = {}
-        for names, _ in scope_stack:
-            visible.update(names)
-        func.scopes[len(func.body)] = visible if len(scope_stack) > 1 else None
+        if len(scope_stack) > 1:
+            # names declared in inner scopes, innermost first, as they are unique here
+            visible = {}
+            for names, _ in scope_stack[1:]:
+                visible.update(names)
+            ins = rename(ins, visible)
         func.body.append(ins)
     if func is not None:
         raise PTXError(f"function {func.name!r} is not closed: the PTX is truncated")

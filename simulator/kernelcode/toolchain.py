@@ -212,13 +212,20 @@ def _entry_of(ptx: str):
     return None
 
 
-def _compile(fn, argtypes, cc) -> str:
+def fastmath_of(kernel) -> bool:
+    """Whether ``kernel`` was decorated ``@cuda.jit(fastmath=True)`` (approximate
+    division and square roots, flushed subnormals, contractions: another PTX)."""
+    opts = getattr(kernel, "targetoptions", None) or {}
+    return bool(opts.get("fastmath", False) or getattr(kernel, "_fastmath", False))
+
+
+def _compile(fn, argtypes, cc, fastmath=False) -> str:
     """numba's PTX of ``fn`` for ``argtypes`` and ``cc``; ValueError naming the kernel
     and numba's message in one line."""
     from numba import cuda
     try:
         with _target(cc):
-            ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc)
+            ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, fastmath=fastmath)
     except Exception as e:  # noqa: BLE001 -- numba's typing and lowering errors
         raise ValueError(f"kernel {fn.__name__!r} does not compile for "
                          f"({', '.join(map(str, argtypes))}): "
@@ -282,7 +289,7 @@ def _child_main() -> None:
             obj = importlib.import_module(module)
         for part in qualname.split("."):
             obj = getattr(obj, part)
-        answer = (True, _compile(dispatcher_function(obj), argtypes, cc))
+        answer = (True, _compile(dispatcher_function(obj), argtypes, cc, fastmath_of(obj)))
     except (ValueError, TypeError, ImportError, AttributeError) as e:
         answer = (False, str(e).splitlines()[0] if str(e) else type(e).__name__)
     sys.stdout.flush()
@@ -300,13 +307,14 @@ def kernel_ptx(kernel, args, cc=(9, 0)) -> KernelPTX:
     fn = dispatcher_function(kernel)
     argtypes = argument_types(args)
     cc = tuple(int(x) for x in cc)
-    key = (fingerprint(fn), argtypes, cc)
+    fast = fastmath_of(kernel)
+    key = (fingerprint(fn), argtypes, cc, fast)
     with _lock:
         hit = _memo.get(key)
         if hit is not None:
             return hit
         dkey = _digest("ptx", fn.__module__, fn.__qualname__, key[0],
-                       *map(str, argtypes), cc, *_versions())
+                       *map(str, argtypes), cc, *_versions(), *(("fastmath",) if fast else ()))
         ptx = entry = None
         data = _cache_read(f"{dkey}.ptx")
         if data is not None:
@@ -314,8 +322,10 @@ def kernel_ptx(kernel, args, cc=(9, 0)) -> KernelPTX:
                 ptx = data.decode()
                 entry = _entry_of(ptx)
         if entry is None:
-            compile_ = _compile_in_child if _simulated() else _compile
-            ptx = compile_(fn, argtypes, cc)
+            if _simulated():
+                ptx = _compile_in_child(fn, argtypes, cc)
+            else:
+                ptx = _compile(fn, argtypes, cc, fast)
             entry = _entry_of(ptx)
             if entry is None:
                 raise ValueError(f"kernel {fn.__name__!r}: numba's PTX has no .entry")

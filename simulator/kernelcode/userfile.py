@@ -45,6 +45,7 @@ def load_module(path: str):
     name = f"{USER_PREFIX}{next(_count)}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module          # (as an import would: the compiler finds it there)
     folder = os.path.dirname(os.path.abspath(path))
     sys.path.insert(0, folder)
     try:
@@ -52,8 +53,10 @@ def load_module(path: str):
     except KeyboardInterrupt:
         raise
     except SyntaxError as e:
+        sys.modules.pop(name, None)
         raise ValueError(f"{path}: line {e.lineno}: {e.msg}") from None
     except BaseException as e:  # noqa: BLE001 -- the user's code: any failure, one line
+        sys.modules.pop(name, None)
         raise ValueError(f"{path}: importing it failed: {_where(e, path)}") from None
     finally:
         if sys.path and sys.path[0] == folder:
