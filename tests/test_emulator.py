@@ -115,7 +115,7 @@ cvt.u64.u32 %rd90, %r93;
     return _ptx(pre + body, params, regs + "\n.reg .b32 %r9<4>;\n.reg .b64 %rd9<1>;")
 
 
-def _run_binary(op_lines, a, b, out_dtype):
+def _run_binary(op_lines, a, b, out_dtype, extra_regs=""):
     """Each thread reads a[i], b[i] (64-bit), runs ``op_lines`` (%rd3 = f(%rd1, %rd2))
     and stores %rd3 to out[i]."""
     n = a.size
@@ -133,8 +133,8 @@ ld.global.u64 %rd2, [%rd15];
 st.global.u64 [%rd16], %rd3;
 """
     ptx = _thread_index_ptx(".param .u64 pa, .param .u64 pb, .param .u64 pc",
-                            ".reg .b64 %rd<20>;\n.reg .b32 %r<20>;\n.reg .pred %p<4>;",
-                            body)
+                            ".reg .b64 %rd<20>;\n.reg .b32 %r<20>;\n.reg .pred %p<4>;\n"
+                            + extra_regs, body)
     out = np.zeros(n, dtype=np.uint64)
     emulate_kernel(ptx, 1, n, [a.view(np.uint64), b.view(np.uint64), out])
     return out.view(out_dtype)
@@ -262,35 +262,11 @@ mov.b64 %rd3, {%r5, %r6};
     pad = np.zeros(256, np.float32)
     av = np.stack([a, pad], 1).ravel().view(np.int64)
     bv = np.stack([b, pad], 1).ravel().view(np.int64)
-    out = _run_binary_f(ptx_regs, av, bv)
+    out = _run_binary(ptx_regs, av, bv, np.uint64, ".reg .f32 %ff<8>;")
     got = out.view(np.float32).reshape(-1, 2)
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(got[:, 0], a / b)
         np.testing.assert_array_equal(got[:, 1], a * b)
-
-
-def _run_binary_f(lines, a, b):
-    body = lines
-    n = a.size
-    ptx = _thread_index_ptx(
-        ".param .u64 pa, .param .u64 pb, .param .u64 pc",
-        ".reg .b64 %rd<20>;\n.reg .b32 %r<20>;\n.reg .f32 %ff<8>;",
-        f"""
-ld.param.u64 %rd10, [pa];
-ld.param.u64 %rd11, [pb];
-ld.param.u64 %rd12, [pc];
-shl.b64 %rd13, %rd90, 3;
-add.s64 %rd14, %rd10, %rd13;
-add.s64 %rd15, %rd11, %rd13;
-add.s64 %rd16, %rd12, %rd13;
-ld.global.u64 %rd1, [%rd14];
-ld.global.u64 %rd2, [%rd15];
-{body}
-st.global.u64 [%rd16], %rd3;
-""")
-    out = np.zeros(n, dtype=np.uint64)
-    emulate_kernel(ptx, 1, n, [a.view(np.uint64), b.view(np.uint64), out])
-    return out
 
 
 _DIVERGE = """
