@@ -113,7 +113,7 @@ def _text(where: str, v: str, what: str) -> None:
 def check(obj) -> None:
     """Check ``obj``'s (a hardware dataclass) numeric fields against :data:`LIMITS` and
     its text fields: printable (no control characters, which a table or a file written
-    later would carry raw), ``name`` non-empty and at most ``MAX_NAME_CHARS`` characters,
+    later would carry raw), non-empty (but ``description``), ``name`` at most ``MAX_NAME_CHARS`` characters,
     ``compute_capability`` MAJOR.MINOR in ASCII digits. ValueError naming
     ``Class.field``, the value and what is allowed."""
     cls = type(obj).__name__
@@ -121,9 +121,9 @@ def check(obj) -> None:
         v = getattr(obj, f.name)
         where = f"{cls}.{f.name}"
         if isinstance(v, str):
+            if f.name != "description" and not v.strip():     # (a description may be left out)
+                raise ValueError(f"{where} = {show(v)}: must not be empty")
             if f.name == "name":
-                if not v.strip():
-                    raise ValueError(f"{where} = {show(v)}: must not be empty")
                 if len(v) > MAX_NAME_CHARS:
                     raise ValueError(f"{where}: {len(v)} characters; at most {MAX_NAME_CHARS}")
             _text(where, v, "a control character")

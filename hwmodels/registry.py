@@ -111,7 +111,7 @@ def to_dict(hw) -> dict:
         out = {}
         for f in dataclasses.fields(obj):
             v = getattr(obj, f.name)
-            if v is None:
+            if v is None or (v == "" and f.default == ""):     # (read back: the default)
                 continue
             out[f.name] = conv(v) if dataclasses.is_dataclass(v) else v
         return out
@@ -138,6 +138,11 @@ def _convert(value, tp, name: str, path: str):
     if tp is str:
         if not isinstance(value, str):
             raise ValueError(f"{path}: {show(value)} must be a string")
+        if name == "description" and not value.strip():
+            # the one text field the schema lets be empty (its default, when left out);
+            # the others are refused empty by the schema's check (limits.check)
+            raise ValueError(f"{path}: {show(value)} is empty; give one line, or leave the "
+                             "field out")
         return value
     if tp is bool:
         if isinstance(value, bool):

@@ -113,7 +113,7 @@ def parse_quantity(text: str, family: str, field: str = "value") -> float:
 
 def format_bytes(n: float) -> str:
     """Human-readable binary size: 786432 -> '768 KiB'."""
-    n = float(n)
+    n = float(n) + 0.0      # -0.0 prints as 0
     for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if abs(n) >= scale:
             v = n / scale
@@ -123,7 +123,7 @@ def format_bytes(n: float) -> str:
 
 def format_si(x: float, unit: str) -> str:
     """Decimal SI prefix: 3.35e12, 'B/s' -> '3.35 TB/s'."""
-    x = float(x)
+    x = float(x) + 0.0      # -0.0 prints as 0
     for p, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(x) >= scale:
             return f"{x / scale:.4g} {p}{unit}"
@@ -131,7 +131,7 @@ def format_si(x: float, unit: str) -> str:
 
 
 def format_seconds(t: float) -> str:
-    t = float(t)
+    t = float(t) + 0.0      # -0.0 prints as 0
     if t >= 1:
         return f"{t:.4g} s"
     if t >= 1e-3:

@@ -66,11 +66,13 @@ def load_workload(spec: str, batch=None, resolution=None, dtype=None, layout=Non
     >>> len(net.ops), net.ops[0].name
     (106, 'conv1')
     """
+    import os
+
     import workloads
-    if not isinstance(spec, str):
+    if not isinstance(spec, (str, os.PathLike)):
         raise TypeError(f"spec={arg.show(spec)}: a workload string ('resnet50', 'gemm:MxNxK', "
-                        "'conv:n=..,c=..', a topology CSV's path)")
-    return workloads.resolve(spec, batch=batch, resolution=resolution, dtype=dtype, layout=layout)
+                        "'conv:n=..,c=..', a topology CSV's path as a str or a Path)")
+    return workloads.resolve(os.fspath(spec), batch=batch, resolution=resolution, dtype=dtype, layout=layout)
 
 
 def kernels() -> tuple:
@@ -144,9 +146,11 @@ def analytic(hw, kernel, policy: str = "gto", l2_warm: bool = False, **problem) 
     return api.analytic(hw, prob, policy, l2_warm)
 
 
-def predict(hw, kernel, mode: str = "sampled", policy: str = "gto", **problem):
+def predict(hw, kernel, mode: str = "sampled", policy: str | None = None, **problem):
     """Engine (unless ``mode`` is analytic), analytic model and roofline bound side by
     side: a ``Prediction`` with ``.engine``, ``.analytic`` and ``.roofline`` Results.
+    ``policy`` (the engine's warp scheduler, gto where None) is refused with
+    ``mode="analytic"``, which runs no engine.
 
     >>> p = predict(load_hardware("gtx480"), "matadd", mode="analytic", m=32, n=48)
     >>> p.engine is None, p.analytic.seconds > p.roofline.seconds
@@ -154,8 +158,8 @@ def predict(hw, kernel, mode: str = "sampled", policy: str = "gto", **problem):
     """
     from simulator.analysis.compare import predict as _predict
     from simulator.simt.api import MODES
-    from simulator.simt.engine import POLICIES
-    mode, policy = arg.choice(mode, "mode", MODES), arg.choice(policy, "policy", POLICIES)
+    mode = arg.choice(mode, "mode", MODES)
+    policy = arg.policy(policy, mode)
     hw, prob = _problem(hw, kernel, problem)
     return _predict(hw, prob, mode, policy)
 
@@ -164,8 +168,8 @@ def simulate_systolic(hw, workload, dataflow=None, mode: str = "default", array=
                       stalls: str = "pipeline", trace: bool = False) -> Result:
     """The systolic engine on every layer of ``workload`` (a network, an op, or a
     ``--workload`` string): a Result whose ``layers`` are one Result per layer, each
-    with its figures in ``systolic``. ``array`` (rows, cols) overrides the preset's
-    shape; ``dataflow`` os, ws or is. ``trace=True`` keeps the access/execute
+    with its figures in ``systolic``. ``array`` (rows, cols), or "RxC" as the CLI's
+    ``--array``, overrides the preset's shape; ``dataflow`` os, ws or is. ``trace=True`` keeps the access/execute
     pipeline's transfers and matrix-unit spans in ``detail`` for
     ``simulator.analysis.traces.systolic_trace``.
 
@@ -252,7 +256,7 @@ def validate(hw, folder, suites=("grid", "gemm", "conv"), engine_budget: float |
     per predictor (MAPE, correlations, what-if pairs in order). The engine runs on every
     record unless ``engine_budget`` (warp instructions its sampled run may simulate; 0:
     none) leaves some out. ``workers`` > 1 (None: one per core) or a Dask ``scheduler``
-    address spreads the records over processes (``simulator.parallel``); a Ctrl-C there
+    address (not both) spreads the records over processes (``simulator.parallel``); a Ctrl-C there
     raises KeyboardInterrupt.
 
     >>> v = validate(load_hardware("h100-sxm"), "data/measurements/h100-sxm", ("gemm",), 0)
@@ -265,7 +269,7 @@ def validate(hw, folder, suites=("grid", "gemm", "conv"), engine_budget: float |
     hw = arg.hardware(hw, "simt")
     suites = arg.names(suites, "suites", KERNEL_SUITES)
     engine_budget, progress = arg.budget(engine_budget), arg.function(progress, "progress")
-    workers, scheduler = arg.workers(workers), arg.scheduler(scheduler)
+    workers, scheduler = arg.where_to_run(workers, scheduler)
     folder = arg.path(folder, "folder", "a measurement folder")
     files = load_suites(hw, folder, suites)
     if workers == 1 and scheduler is None:
@@ -287,7 +291,8 @@ def occupancy(hw, block: int, regs: int, smem_bytes: int = 0):
     occupancy rules: ``blocks_per_sm``, ``warps_per_sm``, ``occupancy`` (resident warps
     over the maximum), ``limited_by`` (ties joined by ``+``) and ``limits`` (the blocks
     each resource allows; None where it sets no limit: no registers or no shared memory
-    asked for). A block that cannot launch at all is a ValueError naming the limit.
+    asked for -- ``regs=0`` is allowed, as CUDA's ``cuda_occupancy.h`` takes a kernel
+    whose attributes report no registers, and sets no register limit). A block that cannot launch at all is a ValueError naming the limit.
 
     >>> o = occupancy(load_hardware("gtx480"), 256, 32)
     >>> o.blocks_per_sm, o.warps_per_sm, o.limited_by

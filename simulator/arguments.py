@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 
 MAX_BYTES = 10**15         # a byte count (hwmodels.units' largest quantity; the README's 10^15)
 MAX_BUDGET = 10**15        # warp instructions an engine budget may allow (the CLI's --engine-budget)
@@ -54,9 +55,9 @@ def workload(w, arg: str = "workload"):
     """A network: ``w`` itself, a network of the one op ``w`` is, or the workload a
     ``--workload`` string names."""
     from workloads.ir import Network, TensorOp
-    if isinstance(w, str):
+    if isinstance(w, (str, os.PathLike)):           # a topology CSV's path as a Path too
         import workloads
-        return workloads.resolve(w)
+        return workloads.resolve(os.fspath(w))
     if isinstance(w, Network):
         return w
     if isinstance(w, TensorOp):
@@ -132,6 +133,33 @@ def workers(value, arg: str = "workers"):
     """How many local processes: None (one per core) or an int from 1 to
     :func:`max_workers`."""
     return None if value is None else integer(value, arg, minimum=1, maximum=max_workers())
+
+
+def where_to_run(workers_value, scheduler_value):
+    """(workers, scheduler): local processes or a Dask scheduler's cluster, not both (a
+    cluster has its own workers; the CLI's ``--workers`` and ``--scheduler`` exclude
+    each other). ``workers`` left at 1 (or None) beside a scheduler is not a contradiction."""
+    w, sch = workers(workers_value), scheduler(scheduler_value)
+    if sch is not None and w is not None and w > 1:
+        raise ValueError(f"workers={w} and scheduler={show(sch)}: a scheduler's cluster has "
+                         "its own workers; give one of them")
+    return w, sch
+
+
+POLICIES = ("gto", "lrr")     # the engine's warp schedulers (simulator.simt.engine.POLICIES)
+
+
+def policy(value, mode):
+    """The engine's warp scheduler for ``mode``: None (not given) is gto; a policy given
+    with ``mode='analytic'`` is a ValueError (the analytic model has no scheduler; the
+    CLI refuses ``--policy`` with ``--mode analytic`` by this rule)."""
+    if value is None:
+        return "gto"
+    value = choice(value, "policy", POLICIES)
+    if mode == "analytic":
+        raise ValueError(f"policy={show(value)}: the analytic model has no warp scheduler; "
+                         "policy applies to mode='sampled' or mode='full'")
+    return value
 
 
 def boolean(value, arg: str) -> bool:
@@ -251,11 +279,17 @@ def addresses(value, arg: str = "addresses"):
         a = np.asarray(value)
     except ValueError:
         a = None                      # ragged rows
+    top = np.iinfo(np.int64).max
+    if a is not None and a.dtype.kind == "O" and a.ndim in (1, 2) and all(
+            isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in a.flat):
+        big = next((int(x) for x in a.flat if not -1 <= x <= top), None)   # past int64
+        if big is not None:
+            raise ValueError(f"{arg}: address {big}: must be from -1 to {top} (an int64)")
+        a = a.astype(np.int64)
     if a is None or a.ndim not in (1, 2) or (a.size and a.dtype.kind not in "iu"):
         raise TypeError(f"{arg}={show(value)}: integer byte addresses, one row per warp access "
                         "(a lane per column, -1 for an inactive lane)")
     # the range is checked on the values given, before int64 would wrap a uint64's
-    top = np.iinfo(np.int64).max
     if a.dtype.kind == "u" and a.size and int(a.max()) > top:
         raise ValueError(f"{arg}: address {int(a[a > top].flat[0])}: must be at most {top} "
                          "(an int64)")
@@ -277,10 +311,28 @@ def scheduler(value, arg: str = "scheduler"):
     return value
 
 
+def dims_text(text: str, length: int = 2):
+    """``"16x16"`` (the CLI's ROWSxCOLS, ``length`` numbers joined by x) -> a tuple of ints
+    >= 1, or None where ``text`` is not that."""
+    parts = text.strip().lower().split("x")
+    if len(parts) != length or not all(re.fullmatch(r"\s*[0-9]{1,4000}\s*", x) for x in parts):
+        return None
+    t = tuple(int(x) for x in parts)
+    return t if min(t) >= 1 else None
+
+
 def shape(value, arg: str, length: int) -> tuple:
-    """A tuple of ``length`` ints >= 1 (an array's rows and columns, say)."""
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
-        raise TypeError(f"{arg}={show(value)}: {length} integers >= 1, as a tuple")
+    """A tuple of ``length`` ints >= 1 (an array's rows and columns, say), or the CLI's
+    form, a string ``"16x16"``."""
+    if isinstance(value, str):
+        t = dims_text(value, length)
+        if t is None:
+            raise ValueError(f"{arg}={show(value)}: expected {'x'.join(['N'] * length)} with "
+                             f"positive integers (e.g. {'x'.join(['16'] * length)}), or a tuple")
+        return t
+    if isinstance(value, bytes) or not hasattr(value, "__len__"):
+        raise TypeError(f"{arg}={show(value)}: {length} integers >= 1, as a tuple, or a "
+                        f"string such as {'x'.join(['16'] * length)!r}; not a {_kind(value)}")
     if len(value) != length:
         raise ValueError(f"{arg}={show(value)}: {length} integers >= 1, not {len(value)}")
     return tuple(integer(v, f"{arg}[{i}]", minimum=1) for i, v in enumerate(value))

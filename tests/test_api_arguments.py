@@ -32,7 +32,9 @@ BAD = [
     (lambda: rs.validate(TPU, DATA, ("gemm",)), ValueError, "not a SIMT GPU"),
     (lambda: rs.simulate_systolic(TPU, "gemm:64x64x64", array=(0, 4)), ValueError, "array[0]=0"),
     (lambda: rs.simulate_systolic(TPU, "gemm:64x64x64", array=(4, 4, 4)), ValueError, "not 3"),
-    (lambda: rs.simulate_systolic(TPU, "gemm:64x64x64", array="4x4"), TypeError, "array='4x4'"),
+    (lambda: rs.simulate_systolic(TPU, "gemm:64x64x64", array="4x"), ValueError, "array='4x'"),
+    (lambda: rs.simulate_systolic(TPU, "gemm:64x64x64", array="0x4"), ValueError, "array='0x4'"),
+    (lambda: rs.simulate_systolic(TPU, "gemm:64x64x64", array=4), TypeError, "array=4"),
     (lambda: rs.simulate_systolic(TPU, "gemm:64x64x64", array=(4.0, 4)), TypeError, "array[0]"),
     (lambda: rs.simulate_systolic(H100, "gemm:64x64x64"), ValueError, "not a systolic array"),
     (lambda: rs.h2d_seconds(H100, -1), ValueError, "nbytes=-1"),
@@ -89,8 +91,8 @@ BAD = [
     (lambda: rs.simulate_simt("gtx480", "relu", n=1024, trace=True), TypeError, "trace=True"),
     (lambda: rs.simulate_simt("gtx480", "relu", n=1024, mode="analytic"), ValueError,
      "mode='analytic'"),
-    (lambda: rs.analytic(H100, "relu", n=4096, grid=1.5), ValueError, "grid = 1.5"),
-    (lambda: rs.analytic(H100, "relu", n=4096, block=1.5), ValueError, "block = 1.5"),
+    (lambda: rs.analytic(H100, "relu", n=4096, grid=1.5), TypeError, "grid = 1.5"),
+    (lambda: rs.analytic(H100, "relu", n=4096, block=1.5), TypeError, "block = 1.5"),
     (lambda: rs.plan_network(H100, "gemm:64x64x64", batch="abc"), TypeError, "batch='abc'"),
     (lambda: rs.plan_network(H100, "gemm:64x64x64", batch=-1), ValueError, "batch=-1"),
     (lambda: rs.plan_network(H100, "gemm:64x64x64", batch={}), TypeError, "batch={}"),
@@ -170,8 +172,8 @@ BAD = [
      "address 9223372036854775808: must be at most 9223372036854775807"),
     (lambda: rs.coalesce(np.array([[0, 2**64 - 1]], dtype=np.uint64)), ValueError,
      "address 18446744073709551615"),
-    (lambda: rs.analytic("gtx480", "relu", n=True), ValueError, "relu: n = True"),
-    (lambda: rs.analytic("gtx480", "relu", n=np.float64(1024)), ValueError, "relu: n = "),
+    (lambda: rs.analytic("gtx480", "relu", n=True), TypeError, "relu: n = True"),
+    (lambda: rs.analytic("gtx480", "relu", n=np.float64(1024)), TypeError, "relu: n = "),
     (lambda: rs.analytic("gtx480", "gemm-naive", m=64, n=64, k=64, block=(np.int64(16), 1.5)),
      ValueError, "gemm-naive: block = (16, 1.5)"),
 ]
@@ -307,3 +309,57 @@ def test_a_numpy_integer_choice_is_the_choice():
     for bad in (np.uint8(7), 16.0, "16", np.array([16])):
         with pytest.raises(ValueError, match=r"gemm-tiled: tile = .*: allowed: 8, 16, 32"):
             rs.analytic(hw, "gemm-tiled", m=64, n=64, k=64, tile=bad)
+
+
+# ---- audit 6, section 8: one rule for the API and the CLI; TypeError / ValueError split
+
+def test_a_path_workload_is_taken_as_its_string():
+    import pathlib
+    csv = "tests/bad_inputs/topology_with_notes.csv"
+    by_str, by_path = rs.roofline(H100, csv), rs.roofline(H100, pathlib.Path(csv))
+    assert by_path.seconds == by_str.seconds and len(by_path.layers) == len(by_str.layers)
+    assert len(rs.load_workload(pathlib.Path(csv)).ops) == len(rs.load_workload(csv).ops)
+
+
+def test_precision_none_is_the_ops_own_dtype_and_a_number_is_a_type_error():
+    # documented: None takes the ops' dtype; an fp16 GEMM is then held to the fp16 peak
+    from workloads.ir import Gemm
+    g = Gemm(name="g", M=8192, N=8192, K=8192, dtype="fp16")
+    flops = 2 * 8192 ** 3
+    assert rs.roofline(H100, g, precision=None).seconds == pytest.approx(
+        flops / H100.peak_flop_per_s("fp16"), rel=1e-6)
+    with pytest.raises(TypeError, match="precision=16"):
+        rs.roofline(H100, "gemm:64x64x64", precision=16)
+
+
+def test_a_policy_with_the_analytic_model_is_refused_as_on_the_command_line():
+    gtx = rs.load_hardware("gtx480")
+    with pytest.raises(ValueError, match="policy='lrr': the analytic model has no warp scheduler"):
+        rs.predict(gtx, "relu", n=4096, mode="analytic", policy="lrr")
+    assert rs.predict(gtx, "relu", n=4096, mode="analytic").engine is None     # None: allowed
+
+
+def test_workers_beside_a_scheduler_are_refused_at_once():
+    import time
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="workers=2 and scheduler='tcp://127.0.0.1:1'"):
+        rs.validate(H100, DATA, ["gemm"], engine_budget=0, workers=2, scheduler="tcp://127.0.0.1:1")
+    assert time.perf_counter() - t0 < 2          # before any connection attempt (10 s)
+
+
+def test_the_array_as_the_cli_writes_it():
+    a = rs.simulate_systolic(TPU, "gemm:256x256x256", array="16x16")
+    b = rs.simulate_systolic(TPU, "gemm:256x256x256", array=(16, 16))
+    assert (a.systolic.rows, a.systolic.cols) == (16, 16) and a.cycles == b.cycles
+
+
+@pytest.mark.parametrize("n", [4096.0, True, "4096"])
+def test_a_size_of_the_wrong_kind_is_a_type_error(n):
+    with pytest.raises(TypeError, match=r"relu: n = .*must be a positive integer"):
+        rs.predict(rs.load_hardware("gtx480"), "relu", n=n, mode="analytic")
+
+
+def test_an_address_past_int64_states_the_range():
+    with pytest.raises(ValueError, match=r"address 18446744073709551616: must be from -1 to "
+                                         r"9223372036854775807"):
+        rs.coalesce([2**64])

@@ -264,3 +264,119 @@ def test_charts_check_what_they_draw(tmp_path):
                         (lambda: rs.plots.roofline_chart(b, 5), "path=5")):
         with pytest.raises(TypeError, match=words):
             call()
+
+
+# ---- audit 6, sections 7 and 9: one normaliser, one integer parser, no -0, no empties
+
+def test_a_uniform_plan_name_is_read_by_one_rule_everywhere():
+    # the CLI, the API and a plan file's values: spaces and letter case aside
+    for text in ("im2col-nhwc", "IM2COL-NHWC", " im2col-nhwc ", "Im2Col-NhWc"):
+        assert pl.uniform_name(text) == "im2col-nhwc"
+        assert pl.parse_config(text) == ("im2col", "nhwc")
+    assert pl.uniform_name("im2col_nhwc") is None and pl.uniform_name(3) is None
+    net = pl.network("resnet50", 1)
+    assert pl.configs_of(net, " IM2COL-NHWC") == pl.configs_of(net, "im2col-nhwc")
+
+
+def test_plan_on_the_command_line_takes_any_case(capsys):
+    code, out, err = _run(capsys, "plan", "--hw", "h100-sxm", "--mode", "analytic", "--workers",
+                          "1", "--workload", "conv:n=1,c=8,h=8,w=8,k=8,r=3,s=3,pad=1",
+                          "--plan", " IM2COL-NHWC")
+    assert code == 0, err
+    assert "plan im2col-nhwc:" in out
+
+
+@pytest.mark.parametrize("value", ["1_000", "1 000", "١٠٠٠", "inf", "nan"])
+def test_engine_budget_takes_plain_digits_only(capsys, value):
+    code, _, err = _run(capsys, "validate", "--hw", "h100-sxm", "--measurements",
+                        "data/measurements/h100-sxm", "--suites", "gemm", "--engine-budget", value)
+    assert code == 2 and "--engine-budget" in err
+
+
+def test_negative_zero_reads_and_prints_as_zero():
+    from hwmodels.units import format_bytes, format_seconds, format_si
+    from simulator.cli.options import ascii_number, budget
+    assert format_seconds(-0.0) == "0 ns" and format_si(-0.0, "B/s") == "0 B/s"
+    assert format_bytes(-0.0) == "0 B"
+    v = budget("-0")
+    assert v == 0 and str(v) == "0.0" and f"{v:.3g}" == "0"
+    assert str(ascii_number("-0.0")) == "0.0"
+
+
+@pytest.mark.parametrize("field", ["dram.kind", "description", "host_link.kind", "name"])
+def test_an_empty_hardware_value_is_refused_naming_the_field(capsys, field):
+    code, _, err = _run(capsys, "hw", "show", "h100-sxm", "--set", f"{field}=")
+    assert code == 2 and err.startswith(f"roofsim: error: --set {field}") and "empty" in err
+
+
+def test_an_empty_kind_in_a_toml_file_is_refused():
+    import hwmodels
+    with pytest.raises(ValueError, match=r"DRAM.kind = '': must not be empty"):
+        hwmodels.get(str(ROOT / "tests" / "bad_inputs" / "fixC_empty_dram_kind.toml"))
+    # a preset without a description still writes and reads back (the field left out)
+    import dataclasses
+    hw = dataclasses.replace(hwmodels.get("gtx480"), description="")
+    assert "description" not in hwmodels.dumps_toml(hw)
+    assert hwmodels.with_overrides(hw, ["sm_count=14"]).description == ""
+
+
+@pytest.mark.parametrize("spec", ["conv:n=1,c=3,h=4,w=4,k=8,r=1,s=1,",
+                                  "conv:n=1,,c=3,h=4,w=4,k=8,r=1,s=1"])
+def test_a_conv_shape_with_an_empty_item_is_refused(capsys, spec):
+    code, _, err = _run(capsys, "workload", "show", spec)
+    assert code == 2 and "has an empty item" in err
+
+
+def test_zero_registers_is_cudas_no_register_limit(capsys):
+    # cuda_occupancy.h: regsAllocatedPerWarp == 0 -> the register limit is INT_MAX; a 128-
+    # thread block (4 warps) on an H100 SM (64 warps, 32 blocks) is then warp-limited: 16
+    code, out, _ = _run(capsys, "occupancy", "--hw", "h100-sxm", "--block", "128", "--regs", "0")
+    assert code == 0 and "16 blocks/SM, 64 warps/SM" in out and "registers -" in out
+
+
+def test_zero_dram_latency_prints_no_warning(capsys):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code, out, err = _run(capsys, "simulate", "simt", "--hw", "gtx480", "--kernel", "relu",
+                              "--n", "4096", "--set", "dram.latency_cycles=0", "--mode", "analytic")
+    assert code == 0 and err == "" and "analytic model" in out
+
+
+def test_a_batch_too_large_names_batch_the_layer_and_the_largest(capsys):
+    # conv1's output is 64 x 112 x 112 = 802,816 elements a sample: 2**48 // 802,816
+    largest = 2**48 // (64 * 112 * 112)
+    code, _, err = _run(capsys, "roofline", "--hw", "h100-sxm", "--workload", "resnet50",
+                        "--batch", "2147483647")
+    assert code == 2 and err.startswith("roofsim: error: --batch 2147483647: layer conv1's")
+    assert f"batch at most {largest:,}" in err
+    import workloads
+    assert len(workloads.resolve("resnet50", batch=largest).ops) == 106
+    with pytest.raises(ValueError, match=f"batch={largest + 1}: "):
+        workloads.resolve("resnet50", batch=largest + 1)
+
+
+def test_measure_out_names_a_file_as_a_file(capsys, tmp_path):
+    f = tmp_path / "g.toml"
+    f.write_text("x")
+    code, _, err = _run(capsys, "measure", "micro", "--out", str(f))
+    assert code == 2 and "a file, not a folder" in err
+
+
+def test_a_pipeline_run_of_seconds_is_not_refused():
+    # resnet50 on 8x8: 398,488 folds (some 12 s), well under the limit of minutes
+    import hwmodels
+    import workloads
+    from simulator.systolic.engine import PIPELINE_FOLDS_PER_S, PIPELINE_MAX_FOLDS
+    from simulator.systolic.lowering import Lowered
+    from simulator.systolic.engine import split_groups
+    net = workloads.resolve("resnet50")
+    folds = 0
+    for op in net.ops:
+        if op.kind in ("conv2d", "gemm"):
+            one, g = split_groups(op)
+            L = Lowered(one, "ws", 8, 8)
+            folds += L.row_folds * L.col_folds * g
+    assert folds == 398_488 < PIPELINE_MAX_FOLDS
+    assert 60 <= PIPELINE_MAX_FOLDS / PIPELINE_FOLDS_PER_S <= 5 * 60       # "minutes"
+    assert hwmodels.get("systolic-8x8").rows == 8

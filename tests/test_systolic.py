@@ -243,15 +243,16 @@ def test_too_many_folds_for_the_pipeline_is_its_own_error():
     fall back to the closed form's stalls; its text names arguments, not CLI flags."""
     from simulator.systolic import TooManyFoldsError
     hw = hwmodels.get("systolic-4x4")
-    net = workloads.resolve("gemm:600x600x600")       # ws on 1x1: 600 x 600 folds
+    net = workloads.resolve("gemm:1500x1500x1500")    # ws on 1x1: 1500 x 1500 folds
     with pytest.raises(TooManyFoldsError) as e:
         simulate_network(hw, net, "ws", rows=1, cols=1)
-    assert isinstance(e.value, ValueError) and (e.value.folds, e.value.max_folds) == (360_000, 300_000)
+    assert isinstance(e.value, ValueError) and (e.value.folds, e.value.max_folds) == (2_250_000, 2_000_000)
     assert str(e.value).startswith("stalls='pipeline' runs every fold through a simpy model: "
-                                   "gemm:600x600x600 on a 1x1 array is 360,000 folds")
+                                   "gemm:1500x1500x1500 on a 1x1 array is 2,250,000 folds, some "
+                                   "1.9 minutes")      # 2,250,000 / 20,000 a second
     assert "use stalls='closed-form', or a larger array" in str(e.value)
     assert not re.search(r"--[a-z]", str(e.value))                   # no CLI flag
-    assert simulate_network(hw, net, "ws", rows=1, cols=1, stalls="closed-form").instructions == 360_000
+    assert simulate_network(hw, net, "ws", rows=1, cols=1, stalls="closed-form").instructions == 2_250_000
 
 
 def test_scalesim_replay_refusal_names_the_mode_argument():

@@ -56,11 +56,16 @@ def _check_dim(obj, *names, minimum=1, maximum=MAX_DIM):
             raise ValueError(f"{type(obj).__name__}.{n} = {_short(v)}: must be at most {maximum}")
 
 
+class TensorTooLarge(ValueError):
+    """An operand over MAX_ELEMENTS elements (``workloads.resolve`` says what batch, if
+    one caused it, is the largest allowed)."""
+
+
 def _check_tensors(op):
     """Each operand of ``op`` at most MAX_ELEMENTS elements."""
     for t in op.operands():
         if t.elements > MAX_ELEMENTS:
-            raise ValueError(f"{type(op).__name__}: tensor {t.name} has {t.elements:.3g} elements; "
+            raise TensorTooLarge(f"{type(op).__name__}: tensor {t.name} has {t.elements:.3g} elements; "
                              f"at most {MAX_ELEMENTS:.3g} (2**48)")
 
 

@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 # Network and INPUT live in ir.py (the topology reader imports them from there too)
-from .ir import DTYPES, GEMM_LAYOUTS, INPUT, MAX_DIM, BatchNorm, Conv2d, Elementwise, Gemm, Network, Pool2d, TensorOp
+from .ir import DTYPES, GEMM_LAYOUTS, INPUT, MAX_DIM, MAX_ELEMENTS, TensorTooLarge, BatchNorm, Conv2d, Elementwise, Gemm, Network, Pool2d, TensorOp
 from .ir import show
 
 RESNET50_VARIANTS = ("v1.5", "v1")
@@ -137,10 +137,20 @@ _CONV_KEYS = {"n": "N", "c": "C", "h": "H", "w": "W", "k": "K", "r": "R", "s": "
               "stride": "stride", "pad": "padding", "groups": "groups"}
 
 
+def _shape_items(what: str, text: str) -> list:
+    """The KEY=VALUE items of a shape, split at commas; an empty one (``...,s=1,``,
+    ``n=1,,c=3``) is an error, as in every comma-separated list roofsim reads."""
+    parts = [x.strip() for x in text.split(",")]
+    if any(not x for x in parts):
+        raise ValueError(f"{what} shape: {show(text)} has an empty item (a comma too many); "
+                         "separate KEY=VALUE items by single commas")
+    return parts
+
+
 def parse_conv_shape(text: str) -> dict:
     """``n=1,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1`` -> Conv2d keyword arguments."""
     kw = {}
-    for part in filter(None, (x.strip() for x in text.split(","))):
+    for part in _shape_items("conv", text):
         key, eq, val = part.partition("=")
         key = key.strip().lower()
         if not eq or key not in _CONV_KEYS:
@@ -174,7 +184,7 @@ def parse_op_shape(kind: str, text: str) -> dict:
     arguments; errors name the key and what is allowed."""
     keys = _OP_KEYS[kind]
     kw = {}
-    for part in filter(None, (x.strip() for x in text.split(","))):
+    for part in _shape_items(kind, text):
         key, eq, val = part.partition("=")
         key, val = key.strip().lower(), val.strip()
         if not eq or key not in keys:
@@ -223,9 +233,58 @@ def resolve(spec: str, batch: int | None = None, resolution: int | None = None,
     """The network a workload argument names (see the module doc for the forms).
 
     Errors about an argument start with its name (``resolution applies to networks,
-    ...``, ``layout='nhwc': ...``, ``batch=2 and n=4 ... disagree``), as the CLI maps
-    names to its flags."""
+    ...``, ``layout='nhwc': ...``, ``batch=2 and n=4 ... disagree``, ``batch=N: layer
+    ... would hold ... elements ...; batch at most M``), as the CLI maps names to its
+    flags."""
     batch, resolution = _check_count("batch", batch), _check_count("resolution", resolution)
+    try:
+        return _resolve(spec, batch, resolution, dtype, layout)
+    except ValueError as e:
+        if batch is None or batch == 1 or str(e).startswith("batch=") or not _builds(
+                spec, resolution, dtype, layout):
+            raise
+        # the workload builds at batch 1: the batch is what is too large
+        limit = _batch_limit(spec, batch, resolution, dtype, layout) \
+            if isinstance(e, TensorTooLarge) else None
+        raise ValueError(limit or f"batch={batch}: {e}") from None
+
+
+def _builds(spec, resolution, dtype, layout) -> bool:
+    """Whether ``spec`` builds at batch 1."""
+    try:
+        _resolve(spec, 1, resolution, dtype, layout)
+    except ValueError:
+        return False
+    return True
+
+
+def _batch_limit(spec, batch, resolution, dtype, layout) -> str | None:
+    """Why ``batch`` is too large for ``spec``: the first operand it takes over
+    MAX_ELEMENTS and the largest batch every operand allows (tensors grow linearly with
+    the batch, so batches 1 and 2 tell each one's growth); None where the workload is
+    too large at batch 2 already (the batch is not the cause)."""
+    try:
+        one, two = (_resolve(spec, b, resolution, dtype, layout) for b in (1, 2))
+    except ValueError:
+        return None
+    worst, largest = None, None
+    for a, b in zip(one.ops, two.ops):
+        for ta, tb in zip(a.operands(), b.operands()):
+            grow = tb.elements - ta.elements
+            if grow <= 0:
+                continue
+            allowed = (MAX_ELEMENTS - ta.elements) // grow + 1
+            largest = allowed if largest is None else min(largest, allowed)
+            if worst is None and ta.elements + grow * (batch - 1) > MAX_ELEMENTS:
+                worst = (a.name, ta.name, ta.elements + grow * (batch - 1))
+    if worst is None or largest is None:
+        return None
+    return (f"batch={batch}: layer {worst[0]}'s tensor {worst[1]} would hold {worst[2]:.3g} "
+            f"elements, over 2**48; batch at most {largest:,} for workload {show(spec)}")
+
+
+def _resolve(spec, batch, resolution, dtype, layout) -> Network:
+    """:func:`resolve` of checked ``batch`` and ``resolution``."""
     for name, v, allowed in (("dtype", dtype, tuple(DTYPES)),
                              ("layout", layout, CONV_LAYOUT_NAMES + GEMM_LAYOUTS)):
         if v is not None and not isinstance(v, str):

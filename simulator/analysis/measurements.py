@@ -304,7 +304,10 @@ def problem_of(hw, record: dict):
                          f"({', '.join(a.name for a in spec.args)})") from None
     except (TypeError, AttributeError, IndexError) as e:
         raise ValueError(f"a {spec.name} record's problem fields cannot be read ({e})") from None
-    return api.build(hw, spec.name, **args)
+    try:
+        return api.build(hw, spec.name, **args)
+    except TypeError as e:        # a field of the wrong kind: the file's error, a ValueError
+        raise ValueError(str(e)) from None
 
 
 def _dims(v):

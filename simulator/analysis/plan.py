@@ -67,11 +67,22 @@ def _short(v) -> str:
     return t if len(t) <= 40 else f"{t[:30]}... ({len(t)} characters)"
 
 
+def uniform_name(text):
+    """The uniform plan ``text`` names (one of UNIFORM), or None: the one rule for a plan's
+    name wherever one is read -- the command line, the API, a plan file's values --
+    spaces around it and letter case aside (``" IM2COL-NHWC"`` is ``im2col-nhwc``)."""
+    if not isinstance(text, str):
+        return None
+    name = text.strip().lower()
+    return name if name in UNIFORM else None
+
+
 def parse_config(text, layer: str = "default"):
     """``direct-nhwc`` -> ("direct", "nhwc"); an error names the layer and the choices."""
-    if not isinstance(text, str) or text.strip().lower() not in UNIFORM:
+    name = uniform_name(text)
+    if name is None:
         raise ValueError(f"plan: {layer} = {_short(text)}: allowed: {', '.join(UNIFORM)}")
-    return tuple(text.strip().lower().split("-"))
+    return tuple(name.split("-"))
 
 
 def input_dims(net):
@@ -147,7 +158,7 @@ def expand(net, configs: dict, ops=None, layouts=None, dims=None) -> list:
 
 
 def uniform_configs(net, name: str) -> dict:
-    if name not in UNIFORM:
+    if uniform_name(name) is None:
         raise ValueError(f"plan={show(name)}: allowed: {', '.join(UNIFORM)}, or a plan file "
                          "(.toml or .json)")
     cfg = parse_config(name)
@@ -286,7 +297,7 @@ def plan_text(net, configs: dict, comment: str = "") -> str:
 
 def configs_of(net, plan: str) -> dict:
     """A plan argument (a uniform name or a file) -> every layer's configuration."""
-    if plan in UNIFORM:
+    if uniform_name(plan) is not None:
         return uniform_configs(net, plan)
     if "/" in plan or plan.lower().endswith((".toml", ".json")):
         return load_plan_file(plan, net)
@@ -298,10 +309,12 @@ def network(workload, batch):
     """The network a plan runs: a workload string at ``batch`` (None: its own), or a
     Network (or op) as built, whose batch ``batch`` must be if given; its layers must
     connect (``Network.check_connected``) and each have a kernel."""
+    import os
+
     import workloads
     from simulator import arguments
-    if isinstance(workload, str):
-        net = workloads.resolve(workload, batch=batch)
+    if isinstance(workload, (str, os.PathLike)):       # a topology CSV's path as a Path too
+        net = workloads.resolve(os.fspath(workload), batch=batch)
     else:
         net = arguments.workload(workload)
         if batch is not None and arguments.integer(batch, "batch", 1, 2**31 - 1) != batch_of(net):
@@ -324,7 +337,7 @@ def batch_of(net) -> int:
 def uniform(network_name: str, batch: int, name: str) -> list[LayerPlan]:
     """Every layer of ``network_name`` at ``batch`` under uniform plan ``name`` (one of
     UNIFORM), transforms included."""
-    if name not in UNIFORM:
+    if uniform_name(name) is None:
         raise ValueError(f"plan={show(name)}: allowed: {', '.join(UNIFORM)}")
     net = network(network_name, batch)
     return expand(net, uniform_configs(net, name))

@@ -66,10 +66,19 @@ class Parser(argparse.ArgumentParser):
 # ---------------------------------------------------------------- argument types
 
 def ascii_int(v: str) -> int:
-    """int() of plain ASCII digits only (Python's own int() reads any script's digits)."""
+    """int() of plain ASCII digits only (Python's own int() reads any script's digits,
+    and ``1_000``): the one integer parser of every option."""
     if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", v):
         raise ValueError(v)
     return int(v)
+
+
+def ascii_number(v: str) -> float:
+    """float() of plain ASCII decimal notation only (``1000``, ``1.5e6``; not ``1_000``,
+    ``inf`` or another script's digits), -0 read as 0 (so that it never prints as -0)."""
+    if not re.fullmatch(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*", v):
+        raise ValueError(v)
+    return float(v) + 0.0
 
 
 def positive_int(name, maximum=MAX_COUNT, minimum=1):
@@ -110,9 +119,10 @@ def positive_seconds(name):
 def budget(text):
     """--engine-budget: a whole number of warp instructions, 0 up to 1e15."""
     try:
-        v = float(text)
+        v = ascii_number(str(text))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{str(text)[:40]!r} is not a number") from None
+        raise argparse.ArgumentTypeError(f"{str(text)[:40]!r} is not a number in plain digits "
+                                         "(e.g. 1000 or 1e6)") from None
     if not 0 <= v <= 1e15 or v != int(v):
         raise argparse.ArgumentTypeError(f"{str(text)[:40]!r}: a whole number of warp "
                                          "instructions from 0 to 1e15")
@@ -458,12 +468,15 @@ def refuse_empty_values(args):
 
 
 def check_policy(args):
-    """--policy applies to the engine; unset, it is gto."""
+    """--policy applies to the engine; unset, it is gto (the API's rule,
+    ``arguments.policy``)."""
+    from simulator import arguments
     if hasattr(args, "policy"):
-        if args.policy is not None and getattr(args, "mode", None) == "analytic":
+        try:
+            args.policy = arguments.policy(args.policy, getattr(args, "mode", None))
+        except ValueError:
             raise UsageError(f"roofsim: --policy {args.policy}: the analytic model has no warp "
-                             f"scheduler; --policy applies to --mode sampled or full")
-        args.policy = args.policy or "gto"
+                             f"scheduler; --policy applies to --mode sampled or full") from None
 
 
 def join_negative_values(argv):

@@ -221,7 +221,10 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
             # a load's latency at DRAM utilisation u (memory.dram_wait: loaded latency)
             extra = to_dram * hw.dram.queue_cycles * u / (1 - u)
             latency = prof_w[P.P_T1] + slope * extra + own_issue
-            conc = miss_bytes / (inflight * seg / (lat + extra)) if miss_bytes else 0.0
+            # Little's law: the misses' bytes over what the in-flight requests deliver a
+            # cycle; written without dividing by the latency, which may be 0 (a preset's
+            # latencies set to 0 cost nothing here, not a division by zero)
+            conc = miss_bytes * (lat + extra) / (inflight * seg) if miss_bytes else 0.0
             terms = {"latency": float(latency), "issue": float(contended(issue_w, warps / ns, latency)),
                      **fixed, "concurrency": float(conc)}
             return max(terms.values()), terms

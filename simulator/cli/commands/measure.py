@@ -53,6 +53,9 @@ def run(args):
     elif args.suite != "network" and net_opts:
         raise ValueError(f"--{net_opts[0]} applies to the network suite")
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {args.out!r}: a file, not a folder; --out names the folder "
+                         "SUITE.json is written in")
     if not out.is_dir():
         raise ValueError(f"--out {args.out!r}: no such folder (create it first)")
     if args.deadline is not None and args.suite in ("network", "torchvision", "counters"):
@@ -120,7 +123,13 @@ def _network(args, out):
     DIR/network_bB.json (B: the batches, joined by -)."""
     from simulator.measure.network import check_plans, run_network
     batches = _batches(args, "1")
-    plans = items(args.plan or "direct-nchw", "--plan")
+    from simulator.analysis.plan import uniform_name
+    from simulator.arguments import repeated
+    # a uniform plan's name as the plan command and plan files read it (any case)
+    plans = [uniform_name(p) or p for p in items(args.plan or "direct-nchw", "--plan")]
+    twice = repeated(plans)
+    if twice:
+        raise ValueError(f"--plan {args.plan!r}: {twice[0]!r} given twice; give each plan once")
     workload = args.workload or "resnet50"
     check_plans(workload, batches, plans)       # every plan's launches, before any work
     data = run_network(workload, batches, plans, reps=args.reps or 5, command=_command_line())

@@ -18,7 +18,9 @@ def add_occupancy(sub):
     add_hw(p)
     p.add_argument("--block", type=positive_int("block"), required=True, help="threads per block")
     p.add_argument("--regs", type=positive_int("regs", minimum=0), required=True,
-                   help="registers per thread")
+                   help="registers per thread; 0 is allowed, as in CUDA's cuda_occupancy.h "
+                        "(a kernel its attributes say uses none: registers set no limit, "
+                        "shown as '-')")
     p.add_argument("--smem", default="0", metavar="BYTES",
                    help="shared memory per block: bytes, or with a unit (48KiB)")
     p.add_argument("--json", metavar="FILE")

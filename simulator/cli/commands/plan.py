@@ -54,6 +54,7 @@ def run(args):
     if (args.plan is None) == (args.oracle is None):
         raise ValueError("give --plan (a plan to predict) or --oracle FILE (pick the fastest plan "
                          "and write it), one of them")
+    args.plan = pl.uniform_name(args.plan) or args.plan    # the one rule: im2col-nhwc, any case
     net = pl.network(args.workload, args.batch)
     if args.batch is None:
         args.batch = pl.batch_of(net)    # --batch left out: the workload's own

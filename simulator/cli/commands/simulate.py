@@ -2,7 +2,6 @@
 simulate simt`` (one kernel launch, or two, on a SIMT GPU)."""
 from __future__ import annotations
 
-import re
 
 from hwmodels.units import format_bytes, format_seconds, format_si
 from simulator.table import format_table
@@ -61,11 +60,12 @@ def add_simulate(sub, help_only=False):
 # ---------------------------------------------------------------- systolic
 
 def array_shape(text):
-    """``RxC`` -> (rows, cols)."""
-    m = re.fullmatch(r"\s*([0-9]+)\s*[xX]\s*([0-9]+)\s*", text or "")
-    if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
+    """``RxC`` -> (rows, cols), read as the API's ``array="RxC"`` is."""
+    from simulator.arguments import dims_text
+    t = dims_text(text or "", 2)
+    if t is None:
         raise ValueError(f"--array {text!r}: expected ROWSxCOLS with positive integers, e.g. 128x128")
-    return int(m.group(1)), int(m.group(2))
+    return t
 
 
 def run_systolic(args):

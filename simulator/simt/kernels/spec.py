@@ -56,10 +56,14 @@ class Arg:
             raise ValueError(f"Arg.kind = {self.kind!r}: allowed: {', '.join(ARG_KINDS)}")
 
     def check(self, kernel: str, value):
-        """The value, validated (ValueError naming the kernel, the argument and what is
-        allowed)."""
+        """The value, validated, naming the kernel, the argument and what is allowed: a
+        TypeError for the wrong kind of thing (a float, a bool or a string for a size), a
+        ValueError for a value not allowed."""
         if self.kind == "size":
-            if not _is_int(value) or value < 1:
+            if not _is_int(value):
+                raise TypeError(f"{kernel}: {self.name} = {show(value)}: must be a positive "
+                                f"integer, not a {type(value).__name__}")
+            if value < 1:
                 raise ValueError(f"{kernel}: {self.name} = {show(value)}: must be a positive "
                                  f"integer")
             value = int(value)
@@ -79,7 +83,7 @@ class Arg:
         if self.kind == "conv":
             from workloads.ir import Conv2d
             if not isinstance(value, Conv2d):
-                raise ValueError(f"{kernel}: {self.name} must be a workloads.ir.Conv2d, got "
+                raise TypeError(f"{kernel}: {self.name} must be a workloads.ir.Conv2d, got "
                                  f"{type(value).__name__}")
             return value
         if self.kind == "op":
@@ -90,7 +94,7 @@ class Arg:
                                  f"{', '.join(self.choices)}, got {got}")
             return value
         if not _is_int(value) and not isinstance(value, (tuple, list)):
-            raise ValueError(f"{kernel}: {self.name} = {show(value)}: this kernel takes 1 to "
+            raise TypeError(f"{kernel}: {self.name} = {show(value)}: this kernel takes 1 to "
                              f"{self.ndim} positive integers (an int, or a tuple of them)")
         t = (value,) if _is_int(value) else tuple(value)
         if not 1 <= len(t) <= self.ndim or any(not _is_int(x) or x < 1 or x > 2**31 - 1
