@@ -4,6 +4,7 @@ the committed H100 file into a folder of its own, spoils one field, and expects 
 ValueError naming the file, the record and the field -- where the old code raised a
 KeyError, StopIteration, IndexError or TypeError, or scored the bad value."""
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -673,3 +674,171 @@ def test_h2d_times_are_checked_too(tmp_path, edit, field):
     with pytest.raises(ValueError, match=rf"h2d.json: record 0 \('{kind}'\): field '{field}'"):
         load_suite(tmp_path, "h2d")
     assert load_suite(REAL.parent / "h200", "h2d").records
+
+
+# ---- sixth audit: record keys, counters' metrics, the folder given, a BOM (item 6)
+
+@pytest.mark.parametrize("dev", ["h100-sxm", "h200"])
+def test_every_committed_suite_file_loads(dev):
+    """The keys allowed are the ones the suites write: every committed file loads."""
+    from simulator.analysis.measurements import load_suite
+    folder = REAL.parent / dev
+    for s in ("grid", "gemm", "conv", "micro", "h2d"):
+        assert load_suite(folder, s).records
+    if dev == "h100-sxm":
+        assert cn.load(folder)["records"] and tune.load(folder)["records"]
+
+
+def _gemm_record(rs, kernel):
+    return next(r for r in rs if r["kernel"] == kernel and r["ok"])
+
+
+@pytest.mark.parametrize("key,kernel", [("comment", "gemm-tiled"), ("m\u00e9dian_s", "gemm-tiled"),
+                                        ("tile", "gemm-naive"), ("thread_x", "gemm-tiled")])
+def test_an_unknown_record_key_is_refused(tmp_path, key, kernel):
+    """A key no suite writes (a comment, a typo, another kernel's argument) is refused,
+    naming the key and the keys allowed, as plan files refuse theirs."""
+    from simulator.analysis.measurements import load_suite
+    raw = json.loads((REAL / "gemm.json").read_text())
+    r = _gemm_record(raw["records"], kernel)
+    i = raw["records"].index(r)
+    r[key] = 16
+    (tmp_path / "gemm.json").write_text(json.dumps(raw))
+    with pytest.raises(ValueError) as e:
+        load_suite(tmp_path, "gemm")
+    msg = str(e.value)
+    assert f"gemm.json: record {i}: field {key!r} is not one a {kernel} record has" in msg, msg
+    allowed = msg.split("allowed: ")[1].split(", ")
+    assert "median_s" in allowed and key not in allowed
+    assert ("tile" in allowed) == (kernel == "gemm-tiled")
+
+
+@pytest.mark.parametrize("suite,key", [("counters", "note"), ("tune", "comment")])
+def test_an_unknown_key_in_counters_and_tune_is_refused(tmp_path, suite, key):
+    def spoil(rs):
+        rs[2][key] = "x"
+    _refused(tmp_path, suite, spoil, None, "record 2", f"field {key!r} is not one a {suite} record has")
+
+
+@pytest.mark.parametrize("metrics,needle", [
+    (None, "field 'metrics' = missing"), ("x", "field 'metrics' = 'x'"), ([], "field 'metrics' = []"),
+    (["gpu__time_duration.sum"] * 2, "a list of distinct metric names"),
+    (["gpu__time_duration.sum", "smsp__inst_executed.sum"], "lacks dram__bytes_read.sum"),
+])
+def test_counters_metrics_are_checked(tmp_path, metrics, needle):
+    doc = json.loads((REAL / "counters.json").read_text())
+    if metrics is None:
+        del doc["metrics"]
+    else:
+        doc["metrics"] = metrics
+    (tmp_path / "counters.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        cn.load(tmp_path)
+
+
+def test_counters_ncu_kernel_must_name_the_kernel(tmp_path):
+    def spoil(rs):
+        rs[1]["ncu_kernel"] = ""
+    _refused(tmp_path, "counters", spoil, None, "record 1", "field 'ncu_kernel'")
+
+
+def test_measurements_must_be_a_folder_holding_a_regular_file(tmp_path, capsys):
+    """gemm.json itself given, gemm.json a folder or a FIFO: each says what it is, not
+    'no gemm.json there'."""
+    import os
+
+    def err(folder):
+        assert main(["validate", "--hw", "h100-sxm", "--measurements", str(folder), "--suites", "gemm",
+                     "--engine-budget", "0", "--workers", "1"]) == 2
+        e = capsys.readouterr().err
+        assert e.count("\n") == 1, e
+        return e
+    e = err(REAL / "gemm.json")
+    assert f"is a file, not a folder; give the folder that holds gemm.json ('{REAL}')" in e
+    (tmp_path / "d" / "gemm.json").mkdir(parents=True)
+    assert "gemm.json there is a folder, not a regular file" in err(tmp_path / "d")
+    (tmp_path / "f").mkdir()
+    os.mkfifo(tmp_path / "f" / "gemm.json")
+    assert "gemm.json there is a FIFO, not a regular file" in err(tmp_path / "f")
+    assert "no such folder" in err(tmp_path / "none")
+    assert "no gemm.json there" in err(tmp_path / "d" / "gemm.json")
+
+
+def test_a_byte_order_mark_is_ignored_as_in_traces_and_plans(tmp_path):
+    from simulator.analysis.measurements import load_suite
+    (tmp_path / "gemm.json").write_bytes(b"\xef\xbb\xbf" + (REAL / "gemm.json").read_bytes())
+    assert load_suite(tmp_path, "gemm").records == load_suite(REAL, "gemm").records
+    _copy(tmp_path, "tune", text=lambda t: "\ufeff" + t)
+    assert tune.load(tmp_path)["records"] == tune.load(REAL)["records"]
+
+
+def test_a_huge_integer_is_named_without_pythons_hint(tmp_path):
+    from simulator.analysis.measurements import load_suite
+    text = (REAL / "gemm.json").read_text().replace('"m": 256', '"m": ' + "9" * 5000, 1)
+    (tmp_path / "gemm.json").write_text(text)
+    with pytest.raises(ValueError, match="an integer of more than 4,300 digits") as e:
+        load_suite(tmp_path, "gemm")
+    assert "set_int_max_str_digits" not in str(e.value)
+
+
+# ---- sixth audit: held to its own GPU (item 3)
+
+@pytest.mark.parametrize("prov,why", [
+    ({"device": "NVIDIA GeForce RTX 4090"}, "it matches no preset's GPU"),
+    ({"device": "NVIDIA H100 PCIe", "compute_capability": "9.0"}, "another board of h100-sxm's model"),
+    ({"device": "NVIDIA H200", "compute_capability": "9.0"}, "that is preset h200's GPU"),
+])
+def test_a_folder_of_another_gpu_is_refused_saying_why(prov, why):
+    import hwmodels
+    from simulator.analysis.measurements import check_device
+    with pytest.raises(ValueError, match=f"measured on '{prov['device']}', not a h100-sxm.*: {why}"):
+        check_device(hwmodels.get("h100-sxm"), REAL, "gemm.json", prov)
+
+
+@pytest.mark.parametrize("cc", [9.0, "nine", "9", ""])
+def test_a_provenance_compute_capability_is_checked(tmp_path, cc):
+    from simulator.analysis.measurements import load_suite
+    raw = json.loads((REAL / "gemm.json").read_text())
+    raw["provenance"]["compute_capability"] = cc
+    (tmp_path / "gemm.json").write_text(json.dumps(raw))
+    with pytest.raises(ValueError, match="provenance field 'compute_capability' = .*: a compute capability"):
+        load_suite(tmp_path, "gemm")
+
+
+# ---- sixth audit: the tune suite's problems (item 4)
+
+def _tune_doc():
+    return json.loads((REAL / "tune.json").read_text())
+
+
+@pytest.mark.parametrize("spelling", ["GEMM:256x256x256", "gemm:256x256x256 ", "gemm: 256x256x256"])
+def test_a_tune_problem_spelt_otherwise_is_the_same_problem(tmp_path, spelling):
+    doc = _tune_doc()
+    first = next(i for i, r in enumerate(doc["records"]) if r["ok"])
+    again = dict(doc["records"][first], problem=spelling)
+    doc["records"].append(again)
+    (tmp_path / "tune.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=rf"record {len(doc['records']) - 1} .*repeats record {first} "
+                                         r"\('gemm:256x256x256': the same problem, spelt otherwise\)"):
+        tune.load(tmp_path)
+
+
+def test_a_tune_problem_of_one_candidate_is_left_out_of_the_scores(tmp_path):
+    """A ranking of one candidate has no regret (it was 0%, counted toward the goals):
+    such a problem is left out and named; a file of only such problems is refused."""
+    import hwmodels
+    h100 = hwmodels.get("h100-sxm")
+    doc = _tune_doc()
+    ok = [r for r in doc["records"] if r["ok"]]
+    a = [r for r in ok if r["problem"] == "gemm:256x256x256"][:2]
+    b = [r for r in ok if r["problem"] == "gemm:512x512x512"][:1]
+    doc["records"] = a + b
+    (tmp_path / "tune.json").write_text(json.dumps(doc))
+    s = tune.scores(h100, tmp_path, engine_top=1)
+    assert [r["problem"] for r in s["problems"]] == ["gemm:256x256x256"]
+    assert s["left_out"] == ["gemm:512x512x512"] and s["problems_total"] == 1
+    assert s["problems"][0]["candidates"] == 2
+    doc["records"] = b
+    (tmp_path / "tune.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="no problem has 2 or more candidates measured"):
+        tune.scores(h100, tmp_path, engine_top=1)

@@ -161,7 +161,7 @@ def test_ncu_rows(tmp_path, line, col, value, needle):
 @pytest.mark.parametrize("text,needle", [
     ("NaN", "dur = NaN"), ("Infinity", "dur = Infinity"), ("-200", "dur = -200"),
     ("true", "dur = true"), ("1e308", "dur = 1e\\+308"), ("1" + "0" * 400, "dur = 1000"),
-    ('"12.5"', "dur = '12.5'"),
+    ('"12.5"', "dur = '12.5'"), ("-0.0", "dur = -0.0"),
 ])
 def test_impossible_durations(tmp_path, text, needle):
     p = _torch(tmp_path, _set(CONV_K, ["dur"], "@DUR@"))
@@ -703,3 +703,128 @@ def test_every_csv_reader_refuses_a_column_twice(tmp_path, text, needle):
     p.write_text(text)
     with pytest.raises(ValueError, match=needle):
         read(p)
+
+
+# --- held to its own GPU: a trace's device list checked, every device matched (sixth audit, 3)
+
+def _doc_trace(tmp_path, change):
+    """The ResNet-50 trace with ``change(document)`` applied, written to tmp_path."""
+    doc = copy.deepcopy(RESNET)
+    change(doc)
+    p = tmp_path / "dev.json"
+    p.write_text(json.dumps(doc))
+    return p
+
+
+def _props(**kw):
+    def change(doc):
+        for k, v in kw.items():
+            if v is None:
+                doc["deviceProperties"][0].pop(k)
+            else:
+                doc["deviceProperties"][0][k] = v
+    return change
+
+
+@pytest.mark.parametrize("change,needle", [
+    (lambda d: d.update(deviceProperties=d["deviceProperties"][0]), r"deviceProperties = \{'id'.*: a list of objects"),
+    (lambda d: d.update(deviceProperties=["NVIDIA H100 80GB HBM3"]), r"deviceProperties\[0\] = 'NVIDIA.*: an object"),
+    (_props(name=7), r"deviceProperties\[0\].name = 7: the GPU's name"),
+    (_props(name=" "), r"deviceProperties\[0\].name = ' ': the GPU's name"),
+    (_props(name="NVIDIA GeForce RTX 4090", computeMajor="8", computeMinor="9"),
+     r"deviceProperties\[0\].computeMajor = '8': an integer"),
+    (_props(name="NVIDIA GeForce RTX 4090", computeMajor=None, computeMinor=None),
+     r"deviceProperties\[0\].computeMajor = missing: an integer"),
+    (_props(computeMinor=True), r"deviceProperties\[0\].computeMinor = True: an integer"),
+])
+def test_a_malformed_device_list_is_refused_not_skipped(tmp_path, change, needle):
+    """A deviceProperties of the wrong shape once skipped the device check (an H100's
+    trace accepted on a gtx480): refused, naming the field."""
+    from simulator.analysis.check import check_device
+    p = _doc_trace(tmp_path, change)
+    for hw in ("gtx480", "h100-sxm"):
+        with pytest.raises(ValueError, match=needle):
+            check_device(hwmodels.get(hw), p)
+
+
+@pytest.mark.parametrize("hw,name,cc,why", [
+    ("h100-sxm", "NVIDIA GeForce RTX 4090", None, "it matches no preset's GPU"),
+    ("h100-sxm", "NVIDIA GeForce GTX 480", None, "that is preset gtx480's GPU"),
+    ("h100-sxm", "GTX480", "9.0", "that is preset gtx480's GPU"),
+    ("h100-sxm", "NVIDIA H100 PCIe", "9.0", "another board of h100-sxm's model (H100)"),
+    ("h100-sxm", "NVIDIA H100 NVL", "9.0", "another board of h100-sxm's model (H100)"),
+    ("h100-sxm", "NVIDIA H200", "9.0", "that is preset h200's GPU"),
+    ("h200", "NVIDIA H100 80GB HBM3", "9.0", "that is preset h100-sxm's GPU"),
+    ("h100-sxm", "NVIDIA H100 80GB HBM3", "8.0", "its compute capability is 8.0, h100-sxm's 9.0"),
+    ("gtx480", "NVIDIA A100-SXM4-40GB", None, "it matches no preset's GPU"),
+    ("h100-sxm", "NVIDIA H100 80GB HBM3", "9.0", None),
+    ("h100-sxm", "nvidia h100 80gb hbm3", None, None),
+    ("h200", "NVIDIA H200", "9.0", None),
+    ("gtx480", "GeForce GTX 480", "2.0", None),
+    ("gtx480", "NVIDIA GeForce GTX 480", None, None),
+    ("v100-sxm2", "Tesla V100-SXM2-16GB", "7.0", None),
+    ("k80", "Tesla K80", "3.7", None),
+])
+def test_a_gpu_is_known_by_its_name_among_the_presets(hw, name, cc, why):
+    """Device names are matched, normalised, against each preset's GPU's names as CUDA
+    reports them: a GeForce name (no model number the old pattern saw), a sibling board
+    (H100 PCIe: 114 SMs, 2 TB/s) or another preset's GPU is not the preset's."""
+    from simulator.analysis.gpus import mismatch
+    got = mismatch(hwmodels.get(hw), name, cc)
+    assert (got is None) if why is None else (why in (got or "")), got
+
+
+def test_every_row_of_an_ncu_csv_is_held_to_the_gpu(tmp_path):
+    """One H100 row no longer vouches for the others: a CSV with one GTX 480 row among
+    H100 rows is refused, naming that device; an empty device or a CC not MAJOR.MINOR is
+    refused naming the line and the column."""
+    from simulator.analysis.check import check_device
+    h100 = hwmodels.get("h100-sxm")
+    check_device(h100, _ncu(tmp_path, 2, "CC", "9.0"))
+    p = _ncu(tmp_path, 3, "device__attribute_display_name", "NVIDIA GeForce GTX 480")
+    with pytest.raises(ValueError, match=r"recorded on 'NVIDIA GeForce GTX 480', not a h100-sxm.*"
+                                         r"that is preset gtx480's GPU"):
+        check_device(h100, p)
+    with pytest.raises(ValueError, match=r"line 4: device__attribute_display_name is empty"):
+        check_device(h100, _ncu(tmp_path, 3, "device__attribute_display_name", " "))
+    with pytest.raises(ValueError, match=r"line 3: CC = 'nine': a compute capability"):
+        check_device(h100, _ncu(tmp_path, 2, "CC", "nine"))
+
+
+# --- kernels left unmapped say why (sixth audit, 5)
+
+def _note(tmp_path, change):
+    ks = read(_torch(tmp_path, change))
+    return next(k for k in ks if k.name == EVENTS[CONV_K]["name"]).note, ks
+
+
+def test_a_kernel_joined_to_no_operator_says_why(tmp_path):
+    note, ks = _note(tmp_path, _set(CONV_K, ["args", "External id"], 10**12))
+    assert note == "its External id matches no operator call (cpu_op event) of the trace"
+
+    def drop(ev):
+        del ev[CONV_K]["args"]["External id"]
+    note, _ = _note(tmp_path, drop)
+    assert note == "no External id: nothing joins it to the operator that launched it"
+
+    def orphan_all(ev):
+        for e in ev:
+            if e.get("cat") == "kernel":
+                e["args"]["External id"] = 10**12
+    ks = read(_torch(tmp_path, orphan_all))
+    assert len(ks) == 174 and all(k.op is None and "matches no operator" in k.note for k in ks)
+
+
+def test_an_operator_without_the_shapes_it_needs_says_so(tmp_path):
+    """A convolution with one input's shape, or without Input Dims (record_shapes off),
+    is kept unmapped with a note, and check's summary counts it."""
+    one = EVENTS[CONV_OP]["args"]["Input Dims"][:1]
+    note, _ = _note(tmp_path, _set(CONV_OP, ["args", "Input Dims"], one))
+    assert note.startswith(f"Input Dims = {one}; a convolution op needs the input's and the weight's")
+
+    def drop(ev):
+        del ev[CONV_OP]["args"]["Input Dims"]
+    note, ks = _note(tmp_path, drop)
+    assert note.startswith("no Input Dims (profile with record_shapes=True)")
+    doc = check(hwmodels.get("h100-sxm"), ks)
+    assert sum(r["note"] == note for r in doc["kernels"]) >= 1

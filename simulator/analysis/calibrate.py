@@ -36,9 +36,10 @@ def parameters(hw, folder) -> dict:
     ``records`` names the file and the records the value comes from (for errors)."""
     micro = load_suite(folder, "micro")
     prov = micro.provenance
-    if not micro.of(hw):
+    if micro.mismatch(hw):
         raise ValueError(f"{micro.path}: provenance device {show(micro.device)} is not a {hw.name} "
-                         f"({hw.description}); calibrate the preset of the GPU that was measured")
+                         f"({hw.description}): {micro.mismatch(hw)}; calibrate the preset of the GPU "
+                         "that was measured")
     clock_mhz = float((prov.get("nvidia_smi") or {}).get("clock_sm_mhz") or 0)
     if abs(clock_mhz * 1e6 - hw.clock_hz) > 0.01 * hw.clock_hz:
         raise ValueError(f"{hw.name}: measured SM clock {clock_mhz} MHz differs from the preset's "
@@ -122,11 +123,11 @@ def parameters(hw, folder) -> dict:
                                   f"launch_gpu_side less one block start, {src}",
                                   which(rec["launch_gpu_side"][0], *([big] if empty else [])))
     # the h2d suite is optional; a broken one is an error, not skipped
-    h2d = load_suite(folder, "h2d") if (Path(folder) / "h2d.json").is_file() else None
-    if h2d and not h2d.of(hw):
+    h2d = load_suite(folder, "h2d") if (Path(folder) / "h2d.json").exists() else None
+    if h2d and h2d.mismatch(hw):
         raise ValueError(f"{h2d.path}: provenance device {show(h2d.device)} is not a {hw.name} "
-                         f"({hw.description}), though the micro suite beside it is; a folder "
-                         "holds one GPU's measurements")
+                         f"({hw.description}), though the micro suite beside it is: "
+                         f"{h2d.mismatch(hw)}; a folder holds one GPU's measurements")
     if h2d and hw.host_link is not None:
         hs = f"h2d suite, {h2d.device}, {h2d.provenance['date'][:10]}"
         for kind in ("pinned", "pageable"):

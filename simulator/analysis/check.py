@@ -22,14 +22,16 @@ trace, the shapes or the hardware model. Several kernels of one operator share i
 each gets the op's bound in proportion to its time. Kernels that map to no op are kept,
 listed with their share of GPU time, with a note where a kernel of a known kind maps to
 no op (another dtype, a transposed or dilated convolution, an asymmetric stride, an
-adaptive pool to other than 1x1, an empty tensor: ``trace_ops``).
+adaptive pool to other than 1x1, an empty tensor, inputs' shapes missing: ``trace_ops``)
+or where it is joined to no operator (no ``External id``, or one no operator has). A
+trace's GPUs are held to the preset's by ``gpus.check_trace_device``.
 
 Each input kind has one schema, checked on load (``read`` picks the kind from the
 content: a JSON object with ``traceEvents``, an ncu header with ``ID`` and ``Kernel
 Name``, names stripped of the spaces around them, or the header ``name,op,seconds``):
 times finite, from :data:`MIN_SECONDS` (a nanosecond) to :data:`MAX_SECONDS` (an hour),
-the suites' range (a PyTorch trace's ``dur`` may also be 0: the profiler writes it for a
-kernel shorter than its resolution); sizes integers >= 0; counts (bytes, instructions)
+the suites' range (a PyTorch trace's ``dur`` may also be 0, not -0.0: the profiler writes
+it for a kernel shorter than its resolution); sizes integers >= 0; counts (bytes, instructions)
 finite, >= 0 and at most :data:`MAX_COUNT`; numbers in text in ASCII decimal notation
 only; no key twice in a JSON object read, no column twice in a CSV header (the shared
 limits and parser: ``trace_fields``). Every name read (kernel, operator, CSV row) is
@@ -45,6 +47,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -54,6 +57,8 @@ from .trace_fields import MAX_COUNT, MAX_SECONDS, MIN_SECONDS, columns, decimal,
 from .trace_fields import in_range as _in_range
 from .trace_fields import show as _show
 from .trace_ops import TORCH_DTYPES, op_of  # noqa: F401  (op_of: check's API)
+from .gpus import check_trace_device as check_device  # noqa: F401  (check's API)
+from .gpus import trace_devices as devices  # noqa: F401  (check's API)
 
 KINDS = ("convolution", "gemm", "elementwise", "pooling", "normalization", "copy", "other")
 
@@ -234,8 +239,9 @@ def _torch_kernel(path, i, e) -> TorchKernel:
                f"({MAX_SECONDS * 1e6:.4g}): 0 (what the profiler writes for a kernel shorter than "
                f"its resolution) or from {MIN_SECONDS * 1e6:g} (a nanosecond)")
     us = _number(at, "dur", e["dur"], allowed, lo=0, hi=MAX_SECONDS * 1e6)
-    if 0 < us < MIN_SECONDS * 1e6:
-        raise ValueError(f"{at}: dur = {_show(e['dur'])}: {allowed}")
+    if 0 < us < MIN_SECONDS * 1e6 or math.copysign(1.0, us) < 0:
+        raise ValueError(f"{at}: dur = {_show(e['dur'])}: {allowed}" + (
+            "; -0.0 is a negative zero, not the profiler's 0" if us == 0 else ""))
     return TorchKernel(i, printable(name), us * 1e-6, _ext(at, a))
 
 
@@ -332,6 +338,11 @@ def _read_torch(path, text) -> list:
                 kind, op, source, note = ck, co, c.name, cn
                 break
             source = source or c.name
+        if op is None and not note and kind == "other" and not source:
+            # joined to no operator at all: say why (an operator of a kind roofsim does not
+            # model, source set, needs no note)
+            note = ("no External id: nothing joins it to the operator that launched it" if k.ext is None
+                    else "its External id matches no operator call (cpu_op event) of the trace")
         out.append(Kernel(k.name, k.seconds, op, kind, source, k.ext, note=note))
     if not out:
         raise ValueError(f"{path}: no GPU kernels (profile with ProfilerActivity.CUDA)")
@@ -458,53 +469,6 @@ def read(path) -> list:
     text = _text(path)
     kind = kind_of(path, text)
     return {"torch": _read_torch, "ncu": _read_ncu, "plain": _read_plain}[kind](path, text)
-
-
-def devices(path) -> list:
-    """The GPUs a trace says it was recorded on, as (name, "major.minor" or None): a
-    PyTorch trace's ``deviceProperties``, an Nsight Compute CSV's
-    ``device__attribute_display_name`` and ``CC`` columns; [] where it says none (a plain
-    CSV, a trace without them). Read apart from the kernels (a trace's device list is
-    found without parsing its events again)."""
-    text = _text(path)
-    kind = kind_of(path, text)
-    out = []
-    if kind == "torch":
-        at = text.find('"deviceProperties"')
-        start = text.find("[", at) if at >= 0 else -1
-        if start < 0:
-            return []
-        try:
-            props, _ = json.JSONDecoder().raw_decode(text, start)
-        except ValueError:
-            return []
-        for d in props if isinstance(props, list) else []:
-            if isinstance(d, dict) and isinstance(d.get("name"), str):
-                major, minor = d.get("computeMajor"), d.get("computeMinor")
-                cc = f"{major}.{minor}" if isinstance(major, int) and isinstance(minor, int) else None
-                out.append((printable(d["name"]), cc))
-    elif kind == "ncu":
-        rows = [r for _, r in _csv_rows(text)]
-        head = [x.strip() for x in rows[0]] if rows else []
-        if "device__attribute_display_name" in head:
-            i = head.index("device__attribute_display_name")
-            j = head.index("CC") if "CC" in head else None
-            for r in rows[2:]:
-                if i < len(r) and r[i].strip():
-                    cc = r[j].strip() if j is not None and j < len(r) and r[j].strip() else None
-                    out.append((printable(r[i].strip()), cc))
-    return list(dict.fromkeys(out))
-
-
-def check_device(hw, path) -> None:
-    """Refuse a trace recorded on another GPU than ``hw``'s (the rule of the suites,
-    ``measurements.same_gpu``): its bounds would be another chip's."""
-    from .measurements import same_gpu
-    gpus = devices(path)
-    if gpus and not any(same_gpu(hw, name, cc) for name, cc in gpus):
-        names = ", ".join(repr(n) for n, _ in gpus[:3])
-        raise ValueError(f"path={show(str(path), 200)}: recorded on {names}, not a {hw.name} "
-                         f"({hw.description}); hold a trace to its own GPU's preset")
 
 
 #: the byte counters ncu reports for each memory level: a kernel must move what they

@@ -119,10 +119,31 @@ def load(folder) -> dict:
         seen[key] = i
         return rec
     doc = load_suite_json(folder, "counters", "roofsim measure counters", check)
+    check_metrics(Path(folder) / "counters.json", doc)
     if not any(r["ok"] for r in doc["records"]):
         raise ValueError(f"{Path(folder) / 'counters.json'}: no successful record (\"ok\": "
                          f"true) of {len(doc['records'])}; nothing to score")
     return doc
+
+
+#: the ncu metrics the scored fields come from (``simulator.measure.counters``): seconds,
+#: instructions, dram_bytes (read plus write) and l2_bytes
+SCORED_METRICS = ("gpu__time_duration.sum", "smsp__inst_executed.sum", "dram__bytes_read.sum",
+                  "dram__bytes_write.sum", "lts__t_bytes.sum")
+
+
+def check_metrics(path, doc) -> None:
+    """A counters file's ``metrics``: the list of ncu metrics profiled (distinct, non-empty
+    strings), holding every one the scored fields come from (:data:`SCORED_METRICS`)."""
+    m = doc.get("metrics")
+    if not isinstance(m, list) or not m or not all(isinstance(x, str) and x.strip() for x in m) \
+            or len(set(m)) != len(m):
+        raise ValueError(f"{path}: field 'metrics' = {show(m) if 'metrics' in doc else 'missing'}: "
+                         "the ncu metrics profiled, a list of distinct metric names")
+    lack = [x for x in SCORED_METRICS if x not in m]
+    if lack:
+        raise ValueError(f"{path}: field 'metrics' lacks {', '.join(lack)}: the scored fields come "
+                         f"from {', '.join(SCORED_METRICS)}")
 
 
 def left_out(doc) -> int:
@@ -159,6 +180,10 @@ def check_record(path, i, r: dict, launches: dict) -> dict:
                           f"(the problem makes {n} launch{'es' if n > 1 else ''})")
     if not isinstance(r.get("ok"), bool):
         raise RecordError(path, i, item, "ok", r.get("ok", MISSING), "must be true or false")
+    k = r.get("ncu_kernel", "kernel")
+    if not isinstance(k, str) or not k.strip():
+        raise RecordError(path, i, item, "ncu_kernel", k, "must be the profiled kernel's name, a "
+                          "non-empty string")
     seconds(path, i, item, r, "seconds", optional=True)
     number(path, i, item, r, "instructions", what="a whole number of warp instructions",
            integer="whole", optional=True)

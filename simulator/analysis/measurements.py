@@ -14,6 +14,9 @@ from pathlib import Path
 from simulator.arguments import cut, show
 from simulator.result import Measurement
 
+from .gpus import check_cc, mismatch, same_gpu  # noqa: F401  (same_gpu: this module's API)
+from .suite_keys import check_keys
+
 KERNEL_SUITES = ("grid", "gemm", "conv")
 
 # The bounds of a measured kernel time and of a launch's bytes, for every suite reader
@@ -65,38 +68,17 @@ def _string(path, i, r, f):
         raise ValueError(f"{path}: record {i}: field {show(f)} = {show(r.get(f))}: must be a string")
 
 
-def same_gpu(hw, device: str, compute_capability: str | None = None) -> bool:
-    """Whether measurements taken on ``device`` (provenance, e.g. "NVIDIA H200") can be
-    of preset ``hw``: the provenance's compute capability, where it gives one, is the
-    preset's ("9.0"), and the device's model number (H100, H200, A100...) is among the
-    preset's name and description's, or the device names none -- or the preset names
-    no model number (a user's own copy) and the compute capabilities agree."""
-    import re
-    cc = getattr(hw, "cc", None)
-    if compute_capability is not None and cc is not None and \
-            str(compute_capability).strip() != f"{cc[0]}.{cc[1]}":
-        return False
-    models = re.findall(r"\b[A-Z]{1,2}[0-9]{2,4}[A-Z]?\b", device)
-    if not models:
-        return True
-    ours = set(re.findall(r"\b[A-Z]{1,2}[0-9]{2,4}[A-Z]?\b", f"{hw.name.upper()} {hw.description}"))
-    # a preset of the user's own naming none (a calibrated copy, "lab-gpu") is told by
-    # the compute capability alone
-    return models[0] in ours if ours else compute_capability is not None
-
-
 def check_device(hw, folder, name: str, provenance: dict) -> str:
     """The device (provenance) file ``name`` of measurement folder ``folder`` was measured
     on; a ValueError naming the argument (``folder=``) unless it can be ``hw``'s GPU
-    (``same_gpu``): scoring a preset against another GPU's measurements scores nothing
+    (``gpus.mismatch``): scoring a preset against another GPU's measurements scores nothing
     it predicts. Every scoring of a folder (validate's suites, counters, tune) checks here."""
     dev = str(provenance.get("device", ""))
-    if not same_gpu(hw, dev, provenance.get("compute_capability")):
+    why = mismatch(hw, dev, provenance.get("compute_capability"))
+    if why:
         raise ValueError(f"folder={short(str(folder), 200)}: {name} was measured on "
-                         f"{short(dev, 80)}, not a {hw.name} ({cut(hw.description, 80)}); "
-                         f"score a preset against its own GPU's measurements (a preset names "
-                         f"its GPU's model in its name or description, or names none and "
-                         f"shares its compute capability)")
+                         f"{short(dev, 80)}, not a {hw.name} ({cut(hw.description, 80)}): {why}; "
+                         f"score a preset against its own GPU's measurements")
     return dev
 
 
@@ -114,8 +96,12 @@ class SuiteFile:
         return self.provenance["device"]
 
     def of(self, hw) -> bool:
-        """Whether this file's GPU can be ``hw``'s (``same_gpu``, compute capability too)."""
+        """Whether this file's GPU can be ``hw``'s (``gpus.same_gpu``)."""
         return same_gpu(hw, self.device, self.provenance.get("compute_capability"))
+
+    def mismatch(self, hw):
+        """Why this file's GPU cannot be ``hw``'s, or None (``gpus.mismatch``)."""
+        return mismatch(hw, self.device, self.provenance.get("compute_capability"))
 
 
 def check_head(path, data, suite: str) -> None:
@@ -134,23 +120,66 @@ def check_head(path, data, suite: str) -> None:
     for f in PROVENANCE_FIELDS:
         if not isinstance(prov.get(f), str) or not prov[f].strip():
             raise ValueError(f"{path}: provenance field {show(f)} missing, empty or not a string")
+    if "compute_capability" in prov:
+        check_cc(f"{path}: provenance field 'compute_capability'", prov["compute_capability"])
     if isinstance(data.get("schema_version"), bool) or data.get("schema_version") not in SCHEMA_VERSIONS:
         raise ValueError(f"{path}: field 'schema_version' is {show(data.get('schema_version'))}; "
                          f"this roofsim reads {', '.join(map(str, SCHEMA_VERSIONS))}")
 
 
-def load_suite(folder, suite: str) -> SuiteFile:
-    """``folder/suite.json``, its shape checked (ValueError naming file, record, field)."""
+def suite_path(folder, suite: str, made_by: str = "") -> Path:
+    """``folder/suite.json``, after saying what is wrong where it is no file to read: the
+    folder missing or a file (``gemm.json`` itself given), the suite file missing, a
+    folder, a FIFO or a device."""
+    import os
+    import stat
+    where = f"folder={show(str(folder), 200)}"
     path = Path(folder) / f"{suite}.json"
-    if not path.is_file():
-        raise ValueError(f"folder={show(str(folder), 200)}: no {suite}.json there")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeated_keys)
-    except (UnicodeDecodeError, ValueError) as e:
-        # ValueError: JSONDecodeError, or an integer past Python's 4,300 digits
-        raise ValueError(f"{path}: not a measurement JSON ({str(e)[:200]})") from None
+        st = os.stat(folder)
+    except OSError as e:
+        raise ValueError(f"{where}: {'no such folder' if isinstance(e, FileNotFoundError) else e.strerror}"
+                         ) from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"{where}: is a file, not a folder; give the folder that holds {suite}.json"
+                         + (f" ({show(str(Path(folder).parent), 200)})" if Path(folder).name == path.name else ""))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ValueError(f"{where}: no {suite}.json there" + (f" ({made_by})" if made_by else "")) from None
+    except OSError as e:
+        raise ValueError(f"{where}: {suite}.json there cannot be read ({e.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket")
+        raise ValueError(f"{where}: {suite}.json there is {what}, not a regular file")
+    return path
+
+
+def read_suite_json(folder, suite: str, made_by: str = ""):
+    """(path, document) of ``folder/suite.json`` (``suite_path``): UTF-8 JSON, a byte-order
+    mark ignored (as the traces', plan files' and hardware TOML's readers do), no key twice
+    in an object; a ValueError naming the file otherwise."""
+    path = suite_path(folder, suite, made_by)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+        return path, json.loads(text, object_pairs_hook=_no_repeated_keys)
+    except OSError as e:
+        raise ValueError(f"{path}: cannot be read ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not a measurement JSON (not UTF-8: byte at offset {e.start})") from None
     except RecursionError:
         raise ValueError(f"{path}: not a measurement JSON (nested too deeply)") from None
+    except ValueError as e:
+        # JSONDecodeError, or an integer past Python's 4,300 digits
+        why = ("an integer of more than 4,300 digits" if "int_max_str_digits" in str(e)
+               or "integer string conversion" in str(e) else str(e)[:200])
+        raise ValueError(f"{path}: not a measurement JSON ({why})") from None
+
+
+def load_suite(folder, suite: str) -> SuiteFile:
+    """``folder/suite.json``, its shape checked (ValueError naming file, record, field)."""
+    path, data = read_suite_json(folder, suite)
     check_head(path, data, suite)
     prov = data["provenance"]
     once = {}
@@ -192,6 +221,7 @@ def load_suite(folder, suite: str) -> SuiteFile:
         for f in RECORD_FIELDS.get(suite, ()):
             if f not in r:
                 raise ValueError(f"{path}: record {i}: field {show(f)} missing")
+        check_keys(path, i, suite, r)
         if suite in KERNEL_SUITES:
             _kernel_record(path, i, r)
     return SuiteFile(path, suite, prov, data["records"])
@@ -525,18 +555,13 @@ def load_suite_json(folder, suite: str, made_by: str, check=None) -> dict:
     object, and each record checked by ``check(path, index, record)`` -- which raises a
     ValueError naming the file, the record and the field, or returns the record clean
     (the loaded document holds what it returns)."""
-    path = Path(folder) / f"{suite}.json"
-    if not path.is_file():
-        raise ValueError(f"folder={show(str(folder), 200)}: no {suite}.json there ({made_by})")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_repeated_keys)
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise ValueError(f"{path}: not a measurement JSON ({str(e)[:120]})") from None
+    path, doc = read_suite_json(folder, suite, made_by)
     check_head(path, doc, suite)
     recs = []
     for i, r in enumerate(doc["records"]):
         if not isinstance(r, dict):
             raise ValueError(f"{path}: record {i} is a {type(r).__name__}, not an object")
+        check_keys(path, i, suite, r)
         recs.append(check(path, i, r) if check is not None else r)
     if not recs:
         raise ValueError(f"{path}: no records; nothing to score")

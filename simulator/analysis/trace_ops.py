@@ -302,6 +302,22 @@ def _copy(n, d, c, types):
     return "", None, 0
 
 
+_NORMS = ("cudnn_batch_norm", "batch_norm", "native_batch_norm", "_native_batch_norm_legit_no_training")
+_ELEMENTWISE = ("relu", "clamp_min", "threshold", "sigmoid", "add", "mul", "sub", "hardtanh")
+#: what each operator ``op_of`` maps needs of its Input Dims (op kind, what): a call
+#: without it is kept unmapped with a note saying so
+_SHAPES_NEEDED = {
+    **{x: ("convolution", "the input's and the weight's shapes (Input Dims[0] and [1])") for x in _CONV},
+    **{x: ("gemm", "both operands' shapes (Input Dims[0] and [1])") for x in _GEMMS},
+    "addmm": ("gemm", "the bias's and both operands' shapes (Input Dims[0] to [2])"),
+    **{x: ("normalization", "a 4-D input (Input Dims[0], N, C, H, W)") for x in _NORMS},
+    **{x: ("pooling", "a 4-D input (Input Dims[0], N, C, H, W)") for x in
+       ("max_pool2d_with_indices", "max_pool2d", "mean", "adaptive_avg_pool2d", "_adaptive_avg_pool2d")},
+    **{x: ("elementwise", "its input's shape (Input Dims[0])") for x in _ELEMENTWISE},
+    **{x: ("copy", "its input's shape (Input Dims[0])") for x in _COPIES},
+}
+
+
 def op_of(name: str, dims, concrete=(), types=()):
     """(kind, workloads.ir op or None, note) of a PyTorch operator call: ``dims`` its
     ``Input Dims``, ``concrete`` its ``Concrete Inputs``, ``types`` its ``Input type``.
@@ -330,8 +346,7 @@ def op_of(name: str, dims, concrete=(), types=()):
         kind = "gemm"
         note, mnk = _gemm(n, d)
         make = mnk and (lambda dtype: Gemm(name=name, M=mnk[0], N=mnk[1], K=mnk[2], dtype=dtype))
-    elif n in ("cudnn_batch_norm", "batch_norm", "native_batch_norm",
-               "_native_batch_norm_legit_no_training") and d and len(d[0]) == 4:
+    elif n in _NORMS and d and len(d[0]) == 4:
         kind = "normalization"
 
         def make(dtype):
@@ -345,7 +360,7 @@ def op_of(name: str, dims, concrete=(), types=()):
         kind = "pooling"
         note, f = _global_pool(n, d, c)
         make = f and (lambda dtype: Pool2d(name=name, dtype=dtype, **f))
-    elif n in ("relu", "clamp_min", "threshold", "sigmoid", "add", "mul", "sub", "hardtanh") and d and d[0]:
+    elif n in _ELEMENTWISE and d and d[0]:
         kind = "elementwise"
         op = {"relu": "relu", "clamp_min": "relu", "threshold": "relu", "hardtanh": "relu",
               "sigmoid": "sigmoid"}.get(n, "add")
@@ -364,6 +379,11 @@ def op_of(name: str, dims, concrete=(), types=()):
             return Cast(name=name, n=_prod(d[0]), dtype=dtype, to=to)
         make = None if note else make
     if not make:
+        if kind == "other" and n in _SHAPES_NEEDED:       # a known op without the shapes it needs
+            what, need = _SHAPES_NEEDED[n]
+            return what, None, (
+                f"no Input Dims (profile with record_shapes=True); a {what} op needs {need}" if not any(d)
+                else f"Input Dims = {show([list(x) for x in d], 60)}; a {what} op needs {need}")
         return kind, None, note
     t = types[src] if src < len(types) else ""
     if t not in TORCH_DTYPES and t not in _NOT_TENSORS:

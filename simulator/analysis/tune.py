@@ -160,6 +160,17 @@ def regret_of_random(times: list, k: int) -> float:
     return exp / t[0] - 1
 
 
+def same_problem(problem: str):
+    """What tells tune problems apart: the op, its name aside (``op_of``), so that
+    spellings of one problem are one."""
+    return dataclasses.replace(op_of(problem), name="")
+
+
+#: a problem is scored where at least this many of its candidates were measured: a
+#: ranking of one candidate has no regret to score, whatever the model predicts
+MIN_CANDIDATES = 2
+
+
 def load(folder) -> dict:
     """``folder/tune.json``, every record checked (``check_record``) before any engine
     work: a ValueError names the file, the record and the field."""
@@ -170,13 +181,16 @@ def load(folder) -> dict:
 
     def check(path, i, r):
         rec = check_record(path, i, r, labels)
-        key = (rec["problem"], rec["candidate"])
+        # the problem as its op, however spelt ("GEMM:256x256x256", "gemm:256x256x256 ")
+        key = (same_problem(rec["problem"]), rec["candidate"])
         if rec["ok"]:
             if key in seen:
+                j, first = seen[key]
                 raise ValueError(f"{path}: record {i} ({show(rec['problem'])}, {show(rec['candidate'])}) "
-                                 f"repeats record {seen[key]}: a candidate is measured once a "
-                                 f"problem")
-            seen[key] = i
+                                 f"repeats record {j} ({show(first)}: the same problem"
+                                 f"{'' if first == rec['problem'] else ', spelt otherwise'}): a "
+                                 "candidate is measured once a problem")
+            seen[key] = (i, rec["problem"])
         return rec
     doc = load_suite_json(folder, "tune", "roofsim measure tune", check)
     if not seen:
@@ -252,7 +266,9 @@ def scores(hw, folder, engine_top: int = 3) -> dict:
     measurements) and, for comparison, of random search with as many measurements
     (expected, exact); the Spearman rank correlation of the analytic model's times with
     the measured ones. Then medians and worsts (None where no problem has the figure).
-    Ctrl-C: the problems that finished, ``interrupted`` set. Measurements of another
+    Ctrl-C: the problems that finished, ``interrupted`` set. A problem with fewer than
+    :data:`MIN_CANDIDATES` candidates measured is left out (``left_out``: a ranking of
+    one has no regret), and spellings of one problem are one. Measurements of another
     GPU than ``hw``'s are refused (``measurements.check_device``)."""
     import statistics
 
@@ -261,10 +277,17 @@ def scores(hw, folder, engine_top: int = 3) -> dict:
     from .measurements import check_device
     doc = load(folder)
     check_device(hw, folder, "tune.json", doc["provenance"])
-    by = {}
+    by, name = {}, {}
     for r in doc["records"]:
         if r["ok"]:                       # checked on load: a positive, finite median_s
-            by.setdefault(r["problem"], {})[r["candidate"]] = r["median_s"]
+            p = name.setdefault(same_problem(r["problem"]), r["problem"])    # its first spelling
+            by.setdefault(p, {})[r["candidate"]] = r["median_s"]
+    few = [p for p, meas in by.items() if len(meas) < MIN_CANDIDATES]
+    by = {p: meas for p, meas in by.items() if len(meas) >= MIN_CANDIDATES}
+    if not by:
+        raise ValueError(f"folder={show(str(folder), 200)}: tune.json: no problem has {MIN_CANDIDATES} "
+                         f"or more candidates measured (\"ok\": true); a ranking of one candidate "
+                         "has no regret to score")
     out = map_tasks(_score, [(hw, p, meas, engine_top) for p, meas in by.items()], workers=1,
                     label="tune problems")
     rows = out.finished
@@ -275,4 +298,6 @@ def scores(hw, folder, engine_top: int = 3) -> dict:
                         "worst": (None if not vals else max(vals) if key != "spearman"
                                   else min(vals))}
     return {"problems": rows, "summary": summary, "engine_top": engine_top,
-            "interrupted": out.interrupted, "problems_total": len(by)}
+            "interrupted": out.interrupted, "problems_total": len(by),
+            # left out of the scores: fewer than MIN_CANDIDATES candidates measured
+            "left_out": few}

@@ -127,6 +127,11 @@ def _tune(args, hw):
             if s["interrupted"] else "")
     print(f"tune on {hw.name} against {dev}: {len(s['problems'])} problems, "
           f"{sum(r['candidates'] for r in s['problems'])} candidates measured{part}")
+    if s["left_out"]:
+        n = len(s["left_out"])
+        print(f"left out of the scores: {n} problem{'s' if n > 1 else ''} with fewer than "
+              f"{tune.MIN_CANDIDATES} candidates measured (a ranking of one candidate has no "
+              f"regret): {', '.join(s['left_out'][:5])}{' ...' if n > 5 else ''}")
     if s["problems"]:
         print(format_table(["problem", "candidates", "measured best", "predicted best", "regret",
                             f"best of top {k}", f"random {k}", "Spearman"],
