@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -28,10 +29,18 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
     mode = "wb" if isinstance(data, bytes) else "w"
     if p.exists() and not p.is_file() and not p.is_dir():
         # a device, a pipe or a socket (/dev/null, /dev/stdout's target, a FIFO): written
-        # in place -- a rename would put a plain file where it was
+        # in place -- a rename would put a plain file where it was; what this process has
+        # printed and not yet flushed goes first (/dev/stdout: the lines stay in order)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (AttributeError, OSError, ValueError):
+                pass
         try:
             with open(p, mode) as fh:
                 fh.write(data)
+        except BrokenPipeError:
+            raise                    # the reader left (`| head`): not the file's fault
         except OSError as e:
             raise ValueError(f"{path}: cannot write ({e.strerror or e})") from None
         return

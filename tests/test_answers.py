@@ -272,10 +272,11 @@ MOMENTS = [
 def test_ctrl_c_at_any_moment_keeps_what_finished(tmp_path, what, args, delay):
     """Ctrl-C in each phase of plan, tune and validate (issue 25): exit 130 within about a
     second, one line, no traceback; the JSON written, marked partial, with the rows that
-    finished (none promised where it stopped before the first)."""
+    finished (none promised where it stopped before the first), and the CSV with the
+    same rows (plan --oracle used to leave it out), none where none finished."""
     args = [str(tmp_path / "o.toml") if a == "ORACLE" else a for a in args]
-    js = tmp_path / "out.json"
-    p, out, err, waited = _interrupt(args + ["--json", str(js)], delay, tmp_path)
+    js, cs = tmp_path / "out.json", tmp_path / "out.csv"
+    p, out, err, waited = _interrupt(args + ["--json", str(js), "--csv", str(cs)], delay, tmp_path)
     assert p.returncode == 130, (out, err)
     assert err.strip().endswith("roofsim: interrupted") and "Traceback" not in err, err
     assert waited < 1.5, waited
@@ -283,6 +284,11 @@ def test_ctrl_c_at_any_moment_keeps_what_finished(tmp_path, what, args, delay):
     assert doc["partial"] is True
     rows = next(doc[k] for k in ("layers", "ranking", "problems", "rows") if k in doc)
     assert all(r["partial"] is True for r in rows)
+    if rows:
+        table = list(csv.DictReader(cs.open()))
+        assert len(table) == len(rows) and all(r["partial"] == "True" for r in table)
+    else:
+        assert not cs.exists() and "--csv not written" in out
     if args[0] == "tune":
         # stopped in the engine's part: every candidate has its analytic time
         assert len(rows) == 11 and all(r["analytic_seconds"] > 0 for r in rows)
@@ -339,14 +345,18 @@ def test_ctrl_c_in_the_oracle_s_search_keeps_every_prediction(tmp_path, monkeypa
     def stopped(net, seconds):
         raise KeyboardInterrupt
     monkeypatch.setattr(pl, "choose", stopped)
-    js, oracle = tmp_path / "o.json", tmp_path / "o.toml"
+    js, oracle, cs = tmp_path / "o.json", tmp_path / "o.toml", tmp_path / "o.csv"
     code = main(["plan", "--hw", "h100-sxm", "--workload", "conv-ablation", "--oracle", str(oracle),
-                 "--mode", "analytic", "--workers", "1", "--json", str(js)])
+                 "--mode", "analytic", "--workers", "1", "--json", str(js), "--csv", str(cs)])
     out = capsys.readouterr().out
     assert code == 130 and not oracle.exists()
     assert "stopped while searching for the plan (all 108 layer predictions done)" in out
     doc = json.loads(js.read_text())
     assert doc["partial"] is True and len(doc["layers"]) == 108
+    # the CSV too (it used to be left out): the same rows, each with its time key
+    table = list(csv.DictReader(cs.open()))
+    assert len(table) == 108 and all(r["partial"] == "True" and r["key"] for r in table)
+    assert [r["layer"] for r in table] == [r["layer"] for r in doc["layers"]]
 
 
 def test_an_analytic_run_announces_only_what_it_compiles(tmp_path):
@@ -362,3 +372,39 @@ def test_an_analytic_run_announces_only_what_it_compiles(tmp_path):
     assert "SIMT engine" not in first.stderr
     again = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "compiling" not in again.stderr
+
+
+def test_ctrl_c_in_a_systolic_run_keeps_the_finished_layers(tmp_path):
+    """``simulate systolic`` runs on a thread of its own; Ctrl-C mid-way used to write
+    nothing. Now the layers that finished are in the CSV and the JSON, marked partial, of
+    the 54 that ResNet-50 puts on the array (53 convolutions and the FC); exit 130."""
+    cs, js = tmp_path / "s.csv", tmp_path / "s.json"
+    p, out, err, waited = _interrupt(
+        ["simulate", "systolic", "--hw", "systolic-8x8", "--array", "12x12", "--workload",
+         "resnet50", "--csv", str(cs), "--json", str(js), "--plot", str(tmp_path / "s.png")],
+        4.0, tmp_path)
+    assert p.returncode == 130, (out, err)
+    assert err.strip().endswith("roofsim: interrupted") and "Traceback" not in err
+    assert waited < 1.5, waited
+    doc = json.loads(js.read_text())
+    table = list(csv.DictReader(cs.open()))
+    assert doc["partial"] is True and doc["layers_total"] == 54
+    assert 0 < doc["layers_done"] == len(doc["layers"]) == len(table) < 54
+    assert table[0]["layer"] == "conv1" and all(r["partial"] == "True" for r in table)
+    assert all(r["partial"] is True for r in doc["layers"])
+    assert "--plot not written" in out and not (tmp_path / "s.png").exists()
+
+
+def test_ctrl_c_in_a_simt_run_still_writes_its_json(tmp_path):
+    """``simulate simt --json``: Ctrl-C before the answer writes the JSON, partial, with
+    the hardware and kernel asked for (the README's promise); no timeline."""
+    js = tmp_path / "s.json"
+    p, out, err, waited = _interrupt(
+        ["simulate", "simt", "--hw", "h100-sxm", "--kernel", "gemm-naive", "--m", "1024",
+         "--n", "1024", "--k", "1024", "--mode", "full", "--json", str(js), "--timeline",
+         str(tmp_path / "t.json")], 3.0, tmp_path)
+    assert p.returncode == 130, (out, err)
+    assert err.strip().endswith("roofsim: interrupted") and waited < 1.5
+    doc = json.loads(js.read_text())
+    assert doc["partial"] is True and doc["kernel"] == "gemm-naive" and doc["mode"] == "full"
+    assert doc["hardware"]["name"] == "h100-sxm" and not (tmp_path / "t.json").exists()

@@ -380,3 +380,91 @@ def test_a_pipeline_run_of_seconds_is_not_refused():
     assert folds == 398_488 < PIPELINE_MAX_FOLDS
     assert 60 <= PIPELINE_MAX_FOLDS / PIPELINE_FOLDS_PER_S <= 5 * 60       # "minutes"
     assert hwmodels.get("systolic-8x8").rows == 8
+
+def _roofsim(*argv, **kw):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "simulator", *argv], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, **kw)
+
+
+def test_an_output_onto_a_pipe_is_written_through_it():
+    """/dev/stdout, /proc/self/fd/N onto an anonymous pipe (`| cat`): its link names
+    `pipe:[N]`, no file in a folder; the output is written into the pipe, after what the
+    command printed. gemm 64x64x64 is 2 * 64**3 = 524,288 FLOP."""
+    import csv
+    import subprocess
+    import sys
+    r = _roofsim("roofline", "--hw", "gtx480", "--workload", "gemm:64x64x64", "--csv",
+                 "/dev/stdout", env={**os.environ, "PYTHONUNBUFFERED": ""})
+    assert r.returncode == 0, r.stderr
+    head, _, tail = r.stdout.partition("layer,kind,shape,")
+    assert "lower-bound time" in head                  # the table first, then the CSV
+    row = next(csv.DictReader(("layer,kind,shape," + tail).splitlines()))
+    assert row["layer"] == "gemm" and int(row["flops"]) == 2 * 64 ** 3
+    # a pipe of its own, as a descriptor: the JSON read back whole from it
+    rd, wr = os.pipe()
+    p = subprocess.Popen([sys.executable, "-m", "simulator", "roofline", "--hw", "gtx480",
+                          "--workload", "gemm:64x64x64", "--json", f"/proc/self/fd/{wr}",
+                          "--csv", "/dev/null"], cwd=ROOT, pass_fds=(wr,),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.close(wr)
+    with os.fdopen(rd) as fh:
+        doc = json.load(fh)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert doc["totals"]["flops"] == 2 * 64 ** 3 and doc["workload"]["layers"][0]["M"] == 64
+
+
+def test_an_output_through_a_link_into_no_folder_makes_none(tmp_path, capsys):
+    link = tmp_path / "l.csv"
+    link.symlink_to(tmp_path / "none" / "deeper" / "x.csv")
+    code, _, err = _run(capsys, "roofline", "--hw", "gtx480", "--workload", "gemm:64x64x64",
+                        "--csv", str(link))
+    assert code == 2 and "(where its link leads) does not exist" in err
+    assert not (tmp_path / "none").exists() and link.is_symlink()
+
+
+def test_partial_outputs_or_whole_ones_never_both(tmp_path):
+    """Ctrl-C on a command on its own thread: the partial writer runs, unless the whole
+    outputs are being written (then it waits for them and writes nothing)."""
+    import threading
+    import time
+
+    from simulator.cli.outputs import Partial
+    wrote = []
+    part = Partial()
+    part.keep(lambda: wrote.append("partial"))
+    part.stop()
+    assert wrote == ["partial"]
+    part.stop()                                     # once only
+    assert wrote == ["partial"]
+    part = Partial()
+    part.keep(lambda: wrote.append("partial again"))
+
+    def whole():
+        with part.final():
+            time.sleep(0.3)
+            wrote.append("whole")
+    t = threading.Thread(target=whole)
+    t.start()
+    time.sleep(0.05)
+    part.stop()
+    t.join()
+    assert wrote == ["partial", "whole"]
+
+
+def test_a_late_ctrl_c_is_exit_130_not_death_by_signal():
+    """SIGINT after the command's work, as the process exits (here: in an exit
+    function): one line, exit 130 (it used to die by the signal, status -2, or print a
+    traceback)."""
+    import subprocess
+    import sys
+    code = ("import atexit, os, signal, sys, time; sys.argv[0] = 'roofsim'\n"
+            "atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(5)))\n"
+            "from simulator.cli import main\n"
+            "sys.exit(main(['hw', 'list']))\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 130, (r.returncode, r.stderr)
+    assert r.stderr.strip().endswith("roofsim: interrupted") and "Traceback" not in r.stderr

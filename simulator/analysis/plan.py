@@ -655,9 +655,10 @@ class OracleReport:
     configs: dict                  # the picked plan: layer -> configuration
 
     def rows(self) -> list:
-        """A row per predicted layer, with its time key."""
+        """A row per predicted layer, with its time key (of a stopped run, the layers
+        whose prediction finished)."""
         return [{**r, "key": " ".join(map(str, time_key(lp)))}
-                for lp, r in zip(self.layers, self.outcome.results)]
+                for lp, r in zip(self.layers, self.outcome.results) if r is not None]
 
 
 def oracle(hw, net, mode: str = "sampled", l2_warm: bool = False, workers=None,

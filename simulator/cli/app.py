@@ -119,7 +119,18 @@ class _CountedStore(argparse._StoreAction):
 
 
 def main(argv=None) -> int:
-    """Run one command; return its exit code (see the module's doc)."""
+    """Run one command; return its exit code (see the module's doc). A Ctrl-C that lands
+    outside the command (as it starts, on its last line, as the process exits) is exit
+    130 as well."""
+    try:
+        code = _main(argv)
+    except KeyboardInterrupt:
+        print("roofsim: interrupted", file=sys.stderr)
+        code = 130
+    return loading.leave(code)
+
+
+def _main(argv=None) -> int:
     loading.ready()
     loading.show_notices()
     # started with standard output or error closed (`roofsim ... >&-`): what would be
@@ -185,12 +196,15 @@ def main(argv=None) -> int:
 def _run_interruptibly(args):
     """``args.func(args)`` on a thread of its own, so that Ctrl-C stops the command within
     a fraction of a second even inside one long numba call (which does not look at
-    signals): the main thread waits, and on SIGINT the process ends at once, exit 130.
-    Such a command writes its outputs only when done, each atomically, so nothing
-    half-written is left."""
+    signals): the main thread waits, and on SIGINT writes what the command says has
+    finished (its ``args.partial``, marked partial) and ends the process, exit 130. Such
+    a command writes its whole outputs under ``args.partial.final()``, each atomically,
+    so they are whole or partial, never a mix, and nothing half-written is left."""
     import threading
     import time
-    box = {}
+
+    from .outputs import partial_of
+    box, partial = {}, partial_of(args)
 
     def work():
         try:
@@ -212,6 +226,12 @@ def _run_interruptibly(args):
         if shown:
             print("\r" + " " * 40 + "\r", end="", file=sys.stderr, flush=True)
     except KeyboardInterrupt:
+        try:
+            partial.stop()           # what finished, marked partial (or the whole outputs)
+        except KeyboardInterrupt:
+            pass                     # Ctrl-C again: stop now
+        except (ValueError, OSError) as e:
+            print(f"roofsim: error: {one_line(e)}", file=sys.stderr)
         print("roofsim: interrupted", file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(130)

@@ -340,6 +340,20 @@ def _resolved(name, path):
         raise ValueError(f"{name} {path!r}: cannot follow it ({e.strerror or e})") from None
 
 
+def written_in_place(path) -> bool:
+    """Whether output ``path`` is something written in place, not replaced by a file: a
+    device, a named or anonymous pipe, a socket -- whatever its links lead to, as
+    ``open`` follows them (``/dev/stdout`` onto a pipe leads to ``/proc/PID/fd/1``, whose
+    target ``pipe:[N]`` names no file in any folder)."""
+    import os
+    import stat
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False                 # nothing there (yet): a new file
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def _writable(name, path, target):
     """Whether the output can be written, tried as the writer will: a regular file (or a
     new one) is written to a temporary name in its folder and renamed over it, so a
@@ -347,8 +361,6 @@ def _writable(name, path, target):
     import os
     import tempfile
     folder = target.parent
-    if target.exists() and not target.is_file():
-        return                       # a device or a pipe: written in place, never probed
     if target.is_file() and not os.access(target, os.W_OK):
         raise ValueError(f"{name} {path!r}: the file exists and cannot be replaced")
     try:
@@ -368,6 +380,8 @@ def check_outputs(args):
     seen = {}
     for opt, path in given:
         name = "--" + opt.replace("_", "-")
+        if written_in_place(path):
+            continue                 # a device or a pipe takes one output after another
         real = str(_resolved(name, path))
         if real in seen:
             raise ValueError(f"{name} {path!r}: the same file as "
@@ -382,6 +396,12 @@ def check_outputs(args):
                              "/dev/stdout is)")
         if not path:
             continue
+        if written_in_place(path):
+            # a device or a pipe (/dev/stdout onto `| cat`): written in place, so it must
+            # take writing itself; its folder is not written in
+            if not os.access(path, os.W_OK):
+                raise ValueError(f"{name} {path!r}: not writable (a device or a pipe)")
+            continue
         target = _resolved(name, path)
         folder = target.parent
         if Path(path).is_dir():
@@ -390,7 +410,8 @@ def check_outputs(args):
             raise ValueError(f"{name} {path!r}: ends in '/', as a folder does; give a file name")
         _not_an_input(name, path, inputs)
         if not folder.is_dir():
-            raise ValueError(f"{name} {path!r}: folder {str(folder)!r} does not exist")
+            via = " (where its link leads)" if Path(path).is_symlink() else ""
+            raise ValueError(f"{name} {path!r}: folder {str(folder)!r}{via} does not exist")
         if not os.access(folder, os.W_OK):
             raise ValueError(f"{name} {path!r}: folder {str(folder)!r} is not writable")
         _writable(name, path, target)

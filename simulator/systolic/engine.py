@@ -146,7 +146,7 @@ ARRAY_KINDS = ("conv2d", "gemm")     # what the array runs; the rest is left out
 
 def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
                      rows: int | None = None, cols: int | None = None,
-                     stalls: str = "pipeline", trace: bool = False) -> Result:
+                     stalls: str = "pipeline", trace: bool = False, on_layer=None) -> Result:
     """Every convolution and GEMM of ``network`` on ``hw`` (a SystolicArray), in order.
 
     Batch norm, ReLU, residual adds and pools are not run on the array (a TPU applies
@@ -196,6 +196,8 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
     ``trace=True`` the access/execute pipeline records its transfers and matrix-unit
     spans, kept in the report's ``pipelines`` (not serialised) for
     ``simulator.analysis.traces.systolic_trace`` to draw; the figures are the same.
+    ``on_layer(result)``, where given, is called with each layer's Result as it finishes
+    (a caller that may be stopped keeps what finished).
     """
     t0 = time.perf_counter()
     if getattr(hw, "family", None) != "systolic":
@@ -266,6 +268,8 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
         r = _scale(r, g, op, wb)
         out.append(r)
         layer_results.append(_layer_result(r, op, hw, wb, time.perf_counter() - t1))
+        if on_layer is not None:
+            on_layer(layer_results[-1])
     report = SystolicReport(hw, network, dataflow, mode, stalls if mode == "default" else "scalesim",
                             tuple(out), tuple(skipped), pipelines)
     t = report.totals()

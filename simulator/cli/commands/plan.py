@@ -6,10 +6,10 @@ from collections import Counter
 
 from hwmodels.fileio import atomic_write
 from simulator.analysis import plan as pl
-from simulator.table import format_table, write_json
+from simulator.table import format_table
 
 from ..options import add_engine, add_hw, add_outputs, add_workers, load_hw, positive_int
-from ..outputs import finish, write_outputs
+from ..outputs import finish, write_outputs, write_partial
 from . import BY_NAME
 
 NEEDS = ("engine", "dask")
@@ -127,13 +127,10 @@ def _oracle(args, hw, net):
               if out.done < len(rep.layers) else
               f"stopped while searching for the plan (all {out.done} layer predictions done): "
               "no plan picked")
-        if args.json:
-            write_json(args.json, {"hw": hw.name, "workload": args.workload, "batch": args.batch,
-                                   "partial": True, "layers": [{**r, "partial": True} for r in out.finished]})
-            print(f"wrote {args.json} (partial)")
-        for opt in ("csv", "oracle"):
-            if getattr(args, opt):
-                print(f"--{opt} not written")
+        # the predictions that finished, as the CSV and JSON of a finished run hold them
+        write_partial(args, rep.rows(), lambda rs: {"hw": hw.name, "workload": args.workload,
+                                              "batch": args.batch, "layers": rs})
+        print(f"--oracle {args.oracle} not written")
         raise KeyboardInterrupt
     table = []
     for p, pick in rep.picks.items():

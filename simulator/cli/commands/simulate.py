@@ -10,7 +10,8 @@ from .. import kernel_options as ko
 from . import BY_NAME
 from ..options import (TIMELINE_INSTRUCTIONS, Parser, add_engine, add_hw, add_outputs,
                        add_workload, load_hw, load_workload, one_dims, set_fields)
-from ..outputs import hw_dict, write_json, write_outputs, write_timeline
+from ..outputs import (hw_dict, partial_of, write_json, write_outputs, write_partial,
+                       write_timeline)
 
 NEEDS = ("kernels", "engine")
 
@@ -71,9 +72,17 @@ def array_shape(text):
 def run_systolic(args):
     from simulator.analysis.plots import systolic_chart
     from simulator.analysis.traces import systolic_trace
-    from simulator.systolic.engine import simulate_network
+    from simulator.systolic.engine import ARRAY_KINDS, simulate_network
+    done, doc = [], {"predictor": "systolic"}
+    # Ctrl-C: the layers that finished, marked partial (the JSON even before the first)
+    partial_of(args).keep(lambda: write_partial(
+        args, [{"layer": lr.workload, **lr.systolic.to_dict()} for lr in list(done)],
+        lambda rs: {**doc, "layers_done": len(rs),
+                    "layers": [{**lr.to_dict(), "partial": True} for lr in done[:len(rs)]]}))
     hw = load_hw(args)
     net = load_workload(args)
+    doc.update(hardware=hw.name, workload=net.name, mode=args.mode,
+               layers_total=sum(op.kind in ARRAY_KINDS for op in net.ops))
     rows, cols = array_shape(args.array) if args.array is not None else (None, None)
     dataflow = args.dataflow or getattr(hw, "dataflow", "ws")
     set_keys = set(set_fields(args))
@@ -87,7 +96,8 @@ def run_systolic(args):
         raise ValueError("--stalls applies to --mode default only (scalesim mode has "
                          "SCALE-Sim's own stall model)")
     res = simulate_network(hw, net, dataflow, args.mode, rows, cols,
-                           stalls=args.stalls or "pipeline", trace=bool(args.timeline))
+                           stalls=args.stalls or "pipeline", trace=bool(args.timeline),
+                           on_layer=done.append)
     t = res.systolic
     print(f"{net.name} on {hw.name}: {t.rows}x{t.cols} array, {dataflow}, {args.mode} mode"
           f"{', stalls from the ' + t.stalls + ' model' if args.mode == 'default' else ''}, "
@@ -107,10 +117,11 @@ def run_systolic(args):
     if t.not_on_array:
         print(f"not on the array: {len(t.not_on_array)} layers (batch norms, pools, biases: a TPU "
               "applies them as results drain), left out of the total")
-    write_outputs(args, [{"layer": r.workload, **r.systolic.to_dict()} for r in res.layers],
-                  res.to_dict, lambda path: systolic_chart(res, path))
-    if args.timeline:
-        write_timeline(args.timeline, systolic_trace(res, hw.clock_hz))
+    with partial_of(args).final():
+        write_outputs(args, [{"layer": r.workload, **r.systolic.to_dict()} for r in res.layers],
+                      res.to_dict, lambda path: systolic_chart(res, path))
+        if args.timeline:
+            write_timeline(args.timeline, systolic_trace(res, hw.clock_hz))
 
 
 # ---------------------------------------------------------------- simt
@@ -143,7 +154,11 @@ def run_simt(args):
     from simulator.analysis.compare import predict
     from simulator.analysis.traces import simt_trace
     from simulator.simt import api
+    doc = {}
+    # Ctrl-C before the answer: the JSON still written, partial, with what is known
+    partial_of(args).keep(lambda: write_partial(args, [], lambda rs: doc))
     hw = load_hw(args, "simt", " (try gtx480, v100, h100-sxm)")
+    doc.update(hardware=hw_dict(hw), kernel=args.kernel, mode=args.mode)
     if args.timeline and args.mode == "analytic":
         raise ValueError("--timeline needs the engine (--mode full or sampled); the analytic "
                          "model has no time line")
@@ -172,7 +187,8 @@ def run_simt(args):
         print("  scheduler stall cycles: " + ", ".join(
             f"{k} {v / tot:.0%}" for k, v in r.stalls_by_cause.items() if v))
     print(f"  wall time: model {r.wall_seconds:.3f} s, analytic {a.wall_seconds:.3f} s")
-    if args.json:
-        write_json(args.json, {"hardware": hw_dict(hw), **pred.to_dict()})
-    if args.timeline:
-        write_timeline(args.timeline, simt_trace(pred.engine, hw.clock_hz))
+    with partial_of(args).final():
+        if args.json:
+            write_json(args.json, {"hardware": hw_dict(hw), **pred.to_dict()})
+        if args.timeline:
+            write_timeline(args.timeline, simt_trace(pred.engine, hw.clock_hz))
