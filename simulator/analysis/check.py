@@ -45,11 +45,9 @@ record (event index and name, or CSV line), the field, its value and what is all
 """
 from __future__ import annotations
 
-import csv
 import json
 import math
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from simulator.arguments import show
 
@@ -83,76 +81,7 @@ class Kernel:
 # an error names the file, the record (event index and kernel/operator name, or CSV
 # line), the field, the value (cut short) and what is allowed.
 
-def _text(path) -> str:
-    """The text of a trace file, after saying what the path is when it is no file to read."""
-    import os
-    import stat
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise ValueError(f"path={show(str(path), 200)}: no such file") from None
-    except OSError as e:
-        raise ValueError(f"path={show(str(path), 200)}: cannot be read ({e.strerror})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"path={show(str(path), 200)}: is a directory; give a trace file")
-    if not stat.S_ISREG(st.st_mode):
-        what = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a character device" if stat.S_ISCHR(st.st_mode)
-                else "a block device" if stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
-                else "not a regular file")
-        raise ValueError(f"path={show(str(path), 200)}: is {what}, not a regular file; give a trace file")
-    if st.st_size == 0:
-        raise ValueError(f"path={show(str(path), 200)}: is empty")
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise ValueError(f"path={show(str(path), 200)}: cannot be read ({e.strerror})") from None
-    if data[:2] == b"\x1f\x8b":
-        raise ValueError(f"path={show(str(path), 200)}: is gzip-compressed; gunzip it first")
-    try:
-        text = data.decode("utf-8-sig")            # a byte-order mark is no part of the text
-    except UnicodeDecodeError as e:
-        raise ValueError(f"path={show(str(path), 200)}: not UTF-8 text (byte {data[e.start]:#04x} at offset "
-                         f"{e.start})") from None
-    if not text.strip():
-        raise ValueError(f"path={show(str(path), 200)}: holds only white space")
-    return text
-
-
-def _csv_rows(text):
-    """(line number, fields) of each non-blank CSV row, after any ``==PROF==`` lines ncu
-    prints before its table."""
-    import io
-    lines = text.splitlines(True)
-    skip = 0
-    while skip < len(lines) and lines[skip].startswith("=="):
-        skip += 1
-    reader = csv.reader(io.StringIO("".join(lines[skip:])))
-    try:
-        for r in reader:
-            if r and r != [""] and not (len(r) == 1 and not r[0].strip()):     # not a blank line
-                yield reader.line_num + skip, r
-    except csv.Error as e:
-        raise ValueError(f"line {reader.line_num + skip}: not CSV ({e})") from None
-
-
-def kind_of(path, text: str) -> str:
-    """``torch``, ``ncu`` or ``plain``: what the file's content is, whatever its name."""
-    head = text.lstrip()
-    if head[:1] in "{[":
-        return "torch"
-    try:
-        first = next(iter(_csv_rows(text[:65536])), (0, []))[1]
-    except ValueError:
-        first = []
-    names = {x.strip() for x in first}
-    if {"ID", "Kernel Name"} <= names:
-        return "ncu"
-    if {"name", "op", "seconds"} <= names:
-        return "plain"
-    line = text.splitlines()[0] if text.splitlines() else ""
-    raise ValueError(f"path={show(str(path), 200)}: neither a PyTorch profiler trace (a JSON object with "
-                     "traceEvents), an Nsight Compute raw CSV (a header with ID and Kernel Name) nor a "
-                     f"plain CSV (the header name,op,seconds); its first line: {_show(line, 60)}")
+from .trace_files import _csv_rows, _text, kind_of  # noqa: F401 -- check's readers and API
 
 
 # --- PyTorch profiler Chrome traces ------------------------------------------------------

@@ -13,13 +13,14 @@ import math
 import numpy as np
 from numba import njit
 
-from simulator.kernelcode.decode import (
-    F_A, F_B, F_C, F_D, F_D2, F_E, F_OP, F_TY, F_X1, F_X2, F_X3, OP_ABS, OP_ADD, OP_ADDC,
-    OP_AND, OP_BFE, OP_BFI, OP_BREV, OP_CLZ, OP_CNOT, OP_COPYSIGN, OP_COS, OP_CVT,
-    OP_DIV, OP_EX2, OP_FMA, OP_LG2, OP_LOP3, OP_MAD, OP_MADC, OP_MAX, OP_MIN, OP_MOV,
-    OP_MUL, OP_NEG, OP_NOT, OP_OR, OP_PACK, OP_POPC, OP_PRMT, OP_RCP, OP_REM, OP_RSQRT,
-    OP_SELP, OP_SETP, OP_SHL, OP_SHR, OP_SIN, OP_SQRT, OP_SUB, OP_SUBC, OP_TANH,
-    OP_TESTP, OP_UNPACK, OP_XOR, OP_BFIND, T_F32, T_F64, T_PRED, T_S32, T_S64, T_U32, T_U64)
+from simulator.kernelcode.isa import (
+    F_A, F_B, F_C, F_D, F_D2, F_E, F_OP, F_TY, F_X1, F_X2, F_X3, OP_ABS, OP_ADD,
+    OP_ADDC, OP_AND, OP_BFE, OP_BFI, OP_BFIND, OP_BREV, OP_CLZ, OP_CNOT,
+    OP_COPYSIGN, OP_COS, OP_CVT, OP_DIV, OP_EX2, OP_FMA, OP_LG2, OP_LOP3, OP_MAD,
+    OP_MADC, OP_MAX, OP_MIN, OP_MOV, OP_MUL, OP_NEG, OP_NOT, OP_OR, OP_PACK,
+    OP_POPC, OP_PRMT, OP_RCP, OP_REM, OP_RSQRT, OP_SELP, OP_SETP, OP_SHL, OP_SHR,
+    OP_SIN, OP_SQRT, OP_SUB, OP_SUBC, OP_TANH, OP_TESTP, OP_UNPACK, OP_XOR, T_F32,
+    T_F64, T_PRED, T_S32, T_S64, T_U32, T_U64)
 from simulator.kernelcode.lanes import (
     M32, MIN64, bfe, bfind, bfi, bits_of, brev, clz, compare, fma64, float_to_int, fmax, fmin,
     idiv, int_to_float, irem, is_signed, ival, lop3, mulhi_s64, mulhi_u64, popc, prmt,

@@ -17,54 +17,22 @@ import struct
 
 import numpy as np
 
+from simulator.kernelcode.flow import contract, post_dominators
 from simulator.kernelcode.inline import inline_calls
+from simulator.kernelcode.layout import layout
+from simulator.kernelcode.isa import (
+    ATOM, BOOL, BYTES, CMP, F_A, F_B, F_C, F_D, F_D2, F_E, F_F, F_G, F_GN,
+    F_LINE, F_OP, F_TY, F_X1, F_X2, F_X3, F_X4, OP_ABS, OP_ACTIVEMASK, OP_ADD,
+    OP_ADDC, OP_AND, OP_ATOM, OP_BAR, OP_BFE, OP_BFI, OP_BFIND, OP_BRA, OP_BREV,
+    OP_CLZ, OP_CNOT, OP_COPYSIGN, OP_COS, OP_CVT, OP_CVTA, OP_DIV, OP_EX2, OP_EXIT,
+    OP_FMA, OP_LD, OP_LG2, OP_LOP3, OP_MAD, OP_MADC, OP_MAX, OP_MIN, OP_MOV, OP_MUL,
+    OP_NEG, OP_NOP, OP_NOT, OP_OR, OP_PACK, OP_POPC, OP_PRMT, OP_RCP, OP_REM,
+    OP_RSQRT, OP_SELP, OP_SETP, OP_SHFL, OP_SHL, OP_SHR, OP_SIN, OP_SPECIAL,
+    OP_SQRT, OP_ST, OP_SUB, OP_SUBC, OP_TANH, OP_TESTP, OP_UNPACK, OP_VOTE, OP_XOR,
+    ROUND, SHFL, SPACE_OF, SPECIAL, S_GENERIC, S_PARAM,
+    TESTP, TYPE_OF, T_F16, T_F32, T_F64, T_PRED, T_S32, T_S64, T_U32,
+    T_U64, VOTE, WIDTH)
 from simulator.kernelcode.ptx import Function, Module, PTXError
-
-# ---- row layout ---------------------------------------------------------------------
-F_OP, F_TY, F_G, F_GN, F_D, F_D2, F_A, F_B, F_C, F_E, F_X1, F_X2, F_X3, F_X4, F_F, \
-    F_LINE = range(16)
-WIDTH = 16
-
-# ---- operations ---------------------------------------------------------------------
-(OP_NOP, OP_MOV, OP_SPECIAL, OP_LD, OP_ST, OP_CVTA, OP_CVT, OP_ADD, OP_SUB, OP_MUL,
- OP_MAD, OP_FMA, OP_DIV, OP_REM, OP_ABS, OP_NEG, OP_MIN, OP_MAX, OP_AND, OP_OR, OP_XOR,
- OP_NOT, OP_SHL, OP_SHR, OP_SETP, OP_SELP, OP_BRA, OP_EXIT, OP_BAR, OP_ATOM, OP_SHFL,
- OP_VOTE, OP_ACTIVEMASK, OP_POPC, OP_CLZ, OP_BREV, OP_BFE, OP_BFI, OP_PRMT, OP_SQRT,
- OP_RCP, OP_RSQRT, OP_EX2, OP_LG2, OP_SIN, OP_COS, OP_TANH, OP_COPYSIGN, OP_TESTP,
- OP_CNOT, OP_LOP3, OP_PACK, OP_UNPACK, OP_ADDC, OP_SUBC, OP_MADC, OP_SET, OP_BFIND) = range(58)
-
-# ---- types --------------------------------------------------------------------------
-T_NONE, T_U8, T_U16, T_U32, T_U64, T_S8, T_S16, T_S32, T_S64, T_F16, T_F32, T_F64, \
-    T_PRED = range(13)
-_TYPES = {"u8": T_U8, "b8": T_U8, "s8": T_S8, "u16": T_U16, "b16": T_U16, "s16": T_S16,
-          "u32": T_U32, "b32": T_U32, "s32": T_S32, "u64": T_U64, "b64": T_U64,
-          "s64": T_S64, "f16": T_F16, "f32": T_F32, "f64": T_F64, "pred": T_PRED}
-BYTES = {T_U8: 1, T_S8: 1, T_U16: 2, T_S16: 2, T_F16: 2, T_U32: 4, T_S32: 4, T_F32: 4,
-         T_U64: 8, T_S64: 8, T_F64: 8, T_PRED: 1}
-
-# ---- state spaces (memory layout windows) --------------------------------------------
-S_GENERIC, S_GLOBAL, S_SHARED, S_LOCAL, S_PARAM, S_CONST = range(6)
-_SPACES = {"global": S_GLOBAL, "shared": S_SHARED, "local": S_LOCAL, "param": S_PARAM,
-           "const": S_CONST}
-
-# ---- sub-operations -----------------------------------------------------------------
-CMP = {c: i for i, c in enumerate(
-    ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu",
-     "leu", "gtu", "geu", "num", "nan"))}
-BOOL = {"": 0, "and": 1, "or": 2, "xor": 3}
-ATOM = {a: i for i, a in enumerate(("add", "min", "max", "exch", "cas", "and", "or",
-                                    "xor", "inc", "dec"))}
-SHFL = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
-VOTE = {"all": 0, "any": 1, "uni": 2, "ballot": 3}
-ROUND = {"": 0, "rn": 0, "rni": 1, "rzi": 2, "rmi": 3, "rpi": 4, "rz": 5, "rm": 6, "rp": 7}
-TESTP = {t: i for i, t in enumerate(("finite", "infinite", "number", "notanumber",
-                                     "normal", "subnormal"))}
-SPECIAL = {s: i for i, s in enumerate(
-    ("tid.x", "tid.y", "tid.z", "ntid.x", "ntid.y", "ntid.z", "ctaid.x", "ctaid.y",
-     "ctaid.z", "nctaid.x", "nctaid.y", "nctaid.z", "laneid", "warpid", "nwarpid", "smid",
-     "nsmid", "lanemask_eq", "lanemask_lt", "lanemask_le", "lanemask_gt", "lanemask_ge",
-     "clock", "clock64", "globaltimer", "dynamic_smem_size", "total_smem_size",
-     "warpsize"))}
 
 _SIMPLE = {"add": OP_ADD, "sub": OP_SUB, "div": OP_DIV, "rem": OP_REM, "abs": OP_ABS,
            "neg": OP_NEG, "min": OP_MIN, "max": OP_MAX, "and": OP_AND, "or": OP_OR,
@@ -76,10 +44,6 @@ _SIMPLE = {"add": OP_ADD, "sub": OP_SUB, "div": OP_DIV, "rem": OP_REM, "abs": OP
            "subc": OP_SUBC, "bfind": OP_BFIND}
 _IGNORED = {"membar", "fence", "prefetch", "prefetchu", "pmevent", "nanosleep",
             "discard", "applypriority", "griddepcontrol"}
-
-#: global window base: generic address 0 .. BASE-1 is never valid (null pointers fault)
-BASE = 1 << 16
-
 
 @dataclasses.dataclass
 class Program:
@@ -122,7 +86,7 @@ def _align(x: int, a: int) -> int:
 
 def _type(name: str, ins) -> int:
     try:
-        t = _TYPES[name]
+        t = TYPE_OF[name]
     except KeyError:
         raise PTXError(f"line {ins.line}: type .{name} in `{ins.text}` is not "
                        "supported") from None
@@ -250,48 +214,6 @@ class _Decoder:
         return self.reg(t, ins)
 
 
-def _layout(dec: _Decoder, module: Module, func: Function):
-    """Offsets of every variable in its window; the symbols' addresses."""
-    glob = shared = const = local = 0
-    module_globals, const_init, extern = [], bytearray(), None
-    for v in list(module.variables) + list(func.variables):
-        if v.space == "global":
-            glob = _align(glob, max(v.align, 8))
-            module_globals.append((glob, v))
-            dec.symbols[v.name] = (S_GLOBAL, BASE + glob)
-            glob += max(v.nbytes, 1)
-        elif v.space == "shared":
-            if v.extern or v.count == 0:
-                extern = v.name
-                continue
-            shared = _align(shared, v.align)
-            dec.symbols[v.name] = (S_SHARED, shared)
-            shared += v.nbytes
-        elif v.space == "const":
-            const = _align(const, v.align)
-            const_init += bytes(const - len(const_init))
-            dec.symbols[v.name] = (S_CONST, const)
-            const_init += v.init if v.init is not None else bytes(v.nbytes)
-            const += v.nbytes
-        elif v.space == "local":
-            local = _align(local, v.align)
-            dec.symbols[v.name] = (S_LOCAL, local)
-            local += v.nbytes
-    if extern is not None:
-        shared = _align(shared, 16)
-        dec.symbols[extern] = (S_SHARED, shared)
-    poff, offsets = 0, []
-    for p in func.params:
-        poff = _align(poff, p.align)
-        offsets.append(poff)
-        dec.symbols[p.name] = (S_PARAM, poff)
-        poff += p.nbytes
-    return dict(module_globals=module_globals, global_bytes=_align(glob, 256),
-                shared_static=shared, shared_extern=extern, const_bytes=const,
-                const_init=bytes(const_init), local_bytes=_align(local, 8),
-                param_offsets=offsets, param_bytes=_align(poff, 8))
-
-
 def _row(dec, ins):
     row = [0] * WIDTH
     row[F_G] = -1
@@ -359,7 +281,7 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
         row[F_A] = dec.src(a, ty, ins)
         return row
     if op in ("ld", "ldu", "st"):
-        space = next((_SPACES[m] for m in mods if m in _SPACES), S_GENERIC)
+        space = next((SPACE_OF[m] for m in mods if m in SPACE_OF), S_GENERIC)
         vec = next((int(m[1:]) for m in mods if m in ("v2", "v4", "v8")), 1)
         ty = _type(last, ins)
         row[F_TY], row[F_X1], row[F_X3] = ty, space, vec
@@ -391,7 +313,7 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
         return row
     if op == "cvta":
         to = "to" in mods
-        space = next((_SPACES[m] for m in mods if m in _SPACES), None)
+        space = next((SPACE_OF[m] for m in mods if m in SPACE_OF), None)
         if space is None:
             raise _unsupported(ins)
         d, a = _operands(ins, 2)
@@ -399,7 +321,7 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
         row[F_D], row[F_A] = dec.dst(d, ins), dec.src(a, T_U64, ins)
         return row
     if op == "cvt":
-        types = [m for m in mods if m in _TYPES]
+        types = [m for m in mods if m in TYPE_OF]
         if len(types) != 2:
             raise _unsupported(ins)
         rnd = next((ROUND[m] for m in mods if m in ROUND), 0)
@@ -484,7 +406,7 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
             raise _unsupported(ins)
         if last in ("f32", "f64") and aop not in ("add", "exch", "cas"):
             raise _unsupported(ins, f"(a floating-point atomic {aop}) is not supported")
-        space = next((_SPACES[m] for m in mods if m in _SPACES), S_GENERIC)
+        space = next((SPACE_OF[m] for m in mods if m in SPACE_OF), S_GENERIC)
         ty = _type(last, ins)
         row[F_OP], row[F_TY], row[F_X1], row[F_X3] = OP_ATOM, ty, space, ATOM[aop]
         rest = ops if op == "red" else ops[1:]
@@ -580,79 +502,6 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
     raise _unsupported(ins)
 
 
-def _contract(rows: list, block_of) -> None:
-    """ptxas's contraction: a float ``mul`` and an ``add``/``sub`` that reads it, neither
-    with a rounding modifier written, become one fused multiply-add (PTX ISA: "mul/add
-    sequences with no rounding modifiers may be optimized to use fused-multiply-add";
-    ptxas does so by default, as the SASS's FFMA/DFMA show). Done where the product is
-    defined once, read only by that add, in the same basic block, with its factors not
-    redefined in between; the add's row becomes an FMA whose ``x1`` says what it
-    negates (1: the addend, 2: the product)."""
-    defs, uses = {}, {}
-    for pc, r in enumerate(rows):
-        for f in (F_D, F_D2):
-            if r[f] >= 0:
-                defs.setdefault(r[f], []).append(pc)
-        srcs = [r[f] for f in (F_A, F_B, F_C, F_E, F_F, F_G) if r[f] >= 0]
-        if r[F_OP] in (OP_LD, OP_UNPACK):        # (their C, E fields are destinations)
-            srcs = [r[F_A]] + ([r[F_G]] if r[F_G] >= 0 else [])
-        for x in srcs:
-            uses.setdefault(x, []).append(pc)
-    for pc, r in enumerate(rows):
-        if r[F_OP] not in (OP_ADD, OP_SUB) or r[F_TY] not in (T_F32, T_F64) \
-                or r[F_X4] or r[F_G] >= 0:
-            continue
-        for which, other in ((F_A, F_B), (F_B, F_A)):
-            p = r[which]
-            if len(defs.get(p, ())) != 1 or len(uses.get(p, ())) != 1:
-                continue
-            m = defs[p][0]
-            mr = rows[m]
-            if not (m < pc and mr[F_OP] == OP_MUL and mr[F_TY] == r[F_TY] and not mr[F_X4]
-                    and mr[F_G] < 0 and block_of[m] == block_of[pc]):
-                continue
-            between = {d for k in range(m + 1, pc) for d in (rows[k][F_D], rows[k][F_D2])}
-            if mr[F_A] in between or mr[F_B] in between or r[other] in between:
-                continue
-            neg = 0
-            if r[F_OP] == OP_SUB:
-                neg = 1 if which == F_A else 2       # p - c: -c; c - p: -p
-            r[F_OP], r[F_A], r[F_B], r[F_C], r[F_X1] = OP_FMA, mr[F_A], mr[F_B], r[other], neg
-            r[F_X3] = 0
-            break
-
-
-def _post_dominators(nblocks: int, succ: list) -> list:
-    """Immediate post-dominator of each block (index nblocks is the virtual exit)."""
-    exit_ = nblocks
-    full = (1 << (nblocks + 1)) - 1
-    pdom = [full] * nblocks + [1 << exit_]
-    changed = True
-    while changed:
-        changed = False
-        for b in range(nblocks - 1, -1, -1):
-            inter = full
-            for s in succ[b]:
-                inter &= pdom[s]
-            new = inter | (1 << b)
-            if new != pdom[b]:
-                pdom[b], changed = new, True
-    ipdom = []
-    for b in range(nblocks):
-        strict = pdom[b] & ~(1 << b)
-        best, best_size = exit_, -1
-        x = strict
-        while x:
-            low = x & -x
-            k = low.bit_length() - 1
-            x ^= low
-            size = bin(pdom[k]).count("1")
-            if size > best_size and pdom[k] != full:
-                best, best_size = k, size
-        ipdom.append(best)
-    return ipdom
-
-
 def decode(module: Module, entry: str) -> Program:
     """The emulator's ``Program`` for entry function ``entry`` of ``module``."""
     func = module.functions.get(entry)
@@ -662,7 +511,7 @@ def decode(module: Module, entry: str) -> Program:
     func = inline_calls(module, func)
     dec = _Decoder(module, func)
     dec.has_barrier = dec.uses_carry = False
-    lay = _layout(dec, module, func)
+    lay = layout(dec.symbols, module, func)
     rows, texts, lines, targets, label_pc = [], [], [], {}, {}
     for k, item in enumerate(func.body):
         if isinstance(item, str):
@@ -708,8 +557,8 @@ def decode(module: Module, entry: str) -> Program:
         elif end + 1 <= n:
             s.append(int(block_of[end + 1]))
         succ.append(s)
-    _contract(rows, block_of)
-    ipdom = _post_dominators(nb, succ)
+    contract(rows, block_of)
+    ipdom = post_dominators(nb, succ)
     for pc in targets:
         p = ipdom[int(block_of[pc])]
         rows[pc][F_X2] = leaders[p] if p < nb else n + 1

@@ -26,11 +26,11 @@ import numpy as np
 from numba import njit
 
 from simulator.kernelcode.alu import alu, ERR_UNSUPPORTED
-from simulator.kernelcode.decode import (
-    BASE, F_A, F_B, F_C, F_D, F_D2, F_E, F_F, F_G, F_GN, F_OP, F_TY, F_X1, F_X2, F_X3,
-    OP_ACTIVEMASK, OP_ATOM, OP_BAR, OP_BRA, OP_CVTA, OP_EXIT, OP_LD, OP_NOP, OP_SHFL,
-    OP_SPECIAL, OP_ST, OP_VOTE, S_CONST, S_GENERIC, S_GLOBAL, S_LOCAL, S_PARAM, S_SHARED,
-    T_F32, T_F64, T_S8, T_S16, T_S32, T_U64)
+from simulator.kernelcode.isa import (
+    BASE, F_A, F_B, F_C, F_D, F_D2, F_E, F_F, F_G, F_GN, F_OP, F_TY, F_X1, F_X2,
+    F_X3, OP_ACTIVEMASK, OP_ATOM, OP_BAR, OP_BRA, OP_CVTA, OP_EXIT, OP_LD, OP_NOP,
+    OP_SHFL, OP_SPECIAL, OP_ST, OP_VOTE, S_CONST, S_GENERIC, S_GLOBAL, S_LOCAL,
+    S_PARAM, S_SHARED, T_F32, T_F64, T_S16, T_S32, T_S8, T_U64)
 from simulator.kernelcode.lanes import M32, is_signed, ival, ult64
 
 # launch description L

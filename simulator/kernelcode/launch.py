@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from simulator.kernelcode import decode as dec
+from simulator.kernelcode import isa
 from simulator.kernelcode import emulator as em
 from simulator.kernelcode.ptx import PTXError, parse
 
@@ -215,7 +216,7 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
         seg_off.append(off)
         regions.append((off, off + (hi - lo)))
         for i in members:
-            array_ptr[id(arrays[i])] = dec.BASE + off + (_extent(arrays[i])[0] - lo) + (
+            array_ptr[id(arrays[i])] = isa.BASE + off + (_extent(arrays[i])[0] - lo) + (
                 arrays[i].__array_interface__["data"][0] - _extent(arrays[i])[0])
         off += hi - lo
     con_off = (off + 255) // 256 * 256
@@ -314,8 +315,8 @@ def _error_text(prog, kname, E, L, regions) -> str:
     where = (f"kernel {kname!r}, block ({b % gx}, {(b // gx) % gy}, {b // (gx * gy)}), "
              f"thread ({t % bx}, {(t // bx) % by}, {t // (bx * by)}), PTX line "
              f"{prog.lines[pc]} `{prog.texts[pc]}`")
-    spaces = {dec.S_GENERIC: "generic", dec.S_GLOBAL: "global", dec.S_SHARED: "shared",
-              dec.S_LOCAL: "local", dec.S_PARAM: "param", dec.S_CONST: "const"}
+    spaces = {isa.S_GENERIC: "generic", isa.S_GLOBAL: "global", isa.S_SHARED: "shared",
+              isa.S_LOCAL: "local", isa.S_PARAM: "param", isa.S_CONST: "const"}
     if code == em.ERR_OOB:
         return (f"{where}: {spaces.get(space, '?')} address {addr:#x} is outside every "
                 "array and variable of the launch (an index out of bounds?)")
