@@ -84,7 +84,7 @@ def main(argv=None):
     with open(a.out, "w") as f:
         f.write(f"# PTX of tests/user_kernels.py's {len(CASES)} kernels, cc {a.cc}: "
                 "item <tab> number of kernels <tab> the kernels\n")
-        f.write(f"# no 'call' means every device and libdevice function was inlined\n")
+        f.write("# no 'call' means every device and libdevice function was inlined\n")
         for title, table in zip(titles, tables):
             f.write(f"\n## {title}: {len(table)}\n")
             for item in sorted(table):

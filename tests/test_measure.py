@@ -408,9 +408,8 @@ def test_validation_checks_each_record_is_the_launch_it_states(tmp_path, edit, n
     (an edited file, or a kernel changed since the measurement), a repeated record, or a
     record of another kernel: refused before any work, naming file, record and field."""
     from simulator.analysis.validate import record_tasks
-    sf = _gemm_file(tmp_path, edit)
-    with pytest.raises(ValueError, match=needle) as e:
-        record_tasks(H100, [sf])
+    with pytest.raises(ValueError, match=needle) as e:   # on load, or before the first task
+        record_tasks(H100, [_gemm_file(tmp_path, edit)])
     assert "gemm.json" in str(e.value)
 
 

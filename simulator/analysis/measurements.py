@@ -561,8 +561,8 @@ def load_suite_json(folder, suite: str, made_by: str, check=None) -> dict:
     for i, r in enumerate(doc["records"]):
         if not isinstance(r, dict):
             raise ValueError(f"{path}: record {i} is a {type(r).__name__}, not an object")
-        check_keys(path, i, suite, r)
         recs.append(check(path, i, r) if check is not None else r)
+        check_keys(path, i, suite, r)
     if not recs:
         raise ValueError(f"{path}: no records; nothing to score")
     doc["records"] = recs

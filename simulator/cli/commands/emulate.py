@@ -36,7 +36,9 @@ def add_emulate(sub):
                        "LAUNCHER is a function in FILE.py, def launch(grid=None, "
                        "block=None), returning (kernel, grid, block, args).",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("launcher", metavar="FILE.py:LAUNCHER", action=_Launcher)
+    p.add_argument("launcher", metavar="FILE.py:LAUNCHER", action=_Launcher,
+                   help="a Python file and the function in it that returns (kernel, grid, "
+                   "block, args)")
     add_hw(p, required=False)
     p.add_argument("--grid", help="blocks, passed to the launcher (e.g. 64 or 16x16)")
     p.add_argument("--block", help="threads per block, passed to the launcher (e.g. 256 "
