@@ -20,7 +20,7 @@ from simulator.kernelcode.isa import (
     OP_MADC, OP_MAX, OP_MIN, OP_MOV, OP_MUL, OP_NEG, OP_NOT, OP_OR, OP_PACK,
     OP_POPC, OP_PRMT, OP_RCP, OP_REM, OP_RSQRT, OP_SELP, OP_SETP, OP_SHL, OP_SHR,
     OP_SIN, OP_SQRT, OP_SUB, OP_SUBC, OP_TANH, OP_TESTP, OP_UNPACK, OP_XOR, T_F32,
-    T_F64, T_PRED, T_S32, T_S64, T_U32, T_U64)
+    T_F64, T_PRED, T_S64, T_U64)
 from simulator.kernelcode.lanes import (
     M32, MIN64, bfe, bfind, bfi, bits_of, brev, clz, compare, fma64, float_to_int, fmax, fmin,
     idiv, int_to_float, irem, is_signed, ival, lop3, mulhi_s64, mulhi_u64, popc, prmt,
@@ -330,5 +330,3 @@ def alu(row, R, RF32, RF64, base, mask, carry):
                 R[cd + l] = _int_binary(op, av, bv, ty)
     return 0
 
-
-__all__ = ["alu", "fget", "fput", "ERR_UNSUPPORTED", "T_S32", "T_U32"]

@@ -524,8 +524,9 @@ def decode(module: Module, entry: str) -> Program:
         texts.append(short_text(item.text))
         lines.append(item.line)
     n = len(rows)
-    rows.append(_row(dec, type("I", (), {"guard": None, "line": 0})()))
-    rows[-1][F_OP] = OP_EXIT                 # falling off the end exits
+    end = [0, 0, -1, 0] + [-1] * 6 + [0] * 4 + [-1, 0]
+    end[F_OP] = OP_EXIT                      # falling off the end exits
+    rows.append(end)
     texts.append("(end of function)")
     lines.append(0)
     for pc, (label, ins) in targets.items():

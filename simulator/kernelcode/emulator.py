@@ -18,7 +18,7 @@ for kernels whose lanes communicate without synchronising.
 Memory is one byte buffer ``M``: the global window (module variables and the launch's
 arrays, the valid ranges listed in ``regions``), then const, param, the running
 block's shared memory and its threads' local memory. A generic address is its global
-address; shared and local windows map as PTX's ``cvta`` says (decode.BASE onwards).
+address; shared and local windows map as PTX's ``cvta`` says (isa.BASE onwards).
 """
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ from simulator.kernelcode.isa import (
     BASE, F_A, F_B, F_C, F_D, F_D2, F_E, F_F, F_G, F_GN, F_OP, F_TY, F_X1, F_X2,
     F_X3, OP_ACTIVEMASK, OP_ATOM, OP_BAR, OP_BRA, OP_CVTA, OP_EXIT, OP_LD, OP_NOP,
     OP_SHFL, OP_SPECIAL, OP_ST, OP_VOTE, S_CONST, S_GENERIC, S_GLOBAL, S_LOCAL,
-    S_PARAM, S_SHARED, T_F32, T_F64, T_S16, T_S32, T_S8, T_U64)
-from simulator.kernelcode.lanes import M32, is_signed, ival, ult64
+    S_PARAM, S_SHARED, T_F32, T_F64, T_S16, T_S32, T_S64, T_S8, T_U16, T_U64, T_U8)
+from simulator.kernelcode.lanes import M32, ival, ult64
 
 # launch description L
 (L_GX, L_GY, L_GZ, L_BX, L_BY, L_BZ, L_NT, L_NW, L_NSLOTS, L_SH_OFF, L_SH_SIZE,
@@ -118,7 +118,7 @@ def _store(M, M16, M32v, M64, off, size, v):
 @njit(cache=True)
 def _atomic(M, M32v, M64, MF32, MF64, off, ty, aop, v, fv, cmpv):
     """One lane's atomic read-modify-write at buffer offset ``off``; the old bits."""
-    size = 8 if (ty == T_U64 or ty == T_F64 or ty == 8) else 4
+    size = 8 if (ty == T_U64 or ty == T_F64 or ty == T_S64) else 4
     if size == 4:
         old = np.int64(M32v[off >> 2])
     else:
@@ -307,11 +307,11 @@ def _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base, emask, w, b
     """ld / st / atom for the active lanes; 0 or ERROR (E filled)."""
     op, ty, space, off0, vec = row[F_OP], row[F_TY], row[F_X1], row[F_X2], row[F_X3]
     size = 4
-    if ty == T_U64 or ty == T_F64 or ty == 8:
+    if ty == T_U64 or ty == T_F64 or ty == T_S64:
         size = 8
-    elif ty == 1 or ty == 5:
+    elif ty == T_U8 or ty == T_S8:
         size = 1
-    elif ty == 2 or ty == 6:
+    elif ty == T_U16 or ty == T_S16:
         size = 2
     ca = base + 32 * row[F_A]
     fields = (F_D, F_D2, F_C, F_E) if op == OP_LD else (F_B, F_C, F_E, F_F)
@@ -503,5 +503,3 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
         S[S_STARTED] = 0
     return DONE
 
-
-__all__ = ["run", "is_signed", "T_F32", "T_F64", "T_S32", "F_E"]

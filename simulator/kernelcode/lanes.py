@@ -19,7 +19,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from simulator.kernelcode.isa import (
-    ROUND, T_F32, T_F64, T_S16, T_S32, T_S64, T_S8, T_U16, T_U32, T_U64, T_U8)
+    ROUND, T_F32, T_S16, T_S32, T_S64, T_S8, T_U16, T_U32, T_U64, T_U8)
 
 MIN64 = -(1 << 63)
 M32 = 0xFFFFFFFF
@@ -400,6 +400,3 @@ def compare(cmp, x, y, unordered_nan):
         return x > y
     return x >= y
 
-
-def is_float(ty) -> bool:
-    return ty in (T_F32, T_F64)

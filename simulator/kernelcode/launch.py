@@ -216,8 +216,8 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
         seg_off.append(off)
         regions.append((off, off + (hi - lo)))
         for i in members:
-            array_ptr[id(arrays[i])] = isa.BASE + off + (_extent(arrays[i])[0] - lo) + (
-                arrays[i].__array_interface__["data"][0] - _extent(arrays[i])[0])
+            array_ptr[id(arrays[i])] = isa.BASE + off + (
+                arrays[i].__array_interface__["data"][0] - lo)
         off += hi - lo
     con_off = (off + 255) // 256 * 256
     par_off = (con_off + prog.const_bytes + 255) // 256 * 256
