@@ -69,6 +69,8 @@ class Program:
     has_barrier: bool
     uses_carry: bool
     carry_slot: int           # the slot holding each lane's carry flag (.cc, addc, madc)
+    leaders: tuple = ()       # the first row of each basic block, ascending
+    successors: tuple = ()    # per basic block, its successors' indices (len(leaders): exit)
 
 
 _MANGLED_PARAM = re.compile(r"\b_Z\w*?_param_(\d+)\b")
@@ -575,4 +577,5 @@ def decode(module: Module, entry: str) -> Program:
         local_bytes=lay["local_bytes"], module_globals=lay["module_globals"],
         global_bytes=lay["global_bytes"], const_bytes=lay["const_bytes"],
         const_init=lay["const_init"], has_barrier=dec.has_barrier,
-        uses_carry=dec.uses_carry, carry_slot=dec.carry)
+        uses_carry=dec.uses_carry, carry_slot=dec.carry, leaders=tuple(leaders),
+        successors=tuple(tuple(x) for x in succ))

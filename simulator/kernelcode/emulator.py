@@ -1,8 +1,9 @@
 """The PTX interpreter: blocks in order, each block's warps round-robin between
 barriers, each warp's 32 lanes in lockstep under a SIMT reconvergence stack.
 
-``run`` (numba) executes a launch's blocks ``S[S_BLOCK] .. block_hi - 1`` until they
-finish, an instruction budget runs out (it returns, keeping every warp's state, and the
+``run`` (numba) executes a launch's blocks ``order[S[S_BLOCK]] .. order[block_hi - 1]``
+(``order``: the linear block ids to run, in order; empty: every block, 0, 1, ...) until
+they finish, an instruction budget runs out (it returns, keeping every warp's state, and the
 next call resumes: the Python side checks for Ctrl-C and shows progress between calls),
 the trace arrays fill up, or an error (an address outside every array, a misaligned
 access, a store to read-only memory) stops it with the warp, lane and address in ``E``.
@@ -345,8 +346,9 @@ def _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base, emask, w, b
 
 @njit(cache=True, error_model="numpy")
 def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
-        block_hi, ev, ev_addr, scratch):
-    """Run blocks from S[S_BLOCK] to ``block_hi`` (see the module's docstring)."""
+        block_hi, ev, ev_addr, scratch, order):
+    """Run the blocks at positions S[S_BLOCK] to ``block_hi`` of ``order`` (see the
+    module's docstring)."""
     RF32 = R.view(np.float32)
     RF64 = R.view(np.float64)
     M16, M32v, M64 = M.view(np.uint16), M.view(np.uint32), M.view(np.int64)
@@ -358,7 +360,7 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
     no_addr = ev_addr[:0, 0]
     stop = S[S_EXEC] + budget
     while S[S_BLOCK] < block_hi:
-        b = S[S_BLOCK]
+        b = order[S[S_BLOCK]] if order.shape[0] > 0 else S[S_BLOCK]
         if S[S_STARTED] == 0:
             _start_block(b, R, tmpl, M, L, stk, sp, wstat)
             S[S_STARTED] = 1
@@ -499,7 +501,7 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
             for w in range(nw):
                 if wstat[w] == W_BAR:
                     wstat[w] = W_RUN
-        S[S_BLOCK] = b + 1
+        S[S_BLOCK] += 1
         S[S_STARTED] = 0
     return DONE
 

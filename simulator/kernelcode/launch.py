@@ -169,7 +169,8 @@ def _param_bytes(prog, flat, kernel_name):
 
 
 def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
-                   cc=(9, 0), nsm=132, record=False, progress=None) -> Emulation:
+                   cc=(9, 0), nsm=132, record=False, progress=None,
+                   blocks=None) -> Emulation:
     """Run ``kernel[grid, block](*args)`` on the CPU from the kernel's PTX.
 
     ``kernel`` is a numba ``@cuda.jit`` kernel (compiled here, no GPU needed) or PTX
@@ -179,6 +180,9 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     memory. ``record=True`` keeps the trace of every warp-instruction (warp, PTX pc,
     active mask) and the 32 addresses of each memory access. ``progress(done, total)``,
     if given, is called between slices with blocks finished and blocks in all.
+    ``blocks``: the linear ids of the blocks to run, ascending (default: all); the
+    others do not run, as if the launch had only these (what they would have written
+    is not there).
     """
     gdims = _dims(grid, "grid", MAX_GRID)
     bdims = _dims(block, "block", MAX_BLOCK)
@@ -246,6 +250,8 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
 
     nw = (nthreads + 31) // 32
     nblocks = gdims[0] * gdims[1] * gdims[2]
+    order = _block_order(blocks, nblocks)
+    nrun = len(order) if blocks is not None else nblocks
     L = np.zeros(em.L_SIZE, dtype=np.int64)
     L[em.L_GX:em.L_GZ + 1] = gdims
     L[em.L_BX:em.L_BZ + 1] = bdims
@@ -276,12 +282,12 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     jit.announce("PTX emulator", [em.run])
     # numba compiles the interpreter on its first call (once, cached): a call with no
     # budget compiles it and starts block 0, outside the emulation's wall time
-    em.run(prog.code, R, tmpl, M, reg, L, S, stk, sp, wstat, wcount, tcount, E, 0, nblocks,
-           ev, ev_addr, scratch)
+    em.run(prog.code, R, tmpl, M, reg, L, S, stk, sp, wstat, wcount, tcount, E, 0, nrun,
+           ev, ev_addr, scratch, order)
     t0 = time.perf_counter()
     while True:
         status = em.run(prog.code, R, tmpl, M, reg, L, S, stk, sp, wstat, wcount, tcount,
-                        E, SLICE, nblocks, ev, ev_addr, scratch)
+                        E, SLICE, nrun, ev, ev_addr, scratch, order)
         if status == em.DONE:
             break
         if status == em.ERROR:
@@ -292,7 +298,7 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
             if S[em.S_ADDR] >= ev_addr.shape[0]:
                 ev_addr = np.concatenate([ev_addr, np.zeros_like(ev_addr)])
         if progress is not None:
-            progress(int(S[em.S_BLOCK]), nblocks)
+            progress(int(S[em.S_BLOCK]), nrun)
     wall = time.perf_counter() - t0
     for (lo, hi, members), o in zip(segs, seg_off):
         if hi > lo and all(arrays[i].flags.writeable for i in members):
@@ -302,9 +308,29 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     trace = None
     if record:
         trace = {"events": ev[:S[em.S_EV]].copy(), "addresses": ev_addr[:S[em.S_ADDR]].copy(),
-                 "texts": list(prog.texts), "warps_per_block": nw}
+                 "texts": list(prog.texts), "warps_per_block": nw,
+                 "blocks": order.copy() if blocks is not None else np.arange(nblocks),
+                 "arrays": [(i, array_ptr[id(a)], a.nbytes) for i, a in enumerate(args)
+                            if isinstance(a, np.ndarray)],
+                 "shared": (isa.BASE + sh_off, shared_total),
+                 "local": (isa.BASE + loc_off, prog.local_bytes),
+                 "program": prog}
     return Emulation(kname, gdims, bdims, int(S[em.S_EXEC]), int(S[em.S_THREADS]), wall,
                      per, trace)
+
+
+def _block_order(blocks, nblocks) -> np.ndarray:
+    """``blocks`` as the interpreter's block order (empty: all, in order); ValueError
+    where an id is outside the grid or they are not ascending and distinct."""
+    if blocks is None:
+        return np.zeros(0, dtype=np.int64)
+    order = np.asarray(blocks)
+    if order.ndim != 1 or order.size == 0 or not np.issubdtype(order.dtype, np.integer):
+        raise ValueError(f"blocks={blocks!r}: expected a non-empty sequence of block ids")
+    order = order.astype(np.int64)
+    if order[0] < 0 or order[-1] >= nblocks or np.any(np.diff(order) <= 0):
+        raise ValueError(f"blocks: ids must be ascending, distinct and in 0..{nblocks - 1}")
+    return order
 
 
 def _error_text(prog, kname, E, L, regions) -> str:

@@ -1,0 +1,124 @@
+"""Which PTX instruction each SASS instruction came from.
+
+ptxas keeps a PTX program's ``.loc`` line table through its optimisations when asked
+for ``-lineinfo`` (debug information only: the code it emits is the same), and nvdisasm
+``-g`` prints it beside the SASS. ``tagged_ptx`` writes a ``.loc`` naming the PTX's own
+line before every instruction of the PTX (any ``.loc`` and ``.file`` it had are
+dropped), so that ``ptx_lines`` reads, for every SASS instruction, the PTX line it was
+compiled from: the map by which a warp's path through the PTX becomes its path through
+the SASS (``sassmap``). ``ptx_lines`` checks that the tagged build is the same code as
+the untagged one and raises where it is not.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from simulator.kernelcode import toolchain as tc
+from simulator.kernelcode.disasm import Sass, parse_sass
+from simulator.kernelcode.ptx import Instruction, parse
+
+#: the file name the tags' ``.file`` directive gives
+TAG_FILE = "roofsim-ptx-lines"
+
+_LOC = re.compile(r"^\s*//##\s*File\s+\"([^\"]*)\",\s*line\s+(\d+)")
+_INSTR = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/")
+_DROP = re.compile(r"^\s*\.(loc|file)\b")
+
+
+def instruction_lines(ptx: str) -> set:
+    """The lines on which the PTX's instructions start (every function's)."""
+    module = parse(ptx)
+    return {item.line for f in module.functions.values() for item in f.body
+            if isinstance(item, Instruction)}
+
+
+def tagged_ptx(ptx: str) -> str:
+    """``ptx`` with ``.loc 1 L 0`` before each line L where an instruction starts, its
+    own ``.loc``/``.file`` lines blanked (line numbers unchanged) and a ``.file 1``
+    directive after ``.address_size`` (or ``.target``)."""
+    starts = instruction_lines(ptx)
+    out, filed = [], False
+    lines = ptx.split("\n")
+    anchor = next((k for k, ln in enumerate(lines) if ln.strip().startswith(".address_size")),
+                  next((k for k, ln in enumerate(lines) if ln.strip().startswith(".target")),
+                       None))
+    if anchor is None:
+        raise ValueError("the PTX has no .target directive")
+    for k, line in enumerate(lines, start=1):
+        if _DROP.match(line):
+            out.append("")
+            continue
+        if k in starts:
+            out.append(f"\t.loc\t1 {k} 0")
+        out.append(line)
+        if k - 1 == anchor and not filed:
+            out.append(f'\t.file\t1 "{TAG_FILE}"')
+            filed = True
+    return "\n".join(out)
+
+
+def read_lines(listing: str, entry: str) -> dict:
+    """{SASS pc: PTX line} from nvdisasm ``-g``'s listing of function ``entry``: each
+    instruction takes the line of the last ``//## File`` comment before it in its
+    section (0 before any)."""
+    out, line, inside = {}, 0, False
+    for text in listing.splitlines():
+        if text.startswith("//-") and ".text." in text:
+            inside = text.split(".text.", 1)[1].split()[0].rstrip("-") == entry
+            line = 0
+            continue
+        if not inside:
+            continue
+        m = _LOC.match(text)
+        if m:
+            line = int(m.group(2)) if m.group(1) == TAG_FILE else 0
+            continue
+        m = _INSTR.match(text)
+        if m:
+            out[int(m.group(1), 16)] = line
+    return out
+
+
+def ptx_lines(kptx: tc.KernelPTX, sass: Sass) -> np.ndarray:
+    """Per instruction of ``sass`` (``kptx``'s SASS), the line of ``kptx.ptx`` it was
+    compiled from (0 where ptxas names none). Cached in memory and on disk as the
+    cubin is. ValueError where the tagged build's code differs from ``sass``."""
+    arch = tc.sm_arch(kptx.cc)
+    ptxas, nvdisasm = tc.tool_path("ptxas"), tc.tool_path("nvdisasm")
+    key = tc._digest("ptx-lines", hashlib.sha256(kptx.ptx.encode()).hexdigest(), arch,
+                     tc._tool_id(ptxas), tc._tool_id(nvdisasm))
+    with tc._lock:
+        hit = tc._memo.get(key)
+        if hit is not None:
+            return hit
+        listing = tc._cache_read(f"{key}.lines")
+        if listing is None:
+            with tempfile.TemporaryDirectory(prefix="roofsim-lines-") as tmp:
+                Path(tmp, "kernel.ptx").write_text(tagged_ptx(kptx.ptx))
+                r = tc._run([ptxas, f"-arch={arch}", "-lineinfo", "kernel.ptx", "-o",
+                             "kernel.cubin"], tmp)
+                if r.returncode != 0:
+                    msg = tc._first_error(r.stderr or r.stdout, f"exit status {r.returncode}")
+                    raise ValueError(f"kernel {kptx.name!r}: ptxas -lineinfo failed: {msg}")
+                r = tc._run([nvdisasm, "-c", "-g", "kernel.cubin"], tmp)
+                if r.returncode != 0:
+                    msg = tc._first_error(r.stderr or r.stdout, f"exit status {r.returncode}")
+                    raise ValueError(f"kernel {kptx.name!r}: nvdisasm -g failed: {msg}")
+                listing = r.stdout.encode()
+            tc._cache_write(f"{key}.lines", listing)
+        text = listing.decode(errors="replace")
+        tagged = parse_sass(text, kptx.entry, arch)
+        if [(i.pc, i.opcode, i.operands) for i in tagged.instrs] != \
+                [(i.pc, i.opcode, i.operands) for i in sass.instrs]:
+            raise ValueError(f"kernel {kptx.name!r}: ptxas made different code with "
+                             "-lineinfo; its SASS cannot be mapped onto its PTX")
+        table = read_lines(text, kptx.entry)
+        out = np.array([table.get(i.pc, 0) for i in sass.instrs], dtype=np.int64)
+        out.setflags(write=False)
+        tc._memo[key] = out
+        return out

@@ -1,0 +1,374 @@
+"""A warp's path through the PTX, as the front end ran it, becomes its path through the
+kernel's SASS: the instruction stream the engine times.
+
+Every SASS instruction carries the PTX line it was compiled from (``lineinfo``), hence
+a PTX instruction and the PTX basic block holding it (its *origin*). Each SASS basic
+block that runs from the entry (not a subroutine reached only by ``CALL``, such as the
+slow path of a 64-bit division) is given a *home*: the PTX block among its
+instructions' origins that dominates the others (ptxas hoists work into a loop's
+preheader, merges a block into its predecessor and if-converts short branches into
+predicated code: in each case the block that runs is the dominating one), else the most
+frequent. The SASS blocks homed on a PTX block are walked from the first of them along
+their edges, staying at home; where a branch stays at home both ways (a division's
+fast path against its slow one), the path without a ``CALL``, else the fall-through,
+is taken. That walk is what one visit of the PTX block issues.
+
+A warp's SASS stream is then, for every visit of a PTX block in its recorded path (a
+run of its events from the block's first instruction), that block's SASS instructions
+under the visit's active mask (predicated code issues whatever its predicate). A memory
+instruction takes the 32 lane addresses of the PTX access it came from in the same
+visit -- or, hoisted out of its block, that access's latest addresses in the warp --
+its width from its own opcode (``LDS.128`` holds four merged ``ld.shared``), and its
+space from its opcode or, for a generic access, its address.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+import numpy as np
+from numba import njit
+
+from simulator.kernelcode import sassclass as sc
+from simulator.kernelcode.isa import F_G, F_OP, OP_ATOM, OP_LD, OP_ST
+from simulator.simt import isa as E
+
+#: the base of the byte addresses given to local memory (interleaved per thread as the
+#: GPU lays it out: word k of every lane of a warp side by side)
+LOCAL_BASE = 1 << 44
+
+
+@dataclasses.dataclass(frozen=True)
+class SassMap:
+    """What ``build`` derives from a kernel's PTX program and SASS."""
+    rows: np.ndarray       # (n_sass, 5) int64: engine class, dst, src0, src1, src2
+    mem: np.ndarray        # (n_sass,) sassclass.MEM_*
+    width: np.ndarray      # (n_sass,) bytes per lane of a memory access
+    origin: np.ndarray     # (n_sass,) the PTX row each came from (-1: none named)
+    home: np.ndarray       # (n_sass,) the PTX block it issues with (-1: never)
+    emit_ptr: np.ndarray   # (n_ptx_blocks + 1,) CSR offsets into emit_idx / emit_src
+    emit_idx: np.ndarray   # SASS instruction indices, per PTX block, in issue order
+    emit_src: np.ndarray   # per entry: the PTX row whose addresses it uses (-1: none)
+    block_of: np.ndarray   # (n_ptx_rows + 1,) PTX row -> PTX block
+    leaders: np.ndarray    # the first PTX row of each block
+    guarded: np.ndarray    # (n_ptx_rows + 1,) 1 where the PTX row has a guard
+    texts: tuple           # each SASS instruction's text
+    pcs: np.ndarray        # each SASS instruction's byte offset
+
+
+def _dominators(nb: int, succ) -> list:
+    """Per PTX block, the set of blocks dominating it (entry 0)."""
+    preds = [[] for _ in range(nb)]
+    for b, ss in enumerate(succ):
+        for s in ss:
+            if s < nb:
+                preds[s].append(b)
+    full = set(range(nb))
+    dom = [full for _ in range(nb)]
+    dom[0] = {0}
+    changed = True
+    while changed:
+        changed = False
+        for b in range(1, nb):
+            ps = [dom[p] for p in preds[b]]
+            new = (set.intersection(*ps) if ps else set()) | {b}
+            if new != dom[b]:
+                dom[b], changed = new, True
+    return dom
+
+
+def _main_blocks(sass) -> list:
+    """Indices of the SASS blocks a path from the entry reaches (not through CALL)."""
+    by_start = {b.start: k for k, b in enumerate(sass.blocks)}
+    seen, todo = {0}, [0]
+    while todo:
+        for s in sass.blocks[todo.pop()].succs:
+            k = by_start.get(s)
+            if k is not None and k not in seen:
+                seen.add(k)
+                todo.append(k)
+    return sorted(seen)
+
+
+def _depths(nb: int, succ, dom) -> list:
+    """Per block, how many natural loops hold it (a back edge u -> h: h dominates u)."""
+    preds = [[] for _ in range(nb)]
+    for b, ss in enumerate(succ):
+        for x in ss:
+            if x < nb:
+                preds[x].append(b)
+    depth = [0] * nb
+    for u in range(nb):
+        for h in succ[u]:
+            if h < nb and h in dom[u]:
+                body, todo = {h, u}, ([u] if u != h else [])
+                while todo:
+                    for q in preds[todo.pop()]:
+                        if q not in body:
+                            body.add(q)
+                            todo.append(q)
+                for x in body:
+                    depth[x] += 1
+    return depth
+
+
+def _idom(dom: list) -> list:
+    """Each block's immediate dominator (-1 for the entry)."""
+    out = []
+    for b, ds in enumerate(dom):
+        strict = ds - {b}
+        out.append(max(strict, key=lambda d: len(dom[d])) if strict else -1)
+    return out
+
+
+def _homes(sass, main, ob, dom, ptx_depth) -> dict:
+    """{SASS block index: its home PTX block} for the blocks in ``main``: among its
+    instructions' origins at its own loop depth, the one dominating the others (else the
+    most frequent); a block with none at its depth (work hoisted out of a loop, or a
+    reconvergence left after one) issues with its nearest dominator that has a home."""
+    by_start = {sass.blocks[k].start: j for j, k in enumerate(main)}
+    succ = [[by_start[s] for s in sass.blocks[k].succs if s in by_start] for k in main]
+    sdom = _dominators(len(main), succ)
+    sdepth = _depths(len(main), succ, sdom)
+    sidom = _idom(sdom)
+    own = {}
+    for j, k in enumerate(main):
+        b = sass.blocks[k]
+        tags = [int(ob[i]) for i in range(b.first, b.stop)
+                if ob[i] >= 0 and ptx_depth[ob[i]] == sdepth[j]]
+        if tags:
+            distinct = set(tags)
+            top = [t for t in distinct if all(t in dom[u] for u in distinct)]
+            own[j] = top[0] if top else Counter(tags).most_common(1)[0][0]
+    home = {}
+    for j, k in enumerate(main):
+        x = j
+        while x not in own and sidom[x] >= 0:
+            x = sidom[x]
+        home[k] = own.get(x, 0)
+    return home
+
+
+def _walk(sass, blocks, home_of, by_start) -> list:
+    """The SASS blocks (indices) one visit of a PTX block issues: from the first of its
+    ``blocks`` entered from elsewhere along edges that stay among them."""
+    mine = set(blocks)
+    entered = [k for k in blocks if k == 0 or any(
+        by_start.get(s) == k for j, b in enumerate(sass.blocks) if j not in mine
+        and home_of.get(j) is not None for s in b.succs)]
+    cur = entered[0] if entered else blocks[0]
+    out, seen = [], set()
+    while cur is not None and cur not in seen:
+        seen.add(cur)
+        out.append(cur)
+        b = sass.blocks[cur]
+        nxt = [by_start[s] for s in b.succs if by_start.get(s) in mine]
+        nxt = [k for k in nxt if k not in seen]
+        if not nxt:
+            break
+        calls = [k for k in nxt if any(i.op == "CALL" for i in sass.block_instrs(sass.blocks[k]))]
+        plain = [k for k in nxt if k not in calls] or nxt
+        fall = [k for k in plain if sass.blocks[k].start == b.end]
+        cur = fall[0] if fall else plain[0]
+    return out
+
+
+def build(prog, sass, lines) -> SassMap:
+    """The map of ``prog`` (``decode.Program``) onto ``sass`` given each SASS
+    instruction's PTX line (``lineinfo.ptx_lines``)."""
+    code = prog.code
+    n = code.shape[0]
+    leaders = np.array(prog.leaders, dtype=np.int64)
+    nb = len(leaders)
+    block_of = np.zeros(n, dtype=np.int64)
+    for b in range(nb):
+        block_of[leaders[b]:(leaders[b + 1] if b + 1 < nb else n)] = b
+    pc_of_line = {}
+    for pc, line in enumerate(prog.lines):
+        if line:
+            pc_of_line.setdefault(line, pc)
+    instrs = sass.instrs
+    ni = len(instrs)
+    origin = np.array([pc_of_line.get(int(x), -1) for x in lines], dtype=np.int64)
+    ob = np.where(origin >= 0, block_of[np.maximum(origin, 0)], -1)
+    rows = np.full((ni, 5), -1, dtype=np.int64)
+    mem = np.zeros(ni, dtype=np.int64)
+    width = np.zeros(ni, dtype=np.int64)
+    for i, ins in enumerate(instrs):
+        cls, dst, srcs, m, w = sc.classify(ins)
+        rows[i] = (cls, dst, *srcs)
+        mem[i], width[i] = m, w
+    dom = _dominators(nb, prog.successors)
+    main = _main_blocks(sass)
+    home_of = _homes(sass, main, ob, dom, _depths(nb, prog.successors, dom))
+    by_start = {b.start: k for k, b in enumerate(sass.blocks)}
+    per = {}
+    for k in main:
+        per.setdefault(home_of[k], []).append(k)
+    home = np.full(ni, -1, dtype=np.int64)
+    idx, src, ptr = [], [], [0]
+    is_mem_row = np.isin(code[:, F_OP], (OP_LD, OP_ST, OP_ATOM))
+    for p in range(nb):
+        for k in (_walk(sass, per[p], home_of, by_start) if p in per else ()):
+            b = sass.blocks[k]
+            for i in range(b.first, b.stop):
+                home[i] = p
+                idx.append(i)
+                o = origin[i]
+                src.append(int(o) if mem[i] != sc.MEM_NONE and o >= 0 and is_mem_row[o] else -1)
+        ptr.append(len(idx))
+    return SassMap(rows, mem, width, origin, home, np.array(ptr, np.int64),
+                   np.array(idx, np.int64), np.array(src, np.int64), block_of, leaders,
+                   (code[:, F_G] >= 0).astype(np.int64), tuple(i.text for i in instrs),
+                   np.array([i.pc for i in instrs], np.int64))
+
+
+@dataclasses.dataclass(frozen=True)
+class Traces:
+    """Per-warp SASS streams of the traced blocks (``warp_traces``)."""
+    rows: np.ndarray         # (n, 6): class, dst, src0, src1, src2, lanes (>= 0: a row of
+    #                          addresses; < 0: ~active mask)
+    sass_index: np.ndarray   # (n,) the SASS instruction of each row
+    addresses: np.ndarray    # (m, 33): 32 lane byte addresses (-1 inactive), width
+    warp_begin: np.ndarray   # (blocks x warps + 1,) offsets of each warp's rows
+    blocks: np.ndarray       # the linear ids of the blocks traced, ascending
+    warps_per_block: int
+
+
+def warp_traces(smap: SassMap, trace: dict) -> Traces:
+    """The SASS streams of the warps an emulation recorded (``emulate_kernel(...,
+    record=True).trace``)."""
+    ev = trace["events"]
+    nw = int(trace["warps_per_block"])
+    blocks = np.asarray(trace["blocks"], np.int64)
+    order = np.argsort(ev[:, 0], kind="stable")
+    sh_base, sh_size = trace["shared"]
+    loc_base, loc_size = trace["local"]
+    pos = np.full(int(blocks.max()) + 1 if blocks.size else 1, -1, np.int64)
+    pos[blocks] = np.arange(blocks.size)
+    args = (ev, order, trace["addresses"], smap.block_of, smap.leaders, smap.guarded,
+            smap.emit_ptr, smap.emit_idx, smap.emit_src, smap.rows, smap.mem, smap.width,
+            int(sh_base), int(sh_size), int(loc_base), int(loc_size), nw, pos)
+    n_rows, n_addr = _emit(*args, np.zeros((0, 6), np.int64), np.zeros(0, np.int64),
+                           np.zeros((0, 33), np.int64), np.zeros(blocks.size * nw + 1, np.int64))
+    rows = np.zeros((n_rows, 6), np.int64)
+    sidx = np.zeros(n_rows, np.int64)
+    addrs = np.zeros((n_addr, 33), np.int64)
+    begin = np.zeros(blocks.size * nw + 1, np.int64)
+    _emit(*args, rows, sidx, addrs, begin)
+    return Traces(rows, sidx, addrs, begin, blocks, nw)
+
+
+@njit(cache=True)
+def _emit(ev, order, addrs, block_of, leaders, guarded, eptr, eidx, esrc, srows, smem,
+          swidth, sh_base, sh_size, loc_base, loc_size, nw, pos, out, out_sass, out_addr,
+          begin):
+    """Count (``out`` empty) or write the SASS rows of every warp; returns (rows,
+    address rows). ``begin[k]`` gets the first row of warp k (block position x nw +
+    warp); warps with no events get empty ranges."""
+    fill = out.shape[0] > 0
+    npc = block_of.shape[0]
+    last = np.full(npc, -1, np.int64)
+    last_w = np.full(npc, -1, np.int64)
+    n = ev.shape[0]
+    k = 0
+    m = 0
+    i = 0
+    cur_warp = -1
+    while i < n:
+        e = order[i]
+        gw = ev[e, 0]
+        if gw != cur_warp:
+            slot = pos[gw // nw] * nw + gw % nw
+            cur_warp = gw
+            if fill:
+                begin[slot] = k
+        pc = ev[e, 1]
+        p = block_of[pc] if pc < npc else -1
+        # the visit: events from here while they continue the block in order
+        j = i + 1
+        while j < n:
+            e2 = order[j]
+            pc2 = ev[e2, 1]
+            if ev[e2, 0] != gw or pc2 != ev[order[j - 1], 1] + 1 or pc2 >= npc \
+                    or block_of[pc2] != p or pc2 == leaders[p]:
+                break
+            j += 1
+        mask = 0
+        anymask = 0
+        for q in range(i, j):
+            eq = order[q]
+            anymask |= ev[eq, 2]
+            if guarded[ev[eq, 1]] == 0:
+                mask |= ev[eq, 2]
+            if ev[eq, 3] >= 0:
+                last[ev[eq, 1]] = ev[eq, 3]
+                last_w[ev[eq, 1]] = gw
+        if mask == 0:
+            mask = anymask
+        if p >= 0:
+            for t in range(eptr[p], eptr[p + 1]):
+                si = eidx[t]
+                o = esrc[t]
+                r = -1
+                if o >= 0 and last_w[o] == gw:
+                    r = last[o]
+                active = 0
+                if r >= 0:
+                    for lane in range(32):
+                        if addrs[r, lane] >= 0:
+                            active += 1
+                if active > 0:
+                    if fill:
+                        cls = srows[si, 0]
+                        space = smem[si]
+                        for lane in range(32):
+                            a = addrs[r, lane]
+                            if a < 0:
+                                out_addr[m, lane] = -1
+                                continue
+                            if space == 3 and sh_size > 0 and a >= sh_base \
+                                    and a < sh_base + sh_size:
+                                space = 2           # generic into the shared window
+                            if space == 2 and a >= sh_base:
+                                a -= sh_base
+                            elif space == 4 or (space == 3 and loc_size > 0 and a >= loc_base
+                                                and a < loc_base + loc_size):
+                                off = a - loc_base if a >= loc_base else a
+                                a = LOCAL_BASE + ((gw * ((loc_size + 3) // 4) + off // 4) * 32
+                                                  + lane) * 4 + off % 4
+                            out_addr[m, lane] = a
+                        out_addr[m, 32] = swidth[si]
+                        if space == 2:
+                            cls = E.LDS if cls == E.LDG else (E.STS if cls == E.STG else cls)
+                        out[k, 0] = cls
+                        out[k, 1] = srows[si, 1]
+                        out[k, 2] = srows[si, 2]
+                        out[k, 3] = srows[si, 3]
+                        out[k, 4] = srows[si, 4]
+                        out[k, 5] = m
+                        out_sass[k] = si
+                    m += 1
+                else:
+                    if fill:
+                        cls = srows[si, 0]
+                        if smem[si] != 0:
+                            cls = E.ALU           # its access is predicated off
+                        out[k, 0] = cls
+                        out[k, 1] = srows[si, 1]
+                        out[k, 2] = srows[si, 2]
+                        out[k, 3] = srows[si, 3]
+                        out[k, 4] = srows[si, 4]
+                        out[k, 5] = ~mask
+                        out_sass[k] = si
+                k += 1
+        i = j
+    if fill:
+        # warps without events start where the next one does
+        begin[begin.shape[0] - 1] = k
+        nxt = k
+        for s in range(begin.shape[0] - 2, -1, -1):
+            if begin[s] == 0 and s > 0:
+                begin[s] = nxt
+            nxt = begin[s]
+    return k, m
