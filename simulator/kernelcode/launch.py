@@ -182,7 +182,7 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     if given, is called between slices with blocks finished and blocks in all.
     ``blocks``: the linear ids of the blocks to run, ascending (default: all); the
     others do not run, as if the launch had only these (what they would have written
-    is not there).
+    is not there). ``write_back=False`` leaves the arrays as they were.
     """
     gdims = _dims(grid, "grid", MAX_GRID)
     bdims = _dims(block, "block", MAX_BLOCK)
@@ -301,7 +301,7 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
             progress(int(S[em.S_BLOCK]), nrun)
     wall = time.perf_counter() - t0
     for (lo, hi, members), o in zip(segs, seg_off):
-        if hi > lo and all(arrays[i].flags.writeable for i in members):
+        if write_back and hi > lo and all(arrays[i].flags.writeable for i in members):
             ctypes.memmove(lo, M[o:o + hi - lo].ctypes.data, hi - lo)
     per = [(prog.lines[pc], prog.texts[pc], int(wcount[pc]), int(tcount[pc]))
            for pc in range(n) if wcount[pc]]

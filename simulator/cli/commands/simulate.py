@@ -57,6 +57,9 @@ def add_simulate(sub, help_only=False):
         "chrome://tracing or ui.perfetto.dev)"))
     p.set_defaults(func=run_simt, in_thread=True)
 
+    from .simulate_kernel import add_kernel
+    add_kernel(sim)
+
 
 # ---------------------------------------------------------------- systolic
 

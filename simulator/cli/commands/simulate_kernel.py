@@ -1,0 +1,113 @@
+"""``roofsim simulate kernel FILE.py:LAUNCHER``: a user's numba.cuda kernel timed on a
+SIMT preset from its own SASS (``simulator.kernelcode.timing``)."""
+from __future__ import annotations
+
+import argparse
+
+from hwmodels.units import format_bytes, format_seconds
+
+from ..options import TIMELINE_INSTRUCTIONS, add_engine, add_hw, add_outputs, load_hw, one_dims
+from ..outputs import hw_dict, partial_of, write_json, write_partial, write_timeline
+
+EXAMPLES = """examples:
+  roofsim simulate kernel examples/kernels.py:launch_transpose --hw h100-sxm
+  roofsim simulate kernel examples/kernels.py:launch_block_sum --hw gtx480 --block 128
+  roofsim simulate kernel examples/kernels.py:launch_softmax --hw h100-sxm --mode full --csv sass.csv
+"""
+
+DESCRIPTION = (
+    "Time a numba.cuda kernel on a SIMT GPU preset from its own SASS: compiled for the "
+    "preset's compute capability with NVIDIA's compilers from PyPI (Fermi presets time "
+    "sm_75 code: CUDA 13 compiles for nothing older), a few blocks run on the PTX "
+    "emulator to weigh the grid, the blocks the engine's sampler picks (every block with "
+    "--mode full) run recorded, and their warps' SASS streams -- registers, active masks, "
+    "lane addresses -- go through the cycle-level engine. LAUNCHER is a function in "
+    "FILE.py, def launch(grid=None, block=None), returning (kernel, grid, block, args).")
+
+
+class _Launcher(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.launcher_file = values.rpartition(":")[0] if ":" in values else values
+
+
+def add_kernel(sim):
+    """``simulate kernel`` under the ``simulate`` subcommands ``sim``."""
+    p = sim.add_parser("kernel", help="a numba.cuda kernel of yours, timed from its SASS "
+                       "(FILE.py:LAUNCHER)", description=DESCRIPTION, epilog=EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("launcher", metavar="FILE.py:LAUNCHER", action=_Launcher,
+                   help="a Python file and the function in it that returns (kernel, grid, "
+                   "block, args)")
+    add_hw(p)
+    p.add_argument("--grid", help="blocks, passed to the launcher (e.g. 64 or 16x16)")
+    p.add_argument("--block", help="threads per block, passed to the launcher (e.g. 256 "
+                   "or 32x8)")
+    add_engine(p, modes=("full", "sampled"))
+    p.add_argument("--top", type=int, default=10,
+                   help="list the N most executed SASS instructions (default 10; 0: none)")
+    add_outputs(p, timeline=(
+        "every block on its SM in time and the first "
+        f"{TIMELINE_INSTRUCTIONS:,} instructions issued, a Chrome trace (open it in "
+        "chrome://tracing or ui.perfetto.dev)"))
+    p.set_defaults(func=run, launcher_file=None, in_thread=True)
+
+
+def run(args):
+    from simulator.kernelcode.timing import simulate_kernel
+    from simulator.kernelcode.userfile import call_launcher
+
+    from .simulate import sampling_note
+    if args.top < 0:
+        raise ValueError(f"--top {args.top}: must be 0 or more")
+    doc = {}
+    partial_of(args).keep(lambda: write_partial(args, [], lambda rs: doc))
+    hw = load_hw(args, "simt", " (try gtx480, v100, h100-sxm)")
+    grid, block = one_dims(args.grid, "--grid"), one_dims(args.block, "--block")
+    kernel, grid, block, kargs = call_launcher(args.launcher, grid, block)
+    doc.update(hardware=hw_dict(hw), launcher=args.launcher, mode=args.mode)
+    r = simulate_kernel(kernel, grid, block, kargs, hw=hw, mode=args.mode, l2=args.l2,
+                        policy=args.policy or "gto",
+                        trace=TIMELINE_INSTRUCTIONS if args.timeline else 0)
+    lc = r.last_launch
+    sass = r.extra["sass"]
+    print(f"{r.workload} on {hw.name}, timed from its SASS ({r.extra['arch']}, "
+          f"{len(sass)} instructions): grid {_dims(lc.grid)}, block {_dims(lc.block)}")
+    print(f"  occupancy {lc.blocks_per_sm} blocks/SM, {lc.warps_per_sm} warps/SM "
+          f"({lc.occupancy:.0%}, limited by {lc.limited_by}); {lc.waves:.2f} waves; "
+          f"{lc.regs_per_thread} regs/thread, {lc.smem_per_block} B shared/block "
+          f"({lc.resources_source}); L2 {args.l2}")
+    print(f"  engine{sampling_note(r)}: {r.cycles:.0f} cycles = {format_seconds(r.seconds)}; "
+          f"{r.instructions:,.0f} SASS warp instructions, IPC {r.ipc:.2f}")
+    print("  bytes: " + ", ".join(f"{k} {format_bytes(v)}" for k, v in r.bytes_by_level.items()))
+    if r.stalls_by_cause:
+        tot = sum(r.stalls_by_cause.values()) or 1
+        print("  scheduler stall cycles: " + ", ".join(
+            f"{k} {v / tot:.0%}" for k, v in r.stalls_by_cause.items() if v))
+    if args.top:
+        top = sorted(sass, key=lambda s: -s["warp_instructions"])[:args.top]
+        print(f"  most executed SASS instructions (of {len(sass)}):")
+        print(f"  {'warp execs':>14}  {'pc':>6}  {'PTX line':>8}  instruction")
+        for s in top:
+            print(f"  {s['warp_instructions']:>14,.0f}  {s['pc']:>#6x}  {s['ptx_line']:>8}  "
+                  f"{s['text']}")
+    print(f"  wall time: {r.wall_seconds:.2f} s (compile, emulate {r.extra['traced_blocks']} "
+          f"of {r.extra['total_blocks']} blocks, engine)")
+    with partial_of(args).final():
+        if args.csv:
+            from simulator.table import write_csv
+            write_csv(args.csv, sass)
+            print(f"wrote {args.csv}")
+        if args.json:
+            write_json(args.json, {"hardware": hw_dict(hw), "launcher": args.launcher,
+                                   **r.to_dict()})
+        if args.timeline:
+            from simulator.analysis.traces import simt_trace
+            write_timeline(args.timeline, simt_trace(r, hw.clock_hz))
+
+
+def _dims(d) -> str:
+    d = tuple(d)
+    while len(d) > 1 and d[-1] == 1:
+        d = d[:-1]
+    return "x".join(map(str, d))
