@@ -31,6 +31,7 @@ block (the oracle: the two must simulate to the same cycles).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -295,3 +296,22 @@ def from_template(prog, hw=None, blocks=None) -> TraceProgram:
         loads=loads, stores=stores, regs_per_thread=prog.regs_per_thread,
         smem_per_block=prog.smem_per_block, resources_source=prog.resources_source,
         flops=prog.flops, min_bytes=prog.min_bytes, label=prog.label, notes=tuple(prog.notes))
+
+
+def keep_blocks(prog: TraceProgram, block_ids) -> TraceProgram:
+    """``prog`` with the events of blocks ``block_ids`` alone (each one it traces), its
+    ``block_work`` as it was: the trace a sampled run needs (``engine.trace_plan_blocks``)."""
+    ids = np.unique(np.asarray(block_ids, np.int64))
+    if not prog.covers(ids).all():
+        raise ValueError(f"{prog.name}: blocks {ids[~prog.covers(ids)][:5].tolist()} are not traced")
+    wpb = prog.warps_per_block
+    q = (np.searchsorted(prog.blocks, ids)[:, None] * wpb + np.arange(wpb)[None, :]).ravel()
+    lo, hi = prog.warp_begin[q], prog.warp_begin[q + 1]
+    ev = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)] + [np.zeros(0, np.int64)])
+    rows = prog.rows[ev].copy()
+    mem = rows[:, 5] >= 0
+    used = np.unique(rows[mem, 5])
+    rows[mem, 5] = np.searchsorted(used, rows[mem, 5])
+    begin = np.concatenate([[0], np.cumsum(hi - lo)]).astype(np.int64)
+    return dataclasses.replace(prog, rows=rows, addresses=prog.addresses[used], warp_begin=begin,
+                               blocks=ids)
