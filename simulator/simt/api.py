@@ -72,6 +72,8 @@ def with_compiled_resources(hw, prog):
     capability, where the resources suite read them (data/measurements/*/resources.json,
     copied into each kernel module's REGS_COMPILED); else unchanged (a stated estimate)."""
     from .dispatch import MODULES
+    if getattr(prog, "face", None) is None:       # a trace program: its front end's
+        return prog
     table = getattr(MODULES[prog.face], "REGS_COMPILED", {}).get(hw.cc)
     if table is None:
         return prog

@@ -53,6 +53,7 @@ import numpy as np
 from numba import njit
 
 from . import dispatch, isa, memory
+from .traces import TRACE, settle_trace, trace_live
 from .hwvec import (H_BANKB, H_BANKS, H_BPS, H_BSTART, H_FPLAT, H_GTO, H_INTII, H_ISSUE, H_L1BW,
                     H_L1LINEB, H_L1LINEC,
                     H_L1SETS, H_L1WAYS, H_L2SEC, H_LAUNCH, H_LDSTII, H_MAXW, H_MSHR, H_NSCHED,
@@ -74,20 +75,36 @@ _owner = memory.owner        # the L2 bank / DRAM channel hash (the measure suit
 
 
 class ProgramArrays(NamedTuple):
-    """A program as the numba code reads it (``program_arrays``)."""
+    """A program as the numba code reads it (``program_arrays``; a trace program's,
+    ``traces.program_arrays``: one type serves both)."""
 
-    kind: int                # its face's index in ``dispatch.FACES`` (``dispatch.kind_of``)
+    kind: int                # its face's index in ``dispatch.FACES`` (``dispatch.kind_of``);
+                             # ``traces.TRACE`` (-1): a trace program
     params: np.ndarray       # int64 parameter vector (``isa``'s module doc)
     template: np.ndarray     # (instructions, 6): op, dst, src0, src1, src2, stream
+                             # (a trace: its events, the last column its lanes)
     pro_end: int             # the first row of the loop body
     body_end: int            # the first row of the epilogue
     n_regs: int              # template registers (the scoreboard's width)
+    addresses: np.ndarray    # a trace's (m, 33) lane addresses and widths; else (0, 33)
+    warp_start: np.ndarray   # a trace: per plan position x warps per block, the warp's first
+    warp_end: np.ndarray     # event and the event after its last; else empty
+
+
+_NONE2 = np.zeros((0, 33), np.int64)
+_NONE1 = np.zeros(0, np.int64)
+for _a in (_NONE2, _NONE1):
+    _a.setflags(write=False)
 
 
 def program_arrays(prog) -> ProgramArrays:
     """The arrays of an ``isa.Program`` that ``run``, ``settle`` and ``block_trips`` read."""
+    if getattr(prog, "face", None) is None:
+        raise ValueError(f"{prog.name}: a trace program; this reads template programs only "
+                         "(the engine builds a trace's arrays with its plan)")
     return ProgramArrays(dispatch.kind_of(prog.face), prog.params, prog.template,
-                         int(prog.pro_end), int(prog.body_end), int(prog.n_regs))
+                         int(prog.pro_end), int(prog.body_end), int(prog.n_regs),
+                         _NONE2, _NONE1, _NONE1)
 
 
 class BlockPlan(NamedTuple):
@@ -125,14 +142,15 @@ class Warps(NamedTuple):
     index: np.ndarray        # its warp index within the block
     age: np.ndarray          # when it started, for GTO's oldest first
     active: np.ndarray       # active lanes of its next instruction
-    addr: np.ndarray         # (warps, 32) its next instruction's lane addresses (-1: inactive)
+    addr: np.ndarray         # (warps, 33) its next instruction's lane addresses (-1: inactive),
+                             # then its access width in bytes (4 but a trace's wider accesses)
     tv: np.ndarray           # (warps, 32, isa.TV) its thread variables (the kernel's setup)
     live: np.ndarray         # its threads that exist
     reg_ready: np.ndarray    # (warps, registers) the cycle each register is ready
     reg_load: np.ndarray     # (warps, registers) whether a global load writes it
     dep: np.ndarray          # the cycle the scoreboard lets its next instruction issue
     dep_load: np.ndarray     # 1 if that waits on a global load
-    seg: np.ndarray          # (warps, 33) its next global instruction's segments, sorted
+    seg: np.ndarray          # (warps, 65) its next global instruction's segments, sorted
     nseg: np.ndarray         # how many
 
 
@@ -181,54 +199,60 @@ def settle(code, tv, g, live, pc, it, trips, ph, addr, ikeep, iper):
 
     ``tv`` and ``addr`` hold every warp's thread variables and lane addresses; this is
     warp ``g``'s row. Returns (pc, it, ph, active lanes); pc == len(template) means the
-    warp has finished.
+    warp has finished. A trace program's warp (``code.kind == traces.TRACE``) runs its
+    own events up to ``trips``, the event after its last (``traces.settle_trace``);
+    ``addr[g, 32]`` holds the access width in bytes (4 for a template).
     ``ph`` is 0 in the prologue, 1 in the body, 2 in the epilogue. ``ikeep`` > 0: the
     loop's inner loop cut (``BlockPlan.inner_per``): trip ``it`` is the nest's trip
     ``(it // ikeep) * iper + it % ikeep``."""
     # (one exit, no ``break``: numba then drops the reference counts of the arrays it is
     # handed, as for every helper inlined into ``run``'s loop)
-    tmpl, pro_end, body_end = code.template, code.pro_end, code.body_end
-    n = tmpl.shape[0]
-    act = 0
-    found = False
-    while not found:
-        # the row before pc was evaluated for this same trip (it issued or was skipped just
-        # now) unless pc starts the prologue, the body or the epilogue
-        same = pc > 0 and pc != pro_end and pc != body_end
-        if ph == 0 and pc == pro_end:
-            if trips > 0 and body_end > pro_end:
-                ph = 1
-                it = 0
+    if code.kind == TRACE:
+        # its own events: ``trips`` is the event after its last
+        pc, act = settle_trace(code.template, code.addresses, g, pc, trips, addr)
+    else:
+        tmpl, pro_end, body_end = code.template, code.pro_end, code.body_end
+        n = tmpl.shape[0]
+        act = 0
+        found = False
+        while not found:
+            # the row before pc was evaluated for this same trip (it issued or was skipped just
+            # now) unless pc starts the prologue, the body or the epilogue
+            same = pc > 0 and pc != pro_end and pc != body_end
+            if ph == 0 and pc == pro_end:
+                if trips > 0 and body_end > pro_end:
+                    ph = 1
+                    it = 0
+                else:
+                    ph = 2
+                    pc = body_end
+            if ph == 1 and pc == body_end:
+                it += 1
+                if it < trips:
+                    pc = pro_end
+                else:
+                    ph = 2
+            if pc >= n:
+                pc, act, found = n, 0, True
             else:
-                ph = 2
-                pc = body_end
-        if ph == 1 and pc == body_end:
-            it += 1
-            if it < trips:
-                pc = pro_end
-            else:
-                ph = 2
-        if pc >= n:
-            pc, act, found = n, 0, True
-        else:
-            s = tmpl[pc, 5]
-            if s >= 0 and same and tmpl[pc - 1, 5] == s:
-                # a run of rows on one stream (a guarded group): its lanes are still in addr[g]
-                act = 0
-                for lane in range(32):
-                    if addr[g, lane] >= 0:
-                        act += 1
-            elif s >= 0:
-                ita = it if ikeep == 0 else (it // ikeep) * iper + it % ikeep
-                act = dispatch.lanes(code.kind, code.params, tv, g, ita, s, addr)
-            else:
-                act = live
-                for lane in range(32):
-                    addr[g, lane] = 0 if tv[g, lane, 0] else -1
-            if act > 0:
-                found = True
-            else:
-                pc += 1
+                s = tmpl[pc, 5]
+                if s >= 0 and same and tmpl[pc - 1, 5] == s:
+                    # a run of rows on one stream (a guarded group): its lanes are still in addr[g]
+                    act = 0
+                    for lane in range(32):
+                        if addr[g, lane] >= 0:
+                            act += 1
+                elif s >= 0:
+                    ita = it if ikeep == 0 else (it // ikeep) * iper + it % ikeep
+                    act = dispatch.lanes(code.kind, code.params, tv, g, ita, s, addr)
+                else:
+                    act = live
+                    for lane in range(32):
+                        addr[g, lane] = 0 if tv[g, lane, 0] else -1
+                if act > 0:
+                    found = True
+                else:
+                    pc += 1
     return pc, it, ph, act
 
 
@@ -236,21 +260,29 @@ def settle(code, tv, g, live, pc, it, trips, ph, addr, ikeep, iper):
 def _segments(addr, g, seg_bytes, out):
     """Distinct segments of warp g's active lanes' 4-byte accesses, sorted into out[g];
     returns their count."""
+    return _access_segments(addr, g, seg_bytes, out, 4)
+
+
+@njit(cache=True, inline='always')
+def _access_segments(addr, g, seg_bytes, out, width):
+    """Distinct segments of warp g's active lanes' accesses of ``width`` bytes (each lane
+    covers [a, a + width); up to 4 bytes, the segment of a), sorted into out[g]; returns
+    their count."""
     m = 0
     for lane in range(32):
         a = addr[g, lane]
         if a < 0:
             continue
-        s = a // seg_bytes
-        j = m
-        while j > 0 and out[g, j - 1] > s:
-            j -= 1
-        if j > 0 and out[g, j - 1] == s:
-            continue
-        for k in range(m, j, -1):
-            out[g, k] = out[g, k - 1]
-        out[g, j] = s
-        m += 1
+        last = (a + width - 1) // seg_bytes if width > 4 else a // seg_bytes
+        for s in range(a // seg_bytes, last + 1):
+            j = m
+            while j > 0 and out[g, j - 1] > s:
+                j -= 1
+            if not (j > 0 and out[g, j - 1] == s):
+                for k in range(m, j, -1):
+                    out[g, k] = out[g, k - 1]
+                out[g, j] = s
+                m += 1
     return m
 
 
@@ -258,25 +290,34 @@ def _segments(addr, g, seg_bytes, out):
 def _bank_passes(addr, g, banks, bank_bytes, scratch):
     """Shared-memory passes: the most distinct words any one bank must serve (lanes
     reading one word share it: a broadcast). ``scratch`` is (banks + 1, 33) of int64."""
+    return _access_passes(addr, g, banks, bank_bytes, scratch, 4)
+
+
+@njit(cache=True, inline='always')
+def _access_passes(addr, g, banks, bank_bytes, scratch, width):
+    """``_bank_passes`` of accesses of ``width`` bytes: each lane's [a, a + width) words
+    (up to 4 bytes, the word of a) each count at their bank."""
     for b in range(banks):
         scratch[b, 0] = 0
     best = 1
     for lane in range(32):
-        if addr[g, lane] < 0:
+        a = addr[g, lane]
+        if a < 0:
             continue
-        wd = addr[g, lane] // bank_bytes
-        b = wd % banks
-        n = scratch[b, 0]
-        dup = False
-        k = 1
-        while k <= n and not dup:
-            dup = scratch[b, k] == wd
-            k += 1
-        if not dup:
-            scratch[b, n + 1] = wd
-            scratch[b, 0] = n + 1
-            if n + 1 > best:
-                best = n + 1
+        last = (a + width - 1) // bank_bytes if width > 4 else a // bank_bytes
+        for wd in range(a // bank_bytes, last + 1):
+            b = wd % banks
+            n = scratch[b, 0]
+            dup = False
+            k = 1
+            while k <= n and not dup:
+                dup = scratch[b, k] == wd
+                k += 1
+            if not dup:
+                scratch[b, n + 1] = wd
+                scratch[b, 0] = n + 1
+                if n + 1 > best:
+                    best = n + 1
     return best
 
 
@@ -368,7 +409,7 @@ def _prepare(g, pc, tmpl, w, seg_bytes):
         w.dep[g], w.dep_load[g] = _dep_ready(g, pc, tmpl, w.reg_ready, w.reg_load)
         op = tmpl[pc, 0]
         if op == isa.LDG or op == isa.STG:
-            w.nseg[g] = _segments(w.addr, g, seg_bytes, w.seg)
+            w.nseg[g] = _access_segments(w.addr, g, seg_bytes, w.seg, w.addr[g, 32])
     last_use((tmpl, w))
 
 
@@ -392,15 +433,17 @@ def block_trips(code, n_blocks, wpb):
 
 @njit(cache=True)
 def _new_warps(nwarps, nregs):
+    addr = np.full((nwarps, 33), -1, np.int64)
+    addr[:, 32] = 4
     return Warps(np.zeros(nwarps, np.int64), np.zeros(nwarps, np.int64),
                  np.zeros(nwarps, np.int64), np.zeros(nwarps, np.int64),
                  np.zeros(nwarps, np.int64), np.zeros(nwarps, np.int64),
                  np.zeros(nwarps, np.int64), np.zeros(nwarps, np.int64),
-                 np.zeros(nwarps, np.int64), np.full((nwarps, 32), -1, np.int64),
+                 np.zeros(nwarps, np.int64), addr,
                  np.zeros((nwarps, 32, isa.TV), np.int64), np.zeros(nwarps, np.int64),
                  np.zeros((nwarps, nregs), np.float64), np.zeros((nwarps, nregs), np.bool_),
                  np.zeros(nwarps), np.zeros(nwarps, np.int64),
-                 np.zeros((nwarps, 33), np.int64), np.zeros(nwarps, np.int64))
+                 np.zeros((nwarps, 65), np.int64), np.zeros(nwarps, np.int64))
 
 
 @njit(cache=True)
@@ -433,19 +476,26 @@ def _start_warp(t, g, wi, b, k, sm, age, code, hp, plan, w, bs, sch):
     """Warp ``wi`` of the block in slot ``b`` (the SM's ``k``-th) into warp slot ``g``:
     its thread variables, its loop trips (cut as the plan says), its first instruction.
     Returns whether it has any to run (a warp with none stays FREE)."""
-    trips = dispatch.setup(code.kind, code.params, bs.xyz[b, 0], bs.xyz[b, 1], bs.xyz[b, 2], wi,
-                           w.tv, g)
     trip_cap, inner_per = plan.trip_cap, plan.inner_per
-    if trip_cap > 0 and inner_per > 0:
-        trips = ((trips // inner_per) * trip_cap + min(trips % inner_per, trip_cap))
-    elif trip_cap > 0 and trips > trip_cap:
-        trips = trip_cap
-    live_ = 0
-    for lane in range(32):
-        live_ += w.tv[g, lane, 0]
+    pc0 = 0
+    if code.kind == TRACE:
+        # its events, from the trace's row of its block's position (``trips``: their end)
+        q = bs.position[b] * int(hp[H_WPB]) + wi
+        pc0, trips = code.warp_start[q], code.warp_end[q]
+        live_ = trace_live(code.params, wi)
+    else:
+        trips = dispatch.setup(code.kind, code.params, bs.xyz[b, 0], bs.xyz[b, 1], bs.xyz[b, 2],
+                               wi, w.tv, g)
+        if trip_cap > 0 and inner_per > 0:
+            trips = ((trips // inner_per) * trip_cap + min(trips % inner_per, trip_cap))
+        elif trip_cap > 0 and trips > trip_cap:
+            trips = trip_cap
+        live_ = 0
+        for lane in range(32):
+            live_ += w.tv[g, lane, 0]
     w.live[g] = live_
     ikeep = trip_cap if inner_per > 0 else 0
-    pc, it, ph, act = settle(code, w.tv, g, w.live[g], 0, 0, trips, 0, w.addr, ikeep, inner_per)
+    pc, it, ph, act = settle(code, w.tv, g, w.live[g], pc0, 0, trips, 0, w.addr, ikeep, inner_per)
     for r in range(code.n_regs):
         w.reg_ready[g, r] = 0.0
         w.reg_load[g, r] = False
@@ -729,10 +779,11 @@ def _shared_access(g, sm, t, op, dst, act, hp, w, sms, st, scratch):
     its bank-conflict passes, a load's destination ready after the shared latency and the
     extra passes. (Other instructions: nothing.)"""
     if op == isa.LDS or op == isa.STS:
-        passes = _bank_passes(w.addr, g, int(hp[H_BANKS]), int(hp[H_BANKB]), scratch)
+        width = w.addr[g, 32]
+        passes = _access_passes(w.addr, g, int(hp[H_BANKS]), int(hp[H_BANKB]), scratch, width)
         sms.ldst_free[sm] = t + hp[H_LDSTII] * passes
         st[S_LDST] += 1
-        st[S_SHB] += 4 * act
+        st[S_SHB] += width * act
         st[S_CONFLICT] += passes - 1
         if dst >= 0:
             w.reg_ready[g, dst] = t + hp[H_SHLAT] + hp[H_LDSTII] * (passes - 1)

@@ -29,7 +29,7 @@ import numpy as np
 from simulator.arguments import show
 from simulator.result import Launch, Result
 
-from . import core, isa, memory
+from . import core, isa, memory, traces
 from .hwvec import (H_BPS, H_DCH, H_DSVC, H_L2BANKS, H_L2OWN, H_L2SETS, H_L2SVC, H_NSM, H_WPB,  # noqa: F401
                     hw_vector,
                     l1_capacity)  # (l1_capacity: the engine's API)
@@ -154,7 +154,10 @@ def _run(pl, t0, l2, trace, cap, inner=0) -> core.CoreRun:
 
 
 def _work(code, prog, h):
-    """(each block's loop trips over its warps, the most trips of any warp)."""
+    """(each block's loop trips over its warps, the most trips of any warp); a trace
+    program's: its ``block_work`` (events), and no loop."""
+    if traces.is_trace(prog):
+        return np.asarray(prog.block_work, np.float64), 0
     total, most = core.block_trips(code, prog.launch.blocks, int(h[H_WPB]))
     return total, int(most.max())
 
@@ -241,7 +244,10 @@ class Plan:
 
 def _block_cost(prog, work, wpb, caps):
     """Warp instructions each block costs to simulate, roughly: template rows of the
-    prologue and epilogue per warp plus the loop body's per (cut) trip."""
+    prologue and epilogue per warp plus the loop body's per (cut) trip (a trace
+    program's: its work, the events)."""
+    if traces.is_trace(prog):
+        return np.asarray(work, np.float64)
     n = len(prog.template)
     body = prog.body_end - prog.pro_end
     trips = np.minimum(work, wpb * sum(caps)) if caps else work
@@ -257,11 +263,35 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
     most ``budget`` warp instructions, after wave sampling of the slice's own waves.
     ``whole_l2``: the slice keeps the whole L2's capacity (see ``slice_vector``); where
     it does not, the L2 starts ``cold`` (empty) and the launch stores more than the L2
-    holds, the loop cuts wait until it has streamed an L2's worth of its footprint."""
+    holds, the loop cuts wait until it has streamed an L2's worth of its footprint.
+    A trace program (``traces.TraceProgram``) has no loop to cut: its blocks' work is its
+    ``block_work``; full mode needs every block traced, sampled mode the blocks it keeps
+    (``trace_plan_blocks``)."""
+    pl = _plan_blocks(hw, prog, h, mode, budget, whole_l2, cold)
+    if traces.is_trace(prog):
+        pl.code = traces.program_arrays(prog, pl.positions, pl.kept())
+    return pl
+
+
+def trace_plan_blocks(hw, prog, budget: float = None) -> np.ndarray:
+    """The block ids a sampled ``simulate`` of trace program ``prog`` simulates (its plan's
+    positions not skipped), from ``prog.launch``, its resources and ``block_work`` alone
+    (its rows may be empty): a front end traces just these, then simulates. Full mode
+    needs every block."""
+    occ = _launch_occupancy(hw, prog)
+    pl = _plan_blocks(hw, prog, hw_vector(hw, occ, "gto", prog.smem_per_block), "sampled", budget)
+    return pl.positions[pl.kept()]
+
+
+def _plan_blocks(hw, prog, h, mode, budget, whole_l2=True, cold=False) -> Plan:
+    """``plan`` without a trace program's arrays (``code`` None for one)."""
     B, N = prog.launch.blocks, int(h[H_NSM])
     wpb, bps = int(h[H_WPB]), int(h[H_BPS])
-    code = core.program_arrays(prog)
+    trace = traces.is_trace(prog)
+    code = None if trace else core.program_arrays(prog)
     if mode == "full":
+        if trace:
+            traces.check_full(prog)
         work, _ = _work(code, prog, h)
         cost = float(_block_cost(prog, work, wpb, None).sum())
         if cost > FULL_MAX:
@@ -279,9 +309,9 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
         # it writes more than the L2 holds: dirty lines go back to DRAM once the L2 is
         # full, after about this many trips of streaming its footprint
         fill = trips * hw.l2.size_bytes / max(1, footprint_bytes([prog]))
-    caps = trip_caps(prog, trips, fill)
+    caps = trip_caps(prog, trips, fill) if not trace else None
     inner = 0
-    if caps is None and not fill:
+    if caps is None and not fill and not trace:
         caps = inner_caps(prog, trips)
         inner = int(prog.inner_period) if caps else 0
     weight = (work + wpb).astype(np.float64)
@@ -584,7 +614,10 @@ def _owning(pl: Plan, fraction: float) -> Plan:
 
 
 def _arrays(prog, opcode):
-    """The arrays ``prog``'s instructions of ``opcode`` (LDG, STG) address."""
+    """The arrays ``prog``'s instructions of ``opcode`` (LDG, STG) address (a trace
+    program names them: ``loads``, ``stores``)."""
+    if traces.is_trace(prog):
+        return traces.array_rows(prog, prog.loads if opcode == isa.LDG else prog.stores)
     names = {prog.streams[int(s)].array for s in prog.template[prog.template[:, 0] == opcode, 5]}
     return [a for a in prog.arrays if a[0] in names]
 

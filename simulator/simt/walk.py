@@ -22,7 +22,8 @@ def warp_stream(prog, block: int, warp: int):
     """[(pc, opcode, iteration, lane addresses)] for warp ``warp`` of linear block ``block``."""
     code = core.program_arrays(prog)
     tv = np.zeros((1, 32, isa.TV), np.int64)
-    addr = np.full((1, 32), -1, np.int64)
+    addr = np.full((1, 33), -1, np.int64)   # lane addresses, then the width
+    addr[0, 32] = 4
     bx, by, bz = _block_xyz(prog, block)
     trips = dispatch.setup(code.kind, code.params, bx, by, bz, warp, tv, 0)
     live = int(tv[0, :, 0].sum())
@@ -33,7 +34,7 @@ def warp_stream(prog, block: int, warp: int):
         pc, it, ph, act = core.settle(code, tv, 0, live, pc, it, trips, ph, addr, 0, 0)
         if pc >= n:
             return out
-        out.append((pc, int(prog.template[pc, 0]), it, addr[0].copy()))
+        out.append((pc, int(prog.template[pc, 0]), it, addr[0, :32].copy()))
         pc += 1
 
 
@@ -109,7 +110,8 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
     the count), for reuse estimates."""
     tmpl, body_end, nregs = code.template, code.body_end, code.n_regs
     tv = np.zeros((1, 32, isa.TV), np.int64)
-    addr = np.full((1, 32), -1, np.int64)
+    addr = np.full((1, 33), -1, np.int64)
+    addr[0, 32] = 4
     seg = np.zeros((1, 33), np.int64)
     scratch = np.zeros((banks + 1, 33), np.int64)
     ready = np.zeros(nregs)
