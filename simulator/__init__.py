@@ -14,7 +14,7 @@ _API = ("Result", "Measurement", "load_hardware", "hardware_names", "load_worklo
         "data_movement", "calibrate", "load_measurements", "validate", "occupancy",
         "warp_instructions", "coalesce", "timeline", "systolic_array_run", "h2d_seconds",
         "validation_rows", "validation_scores", "plan_network", "choose_plan", "network_summary",
-        "emulate_kernel", "emulating")
+        "emulate_kernel", "emulating", "simulate_kernel")
 __all__ = list(_API) + ["plots"]
 
 

@@ -582,6 +582,22 @@ def emulate_kernel(kernel, grid, block, args, hw=None, shared_bytes: int = 0,
                nsm=nsm, record=record)
 
 
+def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled", l2: str = "cold",
+                    policy: str = "gto", name: str | None = None, shared_bytes: int = 0,
+                    budget: float | None = None, trace: int = 0) -> Result:
+    """The SIMT engine's Result for ``kernel[grid, block](*args)`` on ``hw``, timed from
+    the kernel's own SASS: a numba ``@cuda.jit`` kernel (or PTX text, ``name`` its entry)
+    compiled for ``hw``'s compute capability (Fermi presets: sm_75, the oldest CUDA 13
+    targets), the blocks the sampler picks (every block with ``mode="full"``) run on the
+    PTX emulator, their warps' SASS streams timed by the engine. ``args`` are read, not
+    written. ``result.instructions`` are SASS warp instructions;
+    ``result.extra["sass"]`` lists every SASS instruction with its warp executions and
+    PTX line."""
+    from simulator.kernelcode.timing import simulate_kernel as run
+    return run(kernel, grid, block, args, hw=hw, mode=mode, l2=l2, policy=policy, name=name,
+               shared_bytes=shared_bytes, budget=budget, trace=trace)
+
+
 def emulating(**options):
     """A context in which numba launches ``kernel[grid, block](*args)`` run on the
     emulator (``emulate_kernel``) with numpy arrays; ``.launches`` holds each launch's

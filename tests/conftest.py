@@ -15,3 +15,55 @@ def pytest_addoption(parser):
 @pytest.fixture
 def regen_golden(request):
     return request.config.getoption("--regen-golden")
+
+
+_WARM = r"""
+import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+import user_kernels as uk
+import examples.kernels as ek
+from simulator.kernelcode.launch import emulate_kernel, emulating
+from simulator.kernelcode.toolchain import kernel_ptx
+from simulator.simt.kernels import REGISTRY
+rng = np.random.default_rng(0)
+for c in uk.CASES:
+    grid, block, args, shared = c.setup(rng)
+    emulate_kernel(c.kernel, grid, block, list(args), shared_bytes=shared)
+    kernel_ptx(c.kernel, list(args), (7, 5))
+for spec in REGISTRY:
+    for prob in spec.variants:
+        dev = spec.device(spec.problem(**prob))
+        arrays = dict(dev.inputs(rng))
+        arrays.update({k: np.zeros(s, np.float32) for k, s in dev.outputs.items()})
+        with emulating():
+            dev.launch(arrays, 0)
+for name in ("launch_block_sum", "launch_transpose", "launch_softmax"):
+    k, g, b, a = getattr(ek, name)()
+    for cc in ((7, 5), (9, 0)):
+        kernel_ptx(k, list(a), cc)
+"""
+
+
+@pytest.fixture(scope="session")
+def ptx_cache(tmp_path_factory):
+    """A disk cache of the test kernels' PTX (tests/user_kernels.py, the built-in kernels'
+    numba faces, examples/kernels.py; for compute capabilities 9.0 and 7.5), filled by a
+    process without numba's CUDA simulator (whose numba.cuda cannot make PTX); it also
+    compiles the PTX interpreter into numba's cache."""
+    import subprocess
+    import sys
+    here = os.path.dirname(__file__)
+    root = os.path.dirname(here)
+    d = str(tmp_path_factory.mktemp("ptx-cache"))
+    old = os.environ.get("ROOFSIM_CACHE")
+    os.environ["ROOFSIM_CACHE"] = d
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0", PYTHONPATH=os.pathsep.join([root, here]))
+    r = subprocess.run([sys.executable, "-c", _WARM, here, root], env=env,
+                       capture_output=True, text=True, timeout=1500)
+    assert r.returncode == 0, r.stderr[-2000:]
+    yield d
+    if old is None:
+        os.environ.pop("ROOFSIM_CACHE", None)
+    else:
+        os.environ["ROOFSIM_CACHE"] = old

@@ -21,42 +21,7 @@ HERE = os.path.dirname(__file__)
 sys.path.insert(0, HERE)
 import user_kernels as uk  # noqa: E402
 
-_WARM = r"""
-import sys, numpy as np
-sys.path.insert(0, sys.argv[1])
-import user_kernels as uk
-from simulator.kernelcode.launch import emulate_kernel, emulating
-from simulator.simt.kernels import REGISTRY
-rng = np.random.default_rng(0)
-for c in uk.CASES:
-    grid, block, args, shared = c.setup(rng)
-    emulate_kernel(c.kernel, grid, block, list(args), shared_bytes=shared)
-for spec in REGISTRY:
-    for prob in spec.variants:
-        dev = spec.device(spec.problem(**prob))
-        arrays = dict(dev.inputs(rng))
-        arrays.update({k: np.zeros(s, np.float32) for k, s in dev.outputs.items()})
-        with emulating():
-            dev.launch(arrays, 0)
-"""
-
-
-@pytest.fixture(scope="session", autouse=True)
-def ptx_cache(tmp_path_factory):
-    """A disk cache of every kernel's PTX, filled by a process without the simulator."""
-    d = str(tmp_path_factory.mktemp("ptx-cache"))
-    old = os.environ.get("ROOFSIM_CACHE")
-    os.environ["ROOFSIM_CACHE"] = d
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0",
-               PYTHONPATH=os.pathsep.join([os.path.dirname(HERE), HERE]))
-    r = subprocess.run([sys.executable, "-c", _WARM, HERE], env=env, capture_output=True,
-                       text=True, timeout=1500)
-    assert r.returncode == 0, r.stderr[-2000:]
-    yield d
-    if old is None:
-        os.environ.pop("ROOFSIM_CACHE", None)
-    else:
-        os.environ["ROOFSIM_CACHE"] = old
+pytestmark = pytest.mark.usefixtures("ptx_cache")
 
 
 @pytest.mark.parametrize("case", uk.CASES, ids=[c.name for c in uk.CASES])

@@ -55,13 +55,14 @@ def problem_options(table) -> list:
     return names
 
 
-def add_problem(p, table, hw=True):
+def add_problem(p, table, hw=True, required=True):
     """--kernel, every size and choice a kernel takes, and the convolution's or layer's
-    --shape, --layer, --batch and --layout."""
+    --shape, --layer, --batch and --layout (``required``: whether --kernel must be
+    given)."""
     from .options import add_hw
     if hw:
         add_hw(p)
-    p.add_argument("--kernel", required=True, choices=[k["name"] for k in table])
+    p.add_argument("--kernel", required=required, choices=[k["name"] for k in table])
     for name in problem_options(table):
         takers = [(k["name"], a) for k in table for a in k["args"] if a["name"] == name]
         arg = takers[0][1]

@@ -117,7 +117,9 @@ def _extent(a: np.ndarray):
 
 
 def _segments(arrays):
-    """Groups of arrays whose memory overlaps: [(lo, hi, [indices])]."""
+    """Groups of arrays whose memory overlaps: [(lo, hi, [indices])], in the order of
+    their first argument (so that the emulator's layout, and a timing that depends on
+    it, does not depend on where the host happened to allocate them)."""
     spans = sorted((*_extent(a), i) for i, a in enumerate(arrays))
     out = []
     for lo, hi, i in spans:
@@ -126,7 +128,7 @@ def _segments(arrays):
             out[-1][2].append(i)
         else:
             out.append([lo, hi, [i]])
-    return out
+    return sorted(out, key=lambda g: min(g[2]))
 
 
 def _flatten(value, ty, array_ptr, i):
@@ -170,7 +172,7 @@ def _param_bytes(prog, flat, kernel_name):
 
 def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
                    cc=(9, 0), nsm=132, record=False, progress=None,
-                   blocks=None) -> Emulation:
+                   blocks=None, write_back=True) -> Emulation:
     """Run ``kernel[grid, block](*args)`` on the CPU from the kernel's PTX.
 
     ``kernel`` is a numba ``@cuda.jit`` kernel (compiled here, no GPU needed) or PTX

@@ -63,6 +63,22 @@ def width_of(opcode: str) -> int:
     return max(1, bits[m[-1]] // 8) if m else 4
 
 
+def dst_registers(ins, width: int) -> int:
+    """How many consecutive registers an instruction writes from its destination: a
+    load's width in words, 2 for 64-bit results (IMAD.WIDE, the FP64 arithmetic, .64
+    moves and constant loads, CS2R), else 1."""
+    op, mods = ins.op, ins.modifiers
+    if op in _LOADS:
+        return max(1, width // 4)
+    if (op == "IMAD" and "WIDE" in mods) or (op in ("DADD", "DMUL", "DFMA", "DMNMX")):
+        return 2
+    if "64" in mods or (op == "CS2R" and "32" not in mods):
+        return 2
+    if "128" in mods:
+        return 4
+    return 1
+
+
 def classify(ins) -> tuple:
     """(class, dst, (src0, src1, src2), memory, width) of a ``disasm.Instr``."""
     op, opcode = ins.op, ins.opcode

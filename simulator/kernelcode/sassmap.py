@@ -194,10 +194,18 @@ def build(prog, sass, lines) -> SassMap:
     rows = np.full((ni, 5), -1, dtype=np.int64)
     mem = np.zeros(ni, dtype=np.int64)
     width = np.zeros(ni, dtype=np.int64)
+    alias = {}      # a register written as part of a wider destination -> its first
     for i, ins in enumerate(instrs):
         cls, dst, srcs, m, w = sc.classify(ins)
-        rows[i] = (cls, dst, *srcs)
+        # a read of the second word of a 64-bit or vector result waits for that result
+        rows[i] = (cls, dst, *(alias.get(r, r) for r in srcs))
         mem[i], width[i] = m, w
+        if dst >= 0:
+            n = sc.dst_registers(ins, w)
+            for r in range(dst, dst + n):
+                alias.pop(r, None)
+            for r in range(dst + 1, dst + n):
+                alias[r] = dst
     dom = _dominators(nb, prog.successors)
     main = _main_blocks(sass)
     home_of = _homes(sass, main, ob, dom, _depths(nb, prog.successors, dom))
@@ -235,9 +243,51 @@ class Traces:
     warps_per_block: int
 
 
-def warp_traces(smap: SassMap, trace: dict) -> Traces:
+def dominant_loop(smap: SassMap, successors, trace: dict):
+    """(header block, per PTX block whether it is in the loop, most trips of a warp's
+    entry into it) of the outermost PTX loop whose blocks issue the most of the recorded
+    warps' SASS instructions; None where the kernel has no loop."""
+    nb = len(smap.leaders)
+    dom = _dominators(nb, successors)
+    preds = [[] for _ in range(nb)]
+    for b, ss in enumerate(successors):
+        for x in ss:
+            if x < nb:
+                preds[x].append(b)
+    loops = {}
+    for u in range(nb):
+        for h in successors[u]:
+            if h < nb and h in dom[u]:
+                body, todo = loops.setdefault(h, {h}), ([u] if u != h else [])
+                body.add(u)
+                while todo:
+                    for q in preds[todo.pop()]:
+                        if q not in body:
+                            body.add(q)
+                            todo.append(q)
+    if not loops:
+        return None
+    ev = trace["events"]
+    pcs = ev[:, 1]
+    visits = np.bincount(smap.block_of[pcs[pcs < len(smap.block_of)]], minlength=nb)
+    per_visit = np.diff(smap.emit_ptr)
+    weight = visits * per_visit / np.maximum(1, np.bincount(
+        smap.block_of, minlength=nb))        # SASS per visit, times visits / rows a visit
+    outer = [h for h, body in loops.items()
+             if not any(h in b2 and h != h2 for h2, b2 in loops.items())]
+    h = max(outer, key=lambda x: weight[list(loops[x])].sum())
+    inloop = np.zeros(nb, np.bool_)
+    inloop[list(loops[h])] = True
+    # a warp's trips: the most header entries between two visits outside the loop
+    heads = ev[(pcs == smap.leaders[h])]
+    trips = int(np.bincount(heads[:, 0]).max()) if len(heads) else 0
+    return h, inloop, trips
+
+
+def warp_traces(smap: SassMap, trace: dict, cut=None) -> Traces:
     """The SASS streams of the warps an emulation recorded (``emulate_kernel(...,
-    record=True).trace``)."""
+    record=True).trace``); ``cut`` = (header, inloop, cap) issues each entry into that
+    loop for its first ``cap`` trips only (``dominant_loop``)."""
     ev = trace["events"]
     nw = int(trace["warps_per_block"])
     blocks = np.asarray(trace["blocks"], np.int64)
@@ -248,7 +298,8 @@ def warp_traces(smap: SassMap, trace: dict) -> Traces:
     pos[blocks] = np.arange(blocks.size)
     args = (ev, order, trace["addresses"], smap.block_of, smap.leaders, smap.guarded,
             smap.emit_ptr, smap.emit_idx, smap.emit_src, smap.rows, smap.mem, smap.width,
-            int(sh_base), int(sh_size), int(loc_base), int(loc_size), nw, pos)
+            int(sh_base), int(sh_size), int(loc_base), int(loc_size), nw, pos,
+            *(cut if cut is not None else (np.zeros(1, np.bool_), -1, 0)))
     n_rows, n_addr = _emit(*args, np.zeros((0, 6), np.int64), np.zeros(0, np.int64),
                            np.zeros((0, 33), np.int64), np.zeros(blocks.size * nw + 1, np.int64))
     rows = np.zeros((n_rows, 6), np.int64)
@@ -261,12 +312,16 @@ def warp_traces(smap: SassMap, trace: dict) -> Traces:
 
 @njit(cache=True)
 def _emit(ev, order, addrs, block_of, leaders, guarded, eptr, eidx, esrc, srows, smem,
-          swidth, sh_base, sh_size, loc_base, loc_size, nw, pos, out, out_sass, out_addr,
-          begin):
+          swidth, sh_base, sh_size, loc_base, loc_size, nw, pos, inloop, header, cap, out,
+          out_sass, out_addr, begin):
     """Count (``out`` empty) or write the SASS rows of every warp; returns (rows,
     address rows). ``begin[k]`` gets the first row of warp k (block position x nw +
-    warp); warps with no events get empty ranges."""
+    warp); warps with no events get empty ranges. ``cap`` > 0: each entry into the loop
+    of PTX blocks ``inloop`` (header block ``header``) issues its first ``cap`` trips
+    only."""
     fill = out.shape[0] > 0
+    trip = 0
+    was_in = False
     npc = block_of.shape[0]
     last = np.full(npc, -1, np.int64)
     last_w = np.full(npc, -1, np.int64)
@@ -281,6 +336,8 @@ def _emit(ev, order, addrs, block_of, leaders, guarded, eptr, eidx, esrc, srows,
         if gw != cur_warp:
             slot = pos[gw // nw] * nw + gw % nw
             cur_warp = gw
+            trip = 0
+            was_in = False
             if fill:
                 begin[slot] = k
         pc = ev[e, 1]
@@ -306,7 +363,16 @@ def _emit(ev, order, addrs, block_of, leaders, guarded, eptr, eidx, esrc, srows,
                 last_w[ev[eq, 1]] = gw
         if mask == 0:
             mask = anymask
-        if p >= 0:
+        skip = False
+        if cap > 0 and p >= 0:
+            if inloop[p]:
+                if p == header:
+                    trip = trip + 1 if was_in else 0
+                was_in = True
+                skip = trip >= cap
+            else:
+                was_in = False
+        if p >= 0 and not skip:
             for t in range(eptr[p], eptr[p + 1]):
                 si = eidx[t]
                 o = esrc[t]

@@ -190,13 +190,9 @@ def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", na
     else:
         tr = sassmap.warp_traces(c.smap, _record(kernel, g, b, args, blocks, name,
                                                  shared_bytes, cc, nsm).trace)
-    # the traced blocks' own counts, the rest between them and the probes
-    known = np.concatenate([ids, blocks])
-    vals = np.concatenate([counts, _per_block(tr)])
-    order = np.argsort(known, kind="stable")
-    known, vals = known[order], vals[order]
-    keep = np.r_[known[1:] != known[:-1], True]
-    work = _work(nblocks, known[keep], vals[keep])
+    if mode == "full":
+        work = _per_block(tr)       # every block's own count
+    # (sampled: the work the plan was made from; the engine plans again from it)
     prog = program(tr, blocks, work)
     scale = float(work.sum()) / max(1.0, float(work[blocks].sum()))
     touched = {n for n in prog.loads + prog.stores}

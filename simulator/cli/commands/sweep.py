@@ -20,8 +20,14 @@ def add_sweep(sub, help_only=False):
     sw.required = True
     p = sw.add_parser("grid", help="predicted time for every grid and block pair",
                       description="Engine and analytic model side by side for every (grid, block) "
-                      "pair. --grids applies to relu (grid-stride); other kernels sweep --blocks.")
-    ko.add_problem(p, table)
+                      "pair. --grids applies to relu (grid-stride); other kernels sweep --blocks. "
+                      "--launch FILE.py:LAUNCHER sweeps a numba.cuda kernel of yours instead "
+                      "(the launcher gets each grid and block; timed from its SASS by the "
+                      "engine).")
+    ko.add_problem(p, table, required=False)
+    p.add_argument("--launch", metavar="FILE.py:LAUNCHER",
+                   help="a kernel of yours: a Python file and the function in it that returns "
+                   "(kernel, grid, block, args) for grid= and block= (in place of --kernel)")
     p.add_argument("--grids", metavar="LIST", help="e.g. 1-64 or 15,30,45,60 or 8-1024:8")
     p.add_argument("--blocks", metavar="LIST", required=True, help="e.g. 64,128,256 or 16x16,32x8")
     add_engine(p, mode_help="engine mode (analytic: the analytic model only, milliseconds per point)")
@@ -50,6 +56,11 @@ def run_grid(args):
     from simulator.analysis.plots import grid_sweep_chart
     from simulator.analysis.sweeps import grid_sweep
     hw = load_hw(args, "simt")
+    if (args.kernel is None) == (args.launch is None):
+        raise ValueError("sweep grid: give --kernel NAME (a built-in kernel) or --launch "
+                         "FILE.py:LAUNCHER (a kernel of yours), one of them")
+    if args.launch is not None:
+        return _run_launcher_grid(args, hw)
     table = ko.kernels()
     takes = {a["name"]: a for k in table if k["name"] == args.kernel for a in k["args"]}
     if "block" not in takes:
@@ -118,3 +129,63 @@ def run_layout(args):
         print(f"interrupted: {len(rows)} of {len(pairs)} layers; the outputs are marked partial")
     finish(args, out, rows, lambda rs: {"hw": hw.name, "kernel": args.kernel, "l2": args.l2,
                                         "rows": rs})
+
+
+def _run_launcher_grid(args, hw):
+    """``sweep grid --launch``: the user's launcher at every (grid, block), each launch
+    timed from its SASS (``simulate_kernel``), in turn; Ctrl-C keeps the rows done."""
+    from simulator.analysis.plots import grid_sweep_chart
+    from simulator.kernelcode.timing import simulate_kernel
+    from simulator.kernelcode.userfile import call_launcher
+    given = [n for n in (*ko.problem_options(ko.kernels()), "shape", "layer", "batch", "layout")
+             if getattr(args, n, None) is not None]
+    if given:
+        raise ValueError(f"--{given[0].replace('_', '-')}: a built-in kernel's problem; with "
+                         "--launch the launcher sets up the problem")
+    if args.mode == "analytic":
+        raise ValueError("--mode analytic: a kernel of yours (--launch) is timed by the engine; "
+                         "use --mode sampled or full")
+    blocks = int_list(args.blocks, "--blocks", dims=3)
+    grids = int_list(args.grids, "--grids", dims=3) if args.grids is not None else [None]
+    if len(blocks) * len(grids) > MAX_SWEEP:
+        raise ValueError(f"--grids x --blocks: {len(grids):,} x {len(blocks):,} launches; a sweep "
+                         f"takes at most {MAX_SWEEP:,}")
+    rows, name = [], args.launch
+    try:
+        for b in blocks:
+            for g in grids:
+                kernel, grid, block, kargs = call_launcher(args.launch, g, b)
+                r = simulate_kernel(kernel, grid, block, kargs, hw=hw, mode=args.mode,
+                                    l2=args.l2, policy=args.policy or "gto")
+                lc = r.last_launch
+                name = r.workload
+                rows.append({"grid": _short(lc.grid), "block": _short(lc.block),
+                             "blocks": r.extra["total_blocks"], "waves": lc.waves,
+                             "occupancy": lc.occupancy, "blocks_per_sm": lc.blocks_per_sm,
+                             "engine_seconds": r.seconds, "instructions": r.instructions,
+                             "sampled": r.sampled, "engine_estimated_error": r.estimated_error,
+                             "sim_wall_seconds": r.wall_seconds})
+                print(f"  grid {rows[-1]['grid']:>10} block {rows[-1]['block']:>8}: "
+                      f"{r.seconds * 1e6:10.2f} us", flush=True)
+    except KeyboardInterrupt:
+        print(f"interrupted: {len(rows)} of {len(blocks) * len(grids)} points; the outputs are "
+              "marked partial")
+        finish(args, True, rows, lambda rs: {"hw": hw.name, "launch": args.launch,
+                                             "mode": args.mode, "l2": args.l2, "rows": rs})
+    print(f"{name} ({args.launch}) on {hw.name}: {len(rows)} launches, {args.mode} engine, "
+          f"timed from its SASS; L2 {args.l2}")
+    print(format_table(["grid", "block", "blocks", "waves", "occupancy", "engine us",
+                        "SASS instructions"],
+                       [[r["grid"], r["block"], r["blocks"], r["waves"], r["occupancy"],
+                         r["engine_seconds"] * 1e6, r["instructions"]] for r in rows],
+                       right=[False, False] + [True] * 5))
+    finish(args, False, rows, lambda rs: {"hw": hw.name, "launch": args.launch,
+                                          "mode": args.mode, "l2": args.l2, "rows": rs},
+           lambda path: grid_sweep_chart(rows, path, f"{name} on {hw.name}"))
+
+
+def _short(d) -> str:
+    d = tuple(d)
+    while len(d) > 1 and d[-1] == 1:
+        d = d[:-1]
+    return "x".join(map(str, d))

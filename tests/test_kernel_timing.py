@@ -1,0 +1,154 @@
+"""Any kernel timed from its own SASS (``simulator.kernelcode.timing``): the map of a
+warp's PTX path onto the SASS against Nsight Compute's instruction counts on the H100
+(data/measurements/h100-sxm/counters.json, taken by the project's harness), sampled
+against full runs, the Result's fields against the traces, and the CLI.
+
+The kernels compile in a child process without numba's CUDA simulator (``ptx_cache``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from simulator.kernelcode import sassmap
+from simulator.kernelcode.launch import _kernel_classes, emulate_kernel
+from simulator.kernelcode.lineinfo import instruction_lines, tagged_ptx
+from simulator.kernelcode.timing import compile_kernel, simulate_kernel
+
+pytestmark = pytest.mark.usefixtures("ptx_cache")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+import examples.kernels as ek  # noqa: E402
+
+
+def _launches(problem: str):
+    """(kernel, grid, block, args) of each launch a counters-suite problem makes, captured
+    from its numba face as the harness launches it."""
+    from simulator.analysis.counters import problem_of
+    from simulator.simt.kernels import REGISTRY
+    name, args = problem_of(problem)
+    spec = REGISTRY.get(name)
+    dev = spec.device(spec.problem(**args))
+    arrays = dict(dev.inputs(np.random.default_rng(0)))
+    arrays.update({k: np.zeros(s, np.float32) for k, s in dev.outputs.items()})
+    out = []
+
+    class Capture:
+        def __init__(self, kernel, cfg):
+            self.kernel, self.cfg = kernel, cfg
+
+        def __call__(self, *a):
+            out.append((self.kernel, self.cfg[0], self.cfg[1], [np.asarray(x) if hasattr(
+                x, "copy_to_host") else x for x in a]))
+    saved = {cls: cls.__getitem__ for cls in _kernel_classes()}
+    try:
+        for cls in saved:
+            cls.__getitem__ = lambda k, cfg: Capture(k, cfg)
+        dev.launch(arrays, 0)
+    finally:
+        for cls, f in saved.items():
+            cls.__getitem__ = f
+    return out
+
+
+def _counters():
+    with open(os.path.join(ROOT, "data/measurements/h100-sxm/counters.json")) as f:
+        return {r["problem"]: r for r in json.load(f)["records"]}
+
+
+# problems of the counters suite small enough to emulate whole in seconds
+COUNTED = ["relu=relu:1048576", "gemm-tiled=gemm:256x256x256#16",
+           "gemm-tiled=gemm:256x256x256#32"]
+
+
+@pytest.mark.parametrize("problem", COUNTED)
+def test_sass_warp_instructions_equal_nsight_computes(problem):
+    """Every warp's recorded PTX path mapped onto the SASS gives the warp instructions
+    Nsight Compute counted on the H100 (smsp__inst_executed.sum) within 2%."""
+    rec = _counters()[problem]
+    kernel, grid, block, args = _launches(problem)[rec.get("launch", 0)]
+    c = compile_kernel(kernel, args, (9, 0))
+    em = emulate_kernel(kernel, grid, block, list(args), record=True, write_back=False)
+    tr = sassmap.warp_traces(c.smap, em.trace)
+    ncu = rec["instructions"]
+    assert abs(len(tr.rows) / ncu - 1) <= 0.02, (len(tr.rows), ncu)
+    # the PTX alone is not the timed stream: it misses what ptxas expands
+    assert em.instructions < 0.9 * ncu or problem.endswith("#32")
+
+
+def test_tagged_ptx_names_every_instruction_by_its_own_line():
+    k, g, b, a = ek.launch_transpose()
+    c = compile_kernel(k, a, (9, 0))
+    ptx = c.kptx.ptx
+    tagged = tagged_ptx(ptx).split("\n")
+    starts = instruction_lines(ptx)
+    locs = [int(m.group(1)) for m in (re.match(r"\s*\.loc\s+1\s+(\d+)\s+0", ln) for ln in tagged)
+            if m]
+    assert sorted(locs) == sorted(starts)
+    # each .loc sits right before the line it names, whose text is unchanged
+    original = ptx.split("\n")
+    for i, ln in enumerate(tagged):
+        m = re.match(r"\s*\.loc\s+1\s+(\d+)\s+0", ln)
+        if m:
+            assert tagged[i + 1] == original[int(m.group(1)) - 1]
+    # and every SASS instruction of the main code is named by a PTX instruction's line
+    named = c.smap.origin >= 0
+    assert named[c.smap.home >= 0].mean() > 0.95
+
+
+# a launch of less than one wave on the H100 (704 blocks for 1,056 slots) sampled on a
+# slice of the SMs with its share of the L2's banks and the DRAM's channels: the
+# transpose's stores land on fewer banks than the whole GPU's and the slice runs 6% slow
+# (the estimate says 0.3%): open work on the engine's sampler
+_SLICE = pytest.mark.xfail(strict=True, reason="single-wave slice of a transpose on the H100")
+
+
+@pytest.mark.parametrize("hw,launcher", [
+    ("gtx480", "launch_block_sum"), ("gtx480", "launch_transpose"),
+    ("h100-sxm", "launch_block_sum"),
+    pytest.param("h100-sxm", "launch_transpose", marks=_SLICE)])
+def test_sampled_is_within_3_percent_of_full(hw, launcher):
+    k, g, b, a = getattr(ek, launcher)()
+    full = simulate_kernel(k, g, b, a, hw=hw, mode="full")
+    sampled = simulate_kernel(k, g, b, a, hw=hw, mode="sampled")
+    assert sampled.simulated_fraction < 1.0
+    assert abs(sampled.cycles / full.cycles - 1) <= 0.03
+    assert abs(sampled.instructions / full.instructions - 1) <= 0.03
+    assert full.simulated_fraction == 1.0
+
+
+def test_result_counts_follow_the_traces():
+    k, g, b, a = ek.launch_softmax()
+    before = [x.copy() for x in a if isinstance(x, np.ndarray)]
+    r = simulate_kernel(k, g, b, a, hw="h100-sxm", mode="full")
+    # the kernel's arrays are read, not written
+    for x, y in zip([x for x in a if isinstance(x, np.ndarray)], before):
+        assert np.array_equal(x, y)
+    sass = r.extra["sass"]
+    assert sum(s["warp_instructions"] for s in sass) == pytest.approx(r.instructions)
+    # every lane of every row is one float read and one written: the compulsory bytes
+    rows, cols = a[0].shape
+    assert r.compulsory_bytes == 2 * rows * cols * 4
+    assert r.bytes_by_level["dram"] >= 0.9 * r.compulsory_bytes
+    assert r.last_launch.regs_per_thread > 0
+    assert r.last_launch.smem_per_block > 0        # the block's shared reduction buffer
+
+
+def test_cli_simulates_an_example_kernel(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-m", "simulator", "simulate", "kernel",
+                          "examples/kernels.py:launch_transpose", "--hw", "h100-sxm",
+                          "--csv", str(tmp_path / "s.csv"), "--json", str(tmp_path / "r.json")],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "timed from its SASS" in out.stdout and "SASS warp instructions" in out.stdout
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["instructions"] > 0 and doc["seconds"] > 0
+    assert (tmp_path / "s.csv").read_text().startswith("pc,")
