@@ -215,8 +215,8 @@ def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled",
     ``result.instructions`` are SASS warp instructions; ``result.extra["sass"]`` lists
     each SASS instruction (pc, text, warp executions over the launch, PTX line).
     """
-    from simulator.simt import engine
-    from simulator.simt.api import announce_compiling
+    from simulator import jit
+    from simulator.simt import core, engine
     hw = arg.hardware(hw, "simt")
     mode = arg.choice(mode, "mode", MODES)
     l2 = arg.choice(l2, "l2", L2_STATES)
@@ -227,7 +227,7 @@ def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled",
     wall = time.perf_counter()
     c = compile_kernel(kernel, args, cc_of(hw), name)
     prog, tr = trace_program(c, kernel, hw, grid, block, args, mode, name, shared_bytes, budget)
-    announce_compiling()
+    jit.announce("SIMT engine", [core.run])
     res = engine.simulate(hw, prog, policy=policy, mode=mode, trace=trace,
                           l2_warm=(l2 == "warm"), budget=budget)
     scale = float(prog.block_work.sum()) / max(1.0, float(prog.block_work[prog.blocks].sum()))
