@@ -413,7 +413,7 @@ CASES = [
          shapes=_n(20, 22, block=128)),
     Case("volume_3d", "3D grid and blocks (blockIdx.z, threadIdx.z)", volume_3d,
          _setup_volume, _expected_volume,
-         shapes=(("256x256x256", {"d": 256, "h": 256, "w": 256, "block": (8, 4, 4)}),
+         shapes=(("128x256x256", {"d": 128, "h": 256, "w": 256, "block": (8, 4, 4)}),
                  ("128x256x512/32x4x2", {"d": 128, "h": 256, "w": 512, "block": (32, 4, 2)}))),
     Case("reverse_blocks_dynamic", "segment reversal through dynamic shared memory",
          reverse_blocks_dynamic, _setup_reverse, _reverse_expected(REV_BLOCK), shapes=_n(22, 24)),
