@@ -52,7 +52,7 @@ def test_shapes_build_valid_launches_of_their_sizes(case):
 def test_a_size_a_case_does_not_take_is_named():
     with pytest.raises(ValueError, match=r"rows = 5: not a size .*allowed: n"):
         CASES[3].setup(np.random.default_rng(0), rows=5)
-    with pytest.raises(ValueError, match="shape = 'huge' for case transpose_naive: allowed: 2048x2048"):
+    with pytest.raises(ValueError, match="shape = 'huge' for case transpose_naive: allowed: 4096x4096"):
         CASES[0].shape("huge")
     with pytest.raises(ValueError, match="block = 256: a power of two up to 128"):
         next(c for c in CASES if c.name == "softmax_rows").setup(np.random.default_rng(0), block=256)
@@ -87,8 +87,8 @@ def test_record_has_the_documented_fields():
     rec = mk.kernel_record(case, label, size, (128, 128, 1), (16, 16, 1), 0, FAKE_TIMING, [],
                            (0.0, 0.0), 32 * 2**20, 5, 50 * 2**20)
     assert tuple(rec) == mk.RECORD_KEYS == OTHER_KEYS["kernels"]
-    assert rec["kernel"] == "transpose_naive" and rec["shape"] == "2048x2048"
-    assert rec["size"] == {"rows": 2048, "cols": 2048} and rec["grid"] == [128, 128, 1]
+    assert rec["kernel"] == "transpose_naive" and rec["shape"] == "4096x4096"
+    assert rec["size"] == {"rows": 4096, "cols": 4096} and rec["grid"] == [128, 128, 1]
     assert rec["ok"] and rec["mismatches"] == [] and rec["median_s"] == 2e-5
     assert rec["rotation_bytes"] == 5 * 32 * 2**20 and rec["cold_l2"]
     assert rec["counters"] is None and rec["counters_note"] == "not profiled"
@@ -190,3 +190,61 @@ def test_registered_as_a_suite(capsys, tmp_path):
     assert main(["measure", "kernels", "--out", str(tmp_path), "--deadline", "30"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("roofsim: error: no GPU") and err.count("\n") == 1
+
+
+FAKE_NCU = r'''#!{python}
+import os
+import sys
+args = sys.argv[1:]
+if args == ["--version"]:
+    print("NVIDIA (R) Nsight Compute Command Line Profiler\nVersion 2099.1.0.0 (fake)")
+    sys.exit(0)
+sys.path[:0] = [{tests!r}, os.path.dirname({tests!r})]
+from test_measure_kernels import _ncu_csv
+items = args[args.index("--child") + 2:]
+if {sleep}:
+    import time
+    time.sleep(30)
+print(_ncu_csv(["_Z6cudapy" + i.split("::")[0].rpartition(".")[2] + "B1v" for i in items]))
+'''
+
+
+def _fake_ncu(tmp_path, monkeypatch, sleep=False):
+    import os
+    import sys
+    d = tmp_path / "bin"
+    d.mkdir()
+    ncu = d / "ncu"
+    ncu.write_text(FAKE_NCU.format(python=sys.executable, tests=os.path.dirname(__file__),
+                                   sleep=sleep))
+    ncu.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{d}{os.pathsep}{os.environ['PATH']}")
+
+
+def _fake_measure(c, case, label, size, seed, l2):
+    return mk.kernel_record(case, label, size, (1,), (32,), 0, FAKE_TIMING, [], (0, 0), 2**20, 1, l2)
+
+
+def test_run_profiles_each_record_once_under_ncu(tmp_path, monkeypatch):
+    """ncu (a stand-in on PATH) over chunks of records, case by case: every record gets
+    the counters of its own launch; the raw CSV of each run is kept."""
+    _fake_ncu(tmp_path, monkeypatch)
+    monkeypatch.setattr(mk, "measure_one", _fake_measure)
+    monkeypatch.setattr(mk, "CHUNK", 5)
+    cases = [c for c in ALL if c.name in ("transpose_naive", "stencil_1d", "examples.softmax")]
+    out = mk.run_kernels(_FakeCuda(), cases=cases)
+    recs = out["records"]
+    assert len(recs) == 3 + 2 + 2 and len(out["ncu_csv"]) == 2 and "fake" in out["ncu"]
+    assert all(r["counters"] and r["counters_note"] is None for r in recs)
+    for r in recs:
+        assert r["kernel"].rpartition(".")[2] in r["counters"]["ncu_kernel"]
+    # case-major under ncu: transpose_naive's three shapes are launches 0, 1, 2 of run 1
+    t = [r["counters"]["smsp__inst_executed.sum"] for r in recs if r["kernel"] == "transpose_naive"]
+    assert sorted(t) == [1000, 1001, 1002]
+
+
+def test_an_ncu_run_past_the_deadline_is_ended_and_noted(tmp_path, monkeypatch):
+    _fake_ncu(tmp_path, monkeypatch, sleep=True)
+    recs = [_fake_measure(None, ALL[0], label, size, 0, 2**20) for label, size in ALL[0].shapes]
+    mk._profile(recs, 0, timeout_s=2)
+    assert all(r["counters"] is None and "ran past 2 s" in r["counters_note"] for r in recs)

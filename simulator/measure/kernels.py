@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -52,7 +53,7 @@ METRICS = ("gpu__time_duration.sum", "smsp__inst_executed.sum", "smsp__thread_in
 REPS = 5                     # timing samples a record
 MAX_SETS = 256               # buffer sets at most (a working set under 600 KB stays warm-ish)
 CHUNK = 24                   # (case, shape)s a child process under ncu launches
-NCU_S_PER_RECORD = 1.5       # seconds of ncu a record is expected to cost (the deadline's reserve)
+NCU_S_PER_RECORD = 2.0       # seconds of ncu a record is expected to cost (the deadline's reserve)
 SEP = "::"                   # CASE::SHAPE on the child's command line
 #: the fields every record has (``counters`` None or a dict of ``COUNTER_KEYS``)
 RECORD_KEYS = ("kernel", "shape", "size", "grid", "block", "shared_bytes", "median_s", "min_s",
@@ -242,25 +243,27 @@ def _profile(recs, seed, timeout_s):
     cmd = ["ncu", "--clock-control", "none", "--csv", "--page", "raw", "--print-units", "base",
            "--metrics", ",".join(METRICS), sys.executable, "-W", "ignore", "-m",
            "simulator.measure.kernels", "--child", str(seed), *items]
+    # a session of its own: past the deadline, ncu and the child it profiles end together
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+        note = None
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
         note = f"ncu ran past {timeout_s:.0f} s (the deadline)"
-        for r in recs:
-            r["counters_note"] = note
-        return None
-    note = None
-    if out.returncode != 0:
-        note = f"ncu failed ({out.returncode}): {out.stderr.strip()[-300:]}"
-    else:
+    if note is None and proc.returncode != 0:
+        note = f"ncu failed ({proc.returncode}): {stderr.strip()[-300:]}"
+    elif note is None:
         try:
-            note = attach_counters(recs, read_counters_csv(out.stdout))
+            note = attach_counters(recs, read_counters_csv(stdout))
         except ValueError as e:
             note = f"ncu's CSV refused: {str(e)[:300]}"
     if note:
         for r in recs:
             r["counters_note"] = note
-    return out.stdout
+    return stdout
 
 
 def run_kernels(c, seed=0, deadline_s=None, cases=None) -> dict:

@@ -238,5 +238,5 @@ CASES = [
          float_mod_f64, _setup_float_mod, _expected_float_mod, shapes=_n(20, 22, block=128)),
     Case("fastmath_rsqrt", "fastmath=True: approximate division and square root",
          fastmath_rsqrt, _setup_fastmath, _expected_fastmath, exact=False, rtol=1e-5,
-         shapes=_n(22, 24, block=256)),
+         shapes=_n(23, 25, block=256)),
 ]

@@ -376,7 +376,7 @@ def _n(*ks, **extra):
     return tuple((f"n={p2(k)}", {"n": 1 << k, **extra}) for k in ks)
 
 
-_SQUARES = (("2048x2048", {"rows": 2048, "cols": 2048}), ("4096x4096", {"rows": 4096, "cols": 4096}),
+_SQUARES = (("4096x4096", {"rows": 4096, "cols": 4096}), ("8192x4096", {"rows": 8192, "cols": 4096}),
             ("1500x5000", {"rows": 1500, "cols": 5000}))
 
 CASES = [
@@ -390,11 +390,11 @@ CASES = [
          transpose_padded, _setup_transpose(np.float32, (TILE, BLOCK_ROWS), (100, 75), (40, 35)),
          _expected_transpose, shapes=_SQUARES),
     Case("stencil_1d", "7-point 1D sum stencil with its halo in shared memory",
-         stencil_1d, _setup_stencil_1d, _expected_stencil_1d, shapes=_n(22, 24)),
+         stencil_1d, _setup_stencil_1d, _expected_stencil_1d, shapes=_n(23, 25)),
     Case("jacobi_step", "2D 5-point Jacobi sweep, boundary copied", jacobi_step,
          _setup_jacobi, _expected_jacobi,
-         shapes=(("2048x2048", {"ny": 2048, "nx": 2048, "block": (16, 16)}),
-                 ("4096x4096", {"ny": 4096, "nx": 4096, "block": (16, 16)}),
+         shapes=(("4096x4096", {"ny": 4096, "nx": 4096, "block": (16, 16)}),
+                 ("8192x8192", {"ny": 8192, "nx": 8192, "block": (16, 16)}),
                  ("4096x4096/32x4", {"ny": 4096, "nx": 4096, "block": (32, 4)}))),
     Case("scale_offset_2d", "2D grid-stride loop with cuda.grid(2), cuda.gridsize(2)",
          scale_offset_2d, _setup_scale_offset, _expected_scale_offset,
@@ -403,11 +403,11 @@ CASES = [
                                           "block": (32, 8)}))),
     Case("square_clip_gridstride", "1D grid-stride loop, min(x*x, 4)",
          square_clip_gridstride, _setup_gridstride, _expected_gridstride,
-         shapes=(("n=2^22/grid132", {"n": 1 << 22, "grid": 132, "block": 256}),
-                 ("n=2^24/grid528", {"n": 1 << 24, "grid": 528, "block": 256}))),
+         shapes=(("n=2^23/grid132", {"n": 1 << 23, "grid": 132, "block": 256}),
+                 ("n=2^25/grid528", {"n": 1 << 25, "grid": 528, "block": 256}))),
     Case("saxpy_scalars", "saxpy with a float32 scalar a and an int scalar n",
          saxpy_scalars, _setup_saxpy, _expected_saxpy, exact=False, rtol=1e-6, atol=1e-6,
-         shapes=tuple((f"size={p2(k)}", {"size": 1 << k, "block": 256}) for k in (22, 24))),
+         shapes=tuple((f"size={p2(k)}", {"size": 1 << k, "block": 256}) for k in (23, 25))),
     Case("math_functions", "sqrt, sin, cos, log, exp, pow, tanh, abs, min/max (float32)",
          math_functions, _setup_math, _expected_math, exact=False, rtol=1e-5, atol=1e-6,
          shapes=_n(20, 22, block=128)),
@@ -416,7 +416,7 @@ CASES = [
          shapes=(("128x256x256", {"d": 128, "h": 256, "w": 256, "block": (8, 4, 4)}),
                  ("128x256x512/32x4x2", {"d": 128, "h": 256, "w": 512, "block": (32, 4, 2)}))),
     Case("reverse_blocks_dynamic", "segment reversal through dynamic shared memory",
-         reverse_blocks_dynamic, _setup_reverse, _reverse_expected(REV_BLOCK), shapes=_n(22, 24)),
+         reverse_blocks_dynamic, _setup_reverse, _reverse_expected(REV_BLOCK), shapes=_n(23, 25)),
     Case("classify_small_types", "bool, int8 and uint8 outputs", classify_small_types,
-         _setup_small_types, _expected_small_types, shapes=_n(22, 24, block=128)),
+         _setup_small_types, _expected_small_types, shapes=_n(23, 25, block=128)),
 ]

@@ -165,10 +165,10 @@ def _warps_over(*ks, block=128):
 
 CASES = [
     Case("warp_votes", "ballot_sync, all_sync, any_sync per warp", warp_votes,
-         _setup_votes, _expected_votes, cudasim=False, shapes=_warps_over(22, 24)),
+         _setup_votes, _expected_votes, cudasim=False, shapes=_warps_over(23, 25)),
     Case("warp_scan_shuffle", "shfl_up scan, shfl_xor max, shfl_sync broadcast",
          warp_scan_shuffle, _setup_warp_scan, _expected_warp_scan, cudasim=False,
-         shapes=_warps_over(22, 24)),
+         shapes=_warps_over(23, 25)),
     # contention by design: 12 keys, every thread CAS-looping on one of 12 words (the
     # loop's retries grow with the contenders): small launches only
     Case("atomics_minmax_cas", "atomic max/min (int32, float32), CAS claim, CAS-loop add",
