@@ -49,6 +49,12 @@ def test_shapes_build_valid_launches_of_their_sizes(case):
         assert lo >= case.rtol and hi >= case.atol
 
 
+def test_case_names_are_their_kernels_names():
+    """attach_counters matches ncu's kernel by the case's name (less ``examples.``)."""
+    for c in ALL:
+        assert c.name.rpartition(".")[2] == c.kernel.py_func.__name__
+
+
 def test_a_size_a_case_does_not_take_is_named():
     with pytest.raises(ValueError, match=r"rows = 5: not a size .*allowed: n"):
         CASES[3].setup(np.random.default_rng(0), rows=5)
