@@ -254,3 +254,21 @@ def test_an_ncu_run_past_the_deadline_is_ended_and_noted(tmp_path, monkeypatch):
     recs = [_fake_measure(None, ALL[0], label, size, 0, 2**20) for label, size in ALL[0].shapes]
     mk._profile(recs, 0, timeout_s=2)
     assert all(r["counters"] is None and "ran past 2 s" in r["counters_note"] for r in recs)
+
+
+def test_the_child_ncu_profiles_launches_each_item_once(monkeypatch):
+    """The process under ncu: each CASE::SHAPE set up as the timing was and launched
+    once (here a tiny shape, on numba's simulator)."""
+    case = next(c for c in CASES if c.name == "stencil_1d")
+    launched = []
+
+    class Counting:
+        def __getitem__(self, conf):
+            def go(*args):
+                launched.append(conf)
+                case.kernel[conf](*args)
+            return go
+    tiny = dataclasses.replace(case, kernel=Counting(), shapes=(("tiny", {"n": 300}),))
+    monkeypatch.setattr(mk, "all_cases", lambda: ([tiny], None))
+    mk._child(0, [f"stencil_1d{mk.SEP}tiny"])
+    assert launched == [((3,), (128,), 0, 0)]
