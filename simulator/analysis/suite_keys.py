@@ -26,6 +26,12 @@ OTHER_KEYS = {
     "tune": ("problem", "candidate", "kernel", "ok", "skipped", "rel_error") + TIMING_KEYS,
     "counters": ("problem", "launch", "ncu_kernel", "seconds", "instructions", "dram_bytes",
                  "l2_bytes", "l1_bytes", "achieved_occupancy", "ok"),
+    # users' numba kernels (``simulator.measure.kernels.RECORD_KEYS``)
+    "kernels": ("kernel", "shape", "size", "grid", "block", "shared_bytes", "median_s", "min_s",
+                "max_s", "samples_s", "reps", "inner", "method", "host_bound",
+                "host_bound_retaken", "ok", "mismatches", "rtol", "atol", "working_set_bytes",
+                "buffer_sets", "rotation_bytes", "cold_l2", "includes_host_launch_latency",
+                "counters", "counters_note"),
 }
 
 

@@ -74,6 +74,9 @@ TIME_UNITS = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0, 
 BYTE_UNITS = {f"{p}{u}": s for p, s in _PREFIXES for u in ("byte", "B")}
 #: the units ncu writes an instruction count in, each with its size in instructions
 INST_UNITS = {f"{p}inst": s for p, s in _PREFIXES}
+#: the units ncu may write a plain count in (shared-memory bank conflicts): none, or a
+#: unit word, each with its SI prefixes
+COUNT_UNITS = {f"{p}{u}": s for p, s in _PREFIXES for u in ("", "conflict", "conflicts")}
 
 
 def ncu_units(metric: str) -> dict:
@@ -87,9 +90,11 @@ def ncu_units(metric: str) -> dict:
         return INST_UNITS
     if ".pct" in metric:
         return {"%": 1.0}
+    if "bank_conflicts" in metric.split(".")[0]:
+        return COUNT_UNITS
     raise ValueError(f"metrics: {metric!r} is none that roofsim knows the units of (a time "
                      "gpu__time_duration.*, a byte count *bytes*, an instruction count "
-                     "*inst_executed*, a percentage *.pct*)")
+                     "*inst_executed*, a percentage *.pct*, a count *bank_conflicts*)")
 
 
 def columns(path, line, head) -> dict:

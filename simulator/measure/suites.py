@@ -1,4 +1,5 @@
-"""The measurement suites: ``micro``, ``grid``, ``gemm``, ``conv`` and ``h2d``.
+"""The measurement suites: ``micro``, ``grid``, ``gemm``, ``conv``, ``h2d``, ``resources``,
+``slices``, ``lines`` and ``kernels`` (users' numba kernels, ``measure.kernels``).
 
 Each suite returns ``{"suite", "provenance", "records": [...]}``. A record names the
 kernel and its launch exactly as ``simulator.simt.api.build`` takes them (so the engine
@@ -19,7 +20,7 @@ from simulator.simt.kernels import REGISTRY
 
 from . import harness, micro
 
-SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines")
+SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels")
 SLICE_STRIDES = (1, 2, 3, 4, 8, 16, 32)     # lines between the lines read
 LINE_SPREADS = (1, 2, 4, 8, 16, 32)         # lines one warp request touches
 RELU_BLOCKS = (64, 128, 256, 512, 1024)
@@ -492,20 +493,32 @@ def run_lines(c, seed=0, passes=1024):
     return recs
 
 
+def run_kernels(c, seed=0, deadline_s=None):
+    from .kernels import run_kernels as run
+    return run(c, seed=seed, deadline_s=deadline_s)
+
+
 RUNNERS = {"micro": run_micro, "grid": run_grid, "gemm": run_gemm, "conv": run_conv, "h2d": run_h2d,
-           "resources": run_resources, "slices": run_slices, "lines": run_lines}
+           "resources": run_resources, "slices": run_slices, "lines": run_lines,
+           "kernels": run_kernels}
 
 
 def run(suite: str, command=None, deadline_s=None, **kw) -> dict:
     """Run one suite on the GPU; raises NoGPU (one line) without one. ``deadline_s``
-    (gemm, conv) stops starting new shapes after that many seconds, keeping what finished."""
+    (gemm, conv, kernels) stops starting new shapes after that many seconds, keeping what
+    finished. A runner returns its records, or a dict of them (``records``) and the
+    suite's further fields (kernels: metrics, ncu, ncu_csv, skipped)."""
     if suite not in RUNNERS:
         raise ValueError(f"suite = {show(suite)}: allowed: {', '.join(SUITES)}")
     c = harness.require_gpu()
     prov = harness.provenance(command)
     t0 = time.time()
-    if deadline_s and suite in ("gemm", "conv"):
+    if deadline_s and suite in ("gemm", "conv", "kernels"):
         kw["deadline_s"] = deadline_s
     recs = RUNNERS[suite](c, **kw)
+    extra = {}
+    if isinstance(recs, dict):
+        extra = {k: v for k, v in recs.items() if k != "records"}
+        recs = recs["records"]
     return {"suite": suite, "schema_version": 1, "provenance": prov,
-            "wall_seconds": time.time() - t0, "deadline_s": deadline_s, "records": recs}
+            "wall_seconds": time.time() - t0, "deadline_s": deadline_s, **extra, "records": recs}

@@ -11,8 +11,8 @@ from ..options import int_list, items, positive_int, positive_seconds
 from . import BY_NAME
 
 NEEDS = ("gpu",)
-SUITE_CHOICES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "all",
-                 "network", "torchvision", "counters", "tune")
+SUITE_CHOICES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels",
+                 "all", "network", "torchvision", "counters", "tune")
 
 
 def add_measure(sub):
@@ -23,11 +23,12 @@ def add_measure(sub):
                    help="the measurement suite to run (all: every one but network; network: a "
                         "whole forward pass, see --workload, --batch, --plan; torchvision: PyTorch's "
                         "ResNet-50 where PyTorch is importable, --batch default 1,8,32; counters: the kernels "
-                        "under Nsight Compute, instructions and bytes)")
+                        "under Nsight Compute, instructions and bytes; kernels: users' numba "
+                        "kernels (simulator.kernelcode.cases) timed and under Nsight Compute)")
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
     p.add_argument("--deadline", type=positive_seconds("deadline"), metavar="SECONDS",
-                   help="gemm, conv: start no new shape after this many seconds; keep what "
-                        "finished")
+                   help="gemm, conv, kernels: start no new shape after this many seconds; "
+                        "keep what finished")
     p.add_argument("--workload", metavar="NET", help="network: the network (default resnet50)")
     p.add_argument("--batch", metavar="B[,B...]", help="network: batch sizes (default 1)")
     p.add_argument("--plan", metavar="PLAN[,PLAN...]",
@@ -59,7 +60,7 @@ def run(args):
     if not out.is_dir():
         raise ValueError(f"--out {args.out!r}: no such folder (create it first)")
     if args.deadline is not None and args.suite in ("network", "torchvision", "counters"):
-        raise ValueError("--deadline applies to the gemm and conv suites")
+        raise ValueError("--deadline applies to the gemm, conv and kernels suites")
     one = {"network": _network, "torchvision": _torchvision, "counters": _counters, "tune": _tune}
     if args.suite in one:
         return _no_gpu_is_bad_input(one[args.suite], args, out)
@@ -89,8 +90,15 @@ def _suites(args, out):
 
 
 def _suite_table(name, data):
-    """The micro, slices and lines suites' figures as a table."""
+    """The micro, slices, lines and kernels suites' figures as a table."""
     recs = data["records"]
+    if name == "kernels":
+        rows = [[r["kernel"], r["shape"], r["median_s"], r["buffer_sets"], r["ok"],
+                 "yes" if r["counters"] else "no"] for r in recs]
+        print(format_table(["kernel", "shape", "median s", "buffer sets", "ok", "ncu"], rows,
+                           right=[False, False, True, True, False, False]))
+        for item in data.get("skipped") or []:
+            print(f"skipped: {item}")
     if name == "micro":
         rows = [[r["name"], r.get("median_s"), r.get("bandwidth_bytes_per_s") or r.get("flop_per_s")
                  or r.get("blocks_per_s") or r.get("latency_s"), r["ok"]] for r in recs]
