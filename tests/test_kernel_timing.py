@@ -152,3 +152,28 @@ def test_cli_simulates_an_example_kernel(tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["instructions"] > 0 and doc["seconds"] > 0
     assert (tmp_path / "s.csv").read_text().startswith("pc,")
+
+
+def test_validate_kernels_scores_times_counters_and_pairs(tmp_path):
+    """The kernels suite's scoring on two records of the committed H100 file, cut to
+    small shapes: a row each, the pair (unpadded, padded transpose) compared, and the
+    counters read from the records."""
+    import hwmodels
+    from simulator.analysis import kernel_suite as ks
+    with open(os.path.join(ROOT, "data/measurements/h100-sxm/kernels.json")) as f:
+        doc = json.load(f)
+    recs = [dict(r, size={"rows": 96, "cols": 64}, shape="96x64") for r in doc["records"]
+            if r["kernel"] in ("transpose_tile16", "transpose_padded")][:2]
+    assert {r["kernel"] for r in recs} == {"transpose_tile16", "transpose_padded"}
+    (tmp_path / "kernels.json").write_text(json.dumps({**doc, "records": recs}))
+    rows, stopped = ks.run(hwmodels.get("h100-sxm"), tmp_path)
+    assert not stopped and len(rows) == 2
+    sc = ks.scores(rows)
+    assert sc["pairs_in_order"]["n"] == 1
+    assert sc["instructions"]["n"] == 2 and sc["seconds"]["n"] == 2
+    for r, rec in zip(rows, recs):
+        assert r["measured_instructions"] == rec["counters"]["smsp__inst_executed.sum"]
+        assert r["engine_seconds"] > 0
+    # another GPU's file is refused
+    with pytest.raises(ValueError, match="H100|h100"):
+        ks.run(hwmodels.get("gtx480"), tmp_path)

@@ -34,7 +34,8 @@ def add_validate(sub):
     p.add_argument("--suites", default="grid,gemm,conv", metavar="LIST",
                    help="grid, gemm, conv (times), or counters alone (Nsight Compute's "
                         "instructions, DRAM and L2 bytes against the engine's), or tune alone "
-                        "(roofsim tune's ranking against every candidate measured)")
+                        "(roofsim tune's ranking against every candidate measured), or kernels "
+                        "alone (users' kernels timed from their SASS: times and counters)")
     p.add_argument("--engine-budget", type=budget, default=None, metavar="N",
                    help="run the engine (sampled) only on records whose sampled run simulates "
                         "at most N warp-instructions (default: every record); 0: analytic and "
@@ -59,7 +60,7 @@ def run_calibrate(args):
 def run_validate(args):
     hw = load_hw(args, "simt")
     suites = items(args.suites, "--suites")
-    for alone, fn in (("counters", _counters), ("tune", _tune)):
+    for alone, fn in (("counters", _counters), ("tune", _tune), ("kernels", _kernels)):
         if alone in suites:
             if len(suites) > 1:
                 raise ValueError(f"--suites {alone}: give it alone (it scores {alone}, not times)")
@@ -81,7 +82,7 @@ def _times(args, hw, suites):
     bad = [x for x in suites if x not in KERNEL_SUITES]
     if bad:
         raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)} (any of "
-                         "them, comma-separated), or counters or tune alone")
+                         "them, comma-separated), or counters, tune or kernels alone")
     files = load_suites(hw, args.measurements, suites)      # another GPU's: refused
     out = predict_suites(hw, files, args.engine_budget, args.workers, args.scheduler,
                          log=lambda line: print(f"validate: {line}", file=sys.stderr, flush=True))
@@ -176,3 +177,33 @@ def _counters(args, hw):
                        right=[False, True, True, True, True, True]))
     finish(args, stopped, rows, lambda rs: {"hw": hw.name, "measurements": args.measurements,
                                             "scores": sc, "scores_one_launch": sc1, "rows": rs})
+
+
+def _kernels(args, hw):
+    """Users' kernels timed from their SASS against their measured times and counters."""
+    from simulator.analysis import kernel_suite as ks
+
+    def progress(done, total):
+        print(f"validate kernels: {done} of {total} records", file=sys.stderr, flush=True)
+    rows, stopped = ks.run(hw, args.measurements, progress)
+    sc = ks.scores(rows)
+    print(f"kernels on {hw.name} against {args.measurements}: {len(rows)} launches of users' "
+          "kernels timed from their SASS (engine sampled; predictions include the GPU-side "
+          "launch cost)" + (" (stopped)" if stopped else ""))
+    print(format_table(["quantity", "launches", "MAPE", "median error", "goal"],
+                       [[name, s["n"], f"{s['mape']:.1%}" if s["mape"] is not None else "-",
+                         f"{s['median_error']:+.1%}" if s["median_error"] is not None else "-",
+                         f"{s['goal']:.0%}"] for name, s in sc.items() if name != "pairs_in_order"],
+                       right=[False, True, True, True, True]))
+    p = sc["pairs_in_order"]
+    if p["n"]:
+        print(f"what-if pairs in order: {p['in_order']} of {p['n']} ({p['fraction']:.0%}; goal "
+              f"{p['goal']:.0%})")
+    worst = sorted(rows, key=lambda r: -abs(r["engine_seconds"] / r["measured_seconds"] - 1))[:8]
+    print(format_table(["kernel", "shape", "measured us", "predicted us", "error"],
+                       [[r["kernel"], r["shape"], r["measured_seconds"] * 1e6,
+                         r["engine_seconds"] * 1e6,
+                         f"{r['engine_seconds'] / r['measured_seconds'] - 1:+.1%}"] for r in worst],
+                       right=[False, False, True, True, True]))
+    finish(args, stopped, rows, lambda rs: {"hw": hw.name, "measurements": args.measurements,
+                                            "scores": sc, "rows": rs})
