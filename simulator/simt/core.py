@@ -28,6 +28,11 @@ Cycles in which a scheduler issues nothing are charged to one cause: ``idle`` (n
 warp), ``memory`` (waiting for a global load), ``dependency`` (waiting for an ALU, SFU
 or shared-memory result), ``pipe`` (unit busy), ``barrier`` or ``mshr``.
 
+A program is a template (``isa.Program``: rows, a loop, the kernel module's address
+functions) or a trace (``traces.TraceProgram``: every warp's recorded events, their lane
+addresses and access widths); ``settle`` reads either, and the rest of the model is the
+same for both.
+
 ``run`` reads its inputs by name: a :class:`ProgramArrays` (the program), the hardware
 vector, a :class:`BlockPlan` (which blocks, from when, with which loop cuts) and the
 :class:`memory.L2State` it carries on; it returns a :class:`CoreRun`'s fields. Inside,
