@@ -78,6 +78,8 @@ def test_sampled_trace_of_the_planned_blocks(hw, kernel, args):
     _same(a, b)
     assert a.simulated_fraction == b.simulated_fraction
     assert a.launches[0].sampling == b.launches[0].sampling
+    assert engine.simulated_fraction(hw, part) == pytest.approx(a.simulated_fraction)
+    assert engine.sampled_cost(hw, part) == pytest.approx(whole.block_work[ids].sum())
     # the blocks it needs, and no more: one fewer and it says which
     with pytest.raises(ValueError, match="does not cover"):
         engine.simulate(hw, traces.keep_blocks(whole, ids[1:]), mode="sampled")

@@ -28,6 +28,11 @@ Cycles in which a scheduler issues nothing are charged to one cause: ``idle`` (n
 warp), ``memory`` (waiting for a global load), ``dependency`` (waiting for an ALU, SFU
 or shared-memory result), ``pipe`` (unit busy), ``barrier`` or ``mshr``.
 
+A program is a template (``isa.Program``: rows, a loop, the kernel module's address
+functions) or a trace (``traces.TraceProgram``: every warp's recorded events, their lane
+addresses and access widths); ``settle`` reads either, and the rest of the model is the
+same for both.
+
 ``run`` reads its inputs by name: a :class:`ProgramArrays` (the program), the hardware
 vector, a :class:`BlockPlan` (which blocks, from when, with which loop cuts) and the
 :class:`memory.L2State` it carries on; it returns a :class:`CoreRun`'s fields. Inside,
@@ -53,7 +58,7 @@ import numpy as np
 from numba import njit
 
 from . import dispatch, isa, memory
-from .traces import TRACE, settle_trace, trace_live
+from .traces import TRACE, settle_trace, trace_live, trace_warp
 from .hwvec import (H_BANKB, H_BANKS, H_BPS, H_BSTART, H_FPLAT, H_GTO, H_INTII, H_ISSUE, H_L1BW,
                     H_L1LINEB, H_L1LINEC,
                     H_L1SETS, H_L1WAYS, H_L2SEC, H_LAUNCH, H_LDSTII, H_MAXW, H_MSHR, H_NSCHED,
@@ -80,21 +85,16 @@ class ProgramArrays(NamedTuple):
 
     kind: int                # its face's index in ``dispatch.FACES`` (``dispatch.kind_of``);
                              # ``traces.TRACE`` (-1): a trace program
-    params: np.ndarray       # int64 parameter vector (``isa``'s module doc)
+    params: np.ndarray       # int64 parameter vector (``isa``'s module doc); a trace's packs
+                             # its warps' event ranges and lane addresses too (``traces``)
     template: np.ndarray     # (instructions, 6): op, dst, src0, src1, src2, stream
                              # (a trace: its events, the last column its lanes)
     pro_end: int             # the first row of the loop body
     body_end: int            # the first row of the epilogue
     n_regs: int              # template registers (the scoreboard's width)
-    addresses: np.ndarray    # a trace's (m, 33) lane addresses and widths; else (0, 33)
-    warp_start: np.ndarray   # a trace: per plan position x warps per block, the warp's first
-    warp_end: np.ndarray     # event and the event after its last; else empty
-
-
-_NONE2 = np.zeros((0, 33), np.int64)
-_NONE1 = np.zeros(0, np.int64)
-for _a in (_NONE2, _NONE1):
-    _a.setflags(write=False)
+    # (no more arrays: numba counts references to each array of this tuple wherever it is
+    # handed on unpruned -- ``settle``, per instruction -- so a trace's arrays travel in
+    # ``params``)
 
 
 def program_arrays(prog) -> ProgramArrays:
@@ -103,8 +103,7 @@ def program_arrays(prog) -> ProgramArrays:
         raise ValueError(f"{prog.name}: a trace program; this reads template programs only "
                          "(the engine builds a trace's arrays with its plan)")
     return ProgramArrays(dispatch.kind_of(prog.face), prog.params, prog.template,
-                         int(prog.pro_end), int(prog.body_end), int(prog.n_regs),
-                         _NONE2, _NONE1, _NONE1)
+                         int(prog.pro_end), int(prog.body_end), int(prog.n_regs))
 
 
 class BlockPlan(NamedTuple):
@@ -209,7 +208,7 @@ def settle(code, tv, g, live, pc, it, trips, ph, addr, ikeep, iper):
     # handed, as for every helper inlined into ``run``'s loop)
     if code.kind == TRACE:
         # its own events: ``trips`` is the event after its last
-        pc, act = settle_trace(code.template, code.addresses, g, pc, trips, addr)
+        pc, act = settle_trace(code.template, code.params, g, pc, trips, addr)
     else:
         tmpl, pro_end, body_end = code.template, code.pro_end, code.body_end
         n = tmpl.shape[0]
@@ -260,21 +259,36 @@ def settle(code, tv, g, live, pc, it, trips, ph, addr, ikeep, iper):
 def _segments(addr, g, seg_bytes, out):
     """Distinct segments of warp g's active lanes' 4-byte accesses, sorted into out[g];
     returns their count."""
-    return _access_segments(addr, g, seg_bytes, out, 4)
-
-
-@njit(cache=True, inline='always')
-def _access_segments(addr, g, seg_bytes, out, width):
-    """Distinct segments of warp g's active lanes' accesses of ``width`` bytes (each lane
-    covers [a, a + width); up to 4 bytes, the segment of a), sorted into out[g]; returns
-    their count."""
     m = 0
     for lane in range(32):
         a = addr[g, lane]
         if a < 0:
             continue
-        last = (a + width - 1) // seg_bytes if width > 4 else a // seg_bytes
-        for s in range(a // seg_bytes, last + 1):
+        s = a // seg_bytes
+        j = m
+        while j > 0 and out[g, j - 1] > s:
+            j -= 1
+        if j > 0 and out[g, j - 1] == s:
+            continue
+        for k in range(m, j, -1):
+            out[g, k] = out[g, k - 1]
+        out[g, j] = s
+        m += 1
+    return m
+
+
+@njit(cache=True, inline='always')
+def _access_segments(addr, g, seg_bytes, out, width):
+    """``_segments`` of accesses of ``width`` bytes: each lane covers [a, a + width) (up
+    to 4 bytes, the segment of a)."""
+    m = 0
+    for lane in range(32):
+        a = addr[g, lane]
+        if a < 0:
+            continue
+        s = a // seg_bytes
+        last = (a + width - 1) // seg_bytes if width > 4 else s
+        while s <= last:
             j = m
             while j > 0 and out[g, j - 1] > s:
                 j -= 1
@@ -283,6 +297,8 @@ def _access_segments(addr, g, seg_bytes, out, width):
                     out[g, k] = out[g, k - 1]
                 out[g, j] = s
                 m += 1
+            s += 1
+    last_use((addr, out))
     return m
 
 
@@ -318,6 +334,7 @@ def _access_passes(addr, g, banks, bank_bytes, scratch, width):
                 scratch[b, 0] = n + 1
                 if n + 1 > best:
                     best = n + 1
+    last_use((addr, scratch))
     return best
 
 
@@ -480,8 +497,7 @@ def _start_warp(t, g, wi, b, k, sm, age, code, hp, plan, w, bs, sch):
     pc0 = 0
     if code.kind == TRACE:
         # its events, from the trace's row of its block's position (``trips``: their end)
-        q = bs.position[b] * int(hp[H_WPB]) + wi
-        pc0, trips = code.warp_start[q], code.warp_end[q]
+        pc0, trips = trace_warp(code.params, bs.position[b] * int(hp[H_WPB]) + wi)
         live_ = trace_live(code.params, wi)
     else:
         trips = dispatch.setup(code.kind, code.params, bs.xyz[b, 0], bs.xyz[b, 1], bs.xyz[b, 2],

@@ -658,7 +658,9 @@ def _slice_error(r, pl) -> float:
 def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int = 0,
              l2_warm: bool = False, budget: float = None) -> Result:
     """Run ``programs`` (one Program or a sequence run back to back) on ``hw``; a
-    ``simulator.result.Result`` with predictor "engine" and mode ``mode``.
+    ``simulator.result.Result`` with predictor "engine" and mode ``mode``. A program may
+    be a ``traces.TraceProgram`` (recorded warp traces): full mode needs every block
+    traced, sampled mode the blocks ``trace_plan_blocks`` names.
 
     ``trace`` keeps the first that many issued instructions (cycle, SM, scheduler, block,
     warp, opcode) for timeline plots. ``l2_warm`` (a launch repeated back to back on the

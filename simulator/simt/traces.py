@@ -42,6 +42,9 @@ from simulator.arguments import show
 from . import isa
 
 TRACE = -1          # ``core.ProgramArrays.kind`` of a trace program
+# a trace's ``core.ProgramArrays.params``: the launch's grid and block, then where its
+# warps' first events, the events after their last and its lane addresses (33 a row) start
+P_START, P_END, P_ADDR = 6, 7, 8
 WIDTHS = (1, 2, 4, 8, 16)
 MEMORY_OPS = (isa.LDG, isa.STG, isa.LDS, isa.STS)
 
@@ -190,11 +193,14 @@ def program_arrays(prog: TraceProgram, positions, kept=None):
         else np.zeros(len(idx), np.int64)
     end = np.where(np.repeat(traced, wpb), prog.warp_begin[idx + 1], 0) if len(prog.blocks) \
         else np.zeros(len(idx), np.int64)
-    start, end = np.ascontiguousarray(start, np.int64), np.ascontiguousarray(end, np.int64)
-    for a in (start, end):
-        a.setflags(write=False)
-    return ProgramArrays(TRACE, prog.params, prog.rows, 0, 0, int(prog.n_regs), prog.addresses,
-                         start, end)
+    # one int64 vector (``P_*``): the launch's grid and block, where the rest starts, each
+    # position's warps' first events, the events after their last, the lane addresses
+    head = P_ADDR + 1
+    n = len(idx)
+    packed = np.concatenate([prog.params[:6], [head, head + n, head + 2 * n], start, end,
+                             prog.addresses.ravel()]).astype(np.int64)
+    packed.setflags(write=False)
+    return ProgramArrays(TRACE, packed, prog.rows, 0, 0, int(prog.n_regs))
 
 
 def check_full(prog: TraceProgram) -> None:
@@ -214,17 +220,18 @@ def array_rows(prog: TraceProgram, names) -> list:
 # ---------------------------------------------------------------- numba, for core
 
 @njit(cache=True, inline='always')
-def settle_trace(rows, adr, g, pc, end, addr):
+def settle_trace(rows, p, g, pc, end, addr):
     """A trace warp's next event with an active lane from ``pc`` (before ``end``): its
-    lanes into ``addr[g]`` (a memory event's addresses and width; else 0 for an active
-    lane, -1 for an inactive one, width 4). Returns (pc, active lanes); pc ==
-    len(rows) when the warp has finished."""
+    lanes into ``addr[g]`` (a memory event's addresses and width, from the packed
+    parameters ``p``; else 0 for an active lane, -1 for an inactive one, width 4).
+    Returns (pc, active lanes); pc == len(rows) when the warp has finished."""
     act = 0
     while act == 0 and pc < end:
         ln = rows[pc, 5]
         if ln >= 0:
+            at = p[P_ADDR] + 33 * ln
             for c in range(33):
-                addr[g, c] = adr[ln, c]
+                addr[g, c] = p[at + c]
             for lane in range(32):
                 if addr[g, lane] >= 0:
                     act += 1
@@ -240,6 +247,13 @@ def settle_trace(rows, adr, g, pc, end, addr):
     if act == 0:
         pc = rows.shape[0]
     return pc, act
+
+
+@njit(cache=True, inline='always')
+def trace_warp(p, q):
+    """(first event, the event after its last) of warp q (position x warps per block +
+    warp) in the packed parameters ``p``."""
+    return p[p[P_START] + q], p[p[P_END] + q]
 
 
 @njit(cache=True, inline='always')
