@@ -394,7 +394,7 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
                         k = S[S_EV]
                         ev[k, 0] = b * nw + w
                         ev[k, 1] = pc
-                        ev[k, 2] = emask
+                        ev[k, 2] = mask
                         ev[k, 3] = S[S_ADDR] if is_mem else -1
                         S[S_EV] = k + 1
                     S[S_EXEC] += 1

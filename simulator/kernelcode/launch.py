@@ -180,7 +180,9 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     pointer each, as CUDA C kernels take them). ``args`` are numpy arrays and numbers;
     the arrays receive what the kernel writes. ``shared_bytes`` is the dynamic shared
     memory. ``record=True`` keeps the trace of every warp-instruction (warp, PTX pc,
-    active mask) and the 32 addresses of each memory access. ``progress(done, total)``,
+    the warp's active lanes -- its guard predicate not applied: a guarded instruction
+    issues for them all) and the 32 addresses of each memory access (-1 for a lane
+    inactive or guarded off). ``progress(done, total)``,
     if given, is called between slices with blocks finished and blocks in all.
     ``blocks``: the linear ids of the blocks to run, ascending (default: all); the
     others do not run, as if the launch had only these (what they would have written

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from simulator.kernelcode import sassclass as sc
-from simulator.kernelcode.isa import F_G, F_OP, OP_ATOM, OP_LD, OP_ST
+from simulator.kernelcode.isa import F_OP, OP_ATOM, OP_LD, OP_ST
 from simulator.simt import isa as E
 
 #: the base of the byte addresses given to local memory (interleaved per thread as the
@@ -51,7 +51,6 @@ class SassMap:
     emit_src: np.ndarray   # per entry: the PTX row whose addresses it uses (-1: none)
     block_of: np.ndarray   # (n_ptx_rows + 1,) PTX row -> PTX block
     leaders: np.ndarray    # the first PTX row of each block
-    guarded: np.ndarray    # (n_ptx_rows + 1,) 1 where the PTX row has a guard
     texts: tuple           # each SASS instruction's text
     pcs: np.ndarray        # each SASS instruction's byte offset
 
@@ -173,6 +172,28 @@ def _walk(sass, blocks, home_of, by_start) -> list:
     return out
 
 
+def _called(sass, ins, by_start, depth: int = 0) -> list:
+    """The SASS instructions a ``CALL`` issues in its subroutine (ptxas's out-of-line slow
+    paths: 64-bit division, IEEE division's corner cases, fp64 functions' reductions):
+    from its first block along the fall-through (else the first) edge until a ``RET``,
+    each block once, calls within it followed (to a depth of 4); [] for anything else."""
+    if ins.op != "CALL" or ins.target not in by_start or depth > 4:
+        return []
+    out, seen, k = [], set(), by_start[ins.target]
+    while k is not None and k not in seen:
+        seen.add(k)
+        b = sass.blocks[k]
+        for i in range(b.first, b.stop):
+            out.append(i)
+            out += _called(sass, sass.instrs[i], by_start, depth + 1)
+        if sass.instrs[b.stop - 1].op in ("RET", "EXIT"):
+            break
+        nxt = [by_start[x] for x in b.succs if x in by_start and by_start[x] not in seen]
+        fall = [x for x in nxt if sass.blocks[x].start == b.end]
+        k = fall[0] if fall else (nxt[0] if nxt else None)
+    return out
+
+
 def build(prog, sass, lines) -> SassMap:
     """The map of ``prog`` (``decode.Program``) onto ``sass`` given each SASS
     instruction's PTX line (``lineinfo.ptx_lines``)."""
@@ -216,18 +237,24 @@ def build(prog, sass, lines) -> SassMap:
     home = np.full(ni, -1, dtype=np.int64)
     idx, src, ptr = [], [], [0]
     is_mem_row = np.isin(code[:, F_OP], (OP_LD, OP_ST, OP_ATOM))
+    def add(i, p):
+        if home[i] < 0:
+            home[i] = p
+        idx.append(i)
+        o = origin[i]
+        src.append(int(o) if mem[i] != sc.MEM_NONE and o >= 0 and is_mem_row[o] else -1)
+
     for p in range(nb):
         for k in (_walk(sass, per[p], home_of, by_start) if p in per else ()):
             b = sass.blocks[k]
             for i in range(b.first, b.stop):
-                home[i] = p
-                idx.append(i)
-                o = origin[i]
-                src.append(int(o) if mem[i] != sc.MEM_NONE and o >= 0 and is_mem_row[o] else -1)
+                add(i, p)
+                for j in _called(sass, instrs[i], by_start):
+                    add(j, p)
         ptr.append(len(idx))
     return SassMap(rows, mem, width, origin, home, np.array(ptr, np.int64),
                    np.array(idx, np.int64), np.array(src, np.int64), block_of, leaders,
-                   (code[:, F_G] >= 0).astype(np.int64), tuple(i.text for i in instrs),
+                   tuple(i.text for i in instrs),
                    np.array([i.pc for i in instrs], np.int64))
 
 
@@ -296,7 +323,7 @@ def warp_traces(smap: SassMap, trace: dict, cut=None) -> Traces:
     loc_base, loc_size = trace["local"]
     pos = np.full(int(blocks.max()) + 1 if blocks.size else 1, -1, np.int64)
     pos[blocks] = np.arange(blocks.size)
-    args = (ev, order, trace["addresses"], smap.block_of, smap.leaders, smap.guarded,
+    args = (ev, order, trace["addresses"], smap.block_of, smap.leaders,
             smap.emit_ptr, smap.emit_idx, smap.emit_src, smap.rows, smap.mem, smap.width,
             int(sh_base), int(sh_size), int(loc_base), int(loc_size), nw, pos,
             *(cut if cut is not None else (np.zeros(1, np.bool_), -1, 0)))
@@ -311,7 +338,7 @@ def warp_traces(smap: SassMap, trace: dict, cut=None) -> Traces:
 
 
 @njit(cache=True)
-def _emit(ev, order, addrs, block_of, leaders, guarded, eptr, eidx, esrc, srows, smem,
+def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, srows, smem,
           swidth, sh_base, sh_size, loc_base, loc_size, nw, pos, inloop, header, cap, out,
           out_sass, out_addr, begin):
     """Count (``out`` empty) or write the SASS rows of every warp; returns (rows,
@@ -351,18 +378,12 @@ def _emit(ev, order, addrs, block_of, leaders, guarded, eptr, eidx, esrc, srows,
                     or block_of[pc2] != p or pc2 == leaders[p]:
                 break
             j += 1
-        mask = 0
-        anymask = 0
+        mask = ev[e, 2]             # the warp's active lanes (guards not applied)
         for q in range(i, j):
             eq = order[q]
-            anymask |= ev[eq, 2]
-            if guarded[ev[eq, 1]] == 0:
-                mask |= ev[eq, 2]
             if ev[eq, 3] >= 0:
                 last[ev[eq, 1]] = ev[eq, 3]
                 last_w[ev[eq, 1]] = gw
-        if mask == 0:
-            mask = anymask
         skip = False
         if cap > 0 and p >= 0:
             if inloop[p]:
