@@ -103,17 +103,9 @@ def test_tagged_ptx_names_every_instruction_by_its_own_line():
     assert named[c.smap.home >= 0].mean() > 0.95
 
 
-# a launch of less than one wave on the H100 (704 blocks for 1,056 slots) sampled on a
-# slice of the SMs with its share of the L2's banks and the DRAM's channels: the
-# transpose's stores land on fewer banks than the whole GPU's and the slice runs 6% slow
-# (the estimate says 0.3%): open work on the engine's sampler
-_SLICE = pytest.mark.xfail(strict=True, reason="single-wave slice of a transpose on the H100")
-
-
 @pytest.mark.parametrize("hw,launcher", [
     ("gtx480", "launch_block_sum"), ("gtx480", "launch_transpose"),
-    ("h100-sxm", "launch_block_sum"),
-    pytest.param("h100-sxm", "launch_transpose", marks=_SLICE)])
+    ("h100-sxm", "launch_block_sum"), ("h100-sxm", "launch_transpose")])
 def test_sampled_is_within_3_percent_of_full(hw, launcher):
     k, g, b, a = getattr(ek, launcher)()
     full = simulate_kernel(k, g, b, a, hw=hw, mode="full")

@@ -273,7 +273,9 @@ class Traces:
 def dominant_loop(smap: SassMap, successors, trace: dict):
     """(header block, per PTX block whether it is in the loop, most trips of a warp's
     entry into it) of the outermost PTX loop whose blocks issue the most of the recorded
-    warps' SASS instructions; None where the kernel has no loop."""
+    warps' SASS instructions; None where the kernel has no loop, or where its warps'
+    trips differ by more than 5% (a data-dependent loop: extrapolating every warp to
+    the most trips would overcount)."""
     nb = len(smap.leaders)
     dom = _dominators(nb, successors)
     preds = [[] for _ in range(nb)]
@@ -307,8 +309,11 @@ def dominant_loop(smap: SassMap, successors, trace: dict):
     inloop[list(loops[h])] = True
     # a warp's trips: the most header entries between two visits outside the loop
     heads = ev[(pcs == smap.leaders[h])]
-    trips = int(np.bincount(heads[:, 0]).max()) if len(heads) else 0
-    return h, inloop, trips
+    per_warp = np.bincount(heads[:, 0])
+    per_warp = per_warp[per_warp > 0]
+    if not len(per_warp) or per_warp.max() > 1.05 * per_warp.mean():
+        return None          # trips that differ from warp to warp (data-dependent): no cut
+    return h, inloop, int(per_warp.max())
 
 
 def warp_traces(smap: SassMap, trace: dict, cut=None) -> Traces:
@@ -326,7 +331,8 @@ def warp_traces(smap: SassMap, trace: dict, cut=None) -> Traces:
     args = (ev, order, trace["addresses"], smap.block_of, smap.leaders,
             smap.emit_ptr, smap.emit_idx, smap.emit_src, smap.rows, smap.mem, smap.width,
             int(sh_base), int(sh_size), int(loc_base), int(loc_size), nw, pos,
-            *(cut if cut is not None else (np.zeros(1, np.bool_), -1, 0)))
+            *((cut[1], int(cut[0]), int(cut[2])) if cut is not None
+              else (np.zeros(1, np.bool_), -1, 0)))
     n_rows, n_addr = _emit(*args, np.zeros((0, 6), np.int64), np.zeros(0, np.int64),
                            np.zeros((0, 33), np.int64), np.zeros(blocks.size * nw + 1, np.int64))
     rows = np.zeros((n_rows, 6), np.int64)

@@ -35,10 +35,14 @@ from simulator.kernelcode.launch import _dims, MAX_BLOCK, MAX_GRID, emulate_kern
 from simulator.kernelcode.lineinfo import ptx_lines
 from simulator.kernelcode.toolchain import KernelPTX, cc_of, kernel_ptx, sass, sm_arch
 
-#: blocks the probe runs (spread evenly over the grid, the first and last among them)
+#: interior blocks the probe runs (spread evenly), besides one block of each edge class
 PROBE_BLOCKS = 8
 #: warp instructions a full-mode trace may hold (about 0.3 KB of memory each)
 FULL_TRACE_MAX = 3e7
+#: SASS warp instructions (uncut) a sampled run's blocks may take to emulate, about 2-4 s
+EMULATE_MAX = 4e6
+#: the smallest engine budget a sampled run is cut to for that
+MIN_BUDGET = 2e5
 MODES = ("full", "sampled")
 L2_STATES = ("cold", "warm")
 
@@ -55,6 +59,7 @@ class Compiled:
     shared_static: int
     arg_names: tuple
     ptx_rows_lines: tuple     # the PTX line of each emulator row
+    successors: tuple         # the PTX blocks' successors (decode.Program.successors)
 
 
 def _arg_names(kernel, n: int) -> tuple:
@@ -81,13 +86,55 @@ def compile_kernel(kernel, args, cc, name=None) -> Compiled:
     code = sass(kp)
     lines, regs, smem = ptx_lines(kp, code)
     out = Compiled(kp, code, sassmap.build(prog, code, lines), regs, smem,
-                   _arg_names(kernel, len(args)), tuple(prog.lines))
+                   _arg_names(kernel, len(args)), tuple(prog.lines), prog.successors)
     _maps[key] = out
     return out
 
 
-def _probe_ids(nblocks: int, k: int = PROBE_BLOCKS) -> np.ndarray:
-    return np.unique(np.linspace(0, nblocks - 1, min(k, nblocks)).round().astype(np.int64))
+def _edge_class(grid) -> np.ndarray:
+    """Per linear block id, its place on the grid's edges: 0 for an interior block, else
+    a code of (first, middle or last) along each axis longer than one block -- a kernel's
+    bounds checks and boundary cases make the blocks on an edge differ from the rest."""
+    gx, gy, gz = grid
+    ids = np.arange(gx * gy * gz, dtype=np.int64)
+    code = np.zeros(len(ids), np.int64)
+    edge = np.zeros(len(ids), np.bool_)
+    for v, n, w in ((ids % gx, gx, 1), ((ids // gx) % gy, gy, 3), (ids // (gx * gy), gz, 9)):
+        if n > 1:
+            place = np.where(v == 0, 0, np.where(v == n - 1, 2, 1))
+            code += place * w
+            edge |= place != 1
+    return np.where(edge, code + 1, 0)
+
+
+def _probe_ids(grid, k: int = PROBE_BLOCKS) -> np.ndarray:
+    """The blocks the probe runs: the middle block of each edge class (``_edge_class``)
+    and ``k`` spread evenly over the interior."""
+    cls = _edge_class(grid)
+    ids = [int(np.flatnonzero(cls == c)[(cls == c).sum() // 2]) for c in np.unique(cls) if c]
+    inner = np.flatnonzero(cls == 0)
+    if len(inner):
+        ids += list(inner[np.unique(np.linspace(0, len(inner) - 1, min(k, len(inner)))
+                                    .round().astype(np.int64))])
+    return np.unique(np.array(ids, np.int64))
+
+
+def _work(grid, ids, counts) -> np.ndarray:
+    """Every block's warp instructions from those of blocks ``ids``: an edge block's its
+    class's (the mean of the class's blocks among ``ids``), an interior block's
+    interpolated by block id between the interior ones."""
+    cls = _edge_class(grid)
+    out = np.zeros(len(cls))
+    ids, counts = np.asarray(ids, np.int64), np.asarray(counts, np.float64)
+    for c in np.unique(cls):
+        mine = cls == c
+        have = cls[ids] == c
+        if c == 0 or not have.any():    # interior, or a class none of ids is in
+            have = have if have.any() else np.ones(len(ids), np.bool_)
+            out[mine] = np.interp(np.flatnonzero(mine), ids[have], counts[have])
+        else:
+            out[mine] = counts[have].mean()
+    return out
 
 
 def _record(kernel, grid, block, args, blocks, name, shared_bytes, cc, nsm):
@@ -99,11 +146,6 @@ def _per_block(tr: sassmap.Traces) -> np.ndarray:
     """Warp instructions of each traced block."""
     starts = tr.warp_begin[::tr.warps_per_block]
     return np.diff(starts).astype(np.float64)
-
-
-def _work(nblocks, ids, counts) -> np.ndarray:
-    """Every block's warp instructions, interpolated by block id between ``ids``."""
-    return np.interp(np.arange(nblocks, dtype=np.float64), ids.astype(np.float64), counts)
 
 
 def _touched(tr: sassmap.Traces, arrays, op) -> tuple:
@@ -138,9 +180,29 @@ def _popcount(x: np.ndarray) -> np.ndarray:
         np.unpackbits(x.astype("<u4").view(np.uint8).reshape(-1, 4), axis=1).sum(axis=1)
 
 
+def _loop_cuts(c: Compiled, trace: dict):
+    """(header, in-loop blocks, trips, caps) of the kernel's dominant loop where the
+    engine would cut it (``engine.trip_caps``), else None."""
+    import types
+
+    from simulator.simt import engine
+    loop = sassmap.dominant_loop(c.smap, c.successors, trace)
+    if loop is None:
+        return None
+    h, inloop, trips = loop
+    caps = engine.trip_caps(types.SimpleNamespace(trip_period=1), trips)
+    return (h, inloop, trips, caps) if caps else None
+
+
 def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", name=None,
                   shared_bytes=0, budget=None):
-    """(the ``TraceProgram`` a run of ``mode`` simulates, the traces it was built from)."""
+    """(the ``TraceProgram`` a run of ``mode`` simulates, the traces it was built from).
+
+    Sampled mode cuts the kernel's dominant loop as the engine cuts a template's
+    (``engine.trip_caps``: three runs issuing each warp's first 16, 32 and 48 trips,
+    extrapolated to its trips) and keeps the blocks it emulates to about
+    ``EMULATE_MAX`` warp instructions (a smaller budget where the cut runs would let
+    the sampler pick more)."""
     from simulator.simt import engine
     from simulator.simt import isa as E
     from simulator.simt.kernels.launch import Launch
@@ -149,16 +211,22 @@ def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", na
     launch = Launch(g, b)
     nblocks = launch.blocks
     cc, nsm = c.kptx.cc, hw.sm_count
-    probe = _probe_ids(nblocks)
+    probe = _probe_ids(launch.grid)
     em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, nsm)
     ptr = sassmap.warp_traces(c.smap, em.trace)
-    ids, counts = probe, _per_block(ptr)
-    work = _work(nblocks, ids, counts)
+    work = _work(launch.grid, probe, _per_block(ptr))
     params, names = E.params(launch)
     arrays = tuple((c.arg_names[i], int(base), int(nbytes)) for i, base, nbytes
                    in em.trace["arrays"])
+    loop = _loop_cuts(c, em.trace) if mode != "full" else None
+    cut_work = {}
+    if loop is not None:
+        h, inloop, trips, caps = loop
+        for cap in caps:
+            cut = sassmap.warp_traces(c.smap, em.trace, cut=(h, inloop, cap))
+            cut_work[cap] = _work(launch.grid, probe, _per_block(cut))
 
-    def program(tr, blocks, work):
+    def program(tr, blocks, work, cuts=()):
         return TraceProgram(
             name=c.kptx.name, launch=launch, params=params, param_names=names,
             rows=tr.rows if tr is not None else np.zeros((0, 6), np.int64),
@@ -172,9 +240,10 @@ def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", na
             regs_per_thread=max(1, c.registers),
             smem_per_block=c.shared_static + int(shared_bytes),
             resources_source=f"ptxas -v for {sm_arch(cc)}",
-            flops=0, min_bytes=0,
-            label=f"grid {g} block {b}")
+            flops=0, min_bytes=0, label=f"grid {g} block {b}",
+            trips=loop[2] if cuts else 0, cuts=cuts)
 
+    none = np.zeros(0, np.int64)
     if mode == "full":
         total = float(work.sum())
         if total > FULL_TRACE_MAX:
@@ -183,22 +252,32 @@ def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", na
                              "-- mode='sampled' (the default) simulates a part of it")
         blocks = np.arange(nblocks, dtype=np.int64)
     else:
-        blocks = engine.trace_plan_blocks(hw, program(None, np.zeros(0, np.int64), work),
-                                          budget)
+        stub = program(None, none, work, tuple((cap, program(None, none, w))
+                                               for cap, w in cut_work.items()))
+        bud = engine.SLICE_BUDGET if budget is None else budget
+        for _ in range(6):            # the blocks to emulate, within EMULATE_MAX
+            blocks = engine.trace_plan_blocks(hw, stub, bud)
+            uncut = float(work[blocks].sum())
+            if uncut <= EMULATE_MAX or bud <= MIN_BUDGET:
+                break
+            bud = max(MIN_BUDGET, bud * EMULATE_MAX / uncut)
+        budget = bud
     if np.array_equal(blocks, probe):
-        tr = ptr
+        rec = em.trace
     else:
-        tr = sassmap.warp_traces(c.smap, _record(kernel, g, b, args, blocks, name,
-                                                 shared_bytes, cc, nsm).trace)
+        rec = _record(kernel, g, b, args, blocks, name, shared_bytes, cc, nsm).trace
+    tr = ptr if rec is em.trace else sassmap.warp_traces(c.smap, rec)
     if mode == "full":
         work = _per_block(tr)       # every block's own count
     # (sampled: the work the plan was made from; the engine plans again from it)
-    prog = program(tr, blocks, work)
+    cuts = tuple((cap, program(sassmap.warp_traces(c.smap, rec, cut=(loop[0], loop[1], cap)),
+                               blocks, w)) for cap, w in cut_work.items())
+    prog = program(tr, blocks, work, cuts)
     scale = float(work.sum()) / max(1.0, float(work[blocks].sum()))
     touched = {n for n in prog.loads + prog.stores}
     prog = dataclasses.replace(prog, flops=int(round(_flops(tr) * scale)),
                                min_bytes=sum(n for name_, _, n in arrays if name_ in touched))
-    return prog, tr
+    return prog, tr, budget
 
 
 def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled",
@@ -226,7 +305,8 @@ def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled",
                         "kernel's arguments")
     wall = time.perf_counter()
     c = compile_kernel(kernel, args, cc_of(hw), name)
-    prog, tr = trace_program(c, kernel, hw, grid, block, args, mode, name, shared_bytes, budget)
+    prog, tr, budget = trace_program(c, kernel, hw, grid, block, args, mode, name,
+                                     shared_bytes, budget)
     jit.announce("SIMT engine", [core.run])
     res = engine.simulate(hw, prog, policy=policy, mode=mode, trace=trace,
                           l2_warm=(l2 == "warm"), budget=budget)

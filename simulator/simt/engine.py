@@ -148,16 +148,18 @@ def _free_memory() -> int | None:
 
 def _run(pl, t0, l2, trace, cap, inner=0) -> core.CoreRun:
     """``core.run`` of plan ``pl``'s blocks from cycle t0 on ``l2``, loops cut at ``cap``
-    trips (of each inner pass of ``inner`` trips, where given)."""
-    return core.CoreRun(*core.run(pl.code, pl.h, core.BlockPlan(pl.positions, pl.skips, t0, cap,
-                                                                 inner), l2, trace))
+    trips (of each inner pass of ``inner`` trips, where given; a trace program's cut is
+    the trace of that cut, ``Plan.cut_codes``)."""
+    code = pl.cut_codes[cap] if cap and pl.cut_codes else pl.code
+    return core.CoreRun(*core.run(code, pl.h, core.BlockPlan(pl.positions, pl.skips, t0, cap,
+                                                              inner), l2, trace))
 
 
 def _work(code, prog, h):
     """(each block's loop trips over its warps, the most trips of any warp); a trace
     program's: its ``block_work`` (events), and no loop."""
     if traces.is_trace(prog):
-        return np.asarray(prog.block_work, np.float64), 0
+        return np.asarray(prog.block_work, np.float64), int(prog.trips)
     total, most = core.block_trips(code, prog.launch.blocks, int(h[H_WPB]))
     return total, int(most.max())
 
@@ -224,6 +226,7 @@ class Plan:
     trips: int
     sm_count: int
     inner: int = 0     # caps cut each pass of an inner loop of this many trips (inner_caps)
+    cut_codes: dict | None = None   # a trace program's: cap -> the program of that cut
 
     def kept(self) -> np.ndarray:
         """Per position: whether its block is simulated (not in a skipped run of waves)."""
@@ -247,6 +250,8 @@ def _block_cost(prog, work, wpb, caps):
     prologue and epilogue per warp plus the loop body's per (cut) trip (a trace
     program's: its work, the events)."""
     if traces.is_trace(prog):
+        if caps:           # the cut runs' events (each cut's block_work)
+            return sum(np.asarray(cp.block_work, np.float64) for _, cp in prog.cuts)
         return np.asarray(work, np.float64)
     n = len(prog.template)
     body = prog.body_end - prog.pro_end
@@ -264,12 +269,16 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
     ``whole_l2``: the slice keeps the whole L2's capacity (see ``slice_vector``); where
     it does not, the L2 starts ``cold`` (empty) and the launch stores more than the L2
     holds, the loop cuts wait until it has streamed an L2's worth of its footprint.
-    A trace program (``traces.TraceProgram``) has no loop to cut: its blocks' work is its
-    ``block_work``; full mode needs every block traced, sampled mode the blocks it keeps
-    (``trace_plan_blocks``)."""
+    A trace program (``traces.TraceProgram``): its blocks' work is its ``block_work``;
+    its loop cuts are those its front end traced (``cuts``: cap, trace of that cut; the
+    cut runs extrapolate to its ``trips`` as a template's do); full mode needs every block
+    traced, sampled mode the blocks it keeps (``trace_plan_blocks``)."""
     pl = _plan_blocks(hw, prog, h, mode, budget, whole_l2, cold)
     if traces.is_trace(prog):
         pl.code = traces.program_arrays(prog, pl.positions, pl.kept())
+        if pl.caps:
+            pl.cut_codes = {c: traces.program_arrays(cp, pl.positions, pl.kept())
+                            for c, cp in prog.cuts}
     return pl
 
 
@@ -309,7 +318,8 @@ def _plan_blocks(hw, prog, h, mode, budget, whole_l2=True, cold=False) -> Plan:
         # it writes more than the L2 holds: dirty lines go back to DRAM once the L2 is
         # full, after about this many trips of streaming its footprint
         fill = trips * hw.l2.size_bytes / max(1, footprint_bytes([prog]))
-    caps = trip_caps(prog, trips, fill) if not trace else None
+    caps = trip_caps(prog, trips, fill) if not trace else (
+        tuple(c for c, _ in prog.cuts) or None)
     inner = 0
     if caps is None and not fill and not trace:
         caps = inner_caps(prog, trips)

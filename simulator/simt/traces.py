@@ -73,6 +73,12 @@ class TraceProgram:
     min_bytes: int
     label: str = ""
     notes: tuple = field(default=())
+    # loop cuts (trip extrapolation, as a template's ``trip_caps``): the most trips of a
+    # warp's loop, and per cut (cap, the TraceProgram of the same blocks with each warp's
+    # loop issued for its first ``cap`` trips only, its block_work the cut events)
+    trips: int = 0
+    trip_period: int = 1
+    cuts: tuple = field(default=())
 
     def __post_init__(self):
         def fix(name, dtype, shape=None):

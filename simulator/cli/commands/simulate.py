@@ -153,6 +153,15 @@ def sampling_note(r) -> str:
     return " (sampled: " + "; ".join(parts) + ")"
 
 
+def print_traffic(r) -> None:
+    """A SIMT Result's bytes per level and its stall cycles by cause, a line each."""
+    print("  bytes: " + ", ".join(f"{k} {format_bytes(v)}" for k, v in r.bytes_by_level.items()))
+    if r.stalls_by_cause:
+        tot = sum(r.stalls_by_cause.values()) or 1
+        print("  scheduler stall cycles: " + ", ".join(
+            f"{k} {v / tot:.0%}" for k, v in r.stalls_by_cause.items() if v))
+
+
 def run_simt(args):
     from simulator.analysis.compare import predict
     from simulator.analysis.traces import simt_trace
@@ -184,11 +193,7 @@ def run_simt(args):
           + (f", IPC {r.ipc:.2f}" if pred.engine is not None else ""))
     print(f"  analytic model: {format_seconds(a.seconds)} (limited by "
           f"{a.limiter}); roofline bound: {format_seconds(pred.roofline.seconds)}")
-    print("  bytes: " + ", ".join(f"{k} {format_bytes(v)}" for k, v in r.bytes_by_level.items()))
-    if r.stalls_by_cause:
-        tot = sum(r.stalls_by_cause.values()) or 1
-        print("  scheduler stall cycles: " + ", ".join(
-            f"{k} {v / tot:.0%}" for k, v in r.stalls_by_cause.items() if v))
+    print_traffic(r)
     print(f"  wall time: model {r.wall_seconds:.3f} s, analytic {a.wall_seconds:.3f} s")
     with partial_of(args).final():
         if args.json:

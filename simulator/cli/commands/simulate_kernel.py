@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from hwmodels.units import format_bytes, format_seconds
+from hwmodels.units import format_seconds
 
 from ..options import TIMELINE_INSTRUCTIONS, add_engine, add_hw, add_outputs, load_hw, one_dims
 from ..outputs import hw_dict, partial_of, write_json, write_partial, write_timeline
@@ -57,7 +57,7 @@ def run(args):
     from simulator.kernelcode.timing import simulate_kernel
     from simulator.kernelcode.userfile import call_launcher
 
-    from .simulate import sampling_note
+    from .simulate import print_traffic, sampling_note
     if args.top < 0:
         raise ValueError(f"--top {args.top}: must be 0 or more")
     doc = {}
@@ -79,11 +79,7 @@ def run(args):
           f"({lc.resources_source}); L2 {args.l2}")
     print(f"  engine{sampling_note(r)}: {r.cycles:.0f} cycles = {format_seconds(r.seconds)}; "
           f"{r.instructions:,.0f} SASS warp instructions, IPC {r.ipc:.2f}")
-    print("  bytes: " + ", ".join(f"{k} {format_bytes(v)}" for k, v in r.bytes_by_level.items()))
-    if r.stalls_by_cause:
-        tot = sum(r.stalls_by_cause.values()) or 1
-        print("  scheduler stall cycles: " + ", ".join(
-            f"{k} {v / tot:.0%}" for k, v in r.stalls_by_cause.items() if v))
+    print_traffic(r)
     if args.top:
         top = sorted(sass, key=lambda s: -s["warp_instructions"])[:args.top]
         print(f"  most executed SASS instructions (of {len(sass)}):")
