@@ -30,7 +30,6 @@ rng = np.random.default_rng(0)
 for c in uk.CASES:
     grid, block, args, shared = c.setup(rng)
     emulate_kernel(c.kernel, grid, block, list(args), shared_bytes=shared)
-    kernel_ptx(c.kernel, list(args), (7, 5))
 for spec in REGISTRY:
     for prob in spec.variants:
         dev = spec.device(spec.problem(**prob))
@@ -48,7 +47,7 @@ for name in ("launch_block_sum", "launch_transpose", "launch_softmax"):
 @pytest.fixture(scope="session")
 def ptx_cache(tmp_path_factory):
     """A disk cache of the test kernels' PTX (tests/user_kernels.py, the built-in kernels'
-    numba faces, examples/kernels.py; for compute capabilities 9.0 and 7.5), filled by a
+    numba faces, examples/kernels.py -- these for 7.5 as well; 9.0), filled by a
     process without numba's CUDA simulator (whose numba.cuda cannot make PTX); it also
     compiles the PTX interpreter into numba's cache."""
     import subprocess

@@ -29,7 +29,7 @@ PACKAGES = ("hwmodels", "workloads", "simulator")
 FLOORS = (("hwmodels", "workloads"),
           ("simulator.result", "simulator.table", "simulator.parallel", "simulator.jit",
            "simulator.arguments"),
-          ("simulator.simt", "simulator.systolic"),
+          ("simulator.simt", "simulator.systolic", "simulator.kernelcode"),
           ("simulator.analysis",),
           ("simulator.measure",),
           ("simulator.api", "simulator.cli", "simulator.__main__", "simulator"))
@@ -193,7 +193,8 @@ def test_measure_only_talks_to_the_gpu():
     forward pass and the framework baseline; validation,
     calibration and reading SASS (which read files and never touch a GPU) are analyses."""
     names = {p.name for p in (ROOT / "simulator" / "measure").glob("*.py")}
-    assert names == {"__init__.py", "harness.py", "micro.py", "suites.py", "network.py", "framework.py", "counters.py", "tune.py"}
+    assert names == {"__init__.py", "harness.py", "micro.py", "suites.py", "network.py", "framework.py",
+                     "counters.py", "tune.py", "kernels.py"}
 
 
 @pytest.mark.parametrize("module", ["simulator.api", "simulator.result", "simulator.simt.api",

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import hwmodels
-from simulator.simt import api, core, engine, isa, traces
+from simulator.simt import api, core, engine, isa, traces, walk
 from simulator.simt.hwvec import hw_vector
 from simulator.simt.kernels.launch import Launch
 from workloads.ir import Conv2d, Pool2d
@@ -43,7 +43,7 @@ def test_trace_of_template_simulates_alike(hw, case):
     kernel, args = CASES[case]
     progs = api.build(hw, kernel, **args).programs
     assert sum(p.launch.blocks * -(-p.launch.threads_per_block // 32) for p in progs) < 1200
-    tps = [traces.from_template(p, hw) for p in progs]
+    tps = [walk.from_template(p, hw) for p in progs]
     for p, tp in zip(progs, tps):
         assert tp.rows.shape[0] == tp.block_work.sum() > 0
         assert tp.loads == tuple(sorted(a[0] for a in engine._loaded(p)))
@@ -64,7 +64,7 @@ def test_sampled_trace_of_the_planned_blocks(hw, kernel, args):
     h = hw_vector(hw, occ, "gto", prog.smem_per_block)
     pt = engine.plan(hw, prog, h, "sampled")
     assert pt.caps is None and len(pt.skips)        # short loops, many waves: waves skipped
-    whole = traces.from_template(prog)
+    whole = walk.from_template(prog)
     ids = engine.trace_plan_blocks(hw, whole)
     pr = engine.plan(hw, whole, h, "sampled")
     assert pr.caps is None
@@ -87,7 +87,7 @@ def test_sampled_trace_of_the_planned_blocks(hw, kernel, args):
 
 def test_full_mode_needs_every_block():
     (prog,) = api.build(FERMI, "relu", n=20000, grid=30, block=128).programs
-    part = traces.from_template(prog, blocks=[0, 3, 7])
+    part = walk.from_template(prog, blocks=[0, 3, 7])
     assert list(part.blocks) == [0, 3, 7]
     with pytest.raises(ValueError, match=r"mode='full'.*relu.*covers 3 of its 30 blocks"):
         engine.simulate(FERMI, part, mode="full")
@@ -171,7 +171,7 @@ def test_masks_and_empty_warps():
 
 def test_bad_traces_refused():
     (prog,) = api.build(FERMI, "relu", n=2000, grid=2, block=64).programs
-    tp = traces.from_template(prog)
+    tp = walk.from_template(prog)
     import dataclasses
     with pytest.raises(ValueError, match="warp_begin"):
         dataclasses.replace(tp, warp_begin=tp.warp_begin[:-1])

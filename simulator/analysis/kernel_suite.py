@@ -82,7 +82,7 @@ def predict(hw, r: dict, cases: dict) -> dict:
 def run(hw, folder, progress=None):
     """(a row per ``ok`` record predicted, whether Ctrl-C stopped the run). Records of
     another GPU than ``hw``'s are refused (``measurements.check_device``)."""
-    from simulator.measure.kernels import all_cases
+    from simulator.kernelcode.cases.examples import all_cases
 
     from .measurements import check_device
     doc = load(folder)

@@ -12,6 +12,7 @@ poisoned with NaN before the checked run, and every result is compared with nump
 from __future__ import annotations
 
 import datetime
+import math
 import os
 import platform
 import shlex
@@ -206,3 +207,11 @@ def rel_error(out, ref) -> float:
     if not np.isfinite(out).all():
         return float("inf")
     return float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
+
+
+def rotation_sets(ws_bytes, l2_bytes):
+    """How many copies of a launch's buffers cycling through them takes for each launch to
+    find its own evicted: one when the working set alone is twice the L2, else enough
+    copies to span three L2s. (Until 2026-11-23 the count was capped at 64: the 256^3
+    GEMMs then cycled through 48 MiB, which a 50 MiB L2 largely keeps.)"""
+    return 1 if ws_bytes >= 2 * l2_bytes else math.ceil(3 * l2_bytes / ws_bytes)

@@ -6,7 +6,7 @@ launchers), each at its measurement shapes, timed and profiled on the GPU -- the
 Timing, one record per (case, shape), as the gemm suite times: the case's ``setup`` at
 that shape (inputs from ``numpy.random.default_rng(seed)``, fresh for each record), the
 arrays copied to the device in as many buffer sets as cycling through them takes for
-each launch to find its own evicted from the L2 (``suites.rotation_sets``: one set when
+each launch to find its own evicted from the L2 (``harness.rotation_sets``: one set when
 the working set is twice the L2, else enough to span three L2s, at most ``MAX_SETS``;
 ``cold_l2`` says whether the sets reached that), one checked launch on the first set
 (its outputs against the case's numpy reference with ``cases.compare`` at the shape's
@@ -70,16 +70,8 @@ MAX_BLOCK = (1024, 1024, 64)
 
 # ------------------------------------------------------------------ what is measured
 
-def all_cases(examples=None) -> tuple:
-    """(cases, note): ``cases.CASES`` and the examples' launchers as cases (``examples``:
-    the file, default ``examples/kernels.py`` in the repository); note says why the
-    examples are missing, else None."""
-    from simulator.kernelcode.cases import CASES
-    from simulator.kernelcode.cases.examples import example_cases
-    try:
-        return list(CASES) + example_cases(examples), None
-    except ValueError as e:
-        return list(CASES), f"examples skipped: {e}"
+from simulator.kernelcode.cases.examples import all_cases  # noqa: E402
+
 
 
 def plan(cases) -> list:
@@ -133,7 +125,7 @@ def kernel_record(case, label, size, grid, block, shared, timing, problems, tol,
                   buffer_sets, l2_bytes) -> dict:
     """One (case, shape)'s record from its launch, ``harness.time_launch``'s timing, the
     ``compare`` messages (empty: ok) and the tolerance it used (see ``RECORD_KEYS``)."""
-    from simulator.measure.suites import rotation_sets
+    from simulator.measure.harness import rotation_sets
     rec = {"kernel": case.name, "shape": label, "size": {k: _jsonable(v) for k, v in size.items()},
            "grid": list(grid), "block": list(block), "shared_bytes": int(shared)}
     rec.update({k: timing.get(k) for k in ("median_s", "min_s", "max_s", "samples_s", "reps",
@@ -183,8 +175,8 @@ def read_counters_csv(text: str):
 
 def _buffer_sets(c, args, ws, l2):
     """Copies of the launch's arguments on the device (scalars as they are): enough that
-    cycling through them misses the L2 (``suites.rotation_sets``), at most ``MAX_SETS``."""
-    from simulator.measure.suites import rotation_sets
+    cycling through them misses the L2 (``harness.rotation_sets``), at most ``MAX_SETS``."""
+    from simulator.measure.harness import rotation_sets
     k = min(MAX_SETS, rotation_sets(max(ws, 1), l2))
     try:
         free, _ = c.current_context().get_memory_info()

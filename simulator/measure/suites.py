@@ -10,13 +10,14 @@ numpy (``rel_error``; ``ok``).
 from __future__ import annotations
 
 import itertools
-import math
 import time
 
 import numpy as np
 
 from simulator.arguments import show
 from simulator.simt.kernels import REGISTRY
+
+from .harness import rotation_sets  # noqa: F401 (suites.rotation_sets: its home was here)
 
 from . import harness, micro
 
@@ -210,14 +211,6 @@ def run_grid(c, seed=0):
 
 
 # ------------------------------------------------------------------ gemm
-
-def rotation_sets(ws_bytes, l2_bytes):
-    """How many copies of a launch's buffers cycling through them takes for each launch to
-    find its own evicted: one when the working set alone is twice the L2, else enough
-    copies to span three L2s. (Until 2026-11-23 the count was capped at 64: the 256^3
-    GEMMs then cycled through 48 MiB, which a 50 MiB L2 largely keeps.)"""
-    return 1 if ws_bytes >= 2 * l2_bytes else math.ceil(3 * l2_bytes / ws_bytes)
-
 
 def _rotating(c, make, ws_bytes, l2_bytes):
     """Enough copies of the inputs that cycling through them misses the L2."""

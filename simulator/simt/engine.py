@@ -275,9 +275,10 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
     traced, sampled mode the blocks it keeps (``trace_plan_blocks``)."""
     pl = _plan_blocks(hw, prog, h, mode, budget, whole_l2, cold)
     if traces.is_trace(prog):
-        pl.code = traces.program_arrays(prog, pl.positions, pl.kept())
+        pl.code = core.ProgramArrays(*traces.program_arrays(prog, pl.positions, pl.kept()))
         if pl.caps:
-            pl.cut_codes = {c: traces.program_arrays(cp, pl.positions, pl.kept())
+            pl.cut_codes = {c: core.ProgramArrays(*traces.program_arrays(cp, pl.positions,
+                                                                         pl.kept()))
                             for c, cp in prog.cuts}
     return pl
 

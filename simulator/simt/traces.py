@@ -26,7 +26,7 @@ The format:
   sampler plans: ``engine.trace_plan_blocks`` names the blocks a sampled run simulates,
   for a front end to trace just those.
 
-:func:`from_template` expands a template program into the trace of every warp of every
+``walk.from_template`` expands a template program into the trace of every warp of every
 block (the oracle: the two must simulate to the same cycles).
 """
 from __future__ import annotations
@@ -180,10 +180,9 @@ def is_trace(prog) -> bool:
 
 
 def program_arrays(prog: TraceProgram, positions, kept=None):
-    """The ``core.ProgramArrays`` of a trace program for a plan that runs block ids
+    """The fields of the ``core.ProgramArrays`` of a trace program for a plan that runs block ids
     ``positions`` (those where ``kept`` is False are skipped and need no trace): per
     position and warp its first event and the event after its last."""
-    from .core import ProgramArrays
     positions = np.asarray(positions, np.int64)
     kept = np.ones(len(positions), np.bool_) if kept is None else np.asarray(kept, np.bool_)
     traced = prog.covers(positions)
@@ -206,7 +205,7 @@ def program_arrays(prog: TraceProgram, positions, kept=None):
     packed = np.concatenate([prog.params[:6], [head, head + n, head + 2 * n], start, end,
                              prog.addresses.ravel()]).astype(np.int64)
     packed.setflags(write=False)
-    return ProgramArrays(TRACE, packed, prog.rows, 0, 0, int(prog.n_regs))
+    return TRACE, packed, prog.rows, 0, 0, int(prog.n_regs)
 
 
 def check_full(prog: TraceProgram) -> None:
@@ -269,54 +268,6 @@ def trace_live(p, wi):
 
 
 # ---------------------------------------------------------------- the oracle
-
-def from_template(prog, hw=None, blocks=None) -> TraceProgram:
-    """The trace of template program ``prog``: every warp of every block walked
-    (``walk.warp_stream``), each executed instruction one event (width 4), ``block_work``
-    each block's events. ``blocks``: keep only those blocks' events (every block is
-    still walked for its work). ``hw``: the launch is checked against it."""
-    from .walk import warp_stream
-    if hw is not None:
-        prog.launch.check(hw)
-    B = prog.launch.blocks
-    wpb = -(-prog.launch.threads_per_block // 32)
-    keep = np.arange(B) if blocks is None else np.unique(np.asarray(blocks, np.int64))
-    keep_set = set(keep.tolist())
-    tmpl = prog.template
-    rows, addrs, begin = [], [], [0]
-    work = np.zeros(B)
-    n_addr = 0
-    for b in range(B):
-        for w in range(wpb):
-            ev = warp_stream(prog, b, w)
-            work[b] += len(ev)
-            if b not in keep_set:
-                continue
-            for pc, op, _, a in ev:
-                if op in MEMORY_OPS:
-                    lanes = n_addr
-                    addrs.append(np.append(a, 4))
-                    n_addr += 1
-                else:
-                    mask = int(np.dot((a >= 0).astype(np.int64), 1 << np.arange(32, dtype=np.int64)))
-                    lanes = ~mask
-                rows.append((op, *tmpl[pc, 1:5], lanes))
-            begin.append(len(rows))
-    names = {a[0] for a in prog.arrays}
-
-    def arrays_of(opcode):      # as the engine reads a template's (engine._arrays)
-        return tuple(sorted({prog.streams[int(s)].array for s in tmpl[tmpl[:, 0] == opcode, 5]}
-                            & names))
-    loads, stores = arrays_of(isa.LDG), arrays_of(isa.STG)
-    return TraceProgram(
-        name=prog.name, launch=prog.launch, params=prog.params[:6].copy(),
-        param_names=isa.LAUNCH_PARAMS, rows=np.array(rows, np.int64).reshape(-1, 6),
-        addresses=np.array(addrs, np.int64).reshape(-1, 33), warp_begin=np.array(begin, np.int64),
-        blocks=keep, block_work=work, n_regs=int(prog.n_regs), arrays=tuple(prog.arrays),
-        loads=loads, stores=stores, regs_per_thread=prog.regs_per_thread,
-        smem_per_block=prog.smem_per_block, resources_source=prog.resources_source,
-        flops=prog.flops, min_bytes=prog.min_bytes, label=prog.label, notes=tuple(prog.notes))
-
 
 def keep_blocks(prog: TraceProgram, block_ids) -> TraceProgram:
     """``prog`` with the events of blocks ``block_ids`` alone (each one it traces), its

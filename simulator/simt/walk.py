@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import core, dispatch, isa
+from . import core, dispatch, isa, traces
 
 
 def _block_xyz(prog, b):
@@ -202,3 +202,52 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
     tot[P_T1] = t + body[P_T1] * scale
     tot[P_BODY_ITERS] = full_trips
     return tot
+
+
+# ---------------------------------------------------------------- the traces' oracle
+
+def from_template(prog, hw=None, blocks=None) -> traces.TraceProgram:
+    """The trace of template program ``prog``: every warp of every block walked
+    (``walk.warp_stream``), each executed instruction one event (width 4), ``block_work``
+    each block's events. ``blocks``: keep only those blocks' events (every block is
+    still walked for its work). ``hw``: the launch is checked against it."""
+    if hw is not None:
+        prog.launch.check(hw)
+    B = prog.launch.blocks
+    wpb = -(-prog.launch.threads_per_block // 32)
+    keep = np.arange(B) if blocks is None else np.unique(np.asarray(blocks, np.int64))
+    keep_set = set(keep.tolist())
+    tmpl = prog.template
+    rows, addrs, begin = [], [], [0]
+    work = np.zeros(B)
+    n_addr = 0
+    for b in range(B):
+        for w in range(wpb):
+            ev = warp_stream(prog, b, w)
+            work[b] += len(ev)
+            if b not in keep_set:
+                continue
+            for pc, op, _, a in ev:
+                if op in traces.MEMORY_OPS:
+                    lanes = n_addr
+                    addrs.append(np.append(a, 4))
+                    n_addr += 1
+                else:
+                    mask = int(np.dot((a >= 0).astype(np.int64), 1 << np.arange(32, dtype=np.int64)))
+                    lanes = ~mask
+                rows.append((op, *tmpl[pc, 1:5], lanes))
+            begin.append(len(rows))
+    names = {a[0] for a in prog.arrays}
+
+    def arrays_of(opcode):      # as the engine reads a template's (engine._arrays)
+        return tuple(sorted({prog.streams[int(s)].array for s in tmpl[tmpl[:, 0] == opcode, 5]}
+                            & names))
+    loads, stores = arrays_of(isa.LDG), arrays_of(isa.STG)
+    return traces.TraceProgram(
+        name=prog.name, launch=prog.launch, params=prog.params[:6].copy(),
+        param_names=isa.LAUNCH_PARAMS, rows=np.array(rows, np.int64).reshape(-1, 6),
+        addresses=np.array(addrs, np.int64).reshape(-1, 33), warp_begin=np.array(begin, np.int64),
+        blocks=keep, block_work=work, n_regs=int(prog.n_regs), arrays=tuple(prog.arrays),
+        loads=loads, stores=stores, regs_per_thread=prog.regs_per_thread,
+        smem_per_block=prog.smem_per_block, resources_source=prog.resources_source,
+        flops=prog.flops, min_bytes=prog.min_bytes, label=prog.label, notes=tuple(prog.notes))

@@ -3,11 +3,12 @@ simulate simt`` (one kernel launch, or two, on a SIMT GPU)."""
 from __future__ import annotations
 
 
-from hwmodels.units import format_bytes, format_seconds, format_si
+from hwmodels.units import format_seconds, format_si
 from simulator.table import format_table
 
 from .. import kernel_options as ko
 from . import BY_NAME
+from .simulate_kernel import add_kernel, print_traffic, sampling_note
 from ..options import (TIMELINE_INSTRUCTIONS, Parser, add_engine, add_hw, add_outputs,
                        add_workload, load_hw, load_workload, one_dims, set_fields)
 from ..outputs import (hw_dict, partial_of, write_json, write_outputs, write_partial,
@@ -57,7 +58,6 @@ def add_simulate(sub, help_only=False):
         "chrome://tracing or ui.perfetto.dev)"))
     p.set_defaults(func=run_simt, in_thread=True)
 
-    from .simulate_kernel import add_kernel
     add_kernel(sim)
 
 
@@ -128,39 +128,6 @@ def run_systolic(args):
 
 
 # ---------------------------------------------------------------- simt
-
-def sampling_note(r) -> str:
-    """What a sampled run simulated, and its estimated error."""
-    if not r.sampled:
-        return " (every block)"
-    parts = []
-    for lc in r.launches:
-        if not lc.sampled:
-            continue
-        s = lc.sampling
-        what = []
-        if s.get("sms", s.get("sm_count")) != s.get("sm_count"):
-            what.append(f"{s['sms']} of {s['sm_count']} SMs")
-        if s.get("skips"):
-            what.append(f"{s['simulated_blocks']} of {s['total_blocks']} blocks")
-        if "trip_caps" in s:
-            what.append("loop cut at " + ", ".join(map(str, s["trip_caps"]))
-                        + f" of {s['trips']} trips")
-        what = ", ".join(what) or "sampled"
-        err = (f"est. error {lc.estimated_error:.1%}" if lc.estimated_error is not None
-               else "error not estimated")
-        parts.append(f"{what}, {lc.simulated_fraction:.1%} of its work simulated, {err}")
-    return " (sampled: " + "; ".join(parts) + ")"
-
-
-def print_traffic(r) -> None:
-    """A SIMT Result's bytes per level and its stall cycles by cause, a line each."""
-    print("  bytes: " + ", ".join(f"{k} {format_bytes(v)}" for k, v in r.bytes_by_level.items()))
-    if r.stalls_by_cause:
-        tot = sum(r.stalls_by_cause.values()) or 1
-        print("  scheduler stall cycles: " + ", ".join(
-            f"{k} {v / tot:.0%}" for k, v in r.stalls_by_cause.items() if v))
-
 
 def run_simt(args):
     from simulator.analysis.compare import predict

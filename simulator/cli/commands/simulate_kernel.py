@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from hwmodels.units import format_seconds
+from hwmodels.units import format_bytes, format_seconds
 
 from ..options import TIMELINE_INSTRUCTIONS, add_engine, add_hw, add_outputs, load_hw, one_dims
 from ..outputs import hw_dict, partial_of, write_json, write_partial, write_timeline
@@ -57,7 +57,6 @@ def run(args):
     from simulator.kernelcode.timing import simulate_kernel
     from simulator.kernelcode.userfile import call_launcher
 
-    from .simulate import print_traffic, sampling_note
     if args.top < 0:
         raise ValueError(f"--top {args.top}: must be 0 or more")
     doc = {}
@@ -107,3 +106,36 @@ def _dims(d) -> str:
     while len(d) > 1 and d[-1] == 1:
         d = d[:-1]
     return "x".join(map(str, d))
+
+
+def sampling_note(r) -> str:
+    """What a sampled run simulated, and its estimated error."""
+    if not r.sampled:
+        return " (every block)"
+    parts = []
+    for lc in r.launches:
+        if not lc.sampled:
+            continue
+        s = lc.sampling
+        what = []
+        if s.get("sms", s.get("sm_count")) != s.get("sm_count"):
+            what.append(f"{s['sms']} of {s['sm_count']} SMs")
+        if s.get("skips"):
+            what.append(f"{s['simulated_blocks']} of {s['total_blocks']} blocks")
+        if "trip_caps" in s:
+            what.append("loop cut at " + ", ".join(map(str, s["trip_caps"]))
+                        + f" of {s['trips']} trips")
+        what = ", ".join(what) or "sampled"
+        err = (f"est. error {lc.estimated_error:.1%}" if lc.estimated_error is not None
+               else "error not estimated")
+        parts.append(f"{what}, {lc.simulated_fraction:.1%} of its work simulated, {err}")
+    return " (sampled: " + "; ".join(parts) + ")"
+
+
+def print_traffic(r) -> None:
+    """A SIMT Result's bytes per level and its stall cycles by cause, a line each."""
+    print("  bytes: " + ", ".join(f"{k} {format_bytes(v)}" for k, v in r.bytes_by_level.items()))
+    if r.stalls_by_cause:
+        tot = sum(r.stalls_by_cause.values()) or 1
+        print("  scheduler stall cycles: " + ", ".join(
+            f"{k} {v / tot:.0%}" for k, v in r.stalls_by_cause.items() if v))

@@ -74,3 +74,14 @@ def example_cases(path=None) -> list:
              shapes=(("4096x1024", {"rows": 4096, "cols": 1024}),
                      ("16384x1000", {"rows": 16384, "cols": 1000}))),
     ]
+
+
+def all_cases(examples=None) -> tuple:
+    """(cases, note): ``cases.CASES`` and the examples' launchers as cases (``examples``:
+    the file, default ``examples/kernels.py`` in the repository); note says why the
+    examples are missing, else None."""
+    from simulator.kernelcode.cases import CASES
+    try:
+        return list(CASES) + example_cases(examples), None
+    except ValueError as e:
+        return list(CASES), f"examples skipped: {e}"
