@@ -55,18 +55,19 @@ def test_trace_of_template_simulates_alike(hw, case):
 
 
 @pytest.mark.parametrize("hw,kernel,args", [
-    (FERMI, "relu", dict(n=1 << 18, grid=1024, block=128)),
-    (FERMI, "gemm-tiled", dict(m=512, n=512, k=16, tile=16)),
+    (FERMI, "relu", dict(n=1 << 16, grid=2048, block=32)),     # the arrays fit the L2
+    (FERMI, "gemm-tiled", dict(m=416, n=416, k=16, tile=16)),
 ], ids=["relu-gtx480", "gemm-tiled-gtx480"])
 def test_sampled_trace_of_the_planned_blocks(hw, kernel, args):
     (prog,) = api.build(hw, kernel, **args).programs
     occ = engine._launch_occupancy(hw, prog)
     h = hw_vector(hw, occ, "gto", prog.smem_per_block)
-    pt = engine.plan(hw, prog, h, "sampled")
+    # the plans simulate makes (a cold L2; the slice's L2 cut where the arrays do not fit)
+    (pt,) = engine._plans(hw, [prog], [occ], "gto", "sampled", None, False)
     assert pt.caps is None and len(pt.skips)        # short loops, many waves: waves skipped
     whole = walk.from_template(prog)
     ids = engine.trace_plan_blocks(hw, whole)
-    pr = engine.plan(hw, whole, h, "sampled")
+    (pr,) = engine._plans(hw, [whole], [occ], "gto", "sampled", None, False)
     assert pr.caps is None
     np.testing.assert_array_equal(pr.positions, pt.positions)
     np.testing.assert_array_equal(pr.skips, pt.skips)

@@ -195,7 +195,7 @@ def _loop_cuts(c: Compiled, trace: dict):
 
 
 def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", name=None,
-                  shared_bytes=0, budget=None):
+                  shared_bytes=0, budget=None, l2_warm=False):
     """(the ``TraceProgram`` a run of ``mode`` simulates, the traces it was built from).
 
     Sampled mode cuts the kernel's dominant loop as the engine cuts a template's
@@ -256,7 +256,7 @@ def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", na
                                                for cap, w in cut_work.items()))
         bud = engine.SLICE_BUDGET if budget is None else budget
         for _ in range(6):            # the blocks to emulate, within EMULATE_MAX
-            blocks = engine.trace_plan_blocks(hw, stub, bud)
+            blocks = engine.trace_plan_blocks(hw, stub, bud, l2_warm)
             uncut = float(work[blocks].sum())
             if uncut <= EMULATE_MAX or bud <= MIN_BUDGET:
                 break
@@ -306,7 +306,7 @@ def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled",
     wall = time.perf_counter()
     c = compile_kernel(kernel, args, cc_of(hw), name)
     prog, tr, budget = trace_program(c, kernel, hw, grid, block, args, mode, name,
-                                     shared_bytes, budget)
+                                     shared_bytes, budget, l2 == "warm")
     jit.announce("SIMT engine", [core.run])
     res = engine.simulate(hw, prog, policy=policy, mode=mode, trace=trace,
                           l2_warm=(l2 == "warm"), budget=budget)

@@ -164,11 +164,12 @@ def _work(code, prog, h):
     return total, int(most.max())
 
 
-def _skips(work, C):
-    """Rows of blocks sampled mode skips (none for a launch too short to sample)."""
+def _skips(work, C, head: int = HEAD_WAVES):
+    """Rows of blocks sampled mode skips (none for a launch too short to sample);
+    ``head``: the waves kept from the launch's start (``fill_waves``)."""
     if len(work) / C <= SAMPLE_MIN_WAVES:
         return np.zeros((0, 2), np.int64)
-    return _plan(work, C)
+    return _plan(work, C, head)
 
 
 def trip_caps(prog, trips, fill: int = 0):
@@ -283,13 +284,14 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
     return pl
 
 
-def trace_plan_blocks(hw, prog, budget: float = None) -> np.ndarray:
+def trace_plan_blocks(hw, prog, budget: float = None, l2_warm: bool = False) -> np.ndarray:
     """The block ids a sampled ``simulate`` of trace program ``prog`` simulates (its plan's
     positions not skipped), from ``prog.launch``, its resources and ``block_work`` alone
     (its rows may be empty): a front end traces just these, then simulates. Full mode
-    needs every block."""
+    needs every block. ``l2_warm`` as ``simulate`` will be given it."""
     occ = _launch_occupancy(hw, prog)
-    pl = _plan_blocks(hw, prog, hw_vector(hw, occ, "gto", prog.smem_per_block), "sampled", budget)
+    pl = _plan_blocks(hw, prog, hw_vector(hw, occ, "gto", prog.smem_per_block), "sampled", budget,
+                      _whole_l2(hw, [prog]), cold=not l2_warm)
     return pl.positions[pl.kept()]
 
 
@@ -328,7 +330,8 @@ def _plan_blocks(hw, prog, h, mode, budget, whole_l2=True, cold=False) -> Plan:
     weight = (work + wpb).astype(np.float64)
     cost = _block_cost(prog, work, wpb, caps).astype(np.float64)
     waves = B / (N * bps)
-    keep = (HEAD_WAVES + TAIL_WAVES) / waves if waves > SAMPLE_MIN_WAVES else 1.0
+    head = fill_waves(hw, prog, waves, whole_l2, cold and caps is None)
+    keep = min(1.0, (head + TAIL_WAVES) / waves) if waves > SAMPLE_MIN_WAVES else 1.0
     per_sm = np.bincount(np.arange(B) % N, cost, minlength=N)[:N] * keep
     sms = 1
     while sms * 2 <= N and per_sm[spread(sms * 2, N, B)].sum() <= budget:
@@ -342,8 +345,19 @@ def _plan_blocks(hw, prog, h, mode, budget, whole_l2=True, cold=False) -> Plan:
         positions = np.nonzero(np.isin(np.arange(B) % N, spread(sms, N, B)))[0].astype(np.int64)
         share = float(weight[positions].sum() / weight.sum())
         hs = slice_vector(hw, h, sms, share, whole_l2)
-    skips = _skips(work[positions], sms * bps)
+    skips = _skips(work[positions], sms * bps, head)
     return Plan(code, positions, skips, caps, sms, share, hs, weight, trips, N, inner)
+
+
+def fill_waves(hw, prog, waves: float, whole_l2: bool, cold: bool) -> int:
+    """The waves wave sampling keeps from a launch's start: ``HEAD_WAVES``, or, where a
+    cold launch whose arrays do not fit in the L2 (its slice's sets cut to its share)
+    stores more than the L2 holds, as many more as it takes to stream an L2's worth of its
+    footprint -- only past them do evictions and dirty write-backs run at the steady rate
+    the kept tail waves stand for (a loop's cuts wait for the same in ``trip_caps``)."""
+    if not cold or whole_l2 or sum(4 * n for _, _, n in _stored(prog)) <= hw.l2.size_bytes:
+        return HEAD_WAVES
+    return HEAD_WAVES + int(np.ceil(waves * hw.l2.size_bytes / max(1, footprint_bytes([prog]))))
 
 
 def spread(sms: int, n: int, blocks: int) -> np.ndarray:
@@ -400,7 +414,7 @@ def sampled_cost(hw, prog, budget: float = None) -> float:
     counted): what a scheduler of many launches orders them by, largest first."""
     occ = _launch_occupancy(hw, prog)
     h = hw_vector(hw, occ, "gto", prog.smem_per_block)
-    pl = plan(hw, prog, h, "sampled", budget)
+    pl = _sampled_plan(hw, prog, occ, budget)
     kept = pl.kept()
     wpb = int(h[H_WPB])
     work = pl.weight[pl.positions[kept]] - wpb          # the plan's weights: work + wpb
@@ -409,16 +423,20 @@ def sampled_cost(hw, prog, budget: float = None) -> float:
 
 def simulated_fraction(hw, prog, budget: float = None) -> float:
     """Share of ``prog``'s work that sampled mode simulates (1.0: it runs in full)."""
-    occ = _launch_occupancy(hw, prog)
-    h = hw_vector(hw, occ, "gto", prog.smem_per_block)
-    return plan(hw, prog, h, "sampled", budget).fraction
+    return _sampled_plan(hw, prog, _launch_occupancy(hw, prog), budget).fraction
 
 
-def _plan(work, C):
+def _sampled_plan(hw, prog, occ, budget, l2_warm: bool = False) -> Plan:
+    """The plan ``simulate`` makes for ``prog`` launched alone in sampled mode."""
+    return _plans(hw, [prog], [occ], "gto", "sampled", budget, l2_warm)[0]
+
+
+def _plan(work, C, head: int = HEAD_WAVES):
     """Rows (at, to) of blocks to skip. The launch is cut into waves of C blocks; runs
     of waves whose mean work (loop trips per block) stays within ``RUN_TOLERANCE`` of
     the run's first wave are alike; a run longer than ``SAMPLE_MIN_WAVES`` waves keeps
-    its first ``HEAD_WAVES`` and last ``TAIL_WAVES`` waves and skips the rest."""
+    its first ``HEAD_WAVES`` and last ``TAIL_WAVES`` waves and skips the rest; the
+    launch's first ``head`` waves are all kept (``fill_waves``)."""
     B = len(work)
     n_waves = -(-B // C)
     mean = np.array([work[i * C:(i + 1) * C].mean() for i in range(n_waves)])
@@ -430,7 +448,7 @@ def _plan(work, C):
     skips = []
     for a, b in runs:
         if b - a > SAMPLE_MIN_WAVES:
-            at, to = (a + HEAD_WAVES) * C, min(b * C, B) - TAIL_WAVES * C
+            at, to = max(a + HEAD_WAVES, head) * C, min(b * C, B) - TAIL_WAVES * C
             if b == n_waves:        # the last run's tail: the last TAIL_WAVES x C blocks
                 to = B - TAIL_WAVES * C
             if to - at >= C:
@@ -734,10 +752,15 @@ def _start_l2(hw, l2, programs, l2_warm) -> bool:
 def _plans(hw, programs, occs, policy, mode, budget, l2_warm) -> list:
     """Each launch's ``plan``: the slice keeps the whole L2 where the launches' arrays fit
     in it; only the first launch of a cold start starts with it empty."""
-    whole = footprint_bytes(programs) <= hw.l2.size_bytes
+    whole = _whole_l2(hw, programs)
     return [plan(hw, prog, hw_vector(hw, occ, policy, prog.smem_per_block), mode, budget, whole,
                  cold=not l2_warm and k == 0)
             for k, (prog, occ) in enumerate(zip(programs, occs))]
+
+
+def _whole_l2(hw, programs) -> bool:
+    """Whether a slice keeps the whole L2's capacity: the launches' arrays fit in it."""
+    return footprint_bytes(programs) <= hw.l2.size_bytes
 
 
 def _run_slice(hw, programs, k, pl: Plan, t0, l2, trace):
