@@ -9,7 +9,6 @@ import pytest
 
 import hwmodels
 from simulator.simt import api, core, engine, isa, traces, walk
-from simulator.simt.hwvec import hw_vector
 from simulator.simt.kernels.launch import Launch
 from workloads.ir import Conv2d, Pool2d
 
@@ -61,7 +60,6 @@ def test_trace_of_template_simulates_alike(hw, case):
 def test_sampled_trace_of_the_planned_blocks(hw, kernel, args):
     (prog,) = api.build(hw, kernel, **args).programs
     occ = engine._launch_occupancy(hw, prog)
-    h = hw_vector(hw, occ, "gto", prog.smem_per_block)
     # the plans simulate makes (a cold L2; the slice's L2 cut where the arrays do not fit)
     (pt,) = engine._plans(hw, [prog], [occ], "gto", "sampled", None, False)
     assert pt.caps is None and len(pt.skips)        # short loops, many waves: waves skipped
