@@ -1,17 +1,19 @@
 """A SASS instruction as the SIMT engine times it: its class, registers and access.
 
 ``classify(instr)`` gives the engine's opcode class (``simulator.simt.isa``: ALU, IMAD,
-IMADW, FFMA, FADD, FMNMX, SFU, UNI, BRA, BAR, LDG, STG, LDS, STS), the register it writes
+IMADW, FFMA, FADD, DFMA, SFU, UNI, BRA, BAR, LDG, STG, LDS, STS), the register it writes
 and up to three it reads (numbered: R0-R255 as 0-255, P0-P6 from 256, UR0-UR63 from 263,
 UP0-UP6 from 327; RZ, PT, URZ, UPT are no register), the memory it touches (``MEM_*``)
 and the width of each lane's access in bytes.
 
-The classes follow the H100's pipes as far as the engine has them: FP32 arithmetic
-(FFMA, FMUL, FADD and the FP64 ones: FP32-pipe issue), integer multiply-adds on the
-FMA-heavy pipe at the INT32 rate (IMAD; IMAD.WIDE twice), the rest of the integer and
-logic work on the INT32 pipe (ALU), transcendental and conversion instructions on the
-SFU/XU (MUFU, I2F, F2I, F2F, FRND, POPC, FLO, BREV), the uniform datapath (U*, S2UR: an
-issue slot, no lane pipe), control (BRA, BSSY, BSYNC, EXIT, ...: an issue slot), BAR.
+The classes follow the H100's pipes as far as the engine has them, as Nsight Compute's
+per-pipe counts place them on the H200 (data/diagnostics/h200/ncu_pipes.csv): FP32
+arithmetic (FFMA, FMUL, FADD: the FMA pipes), FP64 arithmetic (DFMA, DMUL, DADD, DSETP,
+DMNMX: the FP64 pipe), integer multiply-adds on the FMA-heavy pipe at the INT32 rate
+(IMAD; IMAD.WIDE twice), the rest of the integer and logic work on the INT32 pipe (ALU:
+FMNMX, FSEL and FSETP among them, as pipe_alu counts them), transcendental and
+conversion instructions on the SFU/XU (MUFU, I2F, F2I, F2F, FRND, POPC, FLO, BREV), the
+uniform datapath (U*, S2UR: an issue slot, no lane pipe), control (BRA, BSSY, BSYNC, EXIT, ...: an issue slot), BAR.
 Loads and stores go by their space: global and generic (LDG, LD, LDL, ATOMG, RED...:
 the L1/L2/DRAM path), shared (LDS, LDSM, STS, ATOMS: banks). Constant-cache reads (LDC)
 and shuffles and votes count as ALU work here.
@@ -29,11 +31,11 @@ MEM_NONE, MEM_GLOBAL, MEM_SHARED, MEM_GENERIC, MEM_LOCAL = range(5)
 _REG = re.compile(r"\b(UR|UP|R|P)(\d+|Z|T)\b")
 _WIDTH = re.compile(r"\.(8|16|32|64|128|U8|S8|U16|S16)\b")
 
-_FFMA = {"FFMA", "FFMA2", "HFMA2", "DFMA", "FMUL", "DMUL", "HMUL2", "FMUL2"}
-_FADD = {"FADD", "DADD", "HADD2", "FADD2", "FSWZADD"}
-_FMNMX = {"FMNMX", "DMNMX", "HMNMX2"}
+_FFMA = {"FFMA", "FFMA2", "HFMA2", "FMUL", "HMUL2", "FMUL2"}
+_FADD = {"FADD", "HADD2", "FADD2", "FSWZADD"}
+_FP64 = {"DFMA", "DMUL", "DADD", "DMNMX", "DSETP"}   # the FP64 pipe (Nsight Compute's pipe_fp64)
 _SFU = {"MUFU", "I2F", "F2I", "F2F", "I2FP", "F2IP", "FRND", "POPC", "FLO", "BREV", "I2I",
-        "F2FP", "DSETP"}
+        "F2FP"}
 _CONTROL = {"BRA", "BRX", "BRXU", "JMP", "JMX", "JMXU", "CALL", "RET", "EXIT", "KILL", "BSSY",
             "BSYNC", "WARPSYNC", "NOP", "BPT", "YIELD", "BMOV", "DEPBAR", "ERRBAR", "CCTL",
             "MEMBAR", "FENCE", "ELECT", "ENDCOLLECTIVE", "ACQBULK", "ACQSHMINIT"}
@@ -124,8 +126,8 @@ def classify(ins) -> tuple:
         cls = E.FFMA
     elif op in _FADD:
         cls = E.FADD
-    elif op in _FMNMX:
-        cls = E.FMNMX
+    elif op in _FP64:
+        cls = E.DFMA
     elif op in _SFU:
         cls = E.SFU
     else:

@@ -163,7 +163,7 @@ def _touched(tr: sassmap.Traces, arrays, op) -> tuple:
 
 
 def _flops(tr: sassmap.Traces) -> float:
-    """FP32 operations the traced rows execute (FFMA 2 a lane, FADD and FMNMX 1)."""
+    """FP32 operations the traced rows execute (FFMA 2 a lane, FADD 1)."""
     from simulator.simt import isa as E
     lanes = tr.rows[:, 5]
     active = np.where(lanes < 0, _popcount(~lanes),

@@ -59,7 +59,7 @@ from numba import njit
 
 from . import dispatch, isa, memory
 from .traces import TRACE, settle_trace, trace_live, trace_warp
-from .hwvec import (H_BANKB, H_BANKS, H_BPS, H_BSTART, H_FPLAT, H_GTO, H_INTII, H_ISSUE, H_L1BW,
+from .hwvec import (H_BANKB, H_BANKS, H_BPS, H_BSTART, H_FPLAT, H_GTO, H_FP64II, H_INTII, H_ISSUE, H_L1BW,
                     H_L1LINEB, H_L1LINEC,
                     H_L1SETS, H_L1WAYS, H_L2SEC, H_LAUNCH, H_LDSTII, H_MAXW, H_MSHR, H_NSCHED,
                     H_NSM, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, H_WPB)
@@ -171,6 +171,7 @@ class Schedulers(NamedTuple):
     count: np.ndarray        # how many
     sp_free: np.ndarray      # the cycle its SP (FP32) pipe is free
     int_free: np.ndarray     # the cycle its INT32 pipe is free
+    fp64_free: np.ndarray    # the cycle its FP64 pipe is free
     issue_free: np.ndarray   # the cycle it may issue again (issue interval)
     last: np.ndarray         # the warp slot it issued last (-1: none)
     next_check: np.ndarray   # the cycle it is next worth asking
@@ -475,7 +476,7 @@ def _new_schedulers(n_sm, n_sched, maxw, t0):
     return Schedulers(np.zeros((n_sm, n_sched, per_sched), np.int64),
                       np.zeros((n_sm, n_sched), np.int64), np.zeros((n_sm, n_sched)),
                       np.zeros((n_sm, n_sched)), np.zeros((n_sm, n_sched)),
-                      np.full((n_sm, n_sched), -1, np.int64), np.full((n_sm, n_sched), t0),
+                      np.zeros((n_sm, n_sched)), np.full((n_sm, n_sched), -1, np.int64), np.full((n_sm, n_sched), t0),
                       np.full((n_sm, n_sched), t0), np.zeros((n_sm, n_sched), np.int64))
 
 
@@ -699,6 +700,8 @@ def _pick_warp(t, sm, sc, tmpl, hp, w, sch, sms):
             unit = t
         elif op == isa.ALU and hp[H_INTII] > 0:
             unit = sch.int_free[sm, sc]
+        elif op == isa.DFMA and hp[H_FP64II] > 0:
+            unit = sch.fp64_free[sm, sc]
         else:
             unit = sch.sp_free[sm, sc]
         if unit > t:
@@ -766,9 +769,11 @@ def _arithmetic(g, sm, sc, t, op, dst, act, hp, w, sch, sms, st):
             w.reg_ready[g, dst] = t + hp[H_FPLAT]
             w.reg_load[g, dst] = False
     elif op == isa.FFMA or op == isa.FMNMX or op == isa.FADD or op == isa.ALU or op == isa.BRA \
-            or op == isa.IMAD or op == isa.IMADW:
+            or op == isa.IMAD or op == isa.IMADW or op == isa.DFMA:
         if op == isa.ALU and int_ii > 0:
             sch.int_free[sm, sc] = t + int_ii
+        elif op == isa.DFMA and hp[H_FP64II] > 0:
+            sch.fp64_free[sm, sc] = t + hp[H_FP64II]
         elif op == isa.IMAD and int_ii > 0:
             sch.sp_free[sm, sc] = t + int_ii
         elif op == isa.IMADW and int_ii > 0:   # two passes at the INT32 rate

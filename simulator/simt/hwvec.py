@@ -79,6 +79,9 @@ HW_FIELDS = (
     # integer lanes of their own (Volta on): a pipe of their own; else 0: the FP32 pipe's
     ("int_ii", lambda c: _ii(c.sm.warp_size, c.sm.int32_lanes / c.sm.warp_schedulers)
      if c.sm.int32_lanes else 0),
+    # FP64 lanes of their own: a pipe of their own; else 0: the FP32 pipe's
+    ("fp64_ii", lambda c: _ii(c.sm.warp_size, c.sm.fp64_lanes / c.sm.warp_schedulers)
+     if c.sm.fp64_lanes else 0),
     ("l2_hashed", lambda c: float(c.l2.hashed_banks)),                 # 1: hashed bank owners
     # sampled mode's slices of SMs: the share of missed sectors the slice fetches itself
     # (the rest the whole GPU's other SMs brought into the L2 first); 1 for the whole GPU
@@ -128,6 +131,7 @@ H_ISSUE = H["issue_interval"]
 H_L2LINE = H["l2_sectors_per_line"]
 H_BSTART = H["block_start_cycles"]
 H_INTII = H["int_ii"]
+H_FP64II = H["fp64_ii"]
 H_L2HASH = H["l2_hashed"]
 H_L2OWN = H["l2_owned_fraction"]
 H_L1LINEC = H["l1_line_cycles"]

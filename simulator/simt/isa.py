@@ -37,9 +37,9 @@ import numpy as np
 from simulator.arguments import show
 
 # opcodes
-ALU, FFMA, FMNMX, SFU, BRA, LDG, STG, LDS, STS, BAR, FADD, IMAD, UNI, IMADW = range(14)
+ALU, FFMA, FMNMX, SFU, BRA, LDG, STG, LDS, STS, BAR, FADD, IMAD, UNI, IMADW, DFMA = range(15)
 OP_NAMES = ("ALU", "FFMA", "FMNMX", "SFU", "BRA", "LDG", "STG", "LDS", "STS", "BAR", "FADD", "IMAD",
-            "UNI", "IMADW")
+            "UNI", "IMADW", "DFMA")
 # ALU: integer work on the INT32 pipe (IADD3, LOP3, SHF, ISETP, LEA, SEL, MOV...) where the
 # target has one, else on the FP32 pipe; IMAD: integer multiply-adds (and the IMAD.MOV
 # moves the compiler puts there) on the FP32 pipe at the INT32 rate; UNI: the uniform
@@ -50,6 +50,10 @@ OP_NAMES = ("ALU", "FFMA", "FMNMX", "SFU", "BRA", "LDG", "STG", "LDS", "STS", "B
 # the H100 (scripts/ncu_conv_probe.sh, docs/simt.md): the FMA-heavy pipe is busy 2.38 and
 # 2.54 cycles per instruction in conv-direct's NCHW and NHWC loops, as IMAD and FFMA at 2
 # and IMAD.WIDE at 4 give from their SASS (2.36, 2.50)
+# DFMA: FP64 arithmetic (DFMA, DMUL, DADD, DSETP, DMNMX) on a pipe of its own, the SM's
+# fp64_lanes shared by its schedulers (where a preset has none: the FP32 pipe); Nsight
+# Compute on the H200 (data/diagnostics/h200/ncu_pipes.csv) counts them on pipe_fp64, busy
+# 2 cycles an instruction: 16 lanes a scheduler
 NO_REG = -1
 TV = 8          # thread-variable columns per lane
 GLOBAL_BASE = 1 << 20
