@@ -228,6 +228,7 @@ class Plan:
     sm_count: int
     inner: int = 0     # caps cut each pass of an inner loop of this many trips (inner_caps)
     cut_codes: dict | None = None   # a trace program's: cap -> the program of that cut
+    head: int = HEAD_WAVES   # waves kept from the launch's start (fill_waves)
 
     def kept(self) -> np.ndarray:
         """Per position: whether its block is simulated (not in a skipped run of waves)."""
@@ -346,7 +347,7 @@ def _plan_blocks(hw, prog, h, mode, budget, whole_l2=True, cold=False) -> Plan:
         share = float(weight[positions].sum() / weight.sum())
         hs = slice_vector(hw, h, sms, share, whole_l2)
     skips = _skips(work[positions], sms * bps, head)
-    return Plan(code, positions, skips, caps, sms, share, hs, weight, trips, N, inner)
+    return Plan(code, positions, skips, caps, sms, share, hs, weight, trips, N, inner, head=head)
 
 
 def fill_waves(hw, prog, waves: float, whole_l2: bool, cold: bool) -> int:
@@ -555,18 +556,23 @@ def _fill_previous(hw, l2, programs):
     dirty[0] = np.floor((i + 1) * f) > np.floor(i * f)
 
 
-def _skipped_waves(r, skips, C, cycles):
+def _skipped_waves(r, skips, C, cycles, head: int = HEAD_WAVES):
     """(cycles, error cycles, tau per skipped run): ``cycles`` (the run's own) plus each
     skipped middle's ``skipped / C x tau``, tau the steady per-wave time read off its
-    run's head, and the error its spread over the head's waves carries over the skip."""
+    run's head, and the error its spread over the head's waves carries over the skip.
+    A launch's first run kept ``head`` waves to fill the L2 (``fill_waves``): its tau is
+    read over the HEAD_WAVES waves after the fill, every one of them (the fill was the
+    ramp), an even count: waves that start together finish in bursts every other wave."""
     taus, err = [], 0.0
     for at, to in skips:
         # the run's own head (its first HEAD_WAVES waves, just before ``at``): the blocks
         # after a skip may do other work (a grid-stride loop's last blocks run a trip
         # fewer, or none) and stand for nothing skipped
-        ends = np.sort(r.block_end[at - HEAD_WAVES * C:at])
+        filled = head > HEAD_WAVES and at == head * C
+        w = HEAD_WAVES + 1 if filled else HEAD_WAVES
+        ends = np.sort(r.block_end[at - w * C:at])
         d = ends[C:] - ends[:-C]          # completion j against j - C: a wave apart
-        steady = d[RAMP_WAVES * C:]       # without the ramp (queues filling)
+        steady = d if filled else d[RAMP_WAVES * C:]   # without the ramp (queues filling)
         tau = float(steady.mean())
         # its spread over the steady part's waves (at least two parts: halves of one wave)
         per_wave = [w.mean() for w in np.array_split(steady, max(2, len(steady) // C))]
@@ -595,10 +601,10 @@ def _launch(prog, pl: Plan, t0, l2, trace, cap) -> LaunchRun:
     sampling = {"extrapolated": len(skips) > 0 or pl.sms < pl.sm_count,
                 "sms": pl.sms, "sm_count": pl.sm_count, "share": pl.share,
                 "simulated_blocks": int(kept.sum()), "total_blocks": B}
-    cycles, err, taus = _skipped_waves(r, skips, C, r.stats[S_END] - t0)
+    cycles, err, taus = _skipped_waves(r, skips, C, r.stats[S_END] - t0, pl.head)
     err = err / cycles if cycles else 0.0
     if len(skips):
-        sampling.update({"head_waves": HEAD_WAVES, "tail_waves": TAIL_WAVES,
+        sampling.update({"head_waves": pl.head, "tail_waves": TAIL_WAVES,
                          "skips": skips.tolist(), "tau_cycles": taus[0] if len(taus) == 1 else taus})
     if pl.sms < pl.sm_count:
         err += _slice_error(r, pl)
