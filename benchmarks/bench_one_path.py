@@ -130,6 +130,10 @@ def main(argv=None) -> int:
                     help="every Nth record of each suite (SUITE=N: of that suite)")
     ap.add_argument("--limit", type=int, default=None, help="at most this many records a suite")
     ap.add_argument("--json", default=None, help="write the rows and the summary here")
+    ap.add_argument("--max-memory-gb", type=float, default=12.0,
+                    help="address-space limit of this process: a record whose SASS path needs "
+                         "more fails with MemoryError (a row's error) instead of the machine's "
+                         "OOM killer ending the run")
     a = ap.parse_args(argv)
     every = {}
     try:
@@ -142,6 +146,10 @@ def main(argv=None) -> int:
             not set(every) <= {"*", *SUITES}:
         ap.error("--every: N or SUITE=N (SUITE one of grid, gemm, conv), --limit: positive "
                  "integers")
+    if a.max_memory_gb > 0:
+        import resource
+        lim = int(a.max_memory_gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (lim, resource.getrlimit(resource.RLIMIT_AS)[1]))
     hw = load_hardware(a.hw)
     files = validate.load_suites(hw, a.measurements, a.suites)
     tasks = []
