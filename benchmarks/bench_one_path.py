@@ -128,6 +128,7 @@ def main(argv=None) -> int:
     ap.add_argument("--suites", nargs="+", default=list(SUITES), choices=SUITES)
     ap.add_argument("--every", nargs="+", default=["1"], metavar="N|SUITE=N",
                     help="every Nth record of each suite (SUITE=N: of that suite)")
+    ap.add_argument("--kernels", nargs="+", default=None, help="only these kernels' records")
     ap.add_argument("--limit", type=int, default=None, help="at most this many records a suite")
     ap.add_argument("--json", default=None, help="write the rows and the summary here")
     ap.add_argument("--max-memory-gb", type=float, default=12.0,
@@ -154,7 +155,8 @@ def main(argv=None) -> int:
     files = validate.load_suites(hw, a.measurements, a.suites)
     tasks = []
     for sf in files:
-        mine = validate.record_tasks(hw, [sf], None)[::every.get(sf.suite, every.get("*", 1))]
+        mine = [t for t in validate.record_tasks(hw, [sf], None)
+                if a.kernels is None or t.record["kernel"] in a.kernels][::every.get(sf.suite, every.get("*", 1))]
         tasks += mine[:a.limit] if a.limit else mine
     rows, interrupted, t0 = [], False, time.perf_counter()
     try:
