@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from simulator.kernelcode import sassmap
-from simulator.kernelcode.launch import _kernel_classes, emulate_kernel
+from simulator.kernelcode.launch import emulate_kernel
 from simulator.kernelcode.lineinfo import instruction_lines, tagged_ptx
-from simulator.kernelcode.timing import compile_kernel, simulate_kernel
+from simulator.kernelcode.timing import compile_kernel, simulate_kernel, simulate_launches
 
 pytestmark = pytest.mark.usefixtures("ptx_cache")
 
@@ -29,33 +29,14 @@ import examples.kernels as ek  # noqa: E402
 
 
 def _launches(problem: str):
-    """(kernel, grid, block, args) of each launch a counters-suite problem makes, captured
-    from its numba face as the harness launches it."""
+    """(kernel, grid, block, args) of each launch a counters-suite problem makes, from its
+    numba face (``Device.calls``) as the harness launches it."""
     from simulator.analysis.counters import problem_of
     from simulator.simt.kernels import REGISTRY
+    from simulator.simt.kernels.spec import host_calls
     name, args = problem_of(problem)
     spec = REGISTRY.get(name)
-    dev = spec.device(spec.problem(**args))
-    arrays = dict(dev.inputs(np.random.default_rng(0)))
-    arrays.update({k: np.zeros(s, np.float32) for k, s in dev.outputs.items()})
-    out = []
-
-    class Capture:
-        def __init__(self, kernel, cfg):
-            self.kernel, self.cfg = kernel, cfg
-
-        def __call__(self, *a):
-            out.append((self.kernel, self.cfg[0], self.cfg[1], [np.asarray(x) if hasattr(
-                x, "copy_to_host") else x for x in a]))
-    saved = {cls: cls.__getitem__ for cls in _kernel_classes()}
-    try:
-        for cls in saved:
-            cls.__getitem__ = lambda k, cfg: Capture(k, cfg)
-        dev.launch(arrays, 0)
-    finally:
-        for cls, f in saved.items():
-            cls.__getitem__ = f
-    return out
+    return host_calls(spec.device(spec.problem(**args)), np.random.default_rng(0))
 
 
 def _counters():
@@ -169,3 +150,77 @@ def test_validate_kernels_scores_times_counters_and_pairs(tmp_path):
     # another GPU's file is refused
     with pytest.raises(ValueError, match="H100|h100"):
         ks.run(hwmodels.get("gtx480"), tmp_path)
+
+
+def _matadd(a, b, c):
+    from simulator.simt.kernels import REGISTRY
+    from simulator.simt.kernels.spec import host_calls
+    spec = REGISTRY.get("matadd")
+    (k, g, blk, args), = host_calls(spec.device(spec.problem(m=a.shape[0], n=a.shape[1])))
+    return k, g, blk, (a, b, c, *args[3:])
+
+
+def test_launches_add_up_and_share_the_l2():
+    """Two launches simulated together issue what each does alone, and the second
+    finds in the L2 what the first read and wrote (an array both take is one array)."""
+    rng = np.random.default_rng(0)
+    A, B = (rng.standard_normal((96, 80), dtype=np.float32) for _ in "AB")
+    C, D = np.zeros_like(A), np.zeros_like(A)
+    first, second = _matadd(A, B, C), _matadd(C, B, D)     # D = (A + B) + B
+    both = simulate_launches([first, second], hw="h100-sxm", mode="full")
+    alone = [simulate_kernel(*lc, hw="h100-sxm", mode="full") for lc in (first, second)]
+    assert both.instructions == sum(r.instructions for r in alone)
+    assert [x.instructions for x in both.launches] == [r.instructions for r in alone]
+    assert both.cycles == pytest.approx(sum(r.cycles for r in alone), rel=0.25)
+    # alone, the second launch reads C and B from DRAM; after the first, from the L2
+    assert alone[1].last_launch.hit_rates["l2"] < 0.5
+    assert both.launches[1].hit_rates["l2"] > 0.9
+    assert both.launches[0].hit_rates["l2"] == pytest.approx(alone[0].last_launch.hit_rates["l2"])
+    # an array new to the second launch is not one the first took (a new address):
+    # D = E + C finds C in the L2, not E
+    E = rng.standard_normal(A.shape, dtype=np.float32)
+    mixed = simulate_launches([first, _matadd(E, C, D)], hw="h100-sxm", mode="full")
+    assert 0.3 < mixed.launches[1].hit_rates["l2"] < 0.7
+    sass = both.extra["sass"]
+    assert {r["launch"] for r in sass} == {0, 1}
+    assert sum(r["warp_instructions"] for r in sass) == pytest.approx(both.instructions)
+    assert [e["total_blocks"] for e in both.extra["launches"]] == [
+        r.extra["total_blocks"] for r in alone]
+    # one launch is simulate_kernel's run
+    one = simulate_launches([first], hw="h100-sxm", mode="full")
+    assert (one.cycles, one.instructions) == (alone[0].cycles, alone[0].instructions)
+    assert "launch" not in one.extra["sass"][0] and "launches" not in one.extra
+
+
+def test_conv_im2col_launches_from_its_numba_face():
+    """conv-im2col's two launches (im2col, then the tiled GEMM on the column matrix),
+    from ``Device.calls``, simulated together in sampled and full mode."""
+    from simulator.simt.kernels import REGISTRY
+    from simulator.simt.kernels.spec import host_calls
+    spec = REGISTRY.get("conv-im2col")
+    calls = host_calls(spec.device(spec.problem(**spec.variants[0])), np.random.default_rng(0))
+    assert len(calls) == 2 and calls[0][3][1] is calls[1][3][0]     # col: written, then read
+    full = simulate_launches(calls, hw="h100-sxm", mode="full")
+    sampled = simulate_launches(calls, hw="h100-sxm")
+    assert len(full.launches) == len(sampled.launches) == 2
+    assert sampled.instructions == pytest.approx(full.instructions, rel=0.03)
+    alone = simulate_kernel(*calls[1], hw="h100-sxm", mode="full")
+    assert full.launches[1].instructions == alone.instructions
+    assert full.launches[1].hit_rates["l2"] > alone.last_launch.hit_rates["l2"]
+
+
+@pytest.mark.parametrize("launches,field", [
+    ([], "launches"), ((), "launches"), (None, "launches"),
+    ([("kernel", (1,), (32,))], "launches[0]"),
+    (["not a tuple"], "launches[0]"),
+    ([("kernel", (1,), (32,), ())], "launches[0] kernel"),
+])
+def test_simulate_launches_refuses_bad_launches(launches, field):
+    with pytest.raises(ValueError, match=re.escape(field)):
+        simulate_launches(launches, hw="h100-sxm")
+
+
+def test_simulate_launches_refuses_args_not_a_sequence():
+    k, g, b, a = _matadd(*(np.zeros((8, 8), np.float32) for _ in range(3)))
+    with pytest.raises(ValueError, match=re.escape("launches[1] args")):
+        simulate_launches([(k, g, b, a), (k, g, b, np.zeros(3))], hw="h100-sxm")

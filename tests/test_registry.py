@@ -143,3 +143,36 @@ def test_a_toy_kernel_registers_in_one_line_and_simulates(toy, capsys):
     assert main(["simulate", "simt", "--hw", "gtx480", "--kernel", toy.NAME, "--n", str(n),
                  "--mode", "full"]) == 0
     assert f"{r.instructions:.0f} warp instructions" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kernel,i", VARIANTS)
+def test_every_kernel_gives_its_launches_as_calls(kernel, i):
+    """``Device.calls``: one (kernel, grid, block, args) per launch, the shapes the
+    device declares, each kernel one of its ``kernels`` -- what ``launch`` enqueues and
+    ``simulate_launches`` times."""
+    from simulator.simt.kernels.launch import Launch
+    from simulator.simt.kernels.spec import host_calls
+    spec = REGISTRY.get(kernel)
+    dev = spec.device(spec.problem(**spec.variants[i]))
+    calls = host_calls(dev)
+    assert len(calls) == len(dev.shapes)
+    for (k, g, b, args), (sg, sb) in zip(calls, dev.shapes):
+        assert Launch(g, b) == Launch(sg, sb)
+        assert any(k is kk for _, kk in dev.kernels)
+        assert all(isinstance(a, (np.ndarray, int, np.integer)) for a in args)
+
+
+def test_a_device_needs_its_launches():
+    from simulator.simt.kernels.spec import Device, host_calls
+    with pytest.raises(ValueError, match="calls"):
+        Device(inputs=lambda rng: {}, outputs={}, reference=lambda i: {})
+    with pytest.raises(ValueError, match="Device.reference"):
+        Device(inputs=lambda rng: {}, outputs={}, calls=lambda a: [])
+    only_launch = Device(inputs=lambda rng: {}, outputs={}, launch=lambda a, s=0: None,
+                         reference=lambda i: {})
+    with pytest.raises(ValueError, match="device.calls is None"):
+        host_calls(only_launch)
+    bad = Device(inputs=lambda rng: {}, outputs={}, calls=lambda a: [("k", 1)],
+                 reference=lambda i: {})
+    with pytest.raises(ValueError, match=r"launch 0"):
+        host_calls(bad)

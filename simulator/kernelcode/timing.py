@@ -194,22 +194,36 @@ def _loop_cuts(c: Compiled, trace: dict):
     return (h, inloop, trips, caps) if caps else None
 
 
-def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", name=None,
-                  shared_bytes=0, budget=None, l2_warm=False):
-    """(the ``TraceProgram`` a run of ``mode`` simulates, the traces it was built from).
+@dataclasses.dataclass
+class _Probe:
+    """One launch probed (``_probe``): what planning its blocks and tracing them need."""
+    c: Compiled
+    kernel: object
+    g: tuple
+    b: tuple
+    args: tuple
+    name: object
+    shared_bytes: int
+    launch: object            # kernels.launch.Launch
+    probe: np.ndarray         # the block ids probed
+    em: object                # the probe's Emulation
+    ptr: sassmap.Traces       # the probe's SASS traces
+    work: np.ndarray          # every block's warp instructions (interpolated)
+    params: np.ndarray
+    names: tuple
+    arrays: tuple             # (name, base, bytes) of each array argument, as the launch sees it
+    loop: object              # _loop_cuts
+    cut_work: dict            # cap -> work
+    moves: tuple = ()         # (base, bytes, new base): arrays placed apart from the emulator's
 
-    Sampled mode cuts the kernel's dominant loop as the engine cuts a template's
-    (``engine.trip_caps``: three runs issuing each warp's first 16, 32 and 48 trips,
-    extrapolated to its trips) and keeps the blocks it emulates to about
-    ``EMULATE_MAX`` warp instructions (a smaller budget where the cut runs would let
-    the sampler pick more)."""
-    from simulator.simt import engine
+
+def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes) -> _Probe:
+    """A few blocks of the launch emulated (``_probe_ids``): every block's work, and the
+    dominant loop's cuts where sampled mode cuts it."""
     from simulator.simt import isa as E
     from simulator.simt.kernels.launch import Launch
-    from simulator.simt.traces import TraceProgram
     g, b = _dims(grid, "grid", MAX_GRID), _dims(block, "block", MAX_BLOCK)
     launch = Launch(g, b)
-    nblocks = launch.blocks
     cc, nsm = c.kptx.cc, hw.sm_count
     probe = _probe_ids(launch.grid)
     em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, nsm)
@@ -225,66 +239,243 @@ def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", na
         for cap in caps:
             cut = sassmap.warp_traces(c.smap, em.trace, cut=(h, inloop, cap))
             cut_work[cap] = _work(launch.grid, probe, _per_block(cut))
+    return _Probe(c, kernel, g, b, tuple(args), name, int(shared_bytes), launch, probe, em, ptr,
+                  work, params, names, arrays, loop, cut_work)
 
-    def program(tr, blocks, work, cuts=()):
-        return TraceProgram(
-            name=c.kptx.name, launch=launch, params=params, param_names=names,
-            rows=tr.rows if tr is not None else np.zeros((0, 6), np.int64),
-            addresses=tr.addresses if tr is not None else np.zeros((0, 33), np.int64),
-            warp_begin=tr.warp_begin if tr is not None else np.zeros(
-                len(blocks) * -(-launch.threads_per_block // 32) + 1, np.int64),
-            blocks=blocks, block_work=work, n_regs=sassclass.N_REGS,
-            arrays=tuple((n, base, -(-nbytes // 4)) for n, base, nbytes in arrays),
-            loads=_touched(ptr if tr is None else tr, arrays, E.LDG),
-            stores=_touched(ptr if tr is None else tr, arrays, E.STG),
-            regs_per_thread=max(1, c.registers),
-            smem_per_block=c.shared_static + int(shared_bytes),
-            resources_source=f"ptxas -v for {sm_arch(cc)}",
-            flops=0, min_bytes=0, label=f"grid {g} block {b}",
-            trips=loop[2] if cuts else 0, cuts=cuts)
 
+def _moved(p: _Probe, tr: sassmap.Traces) -> sassmap.Traces:
+    """``tr`` with its global addresses where ``p.moves`` places its arrays."""
+    if not p.moves or not len(tr.addresses):
+        return tr
+    a = tr.addresses.copy()
+    lanes = tr.addresses[:, :32]
+    shift = np.zeros_like(lanes)
+    for base, nbytes, new in p.moves:
+        shift[(lanes >= base) & (lanes < base + nbytes)] = new - base
+    a[:, :32] = lanes + shift
+    return dataclasses.replace(tr, addresses=a)
+
+
+def _place_arrays(probes) -> None:
+    """One address space for several launches: an array (the same host memory and size)
+    that several launches take sits at one address in all of them, as on the GPU, so
+    that a launch finds in the L2 what an earlier one left there. The first launch keeps
+    the emulator's layout (one launch is timed as ``simulate_kernel`` times it); an array
+    new to a later launch goes above everything the launches address."""
+    top = 0
+    for p in probes:
+        t = p.em.trace
+        top = max([top] + [base + n for _, base, n in p.arrays]
+                  + [t["shared"][0] + t["shared"][1], t["local"][0] + t["local"][1]])
+    placed = {}
+    for k, p in enumerate(probes):
+        moves, arrays = [], []
+        for (i, base, nbytes), (nm, _, _) in zip(p.em.trace["arrays"], p.arrays):
+            key = (p.args[i].__array_interface__["data"][0], int(nbytes))
+            new = placed.get(key)
+            if new is None:
+                if k == 0:
+                    new = int(base)
+                else:
+                    new = (top + 4096 + 255) // 256 * 256      # a guard gap, aligned
+                    top = new + int(nbytes)
+                placed[key] = new
+            if new != base:
+                moves.append((int(base), int(nbytes), new))
+            arrays.append((nm, new, int(nbytes)))
+        p.moves, p.arrays = tuple(moves), tuple(arrays)
+
+
+def _program(p: _Probe, tr, blocks, work, cuts=()):
+    from simulator.simt import isa as E
+    from simulator.simt.traces import TraceProgram
+    c, launch = p.c, p.launch
+    return TraceProgram(
+        name=c.kptx.name, launch=launch, params=p.params, param_names=p.names,
+        rows=tr.rows if tr is not None else np.zeros((0, 6), np.int64),
+        addresses=tr.addresses if tr is not None else np.zeros((0, 33), np.int64),
+        warp_begin=tr.warp_begin if tr is not None else np.zeros(
+            len(blocks) * -(-launch.threads_per_block // 32) + 1, np.int64),
+        blocks=blocks, block_work=work, n_regs=sassclass.N_REGS,
+        arrays=tuple((n, base, -(-nbytes // 4)) for n, base, nbytes in p.arrays),
+        loads=_touched(_moved(p, p.ptr) if tr is None else tr, p.arrays, E.LDG),
+        stores=_touched(_moved(p, p.ptr) if tr is None else tr, p.arrays, E.STG),
+        regs_per_thread=max(1, c.registers),
+        smem_per_block=c.shared_static + int(p.shared_bytes),
+        resources_source=f"ptxas -v for {sm_arch(c.kptx.cc)}",
+        flops=0, min_bytes=0, label=f"grid {p.g} block {p.b}",
+        trips=p.loop[2] if cuts else 0, cuts=cuts)
+
+
+def _stub(p: _Probe):
+    """The launch's trace program without traces: what the sampler plans from."""
     none = np.zeros(0, np.int64)
+    return _program(p, None, none, p.work, tuple((cap, _program(p, None, none, w))
+                                                 for cap, w in p.cut_work.items()))
+
+
+def _plan(hw, probes, mode, budget, l2_warm):
+    """(the blocks to trace of each launch, the engine budget): every block in full mode;
+    in sampled mode those the engine's plan of the launches together keeps
+    (``engine.trace_plan_blocks``), under a budget cut until no launch's blocks take
+    more than about ``EMULATE_MAX`` warp instructions (uncut) to emulate."""
+    from simulator.simt import engine
     if mode == "full":
-        total = float(work.sum())
-        if total > FULL_TRACE_MAX:
-            raise ValueError(f"mode='full': kernel {c.kptx.name!r} would trace about "
-                             f"{total:.2g} warp instructions; at most {FULL_TRACE_MAX:.0e} "
-                             "-- mode='sampled' (the default) simulates a part of it")
-        blocks = np.arange(nblocks, dtype=np.int64)
+        for p in probes:
+            total = float(p.work.sum())
+            if total > FULL_TRACE_MAX:
+                raise ValueError(f"mode='full': kernel {p.c.kptx.name!r} would trace about "
+                                 f"{total:.2g} warp instructions; at most {FULL_TRACE_MAX:.0e} "
+                                 "-- mode='sampled' (the default) simulates a part of it")
+        return [np.arange(p.launch.blocks, dtype=np.int64) for p in probes], budget
+    stubs = [_stub(p) for p in probes]
+    bud = engine.SLICE_BUDGET if budget is None else budget
+    for _ in range(6):
+        blocks = [engine.trace_plan_blocks(hw, s, bud, l2_warm, launches=stubs, k=k)
+                  for k, s in enumerate(stubs)]
+        uncut = max(float(p.work[bl].sum()) for p, bl in zip(probes, blocks))
+        if uncut <= EMULATE_MAX or bud <= MIN_BUDGET:
+            break
+        bud = max(MIN_BUDGET, bud * EMULATE_MAX / uncut)
+    return blocks, bud
+
+
+def _trace(p: _Probe, hw, blocks, mode):
+    """(the launch's TraceProgram of ``blocks``, their SASS traces)."""
+    c = p.c
+    if np.array_equal(blocks, p.probe):
+        rec = p.em.trace
     else:
-        stub = program(None, none, work, tuple((cap, program(None, none, w))
-                                               for cap, w in cut_work.items()))
-        bud = engine.SLICE_BUDGET if budget is None else budget
-        for _ in range(6):            # the blocks to emulate, within EMULATE_MAX
-            blocks = engine.trace_plan_blocks(hw, stub, bud, l2_warm)
-            uncut = float(work[blocks].sum())
-            if uncut <= EMULATE_MAX or bud <= MIN_BUDGET:
-                break
-            bud = max(MIN_BUDGET, bud * EMULATE_MAX / uncut)
-        budget = bud
-    if np.array_equal(blocks, probe):
-        rec = em.trace
-    else:
-        rec = _record(kernel, g, b, args, blocks, name, shared_bytes, cc, nsm).trace
-    tr = ptr if rec is em.trace else sassmap.warp_traces(c.smap, rec)
+        rec = _record(p.kernel, p.g, p.b, p.args, blocks, p.name, p.shared_bytes, c.kptx.cc,
+                      hw.sm_count).trace
+    tr = _moved(p, p.ptr if rec is p.em.trace else sassmap.warp_traces(c.smap, rec))
+    work = p.work
     if mode == "full":
         work = _per_block(tr)       # every block's own count
     # (sampled: the work the plan was made from; the engine plans again from it)
-    cuts = tuple((cap, program(sassmap.warp_traces(c.smap, rec, cut=(loop[0], loop[1], cap)),
-                               blocks, w)) for cap, w in cut_work.items())
-    prog = program(tr, blocks, work, cuts)
+    loop = p.loop
+    cuts = tuple((cap, _program(p, _moved(p, sassmap.warp_traces(
+        c.smap, rec, cut=(loop[0], loop[1], cap))), blocks, w))
+        for cap, w in p.cut_work.items())
+    prog = _program(p, tr, blocks, work, cuts)
     scale = float(work.sum()) / max(1.0, float(work[blocks].sum()))
     touched = {n for n in prog.loads + prog.stores}
     prog = dataclasses.replace(prog, flops=int(round(_flops(tr) * scale)),
-                               min_bytes=sum(n for name_, _, n in arrays if name_ in touched))
+                               min_bytes=sum(n for name_, _, n in p.arrays if name_ in touched))
+    return prog, tr
+
+
+def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", name=None,
+                  shared_bytes=0, budget=None, l2_warm=False):
+    """(the ``TraceProgram`` a run of ``mode`` simulates, the traces it was built from,
+    the engine budget) of one launch simulated alone.
+
+    Sampled mode cuts the kernel's dominant loop as the engine cuts a template's
+    (``engine.trip_caps``: three runs issuing each warp's first 16, 32 and 48 trips,
+    extrapolated to its trips) and keeps the blocks it emulates to about
+    ``EMULATE_MAX`` warp instructions (a smaller budget where the cut runs would let
+    the sampler pick more)."""
+    p = _probe(c, kernel, hw, grid, block, args, mode, name, shared_bytes)
+    (blocks,), budget = _plan(hw, [p], mode, budget, l2_warm)
+    prog, tr = _trace(p, hw, blocks, mode)
     return prog, tr, budget
+
+
+def _check_launches(launches) -> list:
+    """``launches`` as a list of (kernel, grid, block, args); ValueError naming the one
+    that is not."""
+    if not isinstance(launches, (tuple, list)) or not launches:
+        raise ValueError(f"launches = {arg.show(launches)}: a non-empty list of (kernel, "
+                         "grid, block, args) tuples")
+    out = []
+    for i, lc in enumerate(launches):
+        if not isinstance(lc, (tuple, list)) or len(lc) != 4:
+            raise ValueError(f"launches[{i}] = {arg.show(lc)}: must be a (kernel, grid, "
+                             "block, args) tuple")
+        kernel, grid, block, args = lc
+        if not isinstance(args, (tuple, list)):
+            raise ValueError(f"launches[{i}] args = {arg.show(args)}: a tuple or list of "
+                             "the kernel's arguments")
+        if isinstance(kernel, str) or not hasattr(kernel, "py_func"):
+            raise ValueError(f"launches[{i}] kernel = {arg.show(kernel)}: a numba "
+                             "@cuda.jit kernel")
+        out.append((kernel, grid, block, tuple(args), None, 0))
+    return out
+
+
+def simulate_launches(launches, *, hw, mode: str = "sampled", l2: str = "cold",
+                      policy: str = "gto", budget: float | None = None, trace: int = 0):
+    """The SIMT engine's ``Result`` for ``launches`` run back to back on ``hw``, each
+    timed from its kernel's own SASS as ``simulate_kernel`` times one: ``launches`` a
+    list of (numba ``@cuda.jit`` kernel, grid, block, args), the args numpy arrays and
+    numbers (read, not written). The launches share the L2 (one engine run): an array
+    that several take is one array, and a launch finds there what an earlier one left
+    (``l2`` as in ``simulate_kernel``: the state the first launch finds). Each launch is
+    emulated on the arrays as given, not as the launches before it left them (values
+    that steer a kernel's control flow should be there already).
+
+    ``result.launches`` has one ``Launch`` each; ``result.extra["sass"]`` lists every
+    launch's SASS instructions, each row naming its ``launch`` (its index), and
+    ``extra["launches"]`` each launch's kernel, arch, traced and total blocks.
+    A built-in kernel's launches for a problem: ``simulator.simt.kernels.spec.host_calls(
+    spec.device(problem))``."""
+    return _simulate(_check_launches(launches), hw, mode, l2, policy, budget, trace)
+
+
+def _simulate(launches, hw, mode, l2, policy, budget, trace):
+    from simulator import jit
+    from simulator.simt import core, engine
+    hw = arg.hardware(hw, "simt")
+    mode = arg.choice(mode, "mode", MODES)
+    l2 = arg.choice(l2, "l2", L2_STATES)
+    policy = arg.choice(policy, "policy", engine.POLICIES)
+    for lc in launches:
+        if not isinstance(lc[3], (tuple, list)):
+            raise TypeError(f"args={type(lc[3]).__name__}: expected a tuple or list of the "
+                            "kernel's arguments")
+    wall = time.perf_counter()
+    cc = cc_of(hw)
+    probes = [_probe(compile_kernel(kernel, args, cc, name), kernel, hw, grid, block, args, mode,
+                     name, shared_bytes)
+              for kernel, grid, block, args, name, shared_bytes in launches]
+    if len(probes) > 1:
+        _place_arrays(probes)
+    blocks, budget = _plan(hw, probes, mode, budget, l2 == "warm")
+    traced = [_trace(p, hw, bl, mode) for p, bl in zip(probes, blocks)]
+    progs = [prog for prog, _ in traced]
+    jit.announce("SIMT engine", [core.run])
+    res = engine.simulate(hw, progs, policy=policy, mode=mode, trace=trace,
+                          l2_warm=(l2 == "warm"), budget=budget)
+    rows, each = [], []
+    for k, (p, (prog, tr)) in enumerate(zip(probes, traced)):
+        c = p.c
+        scale = float(prog.block_work.sum()) / max(1.0, float(prog.block_work[prog.blocks].sum()))
+        counts = np.bincount(tr.sass_index, minlength=len(c.sass.instrs)) * scale
+        origin = c.smap.origin
+        mine = [{"pc": int(i.pc), "text": i.text, "warp_instructions": float(n),
+                 "ptx_line": int(c.ptx_rows_lines[origin[j]]) if origin[j] >= 0 else 0}
+                for j, (i, n) in enumerate(zip(c.sass.instrs, counts))]
+        if len(probes) > 1:
+            mine = [{**r, "launch": k} for r in mine]
+        rows += mine
+        each.append({"workload": c.kptx.name, "arch": sm_arch(c.kptx.cc),
+                     "traced_blocks": int(len(prog.blocks)),
+                     "total_blocks": int(prog.launch.blocks)})
+    extra = {**res.extra, "sass": rows, "arch": each[0]["arch"],
+             "traced_blocks": sum(e["traced_blocks"] for e in each),
+             "total_blocks": sum(e["total_blocks"] for e in each)}
+    if len(probes) > 1:
+        extra["launches"] = each
+    return dataclasses.replace(res, workload=" + ".join(e["workload"] for e in each),
+                               wall_seconds=time.perf_counter() - wall, extra=extra)
 
 
 def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled",
                     l2: str = "cold", policy: str = "gto", name: str | None = None,
                     shared_bytes: int = 0, budget: float | None = None, trace: int = 0):
     """The SIMT engine's ``Result`` for ``kernel[grid, block](*args)`` on ``hw``, timed
-    from the kernel's own SASS (see the module's docstring). ``kernel``: a numba
+    from the kernel's own SASS (see the module's docstring): ``simulate_launches`` of
+    one launch. ``kernel``: a numba
     ``@cuda.jit`` kernel or PTX text (``name``: its entry); ``args`` numpy arrays and
     numbers (read, not written); ``mode`` sampled (a slice of the blocks, within about
     ``budget`` warp instructions) or full (every block); ``l2`` cold (caches empty) or
@@ -294,30 +485,5 @@ def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled",
     ``result.instructions`` are SASS warp instructions; ``result.extra["sass"]`` lists
     each SASS instruction (pc, text, warp executions over the launch, PTX line).
     """
-    from simulator import jit
-    from simulator.simt import core, engine
-    hw = arg.hardware(hw, "simt")
-    mode = arg.choice(mode, "mode", MODES)
-    l2 = arg.choice(l2, "l2", L2_STATES)
-    policy = arg.choice(policy, "policy", engine.POLICIES)
-    if not isinstance(args, (tuple, list)):
-        raise TypeError(f"args={type(args).__name__}: expected a tuple or list of the "
-                        "kernel's arguments")
-    wall = time.perf_counter()
-    c = compile_kernel(kernel, args, cc_of(hw), name)
-    prog, tr, budget = trace_program(c, kernel, hw, grid, block, args, mode, name,
-                                     shared_bytes, budget, l2 == "warm")
-    jit.announce("SIMT engine", [core.run])
-    res = engine.simulate(hw, prog, policy=policy, mode=mode, trace=trace,
-                          l2_warm=(l2 == "warm"), budget=budget)
-    scale = float(prog.block_work.sum()) / max(1.0, float(prog.block_work[prog.blocks].sum()))
-    counts = np.bincount(tr.sass_index, minlength=len(c.sass.instrs)) * scale
-    origin = c.smap.origin
-    sass_rows = [{"pc": int(i.pc), "text": i.text, "warp_instructions": float(n),
-                  "ptx_line": int(c.ptx_rows_lines[origin[k]]) if origin[k] >= 0 else 0}
-                 for k, (i, n) in enumerate(zip(c.sass.instrs, counts))]
-    extra = {**res.extra, "sass": sass_rows, "arch": sm_arch(c.kptx.cc),
-             "traced_blocks": int(len(prog.blocks)), "total_blocks": int(prog.launch.blocks)}
-    return dataclasses.replace(res, workload=c.kptx.name, wall_seconds=time.perf_counter() - wall,
-                               extra=extra)
-
+    return _simulate([(kernel, grid, block, args, name, shared_bytes)], hw, mode, l2,
+                     policy, budget, trace)

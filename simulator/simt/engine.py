@@ -285,14 +285,22 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
     return pl
 
 
-def trace_plan_blocks(hw, prog, budget: float = None, l2_warm: bool = False) -> np.ndarray:
+def trace_plan_blocks(hw, prog, budget: float = None, l2_warm: bool = False,
+                      launches=None, k: int = 0) -> np.ndarray:
     """The block ids a sampled ``simulate`` of trace program ``prog`` simulates (its plan's
     positions not skipped), from ``prog.launch``, its resources and ``block_work`` alone
     (its rows may be empty): a front end traces just these, then simulates. Full mode
-    needs every block. ``l2_warm`` as ``simulate`` will be given it."""
+    needs every block. ``l2_warm`` as ``simulate`` will be given it; ``launches``: the
+    programs ``simulate`` will be given, ``prog`` their ``k``-th (their arrays alone are
+    read: stubs do), default ``prog`` alone -- a launch's plan depends on the others
+    (whether their arrays fit in the L2 together; only the first starts cold)."""
+    launches = [prog] if launches is None else list(launches)
+    if not 0 <= k < len(launches):
+        raise ValueError(f"k = {k}: the index of prog among launches (0 to "
+                         f"{len(launches) - 1})")
     occ = _launch_occupancy(hw, prog)
     pl = _plan_blocks(hw, prog, hw_vector(hw, occ, "gto", prog.smem_per_block), "sampled", budget,
-                      _whole_l2(hw, [prog]), cold=not l2_warm)
+                      _whole_l2(hw, launches), cold=not l2_warm and k == 0)
     return pl.positions[pl.kept()]
 
 

@@ -196,13 +196,13 @@ def device(problem) -> Device:
             d["r"] = rng.standard_normal(n, dtype=np.float32)
         return d
 
-    def go(a, stream=0):
+    def calls(a):
         r = a["r"] if op.residual else a["x"]
-        shift_kernel[lc.grid[0], bl, stream](a["x"], a["b"], r, a["y"], n, op.C, op.H * op.W, nhwc,
-                                             int(op.residual), int(op.relu))
+        return [(shift_kernel, lc.grid[0], bl, (a["x"], a["b"], r, a["y"], n, op.C, op.H * op.W,
+                                                nhwc, int(op.residual), int(op.relu)))]
 
     return Device(
-        inputs=inputs, outputs={"y": (n,)}, launch=go,
+        inputs=inputs, outputs={"y": (n,)}, calls=calls,
         reference=lambda i: {"y": reference(i["x"], i["b"], i.get("r"), op)},
         kernels=(("batchnorm", shift_kernel),), shapes=((lc.grid, lc.block),))
 

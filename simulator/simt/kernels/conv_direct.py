@@ -425,7 +425,7 @@ def device(problem) -> Device:
     ys = op.operands()[2].shape
     return Device(
         inputs=conv_inputs(op), outputs={"y": ys},
-        launch=lambda arr, stream=0: k[lc.grid[0], b, stream](arr["x"], arr["w"], arr["y"], *a),
+        calls=lambda arr: [(k, lc.grid[0], b, (arr["x"], arr["w"], arr["y"], *a))],
         reference=lambda i, idx=None: {"y": reference_at(
             i["x"], i["w"], op, np.arange(int(np.prod(ys))) if idx is None else idx)},
         kernels=((f"conv-direct {op.layout}", k),), shapes=((lc.grid, lc.block),))

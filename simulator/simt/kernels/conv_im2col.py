@@ -246,9 +246,9 @@ def device(problem) -> Device:
         wm = w.reshape(N, Kc).T if op.layout == "nchw" else w.reshape(Kc, N)
         return {**i, "wmat": np.ascontiguousarray(wm)}
 
-    def launch_both(a, stream=0):
-        ik[l1.grid[0], b, stream](a["x"], a["col"], *ia)
-        gk[l2.grid[:2], l2.block[:2], stream](a["col"], a["wmat"], a["y"], M, N, Kc)
+    def calls(a):
+        return [(ik, l1.grid[0], b, (a["x"], a["col"], *ia)),
+                (gk, l2.grid[:2], l2.block[:2], (a["col"], a["wmat"], a["y"], M, N, Kc))]
 
     def reference(i, idx=None):
         e = np.arange(M * N) if idx is None else np.asarray(idx)
@@ -259,7 +259,7 @@ def device(problem) -> Device:
             q, pp, n = m % op.Q, (m // op.Q) % op.P, m // (op.Q * op.P)
             o = ((n * op.K + k) * op.P + pp) * op.Q + q
         return {"y": reference_at(i["x"], i["w"], op, o)}
-    return Device(inputs=inputs, outputs={"col": (M, Kc), "y": (M, N)}, launch=launch_both,
+    return Device(inputs=inputs, outputs={"col": (M, Kc), "y": (M, N)}, calls=calls,
                   reference=reference,
                   kernels=((f"im2col {op.layout}", ik), (f"gemm-tiled {T}", gk)),
                   shapes=((l1.grid, l1.block), (l2.grid, l2.block)))

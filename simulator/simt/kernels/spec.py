@@ -23,6 +23,8 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
+
 from simulator.arguments import cut, show
 
 ARG_KINDS = ("size", "choice", "conv", "dims", "op")
@@ -116,19 +118,87 @@ class Device:
     """A problem's launches on a real GPU (numba.cuda).
 
     ``inputs(rng)``: host arrays by name (float32, random); ``outputs``: the names and
-    shapes of the arrays the launches write; ``launch(arrays, stream)`` enqueues every
-    launch of the problem on device arrays (``arrays`` holds inputs and outputs by
-    name); ``reference(inputs)``: the numpy result of each output, float64;
+    shapes of the arrays the launches write; ``calls(arrays)``: every launch of the
+    problem, in order, as (numba.cuda kernel, grid, block, args) on ``arrays`` (inputs
+    and outputs by name, device or host arrays): what the GPU runs and what
+    ``simulator.kernelcode.timing.simulate_launches`` times from the kernels' SASS;
+    ``launch(arrays, stream)`` enqueues them on device arrays (given ``calls``, made from
+    it: leave it None); ``reference(inputs)``: the numpy result of each output, float64;
     ``kernels``: (label, numba.cuda kernel) of each distinct kernel the launches use
     (what the resources suite reads the compiler's output of); ``shapes``: (grid, block)
     of each launch."""
 
     inputs: Callable
     outputs: dict
-    launch: Callable
-    reference: Callable
+    launch: Callable = None
+    reference: Callable = None
     kernels: tuple = ()
     shapes: tuple = ()
+    calls: Callable = None
+
+    def __post_init__(self):
+        for name in ("inputs", "reference"):
+            if not callable(getattr(self, name)):
+                raise ValueError(f"Device.{name} = {show(getattr(self, name))}: a function "
+                                 f"is required")
+        if self.calls is not None and not callable(self.calls):
+            raise ValueError(f"Device.calls = {show(self.calls)}: a function "
+                             f"(arrays) -> [(kernel, grid, block, args), ...], or None")
+        if self.launch is None:
+            if self.calls is None:
+                raise ValueError("Device: give calls (the launches as (kernel, grid, block, "
+                                 "args)) or launch")
+            object.__setattr__(self, "launch", launcher(self.calls))
+        elif not callable(self.launch):
+            raise ValueError(f"Device.launch = {show(self.launch)}: a function "
+                             f"(arrays, stream=0), or None with calls")
+
+
+def launcher(calls: Callable) -> Callable:
+    """``Device.launch`` from ``Device.calls``: each call enqueued in order on ``stream``."""
+    def launch(arrays, stream=0):
+        for kernel, grid, block, args in calls(arrays):
+            kernel[grid, block, stream](*args)
+    return launch
+
+
+class _Zeros:
+    """An rng whose draws are zeros: a device's inputs at their shapes and dtypes, cheaply."""
+
+    def standard_normal(self, size=None, dtype=float):
+        return np.zeros(size if size is not None else (), dtype)
+
+
+ZEROS = _Zeros()
+
+
+def host_calls(device: Device, rng=None) -> list:
+    """``device``'s launches on host arrays: (kernel, grid, block, args) of each, in
+    order, their arrays numpy -- the inputs drawn from ``rng`` (default: zeros, cheap for
+    a large problem; the kernels' control flow does not depend on their values except
+    where a kernel says so), the outputs zeros (float32). What a simulation of the numba
+    face (``simulator.kernelcode.timing.simulate_launches``) is given.
+
+    >>> from simulator.simt.kernels import REGISTRY
+    >>> spec = REGISTRY.get("matadd")
+    >>> [(k.py_func.__name__, g, b, len(a)) for k, g, b, a in
+    ...  host_calls(spec.device(spec.problem(m=40, n=20)))]
+    [('matadd_kernel', (2, 3), (16, 16), 5)]
+    """
+    if not isinstance(device, Device):
+        raise ValueError(f"device = {show(device)}: a Device (a KernelSpec's device(problem))")
+    if device.calls is None:
+        raise ValueError("device.calls is None: this device gives only launch(), not its "
+                         "launches as (kernel, grid, block, args)")
+    arrays = dict(device.inputs(ZEROS if rng is None else rng))
+    arrays.update({k: np.zeros(s, np.float32) for k, s in device.outputs.items()})
+    out = []
+    for i, c in enumerate(device.calls(arrays)):
+        if not isinstance(c, (tuple, list)) or len(c) != 4:
+            raise ValueError(f"device.calls: launch {i}: {show(c)}: must be (kernel, grid, "
+                             f"block, args)")
+        out.append((c[0], c[1], c[2], tuple(c[3])))
+    return out
 
 
 @dataclass(frozen=True)
