@@ -224,3 +224,19 @@ def test_simulate_launches_refuses_args_not_a_sequence():
     k, g, b, a = _matadd(*(np.zeros((8, 8), np.float32) for _ in range(3)))
     with pytest.raises(ValueError, match=re.escape("launches[1] args")):
         simulate_launches([(k, g, b, a), (k, g, b, np.zeros(3))], hw="h100-sxm")
+
+
+def test_a_launch_too_long_to_trace_is_refused_not_run(monkeypatch):
+    """A few blocks looping millions of times would take minutes and gigabytes to trace:
+    the probe stops at PROBE_MAX warp-instructions with an error naming the launch."""
+    from simulator.kernelcode import timing
+    from simulator.simt.kernels.relu import relu_kernel
+    monkeypatch.setattr(timing, "PROBE_MAX", 2e4)
+    n = 1 << 16
+    x, y = np.ones(n, np.float32), np.zeros(n, np.float32)
+    with pytest.raises(ValueError, match=r"'relu_kernel' on grid \(1, 1, 1\) block \(64, 1, 1\).*"
+                                         r"more than 2e\+04 PTX warp-instructions.*more blocks"):
+        simulate_kernel(relu_kernel, 1, 64, (x, y, n), hw="h100-sxm")
+    # the same work over more blocks is simulated
+    r = simulate_kernel(relu_kernel, 64, 64, (x, y, n), hw="h100-sxm")
+    assert r.instructions > n // 32

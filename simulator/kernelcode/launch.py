@@ -172,7 +172,7 @@ def _param_bytes(prog, flat, kernel_name):
 
 def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
                    cc=(9, 0), nsm=132, record=False, progress=None,
-                   blocks=None, write_back=True) -> Emulation:
+                   blocks=None, write_back=True, max_record=None) -> Emulation:
     """Run ``kernel[grid, block](*args)`` on the CPU from the kernel's PTX.
 
     ``kernel`` is a numba ``@cuda.jit`` kernel (compiled here, no GPU needed) or PTX
@@ -186,7 +186,9 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     if given, is called between slices with blocks finished and blocks in all.
     ``blocks``: the linear ids of the blocks to run, ascending (default: all); the
     others do not run, as if the launch had only these (what they would have written
-    is not there). ``write_back=False`` leaves the arrays as they were.
+    is not there). ``write_back=False`` leaves the arrays as they were. ``max_record``:
+    with ``record``, a ValueError once the trace holds more warp-instructions than that
+    (its memory and time grow with it), naming the blocks.
     """
     gdims = _dims(grid, "grid", MAX_GRID)
     bdims = _dims(block, "block", MAX_BLOCK)
@@ -297,6 +299,13 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
         if status == em.ERROR:
             raise ValueError(_error_text(prog, kname, E, L, reg))
         if status == em.TRACE_FULL:
+            if max_record is not None and S[em.S_EV] > max_record:
+                raise ValueError(
+                    f"kernel {kname!r} on grid {gdims} block {bdims}: the {nrun} block(s) "
+                    f"traced run more than {max_record:.0e} PTX warp-instructions (about "
+                    f"{S[em.S_EV] / max(1, S[em.S_BLOCK] + 1):.2g} a block so far); "
+                    "tracing that many takes minutes and gigabytes -- give the launch "
+                    "more blocks, each doing less")
             if S[em.S_EV] >= ev.shape[0]:
                 ev = np.concatenate([ev, np.zeros_like(ev)])
             if S[em.S_ADDR] >= ev_addr.shape[0]:

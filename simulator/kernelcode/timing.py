@@ -43,6 +43,9 @@ FULL_TRACE_MAX = 3e7
 EMULATE_MAX = 4e6
 #: the smallest engine budget a sampled run is cut to for that
 MIN_BUDGET = 2e5
+#: PTX warp-instructions the probe's blocks may run (traced: about 0.5 M a second and
+#: 0.1 KB each); a launch of a few blocks each looping millions of times stops there
+PROBE_MAX = 1e7
 MODES = ("full", "sampled")
 L2_STATES = ("cold", "warm")
 
@@ -137,9 +140,10 @@ def _work(grid, ids, counts) -> np.ndarray:
     return out
 
 
-def _record(kernel, grid, block, args, blocks, name, shared_bytes, cc, nsm):
+def _record(kernel, grid, block, args, blocks, name, shared_bytes, cc, nsm, most=FULL_TRACE_MAX):
     return emulate_kernel(kernel, grid, block, list(args), name=name, shared_bytes=shared_bytes,
-                          cc=cc, nsm=nsm, record=True, blocks=blocks, write_back=False)
+                          cc=cc, nsm=nsm, record=True, blocks=blocks, write_back=False,
+                          max_record=most)
 
 
 def _per_block(tr: sassmap.Traces) -> np.ndarray:
@@ -226,7 +230,7 @@ def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes)
     launch = Launch(g, b)
     cc, nsm = c.kptx.cc, hw.sm_count
     probe = _probe_ids(launch.grid)
-    em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, nsm)
+    em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, nsm, PROBE_MAX)
     ptr = sassmap.warp_traces(c.smap, em.trace)
     work = _work(launch.grid, probe, _per_block(ptr))
     params, names = E.params(launch)
@@ -337,6 +341,11 @@ def _plan(hw, probes, mode, budget, l2_warm):
         if uncut <= EMULATE_MAX or bud <= MIN_BUDGET:
             break
         bud = max(MIN_BUDGET, bud * EMULATE_MAX / uncut)
+    if uncut > FULL_TRACE_MAX:
+        raise ValueError(f"kernel {probes[0].c.kptx.name!r}: the fewest blocks sampled mode "
+                         f"can simulate run about {uncut:.2g} warp instructions; at most "
+                         f"{FULL_TRACE_MAX:.0e} are traced -- give the launch more blocks, "
+                         "each doing less")
     return blocks, bud
 
 
