@@ -43,6 +43,10 @@ HOPPER_SM = SM(
              bandwidth_bytes_per_cycle=128.0,                 # [WP] 128 B/clk per SM
              lines_per_cycle=1.0,                             # [CAL] lines suite: 8, 16, 32 lines
                                                               # a request take 8.0, 16.0, 32.1 cycles
+             hashed_sets=True,    # [NCU] rows a power of two apart do not thrash a few sets:
+                                  # thread-per-row matvec (kernels suite, 4096- and 1024-float
+                                  # rows) moves 103 MB through the L2, as hashed sets give;
+                                  # the index modulo the sets gives 437 MB
              mshrs=512),  # guess (32 B sectors in flight per SM), sized by Little's law:
                           # 132 SMs x 512 x 32 B / 717 cycles = 6 KB/cycle covers the
                           # measured copy bandwidth [CAL]; not measured by the micro suite

@@ -117,6 +117,7 @@ class Cache:
     bandwidth_bytes_per_cycle: float = p(doc="peak bytes per core cycle (per SM for L1, total for L2)")
     mshrs: int = p(32, doc="miss status holding registers (outstanding misses)")
     hashed_banks: bool = p(False, doc="lines go to banks (L2: DRAM channels) by address hash")
+    hashed_sets: bool = p(False, doc="lines go to sets by address hash (the index XOR the bits above)")
     lines_per_cycle: float | None = p(None, doc="lines a cycle to a scattered request (-: bytes)")
 
     def __post_init__(self):

@@ -466,19 +466,34 @@ def test_l1_by_hand():
     s = 5 * sets + 3
     assert memory.l1_read(s, 10.0, hp, tags, lru, fill, 1, 1, st) == -1.0
     memory.l1_fill(s, hp, tags, lru, fill, 1, 1, 500.0)
-    assert memory.l1_holds(tags, 1, s, sets, ways) and not memory.l1_holds(tags, 0, s, sets, ways)
+    assert memory.l1_holds(tags, 1, s, sets, ways, False) and \
+        not memory.l1_holds(tags, 0, s, sets, ways, False)
     lat = hp[hwvec.H_L1LAT]
     assert memory.l1_read(s, 20.0, hp, tags, lru, fill, 1, 2, st) == 500.0        # fill in flight
     assert memory.l1_read(s, 600.0, hp, tags, lru, fill, 1, 3, st) == 600.0 + lat
     memory.l1_write(s, hp, tags, 1, st)
-    assert not memory.l1_holds(tags, 1, s, sets, ways)
+    assert not memory.l1_holds(tags, 1, s, sets, ways, False)
     c = stats.LaunchStats.from_vector(st)
     assert (c.l1_hits, c.l1_misses, c.global_load_segments, c.global_store_segments) == (2, 1, 3, 1)
     assert c.l1_bytes == 3 * hp[hwvec.H_SEG]
     for i in range(ways):                       # fill the set; the first-filled way is LRU
         memory.l1_fill(3 + i * sets, hp, tags, lru, fill, 0, 10 + i, 0.0)
     memory.l1_fill(3 + ways * sets, hp, tags, lru, fill, 0, 99, 0.0)
-    assert not memory.l1_holds(tags, 0, 3, sets, ways) and memory.l1_holds(tags, 0, 3 + sets, sets, ways)
+    assert not memory.l1_holds(tags, 0, 3, sets, ways, False) and \
+        memory.l1_holds(tags, 0, 3 + sets, sets, ways, False)
+
+
+def test_hashed_l1_sets_spread_power_of_two_rows():
+    """A warp whose 32 threads each walk a row 16 KB apart: modulo sets put the rows in a
+    few sets (they thrash), hashed sets (the Hopper presets) spread them; either way a
+    segment has one set, in range."""
+    sets = 2048
+    rows = 512 * np.arange(32)                       # 16 KB rows: 512 segments apart
+    plain = {memory.l1_set(int(s), sets, False) for s in rows}
+    hashed = {memory.l1_set(int(s), sets, True) for s in rows}
+    assert len(plain) == 4 and len(hashed) == 32
+    assert all(0 <= memory.l1_set(s, 1248, True) < 1248 for s in range(0, 10 ** 6, 997))
+    assert H100.sm.l1.hashed_sets and not FERMI.sm.l1.hashed_sets
 
 
 def test_hopper_l1_serves_scattered_lines_one_a_cycle():

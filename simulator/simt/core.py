@@ -60,6 +60,7 @@ from numba import njit
 from . import dispatch, isa, memory
 from .traces import TRACE, settle_trace, trace_live, trace_warp
 from .hwvec import (H_BANKB, H_BANKS, H_BPS, H_BSTART, H_FPLAT, H_GTO, H_FP64II, H_INTII, H_ISSUE, H_L1BW,
+                    H_L1HASH,
                     H_L1LINEB, H_L1LINEC,
                     H_L1SETS, H_L1WAYS, H_L2SEC, H_LAUNCH, H_LDSTII, H_MAXW, H_MSHR, H_NSCHED,
                     H_NSM, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, H_WPB)
@@ -715,7 +716,7 @@ def _pick_warp(t, sm, sc, tmpl, hp, w, sch, sms):
             if op == isa.LDG:
                 need = 0
                 for k in range(w.nseg[g]):
-                    if not l1_holds(sms.l1_tags, sm, w.seg[g, k], l1s, l1w):
+                    if not l1_holds(sms.l1_tags, sm, w.seg[g, k], l1s, l1w, hp[H_L1HASH] > 0):
                         need += 1
             if need > nm:
                 need = nm

@@ -30,8 +30,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .hwvec import (H_DCH, H_DLAT, H_DQ, H_DSVC, H_L1LAT, H_L1SETS, H_L1WAYS, H_L2BANKS, H_L2HASH,
-                    H_L2LAT, H_L2LINE, H_L2OWN, H_L2SEC, H_L2SETS, H_L2SVC, H_L2WAYS, H_SEG)
+from .hwvec import (H_DCH, H_DLAT, H_DQ, H_DSVC, H_L1HASH, H_L1LAT, H_L1SETS, H_L1WAYS, H_L2BANKS,
+                    H_L2HASH, H_L2LAT, H_L2LINE, H_L2OWN, H_L2SEC, H_L2SETS, H_L2SVC, H_L2WAYS, H_SEG)
 from .stats import (S_DRB, S_DWB, S_FIRST, S_GLD, S_GST, S_L1B, S_L1HIT, S_L1MISS, S_L2HIT, S_L2MISS,
                     S_L2RB, S_L2WB)
 
@@ -149,10 +149,21 @@ def owner(line, n, hashed):
 # ---------------------------------------------------------------- L1 (one per SM)
 
 @njit(cache=True, inline='always')
-def l1_holds(tags1, sm, s, sets, ways):
+def l1_set(s, sets, hashed):
+    """The L1 set of segment s: its index modulo the sets, or, ``hashed`` (the preset's
+    ``l1.hashed_sets``), folded with the bits above it (XOR) first, so that rows a power
+    of two apart -- a warp's threads each walking a row of a matrix -- do not all fall in
+    a few sets."""
+    if hashed:
+        return (s ^ (s // sets) ^ (s // sets // sets)) % sets
+    return s % sets
+
+
+@njit(cache=True, inline='always')
+def l1_holds(tags1, sm, s, sets, ways, hashed):
     """Whether SM sm's L1 holds segment s (no side effects: the scheduler's MSHR count)."""
     # one exit, no ``break``: numba drops the reference counts of the array (as l1_read)
-    st = s % sets
+    st = l1_set(s, sets, hashed)
     held = False
     wy = 0
     while wy < ways and not held:
@@ -174,7 +185,7 @@ def l1_read(s, t, hp, tags1, lru1, fill1, sm, stamp, st):
     st[S_GLD] += 1
     st[S_L1B] += hp[H_SEG]
     sets, ways = int(hp[H_L1SETS]), int(hp[H_L1WAYS])
-    set1 = s % sets
+    set1 = l1_set(s, sets, hp[H_L1HASH] > 0)
     wy = -1
     for w in range(ways):
         if tags1[sm, set1, w] == s:
@@ -195,7 +206,7 @@ def l1_fill(s, hp, tags1, lru1, fill1, sm, stamp, done):
     """Install segment s in SM sm's L1 (in an empty way, else the least recently used),
     its data arriving at cycle ``done``."""
     sets = int(hp[H_L1SETS])
-    set1 = s % sets
+    set1 = l1_set(s, sets, hp[H_L1HASH] > 0)
     v = victim(tags1, lru1, sm, set1, int(hp[H_L1WAYS]))
     tags1[sm, set1, v] = s
     lru1[sm, set1, v] = stamp
@@ -209,7 +220,7 @@ def l1_write(s, hp, tags1, sm, st):
     # one exit, no ``break``, so that numba keeps no reference counts (as l1_read)
     st[S_GST] += 1
     sets, ways = int(hp[H_L1SETS]), int(hp[H_L1WAYS])
-    set1 = s % sets
+    set1 = l1_set(s, sets, hp[H_L1HASH] > 0)
     dropped = False
     wy = 0
     while wy < ways and not dropped:
