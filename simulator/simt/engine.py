@@ -326,7 +326,7 @@ def _plan_blocks(hw, prog, h, mode, budget, whole_l2=True, cold=False) -> Plan:
     work, trips = _work(code, prog, h)
     fill = 0
     if cold and not whole_l2 and trips and \
-            sum(4 * n for _, _, n in _stored(prog)) > hw.l2.size_bytes:
+            _stores_past_l2(hw, prog):
         # it writes more than the L2 holds: dirty lines go back to DRAM once the L2 is
         # full, after about this many trips of streaming its footprint
         fill = trips * hw.l2.size_bytes / max(1, footprint_bytes([prog]))
@@ -358,13 +358,18 @@ def _plan_blocks(hw, prog, h, mode, budget, whole_l2=True, cold=False) -> Plan:
     return Plan(code, positions, skips, caps, sms, share, hs, weight, trips, N, inner, head=head)
 
 
+def _stores_past_l2(hw, prog) -> bool:
+    """Whether ``prog`` stores to more bytes than the L2 holds."""
+    return sum(4 * n for _, _, n in _stored(prog)) > hw.l2.size_bytes
+
+
 def fill_waves(hw, prog, waves: float, whole_l2: bool, cold: bool) -> int:
     """The waves wave sampling keeps from a launch's start: ``HEAD_WAVES``, or, where a
     cold launch whose arrays do not fit in the L2 (its slice's sets cut to its share)
     stores more than the L2 holds, as many more as it takes to stream an L2's worth of its
     footprint -- only past them do evictions and dirty write-backs run at the steady rate
     the kept tail waves stand for (a loop's cuts wait for the same in ``trip_caps``)."""
-    if not cold or whole_l2 or sum(4 * n for _, _, n in _stored(prog)) <= hw.l2.size_bytes:
+    if not cold or whole_l2 or not _stores_past_l2(hw, prog):
         return HEAD_WAVES
     return HEAD_WAVES + int(np.ceil(waves * hw.l2.size_bytes / max(1, footprint_bytes([prog]))))
 
