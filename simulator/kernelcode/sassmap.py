@@ -17,7 +17,9 @@ A warp's SASS stream is then, for every visit of a PTX block in its recorded pat
 run of its events from the block's first instruction), that block's SASS instructions
 under the visit's active mask (predicated code issues whatever its predicate). A memory
 instruction takes the 32 lane addresses of the PTX access it came from in the same
-visit -- or, hoisted out of its block, that access's latest addresses in the warp --
+visit -- or, moved out of its block, that access's latest addresses in the warp (its
+first, where ptxas moved it ahead of the block's first visit: a store hoisted above a
+math function's slow path) --
 its width from its own opcode (``LDS.128`` holds four merged ``ld.shared``), and its
 space from its opcode or, for a generic access, its address.
 """
@@ -358,6 +360,8 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, srows, smem,
     npc = block_of.shape[0]
     last = np.full(npc, -1, np.int64)
     last_w = np.full(npc, -1, np.int64)
+    first = np.full(npc, -1, np.int64)
+    first_w = np.full(npc, -1, np.int64)
     n = ev.shape[0]
     k = 0
     m = 0
@@ -369,6 +373,15 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, srows, smem,
         if gw != cur_warp:
             slot = pos[gw // nw] * nw + gw % nw
             cur_warp = gw
+            # each PTX access's first addresses in this warp: for a SASS access ptxas
+            # moved ahead of its PTX block, issued before that block first runs
+            q = i
+            while q < n and ev[order[q], 0] == gw:
+                eq = order[q]
+                if ev[eq, 3] >= 0 and first_w[ev[eq, 1]] != gw:
+                    first[ev[eq, 1]] = ev[eq, 3]
+                    first_w[ev[eq, 1]] = gw
+                q += 1
             trip = 0
             was_in = False
             if fill:
@@ -406,6 +419,8 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, srows, smem,
                 r = -1
                 if o >= 0 and last_w[o] == gw:
                     r = last[o]
+                elif o >= 0 and first_w[o] == gw:
+                    r = first[o]
                 active = 0
                 if r >= 0:
                     for lane in range(32):
