@@ -240,3 +240,21 @@ def test_a_launch_too_long_to_trace_is_refused_not_run(monkeypatch):
     # the same work over more blocks is simulated
     r = simulate_kernel(relu_kernel, 64, 64, (x, y, n), hw="h100-sxm")
     assert r.instructions > n // 32
+
+
+def test_stores_ptxas_moved_ahead_of_their_block_keep_their_addresses():
+    """ptxas hoists math_functions' stores of sin, cos, log and exp above the slow paths
+    of the functions after them, so each issues before its PTX store's block first runs:
+    it takes that store's addresses (its first in the warp), and every one of the eight
+    stores a thread makes reaches the L2 -- one float read and eight written per thread,
+    exactly (an empty L2, so nothing is evicted)."""
+    from simulator.kernelcode.cases.examples import all_cases
+    case = {c.name: c for c in all_cases()[0]}["math_functions"]
+    n = 4096
+    grid, block, args, shared = case.setup(np.random.default_rng(0), n=n)
+    r = simulate_kernel(case.kernel, grid, block, list(args), hw="h100-sxm", mode="full",
+                        l2="flushed", shared_bytes=shared)
+    stores = [s for s in r.extra["sass"] if s["text"].split()[0].startswith("STG")]
+    assert len(stores) == 8
+    assert r.bytes_by_level["l2"] == 9 * n * 4
+    assert r.extra["dram_flush_bytes"] == 8 * n * 4

@@ -1,8 +1,8 @@
 """The engine's counters against Nsight Compute's (the ``counters`` suite): per launch,
 warp instructions executed, DRAM bytes (read and written) and L2 bytes, each error
 beside the error on time -- the way Accel-Sim's correlator scores a simulator. The
-engine runs sampled with a cold L2 (ncu flushes the caches before each profiled
-launch); a sampled run's counts are its extrapolation to the whole launch.
+engine runs sampled with the L2 empty (``l2_empty``: ncu flushes the caches before each
+profiled launch); a sampled run's counts are its extrapolation to the whole launch.
 """
 from __future__ import annotations
 
@@ -200,7 +200,7 @@ def _simulate(task):
     from simulator.simt import api
     hw, item, mode = task
     kernel, kw = problem_of(item)
-    return api.simulate(hw, api.build(hw, kernel, **kw), mode)
+    return api.simulate(hw, api.build(hw, kernel, **kw), mode, l2_empty=True)
 
 
 def run(hw, folder, mode: str = "sampled"):

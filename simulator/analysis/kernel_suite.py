@@ -71,7 +71,10 @@ def predict(hw, r: dict, cases: dict) -> dict:
     row = {"kernel": r["kernel"], "shape": r["shape"], "measured_seconds": r["median_s"],
            "engine_seconds": res.seconds + hw.kernel_launch_s,
            "engine_instructions": res.instructions,
-           "engine_dram_bytes": res.bytes_by_level.get("dram"),
+           # as Nsight Compute counts them from the empty L2 it starts each profiled launch
+           # with: without the lines earlier launches left dirty, or the final flush
+           "engine_dram_bytes": res.bytes_by_level.get("dram")
+           - res.extra.get("dram_prior_write_bytes", 0.0) - res.extra.get("dram_flush_bytes", 0.0),
            "engine_l2_bytes": res.bytes_by_level.get("l2"),
            "simulated_fraction": res.simulated_fraction, "wall_seconds": res.wall_seconds}
     for name, metrics, _ in COUNTERS:

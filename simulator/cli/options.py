@@ -218,16 +218,22 @@ def add_workload(p, required=True, dtype=False):
 
 
 ENGINE_MODES = ("full", "sampled", "analytic")
-L2_HELP = ("cold: the L2 starts empty (default); warm: the launch's buffers start in it, as "
-           "after an identical launch (what repeated measurements see)")
+L2_HELP = ("cold: the launch's buffers are not in the L2, which holds earlier launches' lines "
+           "(their dirty ones written back as they are evicted: an application, a benchmark "
+           "rotating buffers; default); warm: its buffers start in it, as after an identical "
+           "launch (what repeated measurements on one buffer set see)")
+L2_FLUSHED_HELP = "; flushed: the L2 empty, as Nsight Compute leaves it before a profiled launch"
 
 
-def add_engine(p, modes=ENGINE_MODES, default="sampled", policy=True, mode_help=None):
-    """--mode, --policy and --l2: how the SIMT engine predicts."""
+def add_engine(p, modes=ENGINE_MODES, default="sampled", policy=True, mode_help=None,
+               flushed=False):
+    """--mode, --policy and --l2: how the SIMT engine predicts (``flushed``: --l2 may also
+    be flushed)."""
     p.add_argument("--mode", choices=modes, default=default, help=mode_help)
     if policy:
         p.add_argument("--policy", choices=("gto", "lrr"))
-    p.add_argument("--l2", choices=("cold", "warm"), default="cold", help=L2_HELP)
+    p.add_argument("--l2", choices=("cold", "warm") + (("flushed",) if flushed else ()),
+                   default="cold", help=L2_HELP + (L2_FLUSHED_HELP if flushed else ""))
 
 
 def add_workers(p):

@@ -47,7 +47,7 @@ MIN_BUDGET = 2e5
 #: 0.1 KB each); a launch of a few blocks each looping millions of times stops there
 PROBE_MAX = 1e7
 MODES = ("full", "sampled")
-L2_STATES = ("cold", "warm")
+L2_STATES = ("cold", "warm", "flushed")
 
 _maps: dict = {}
 
@@ -318,7 +318,7 @@ def _stub(p: _Probe):
                                                  for cap, w in p.cut_work.items()))
 
 
-def _plan(hw, probes, mode, budget, l2_warm):
+def _plan(hw, probes, mode, budget, l2_warm, l2_empty=False):
     """(the blocks to trace of each launch, the engine budget): every block in full mode;
     in sampled mode those the engine's plan of the launches together keeps
     (``engine.trace_plan_blocks``), under a budget cut until no launch's blocks take
@@ -335,7 +335,8 @@ def _plan(hw, probes, mode, budget, l2_warm):
     stubs = [_stub(p) for p in probes]
     bud = engine.SLICE_BUDGET if budget is None else budget
     for _ in range(6):
-        blocks = [engine.trace_plan_blocks(hw, s, bud, l2_warm, launches=stubs, k=k)
+        blocks = [engine.trace_plan_blocks(hw, s, bud, l2_warm, launches=stubs, k=k,
+                                           l2_empty=l2_empty)
                   for k, s in enumerate(stubs)]
         uncut = max(float(p.work[bl].sum()) for p, bl in zip(probes, blocks))
         if uncut <= EMULATE_MAX or bud <= MIN_BUDGET:
@@ -449,12 +450,12 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
               for kernel, grid, block, args, name, shared_bytes in launches]
     if len(probes) > 1:
         _place_arrays(probes)
-    blocks, budget = _plan(hw, probes, mode, budget, l2 == "warm")
+    blocks, budget = _plan(hw, probes, mode, budget, l2 == "warm", l2 == "flushed")
     traced = [_trace(p, hw, bl, mode) for p, bl in zip(probes, blocks)]
     progs = [prog for prog, _ in traced]
     jit.announce("SIMT engine", [core.run])
     res = engine.simulate(hw, progs, policy=policy, mode=mode, trace=trace,
-                          l2_warm=(l2 == "warm"), budget=budget)
+                          l2_warm=(l2 == "warm"), budget=budget, l2_empty=(l2 == "flushed"))
     rows, each = [], []
     for k, (p, (prog, tr)) in enumerate(zip(probes, traced)):
         c = p.c
@@ -487,8 +488,11 @@ def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled",
     one launch. ``kernel``: a numba
     ``@cuda.jit`` kernel or PTX text (``name``: its entry); ``args`` numpy arrays and
     numbers (read, not written); ``mode`` sampled (a slice of the blocks, within about
-    ``budget`` warp instructions) or full (every block); ``l2`` cold (caches empty) or
-    warm (the arrays in the L2 where they fit, as a launch repeated back to back);
+    ``budget`` warp instructions) or full (every block); ``l2`` cold (the arrays not in
+    the L2, which holds earlier launches' lines, the dirty ones written back as they are
+    evicted: as in an application or a benchmark rotating buffers), warm (the arrays in
+    the L2 where they fit, as a launch repeated back to back) or flushed (the L2 empty, as
+    Nsight Compute leaves it before a profiled launch);
     ``trace`` keeps that many issued instructions for timelines.
 
     ``result.instructions`` are SASS warp instructions; ``result.extra["sass"]`` lists

@@ -107,12 +107,12 @@ def announce_compiling_analytic() -> bool:
 
 
 def simulate(hw, problem: Problem, mode: str = "sampled", policy: str = "gto", trace: int = 0,
-             l2_warm: bool = False):
-    """The engine's Result for ``problem`` (``mode`` full or sampled; see
+             l2_warm: bool = False, l2_empty: bool = False):
+    """The engine's Result for ``problem`` (``mode`` full or sampled; the L2's start as
     ``engine.simulate``)."""
     announce_compiling()
     return _with_op(engine.simulate(hw, problem.programs, policy=policy, mode=mode, trace=trace,
-                                    l2_warm=l2_warm), problem)
+                                    l2_warm=l2_warm, l2_empty=l2_empty), problem)
 
 
 def analytic(hw, problem: Problem, policy: str = "gto", l2_warm: bool = False):

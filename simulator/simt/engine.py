@@ -30,11 +30,12 @@ from simulator.arguments import show
 from simulator.result import Launch, Result
 
 from . import core, isa, memory, traces
-from .hwvec import (H_BPS, H_DCH, H_DSVC, H_L2BANKS, H_L2OWN, H_L2SETS, H_L2SVC, H_NSM, H_WPB,  # noqa: F401
+from .hwvec import (H_BPS, H_DCH, H_DSVC, H_L2BANKS, H_L2OWN, H_L2PRIOR, H_L2SETS, H_L2SVC, H_NSM,  # noqa: F401
+                    H_WPB,
                     hw_vector,
                     l1_capacity)  # (l1_capacity: the engine's API)
 from .occupancy import occupancy
-from .stats import S_DRB, S_END, S_FIRST, S_L2HIT, S_L2MISS, LaunchStats, hit_rates
+from .stats import S_DRB, S_DWB, S_DWBP, S_END, S_RWB, S_FIRST, S_L2HIT, S_L2MISS, LaunchStats, hit_rates
 
 POLICIES = ("gto", "lrr")
 MODES = ("full", "sampled")
@@ -110,7 +111,7 @@ def new_l2(hw, programs, mode: str) -> memory.L2State:
     return memory.L2State(tags=np.full(shape, -1, np.int64), lru=np.zeros(shape, np.int64),
                           fill=np.zeros(shape), dirty=np.zeros(shape, np.bool_),
                           bank_free=np.zeros(l2.banks), chan_free=np.zeros(hw.dram.channels),
-                          dram_load=np.zeros(2), seen=np.zeros(sectors, np.bool_))
+                          dram_load=np.array([0.0, 0.0, 0.0, -1.0]), seen=np.zeros(sectors, np.bool_))
 
 
 def state_bytes(hw, programs, mode: str) -> int:
@@ -176,7 +177,7 @@ def trip_caps(prog, trips, fill: int = 0):
     """The three loop cuts of trip extrapolation for a warp of ``trips`` trips: multiples
     of the program's trip period near TRIP_CAPS, so that each run ends where the loop
     nest's work repeats; None when the loop is too short to gain from it. ``fill``: the
-    trips it takes a cold launch to fill the L2 (0: it never does, or starts full), past
+    trips it takes a launch from an empty L2 to fill it (0: it never does, or starts full), past
     which the cuts move -- only then do evictions, and dirty write-backs, reach the
     steady rate the extrapolation reads."""
     per = max(1, int(prog.trip_period))
@@ -269,8 +270,9 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
     b mod N) cost at
     most ``budget`` warp instructions, after wave sampling of the slice's own waves.
     ``whole_l2``: the slice keeps the whole L2's capacity (see ``slice_vector``); where
-    it does not, the L2 starts ``cold`` (empty) and the launch stores more than the L2
-    holds, the loop cuts wait until it has streamed an L2's worth of its footprint.
+    it does not, the L2 starts ``cold`` (empty: ``simulate``'s ``l2_empty``) and the
+    launch stores more than the L2 holds, the loop cuts wait until it has streamed an
+    L2's worth of its footprint.
     A trace program (``traces.TraceProgram``): its blocks' work is its ``block_work``;
     its loop cuts are those its front end traced (``cuts``: cap, trace of that cut; the
     cut runs extrapolate to its ``trips`` as a template's do); full mode needs every block
@@ -286,22 +288,28 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
 
 
 def trace_plan_blocks(hw, prog, budget: float = None, l2_warm: bool = False,
-                      launches=None, k: int = 0) -> np.ndarray:
+                      launches=None, k: int = 0, l2_empty: bool = False) -> np.ndarray:
     """The block ids a sampled ``simulate`` of trace program ``prog`` simulates (its plan's
     positions not skipped), from ``prog.launch``, its resources and ``block_work`` alone
     (its rows may be empty): a front end traces just these, then simulates. Full mode
-    needs every block. ``l2_warm`` as ``simulate`` will be given it; ``launches``: the
+    needs every block. ``l2_warm``, ``l2_empty`` as ``simulate`` will be given them; ``launches``: the
     programs ``simulate`` will be given, ``prog`` their ``k``-th (their arrays alone are
     read: stubs do), default ``prog`` alone -- a launch's plan depends on the others
-    (whether their arrays fit in the L2 together; only the first starts cold)."""
+    (whether their arrays fit in the L2 together; only the first may start empty)."""
     launches = [prog] if launches is None else list(launches)
     if not 0 <= k < len(launches):
         raise ValueError(f"k = {k}: the index of prog among launches (0 to "
                          f"{len(launches) - 1})")
     occ = _launch_occupancy(hw, prog)
     pl = _plan_blocks(hw, prog, hw_vector(hw, occ, "gto", prog.smem_per_block), "sampled", budget,
-                      _whole_l2(hw, launches), cold=not l2_warm and k == 0)
+                      _whole_l2(hw, launches), cold=_starts_empty(l2_warm, l2_empty, k))
     return pl.positions[pl.kept()]
+
+
+def _starts_empty(l2_warm: bool, l2_empty: bool, k: int) -> bool:
+    """Whether launch ``k`` of a ``simulate`` finds the L2 empty: the first of a flushed
+    start (see ``simulate``)."""
+    return l2_empty and not l2_warm and k == 0
 
 
 def _plan_blocks(hw, prog, h, mode, budget, whole_l2=True, cold=False) -> Plan:
@@ -365,7 +373,7 @@ def _stores_past_l2(hw, prog) -> bool:
 
 def fill_waves(hw, prog, waves: float, whole_l2: bool, cold: bool) -> int:
     """The waves wave sampling keeps from a launch's start: ``HEAD_WAVES``, or, where a
-    cold launch whose arrays do not fit in the L2 (its slice's sets cut to its share)
+    launch starting with the L2 empty whose arrays do not fit in it (its slice's sets cut to its share)
     stores more than the L2 holds, as many more as it takes to stream an L2's worth of its
     footprint -- only past them do evictions and dirty write-backs run at the steady rate
     the kept tail waves stand for (a loop's cuts wait for the same in ``trip_caps``)."""
@@ -440,9 +448,9 @@ def simulated_fraction(hw, prog, budget: float = None) -> float:
     return _sampled_plan(hw, prog, _launch_occupancy(hw, prog), budget).fraction
 
 
-def _sampled_plan(hw, prog, occ, budget, l2_warm: bool = False) -> Plan:
+def _sampled_plan(hw, prog, occ, budget, l2_warm: bool = False, l2_empty: bool = False) -> Plan:
     """The plan ``simulate`` makes for ``prog`` launched alone in sampled mode."""
-    return _plans(hw, [prog], [occ], "gto", "sampled", budget, l2_warm)[0]
+    return _plans(hw, [prog], [occ], "gto", "sampled", budget, l2_warm, l2_empty)[0]
 
 
 def _plan(work, C, head: int = HEAD_WAVES):
@@ -550,6 +558,16 @@ def written_fraction(programs) -> float:
     return sum(arrays[a] for a in written) / total if total else 0.0
 
 
+def prior_base(hw, programs, sets: int = None) -> int:
+    """The first L2 sector of the lines ``_fill_previous`` leaves from earlier launches:
+    past every sector of the launches' arrays, at a multiple of the L2's sets (whose
+    count ``sets`` defaults to the preset's). Sectors from here on are those lines'."""
+    sec = hw.l2.sector_bytes
+    sets = sets or hw.l2.size_bytes // (sec * hw.l2.ways)
+    top = max(-(-(base + 4 * n) // sec) for p in programs for _, base, n in p.arrays)
+    return (top // sets + 1) * sets
+
+
 def _fill_previous(hw, l2, programs):
     """Fill the L2 as the previous launch of a footprint larger than it leaves it: every
     way holds a line of that launch (addresses apart from the arrays', which it has since
@@ -559,9 +577,7 @@ def _fill_previous(hw, l2, programs):
     nothing back."""
     tags, lru, dirty = l2.tags, l2.lru, l2.dirty
     sets, ways = tags.shape[1], tags.shape[2]
-    sec = hw.l2.sector_bytes
-    top = max(-(-(base + 4 * n) // sec) for p in programs for _, base, n in p.arrays)
-    base = (top // sets + 1) * sets
+    base = prior_base(hw, programs, sets)
     i = np.arange(ways)[None, :] * sets + np.arange(sets)[:, None]      # eviction order
     tags[0] = base + i
     lru[0] = 0
@@ -704,7 +720,7 @@ def _slice_error(r, pl) -> float:
 
 
 def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int = 0,
-             l2_warm: bool = False, budget: float = None) -> Result:
+             l2_warm: bool = False, budget: float = None, l2_empty: bool = False) -> Result:
     """Run ``programs`` (one Program or a sequence run back to back) on ``hw``; a
     ``simulator.result.Result`` with predictor "engine" and mode ``mode``. A program may
     be a ``traces.TraceProgram`` (recorded warp traces): full mode needs every block
@@ -712,14 +728,20 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
 
     ``trace`` keeps the first that many issued instructions (cycle, SM, scheduler, block,
     warp, opcode) for timeline plots. ``l2_warm`` (a launch repeated back to back on the
-    same buffers) starts with the launches' arrays in the L2 when they fit, and otherwise
-    with the L2 full as the previous launch left it (see ``_fill_previous``); without it
-    the caches start empty. Deterministic: the same inputs give the same cycles.
+    same buffers) starts with the launches' arrays in the L2 when they fit. Otherwise the
+    L2 starts as earlier launches left it, full of their lines (see ``_fill_previous``):
+    a launch finds it so in an application, in a benchmark loop rotating buffer sets, or
+    after a cache-clearing write -- its first misses write those lines' dirty share back.
+    ``l2_empty`` (without ``l2_warm``) starts it empty instead, as Nsight Compute's cache
+    control leaves it before a profiled launch. The L1s start empty. Deterministic: the
+    same inputs give the same cycles.
 
     The Result: ``cycles`` and ``seconds`` of the launches back to back; ``instructions``
     the warp instructions issued; ``bytes_by_level`` l1 (global-load segments), shared,
-    l2 (reads and writes) and dram (reads and write-backs, plus the dirty L2 sectors left
-    at the end); ``stalls_by_cause`` scheduler cycles per ``core.CAUSES``;
+    l2 (reads and writes) and dram (reads and write-backs -- of the lines earlier launches
+    left dirty too -- plus, where the L2 started empty or warm, the dirty sectors left at
+    the end: a start full of earlier lines pays for those of the launch before it instead);
+    ``stalls_by_cause`` scheduler cycles per ``core.CAUSES``;
     ``utilization`` the share of scheduler issue slots used (warp instructions x issue
     interval over SMs x schedulers x cycles); ``simulated_fraction`` (1.0 in full) the
     share of the work simulated, over the launches weighted by warp instructions;
@@ -728,7 +750,9 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     one was sampled by loop-trip extrapolation alone (which has no estimate);
     ``launches`` one ``Launch`` per program. ``extra``: ``flops_executed`` (the active
     lanes' FLOPs, padding included), ``dram_flush_bytes`` (the dirty sectors counted in
-    dram), ``hit_rates`` ({"l1", "l2"} over all launches: global-load segments hitting the
+    dram), ``dram_prior_write_bytes`` (write-backs of lines earlier launches left dirty,
+    counted in dram, at most those the launches could evict: what a launch from an empty
+    L2 would not write), ``hit_rates`` ({"l1", "l2"} over all launches: global-load segments hitting the
     L1, L2 sector reads hitting; ``None`` where there were none), ``policy``. ``detail``
     is an :class:`EngineRun` (per-launch ``LaunchResult`` with block timelines, traces and
     issue counts)."""
@@ -738,9 +762,9 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     check_size(hw, programs, mode)
     wall = time.perf_counter()
     l2 = new_l2(hw, programs, mode)
-    warm_start = _start_l2(hw, l2, programs, l2_warm)
+    warm_start = _start_l2(hw, l2, programs, l2_warm, l2_empty)
     occs = [_launch_occupancy(hw, prog) for prog in programs]
-    plans = _plans(hw, programs, occs, policy, mode, budget, l2_warm)
+    plans = _plans(hw, programs, occs, policy, mode, budget, l2_warm, l2_empty)
     launches, t0 = [], 0.0
     for k, (prog, occ) in enumerate(zip(programs, occs)):
         if mode == "sampled" and plans[k].sms < plans[k].sm_count and not warm_start:
@@ -752,29 +776,55 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
             _leave_written(hw, l2, prog, int(plans[k + 1].h[H_L2SETS]))
         launches.append(_launch_result(hw, prog, occ, plans[k], run, mode))
         t0 += run.cycles
-    flush = _flush_bytes(hw, l2, programs, plans[-1], mode)
-    return _result(hw, programs, policy, mode, launches, flush, wall)
+    prior = not warm_start and not l2_empty
+    flush = 0.0 if prior else _flush_bytes(hw, l2, programs, plans[-1], mode)
+    return _result(hw, programs, policy, mode, launches, flush, wall,
+                   _prior_dirty(hw, programs, launches, mode) if prior else None)
 
 
-def _start_l2(hw, l2, programs, l2_warm) -> bool:
+def _prior_dirty(hw, programs, launches, mode) -> float:
+    """The write-backs of earlier launches' dirty lines the launches make, where the L2
+    started full of them: one per line they allocate, in the share dirty, at most the
+    L2's. Sampled, where the arrays fit in the L2, as many as the whole GPU allocates --
+    its DRAM reads and first stores -- not the slice's count scaled: a slice's first
+    touches of data every SM reads evict lines on it that the other SMs would; else
+    (and in full mode) the run's own count, at most the L2's dirty lines."""
+    f = written_fraction(programs)
+    cap = min(hw.l2.size_bytes, footprint_bytes(programs)) * f
+    if mode != "sampled" or not _whole_l2(hw, programs):
+        return cap
+    stored, allocated = set(), 0.0
+    for prog, lr in zip(programs, launches):
+        new = [a for a in _stored(prog) if (a[0], a[1]) not in stored]
+        stored |= {(a[0], a[1]) for a in new}
+        allocated += lr.stats.dram_read_bytes + _n_sectors(hw, new) * hw.l2.sector_bytes
+    return min(cap, allocated * f)
+
+
+def _start_l2(hw, l2, programs, l2_warm, l2_empty=False) -> bool:
     """Fill ``l2`` as the launches find it: with ``l2_warm``, their arrays where they all
-    fit (then True: a warm start), else full as a previous, larger launch left it
-    (``_fill_previous``); without, empty."""
+    fit (then True: a warm start); else, unless ``l2_empty``, full as earlier launches
+    left it (``_fill_previous``)."""
     warm_start = l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes
     if warm_start:
         _warm(hw, l2, programs)
-    elif l2_warm:
+    elif l2_warm or not l2_empty:
         _fill_previous(hw, l2, programs)
     return warm_start
 
 
-def _plans(hw, programs, occs, policy, mode, budget, l2_warm) -> list:
+def _plans(hw, programs, occs, policy, mode, budget, l2_warm, l2_empty=False) -> list:
     """Each launch's ``plan``: the slice keeps the whole L2 where the launches' arrays fit
-    in it; only the first launch of a cold start starts with it empty."""
+    in it; only the first launch of a flushed start starts with it empty."""
     whole = _whole_l2(hw, programs)
-    return [plan(hw, prog, hw_vector(hw, occ, policy, prog.smem_per_block), mode, budget, whole,
-                 cold=not l2_warm and k == 0)
-            for k, (prog, occ) in enumerate(zip(programs, occs))]
+    prior = prior_base(hw, programs)
+    out = []
+    for k, (prog, occ) in enumerate(zip(programs, occs)):
+        h = hw_vector(hw, occ, policy, prog.smem_per_block)
+        h[H_L2PRIOR] = prior
+        out.append(plan(hw, prog, h, mode, budget, whole,
+                        cold=_starts_empty(l2_warm, l2_empty, k)))
+    return out
 
 
 def _whole_l2(hw, programs) -> bool:
@@ -790,8 +840,9 @@ def _run_slice(hw, programs, k, pl: Plan, t0, l2, trace):
     sector. The whole GPU fetches each sector its launches read once, for every SM; a
     slice whose first touches (scaled to the launch) outnumber those -- blocks on other
     SMs would have brought many of them first -- runs again owning just its share of
-    them where DRAM is busy enough for it to matter (``RERUN_DRAM_BUSY``); else the
-    counts alone move from DRAM to the L2."""
+    them where the first run's DRAM load (those first touches and the write-backs of the
+    victims they evicted included) is high enough for them to have skewed it
+    (``RERUN_DRAM_BUSY``); else the counts alone move from DRAM to the L2."""
     prog = programs[k]
     pl = _owning(pl, np.nextafter(1.0, 0.0))
     before = l2.copy()
@@ -802,17 +853,24 @@ def _run_slice(hw, programs, k, pl: Plan, t0, l2, trace):
         return run, pl
     sec = hw.l2.sector_bytes
     dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
-    busy = (run.stats[S_DRB] - (first - cold) * sec) / (dram_bpc * run.cycles)
+    # the DRAM load the run had, excess first touches and the write-backs of the victims
+    # they evicted (earlier launches' dirty lines among them) included: what skews it
+    busy = (run.stats[S_DRB] + run.stats[S_DWB]) / (dram_bpc * run.cycles)
     if busy > RERUN_DRAM_BUSY:
         l2.restore(before)
         pl = _owning(pl, cold / first)
         run = _plan_run(prog, pl, t0, l2, trace)
     else:
-        # DRAM is not what bounds it: the counts alone move to the L2
+        # DRAM is not what bounds it: the counts alone move to the L2, and the
+        # write-backs of the victims the reads' allocations evicted in the same share
+        # (earlier launches' lines first: the oldest)
         st = run.stats.copy()
+        gone = st[S_RWB] * min(1.0, (first - cold) * sec / st[S_DRB]) if st[S_DRB] > 0 else 0.0
         st[S_DRB] -= (first - cold) * sec
         st[S_L2MISS] -= first - cold
         st[S_L2HIT] += first - cold
+        st[S_DWB] -= gone
+        st[S_DWBP] -= min(st[S_DWBP], gone)
         run = run._replace(stats=st)
     return run._replace(sampling={**run.sampling, "l2_owned_fraction": cold / first,
                                   "l2_owned_rerun": bool(busy > RERUN_DRAM_BUSY)}), pl
@@ -846,11 +904,21 @@ def _flush_bytes(hw, l2, programs, last: Plan, mode: str) -> float:
     return flush * hw.l2.sector_bytes
 
 
-def _result(hw, programs, policy, mode, launches, flush, wall) -> Result:
+def _result(hw, programs, policy, mode, launches, flush, wall, prior_dirty=None) -> Result:
     """The launches' ``LaunchResult``s and the final flush as one ``Result`` (``wall``:
-    when the simulation started, on ``time.perf_counter``)."""
+    when the simulation started, on ``time.perf_counter``). ``prior_dirty``, for a start
+    full of earlier launches' lines: their write-backs (``_prior_dirty``) -- where the
+    arrays fit in the L2 a sampled run's DRAM bytes take it for its own count; where they
+    do not, it caps the share counted as theirs (a sampled run's first waves' write-backs
+    of earlier lines stand for its own later ones: the total stands)."""
     total = {k: sum(lr.bytes_by_level[k] for lr in launches) for k in launches[0].bytes_by_level}
     total["dram"] += flush
+    prior = sum(lr.stats.dram_prior_write_bytes for lr in launches)
+    if prior_dirty is not None and (prior > prior_dirty or mode == "sampled"
+                                    and _whole_l2(hw, programs)):
+        if _whole_l2(hw, programs):
+            total["dram"] += prior_dirty - prior
+        prior = min(prior, prior_dirty) if not _whole_l2(hw, programs) else prior_dirty
     stalls = {c: sum(lr.stalls_by_cause[c] for lr in launches) for c in core.CAUSES}
     cycles = sum(lr.cycles for lr in launches)
     instructions = sum(lr.warp_instructions for lr in launches)
@@ -865,6 +933,7 @@ def _result(hw, programs, policy, mode, launches, flush, wall) -> Result:
         wall_seconds=wall, launches=[_record(lr) for lr in launches],
         extra={"flops_executed": sum(lr.flops_executed for lr in launches),
                "dram_flush_bytes": flush,
+               "dram_prior_write_bytes": prior,
                "hit_rates": hit_rates(*(sum(getattr(lr.stats, k) for lr in launches)
                                         for k in ("l1_hits", "l1_misses", "l2_hits", "l2_misses"))),
                "policy": policy},

@@ -90,6 +90,8 @@ HW_FIELDS = (
     ("l1_line_cycles", lambda c: 1.0 / c.l1.lines_per_cycle if c.l1.lines_per_cycle else 0.0),
     ("l1_line_bytes", lambda c: c.l1.line_bytes),
     ("l1_hashed", lambda c: float(c.l1.hashed_sets)),                  # 1: hashed L1 sets
+    # the first L2 sector of lines earlier launches left (engine.prior_base); -1: none
+    ("l2_prior_base", lambda c: -1.0),
 )
 
 HW_NAMES = tuple(name for name, _ in HW_FIELDS)
@@ -138,6 +140,7 @@ H_L2OWN = H["l2_owned_fraction"]
 H_L1LINEC = H["l1_line_cycles"]
 H_L1LINEB = H["l1_line_bytes"]
 H_L1HASH = H["l1_hashed"]
+H_L2PRIOR = H["l2_prior_base"]
 
 _named = sorted(v for k, v in list(globals().items()) if k.startswith("H_"))
 if _named != list(range(N_HW)):             # every field has exactly one H_ index

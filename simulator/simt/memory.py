@@ -31,14 +31,17 @@ import numpy as np
 from numba import njit
 
 from .hwvec import (H_DCH, H_DLAT, H_DQ, H_DSVC, H_L1HASH, H_L1LAT, H_L1SETS, H_L1WAYS, H_L2BANKS,
-                    H_L2HASH, H_L2LAT, H_L2LINE, H_L2OWN, H_L2SEC, H_L2SETS, H_L2SVC, H_L2WAYS, H_SEG)
-from .stats import (S_DRB, S_DWB, S_FIRST, S_GLD, S_GST, S_L1B, S_L1HIT, S_L1MISS, S_L2HIT, S_L2MISS,
-                    S_L2RB, S_L2WB)
+                    H_L2HASH, H_L2LAT, H_L2LINE, H_L2OWN, H_L2PRIOR, H_L2SEC, H_L2SETS, H_L2SVC,
+                    H_L2WAYS, H_SEG)
+from .stats import (S_DRB, S_DWB, S_DWBP, S_FIRST, S_RWB, S_GLD, S_GST, S_L1B, S_L1HIT, S_L1MISS, S_L2HIT,
+                    S_L2MISS, S_L2RB, S_L2WB)
 
 
-# the two entries of ``L2State.dram_load`` (numba reads module-level ints as constants)
+# the four entries of ``L2State.dram_load`` (numba reads module-level ints as constants)
 DRAM_UTILISATION = 0   # the DRAM's utilisation: a decaying sum of its service demand
 DRAM_UPDATED = 1       # the cycle that sum was last brought up to date
+DRAM_WRITES = 2        # the utilisation of its write-backs, over a longer window
+DRAM_FIRST = 3         # the cycle of its first use (-1: none yet)
 
 
 class L2State(NamedTuple):
@@ -52,7 +55,8 @@ class L2State(NamedTuple):
     dirty: np.ndarray      # (1, sets, ways) bool: written since it was fetched
     bank_free: np.ndarray  # (banks,) float64: the cycle each L2 bank is next free
     chan_free: np.ndarray  # (channels,) float64: the cycle each DRAM channel is next free
-    dram_load: np.ndarray  # (2,) float64: DRAM_UTILISATION, DRAM_UPDATED (``dram_use``)
+    dram_load: np.ndarray  # (4,) float64: DRAM_UTILISATION, DRAM_UPDATED, DRAM_WRITES,
+    #                        DRAM_FIRST (``dram_use``)
     seen: np.ndarray       # bool per sector: held by a sampled slice yet (first touches)
 
     def copy(self) -> "L2State":
@@ -81,8 +85,9 @@ def last_use(refs):
 def place(tags, lru, fill, dirty_flags, sectors, dirty, sets):
     """Sectors into the ways of the L2's first ``sets`` sets, in the order given: the
     first ``ways`` sectors of each set take its ways 0, 1, ... (the rest of the set's
-    sectors do not fit), marked present, ready and clean or dirty. One pass, no sort;
-    it stops once every set is full."""
+    sectors do not fit), marked present, ready and clean or dirty, used at stamp 1:
+    after the lines of earlier launches (``engine._fill_previous``, stamp 0), which go
+    first. One pass, no sort; it stops once every set is full."""
     ways = tags.shape[2]
     count = np.zeros(sets, np.int64)
     full = 0
@@ -91,7 +96,7 @@ def place(tags, lru, fill, dirty_flags, sectors, dirty, sets):
         w = count[st]
         if w < ways:
             tags[0, st, w] = s
-            lru[0, st, w] = 0
+            lru[0, st, w] = 1
             fill[0, st, w] = 0.0
             dirty_flags[0, st, w] = dirty
             count[st] = w + 1
@@ -234,19 +239,24 @@ def l1_write(s, hp, tags1, sm, st):
 
 # the DRAM's utilisation is a moving average over this many DRAM latencies
 DRAM_WINDOW = 8.0
+# write-backs count over this many such windows: the controllers buffer them and drain
+# them in batches, so a read meets their average rate, not their arrival in bursts (a
+# wave's stores evicting dirty lines all at once)
+WRITE_WINDOWS = 8.0
 # and is taken at most this, where the wait below is 49 x queue_cycles: beyond it the
 # channels' own queues (the sustained bandwidth) hold the rate
 U_MAX = 0.98
 
 
 @njit(cache=True, inline='always')
-def dram_use(t, hp, load):
-    """One sector's service at cycle t into the DRAM's utilisation
-    (``L2State.dram_load``): ``load[DRAM_UTILISATION]``, an exponentially decaying sum
-    of the service demand (cycles of the whole DRAM at its sustained rate) over a window
-    of ``DRAM_WINDOW`` latencies, which a steady stream of requests holds at its
-    utilisation; ``load[DRAM_UPDATED]``, when it was last updated. A slice of the SMs has
-    its share of channels, each as fast, so the same stream per SM gives the same
+def dram_use(t, hp, load, read):
+    """One sector's service at cycle t into the DRAM's utilisation (``L2State.dram_load``):
+    ``load[DRAM_UTILISATION]`` (reads) and ``load[DRAM_WRITES]`` (write-backs, ``read``
+    False), exponentially decaying sums of the service demand (cycles of the whole DRAM
+    at its sustained rate) over windows of ``DRAM_WINDOW`` latencies and
+    ``WRITE_WINDOWS`` times that, which a steady stream of requests holds at its
+    utilisation; ``load[DRAM_UPDATED]``, when they were last updated. A slice of the SMs
+    has its share of channels, each as fast, so the same stream per SM gives the same
     utilisation. Nothing to track where the preset's DRAM has a fixed latency
     (``queue_cycles`` 0: ``dram_wait`` does not read it)."""
     if hp[H_DQ] > 0.0:
@@ -254,8 +264,14 @@ def dram_use(t, hp, load):
         last = load[DRAM_UPDATED]
         if t > last:
             load[DRAM_UTILISATION] *= math.exp(-(t - last) / tau)
+            load[DRAM_WRITES] *= math.exp(-(t - last) / (tau * WRITE_WINDOWS))
             load[DRAM_UPDATED] = t
-        load[DRAM_UTILISATION] += hp[H_DSVC] / (hp[H_DCH] * tau)
+        if load[DRAM_FIRST] < 0.0:
+            load[DRAM_FIRST] = t
+        if read:
+            load[DRAM_UTILISATION] += hp[H_DSVC] / (hp[H_DCH] * tau)
+        else:
+            load[DRAM_WRITES] += hp[H_DSVC] / (hp[H_DCH] * tau * WRITE_WINDOWS)
     last_use((hp, load))
 
 
@@ -268,7 +284,12 @@ def dram_wait(hp, load):
     memory system's latency does (reordering queues, bank conflicts, the crossbar)."""
     wait = 0.0
     if hp[H_DQ] > 0.0:
-        u = min(load[DRAM_UTILISATION], U_MAX)
+        # the write-backs' average over the time since the DRAM's first use where that is
+        # shorter than their window (the decaying sum's start-up bias taken out)
+        tau_w = max(1.0, DRAM_WINDOW * hp[H_DLAT]) * WRITE_WINDOWS
+        seen = 1.0 - math.exp(-max(0.0, load[DRAM_UPDATED] - load[DRAM_FIRST]) / tau_w)
+        writes = load[DRAM_WRITES] / seen if seen > 1e-9 else 0.0
+        u = min(load[DRAM_UTILISATION] + writes, U_MAX)
         wait = hp[H_DQ] * u / (1.0 - u)
     last_use((hp, load))
     return wait
@@ -312,7 +333,8 @@ def _l2_miss(s2, start, write, hp, l2, stamp, st):
     starting at cycle ``start``: it takes the set's victim way (a dirty victim is written
     back, occupying its DRAM channel); a write allocates it dirty; a read fetches it from
     DRAM -- unless it is a slice's first touch of a sector it does not own (see
-    ``l2_access``). Returns its completion cycle."""
+    ``l2_access``), whose fetch, and write-back of the victim, another SM does. Returns
+    its completion cycle."""
     tags2, lru2, fill2, dirty2 = l2.tags, l2.lru, l2.fill, l2.dirty
     chan_free, load = l2.chan_free, l2.dram_load
     sets, ways = int(hp[H_L2SETS]), int(hp[H_L2WAYS])
@@ -322,18 +344,26 @@ def _l2_miss(s2, start, write, hp, l2, stamp, st):
     set_ = s2 % sets
     v = victim(tags2, lru2, 0, set_, ways)
     ch = owner(s2 // per_line, int(hp[H_DCH]), hashed)
-    if tags2[0, set_, v] >= 0 and dirty2[0, set_, v]:
-        # write the victim back: it occupies its channel
-        vch = owner(tags2[0, set_, v] // per_line, int(hp[H_DCH]), hashed)
-        chan_free[vch] = max(chan_free[vch], start) + hp[H_DSVC]
-        dram_use(start, hp, load)
-        st[S_DWB] += sec
-    tags2[0, set_, v] = s2
-    lru2[0, set_, v] = stamp
     first = False
     if hp[H_L2OWN] < 1.0:
         first = not l2.seen[s2]
         l2.seen[s2] = True
+    # another SM fetches a first touch (a read) of a sector this slice does not own (see
+    # l2_access): it takes DRAM's latency, not this slice's share of DRAM's bandwidth --
+    # and the victim it evicts is that SM's to write back
+    other = first and not write and ((s2 * 2654435761) >> 16) % 65536 >= hp[H_L2OWN] * 65536
+    if tags2[0, set_, v] >= 0 and dirty2[0, set_, v] and not other:
+        # write the victim back: it occupies its channel
+        vch = owner(tags2[0, set_, v] // per_line, int(hp[H_DCH]), hashed)
+        chan_free[vch] = max(chan_free[vch], start) + hp[H_DSVC]
+        dram_use(start, hp, load, False)
+        st[S_DWB] += sec
+        if 0 <= hp[H_L2PRIOR] <= tags2[0, set_, v]:
+            st[S_DWBP] += sec
+        if not write:
+            st[S_RWB] += sec
+    tags2[0, set_, v] = s2
+    lru2[0, set_, v] = stamp
     if write:
         dirty2[0, set_, v] = True
         fill2[0, set_, v] = start + hp[H_L2SVC]
@@ -343,9 +373,6 @@ def _l2_miss(s2, start, write, hp, l2, stamp, st):
         dirty2[0, set_, v] = False
         if first:
             st[S_FIRST] += 1
-        # another SM fetches a first touch of a sector this slice does not own (see
-        # l2_access): it takes DRAM's latency, not this slice's share of DRAM's bandwidth
-        other = first and ((s2 * 2654435761) >> 16) % 65536 >= hp[H_L2OWN] * 65536
         ds = 0.0
         if not other:
             st[S_L2MISS] += 1
@@ -353,7 +380,7 @@ def _l2_miss(s2, start, write, hp, l2, stamp, st):
             st[S_DRB] += sec
             ds = max(start + hp[H_L2SVC], chan_free[ch])
             chan_free[ch] = ds + hp[H_DSVC]
-            dram_use(start, hp, load)
+            dram_use(start, hp, load, True)
         wait = dram_wait(hp, load)
         if other:
             done = start + hp[H_L2SVC] + hp[H_DLAT] + wait

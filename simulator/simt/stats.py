@@ -43,6 +43,8 @@ class LaunchStats:
     cycles_visited: float           # cycles the main loop stopped at (the rest it skipped)
     scheduler_looks: float          # times a scheduler was asked to pick a warp
     l2_first_touches: float         # sampled slices: L2 read misses to sectors never held before
+    dram_prior_write_bytes: float   # of dram_write_bytes: lines earlier launches left dirty
+    read_victim_write_bytes: float  # of dram_write_bytes: victims of reads' allocations
 
     @classmethod
     def from_vector(cls, st) -> "LaunchStats":
@@ -98,6 +100,8 @@ S_LDST = S["ldst_instructions"]
 S_CYCLES_VISITED = S["cycles_visited"]
 S_LOOKS = S["scheduler_looks"]
 S_FIRST = S["l2_first_touches"]
+S_DWBP = S["dram_prior_write_bytes"]
+S_RWB = S["read_victim_write_bytes"]
 
 _named = sorted(v for k, v in list(globals().items()) if k.startswith("S_"))
 if _named != list(range(N_STATS)):          # every field has exactly one S_ index

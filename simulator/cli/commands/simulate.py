@@ -152,7 +152,7 @@ def run_simt(args):
           f"({lc.occupancy:.0%}, limited by {lc.limited_by}); {lc.waves:.2f} waves; "
           f"{lc.regs_per_thread} regs/thread ({lc.resources_source}); L2 {args.l2}"
           + (" (the launch's buffers start in the L2, as after an identical launch)"
-             if args.l2 == "warm" else " (empty at the start)"))
+             if args.l2 == "warm" else " (holding earlier launches' lines at the start)"))
     what = {"full": "engine (every block)", "sampled": "engine" + sampling_note(r),
             "analytic": "analytic model"}[args.mode]
     print(f"  {what}: {r.cycles:.0f} cycles = {format_seconds(r.seconds)}; "

@@ -43,7 +43,7 @@ def add_kernel(sim):
     p.add_argument("--grid", help="blocks, passed to the launcher (e.g. 64 or 16x16)")
     p.add_argument("--block", help="threads per block, passed to the launcher (e.g. 256 "
                    "or 32x8)")
-    add_engine(p, modes=("full", "sampled"))
+    add_engine(p, modes=("full", "sampled"), flushed=True)
     p.add_argument("--top", type=int, default=10,
                    help="list the N most executed SASS instructions (default 10; 0: none)")
     add_outputs(p, timeline=(
