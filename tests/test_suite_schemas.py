@@ -217,25 +217,26 @@ COUNTERS_SCORES = {
     },
     "dram": {
         "n": 39,
-        "mape": 0.2868877223589319,
-        "median_error": -0.01301204819277113,
+        "mape": 0.1624804796098719,
+        "median_error": -0.015915665604314788,
         "within_goal": False,
         "goal": 0.1
     },
     "l2": {
         "n": 39,
-        "mape": 0.2924658244636422,
+        "mape": 0.2937772669533265,
         "median_error": 0.03184228182612925,
         "within_goal": False,
         "goal": 0.15
     },
     "time": {
         "n": 39,
-        "mape": 0.08966954692907615,
-        "median_error": -0.03257140103183764,
+        "mape": 0.09163241527455136,
+        "median_error": -0.0459319923188789,
         "within_goal": None
     }
 }
+
 COUNTERS_SCORES_ONE_LAUNCH = {
     "instructions": {
         "n": 27,
@@ -246,22 +247,22 @@ COUNTERS_SCORES_ONE_LAUNCH = {
     },
     "dram": {
         "n": 27,
-        "mape": 0.042005347254266044,
+        "mape": 0.0419497442263722,
         "median_error": -0.009671179883945835,
         "within_goal": True,
         "goal": 0.1
     },
     "l2": {
         "n": 27,
-        "mape": 0.29092139367854575,
-        "median_error": 0.166328085118439,
+        "mape": 0.29339548404567656,
+        "median_error": 0.17443142143720358,
         "within_goal": False,
         "goal": 0.15
     },
     "time": {
         "n": 27,
-        "mape": 0.10415815447938478,
-        "median_error": -0.00818499025264774,
+        "mape": 0.1058859182649116,
+        "median_error": -0.026950438629035678,
         "within_goal": None
     }
 }
