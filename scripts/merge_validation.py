@@ -6,7 +6,8 @@ DIR holds h100-sxm.json and h200.json, each from `roofsim validate --hw HW
 --measurements data/measurements/HW --json` (every suite, the engine on every record; the
 H200 predicted from the H100 calibration changed only by its datasheet). Writes
 h100-sxm_scores.json and h200_scores.json (per suite: the scores; the command) and
-h100-sxm_predictions.csv and h200_predictions.csv, and prints the README's table rows."""
+h100-sxm_predictions.csv and h200_predictions.csv, and prints the README's table rows
+(with the kernels suite's, from data/validation/HW_kernels.json where it is there)."""
 import csv
 import json
 import sys
@@ -49,6 +50,27 @@ def print_table():
                     print(f"| {device} | {suite} | {p} | {x['n']}/{s['records']} | "
                           f"{x['mape']:.1%} | {x['pearson']:.3f} | {x['spearman']:.3f} | "
                           f"{x['pairs_in_order']:.1%} |")
+        kernels_row(device, name)
+
+
+def kernels_row(device, name):
+    """The kernels suite's row (``roofsim validate --suites kernels --json
+    data/validation/HW_kernels.json``: users' kernels, the engine from their own SASS)."""
+    import math
+
+    from scipy.stats import pearsonr, spearmanr
+    f = OUT / f"{name}_kernels.json"
+    if not f.exists():
+        return
+    d = json.loads(f.read_text())
+    rows = d["rows"]
+    m = [r["measured_seconds"] for r in rows]
+    e = [r["engine_seconds"] for r in rows]
+    mape = sum(abs(b / a - 1) for a, b in zip(m, e)) / len(rows)
+    pairs = d["scores"]["pairs_in_order"]
+    print(f"| {device} | kernels | engine (own SASS) | {len(rows)}/{len(rows)} | {mape:.1%} | "
+          f"{pearsonr([math.log(x) for x in m], [math.log(x) for x in e])[0]:.3f} | "
+          f"{spearmanr(m, e)[0]:.3f} | {pairs['fraction']:.1%} |")
 
 
 if __name__ == "__main__":
