@@ -564,7 +564,7 @@ def prior_base(hw, programs, sets: int = None) -> int:
     count ``sets`` defaults to the preset's). Sectors from here on are those lines'."""
     sec = hw.l2.sector_bytes
     sets = sets or hw.l2.size_bytes // (sec * hw.l2.ways)
-    top = max(-(-(base + 4 * n) // sec) for p in programs for _, base, n in p.arrays)
+    top = max((-(-(base + 4 * n) // sec) for p in programs for _, base, n in p.arrays), default=0)
     return (top // sets + 1) * sets
 
 
