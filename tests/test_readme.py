@@ -103,6 +103,21 @@ def test_readme_validation_table_is_the_committed_scores():
                 expected[(device, suite, p)] = [f"{x['n']}/{s['records']}", f"{x['mape']:.1%}",
                                                 f"{x['pearson']:.3f}", f"{x['spearman']:.3f}",
                                                 f"{x['pairs_in_order']:.1%}"]
+        # the kernels suite's row, from its own file (users' kernels, their own SASS):
+        # MAPE, Pearson on log times and Spearman recomputed from the rows
+        kf = root / f"{name}_kernels.json"
+        if kf.exists():
+            import math
+
+            from scipy.stats import pearsonr, spearmanr
+            doc = json.loads(kf.read_text())
+            m = [r["measured_seconds"] for r in doc["rows"]]
+            e = [r["engine_seconds"] for r in doc["rows"]]
+            n = len(m)
+            expected[(device, "kernels", "engine (own SASS)")] = [
+                f"{n}/{n}", f"{sum(abs(b / a - 1) for a, b in zip(m, e)) / n:.1%}",
+                f"{pearsonr([math.log(x) for x in m], [math.log(x) for x in e])[0]:.3f}",
+                f"{spearmanr(m, e)[0]:.3f}", f"{doc['scores']['pairs_in_order']['fraction']:.1%}"]
     assert shown == expected
 
 
