@@ -28,6 +28,19 @@ Cycles in which a scheduler issues nothing are charged to one cause: ``idle`` (n
 warp), ``memory`` (waiting for a global load), ``dependency`` (waiting for an ALU, SFU
 or shared-memory result), ``pipe`` (unit busy), ``barrier`` or ``mshr``.
 
+Observation only (it changes no cycle): a warp's time from its start to its issue of an
+instruction, less its earlier issues, splits into what it waited on, per warp
+(``WARP_CAUSES``, ``stall_split``): ``barrier`` (until its barrier released it),
+``memory`` / ``dependency`` (until the scoreboard let it: a global load's result or
+another's -- a block's start latency counts as dependency, as the schedulers charge it),
+``pipe`` (its operands ready, until its unit's last busy period ended), ``mshr`` (until
+the MSHR it was last refused freed) and ``not_selected`` (ready, its scheduler issuing
+another warp). Each issue takes the scheduler's issue interval. ``run`` keeps, per
+``Recording``, the first issues' waits (``WAIT_COLUMNS``), their warps' lives
+(``WARP_COLUMNS``), the first global accesses (``MEMORY_COLUMNS``) and, per site of
+the program (a template's row, a trace's ``sites``), every issue's counts
+(``stats.SITE_COLUMNS``).
+
 A program is a template (``isa.Program``: rows, a loop, the kernel module's address
 functions) or a trace (``traces.TraceProgram``: every warp's recorded events, their lane
 addresses and access widths); ``settle`` reads either, and the rest of the model is the
@@ -65,11 +78,36 @@ from .hwvec import (H_BANKB, H_BANKS, H_BPS, H_BSTART, H_FPLAT, H_GTO, H_FP64II,
                     H_L1SETS, H_L1WAYS, H_L2SEC, H_LAUNCH, H_LDSTII, H_MAXW, H_MSHR, H_NSCHED,
                     H_NSM, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, H_WPB)
 from .memory import l1_fill, l1_holds, l1_read, l1_write, l2_access, last_use
-from .stats import (N_STATS, S_CONFLICT, S_CYCLES_VISITED, S_DONE_BLOCKS, S_END, S_FLOPS, S_INSTR,
-                    S_LDST, S_LOOKS, S_SFU, S_SHB, S_SP)
+from .stats import (C_BARRIER, C_DEPENDENCY, C_DRAMB, C_ISSUED, C_L1B, C_L2B, C_MEMORY, C_MSHR,
+                    C_NOT_SELECTED, C_PIPE, C_SHARED_PASSES, C_THREADS, N_SITE_COLUMNS, N_STATS,
+                    S_CONFLICT, S_CYCLES_VISITED, S_DONE_BLOCKS, S_DRB, S_DWB, S_END, S_FLOPS,
+                    S_INSTR, S_L1B, S_L1MISS, S_L2MISS, S_L2RB, S_L2WB, S_LDST, S_LOOKS, S_SFU,
+                    S_SHB, S_SP)
 
 INF = 1e300
 CAUSES = ("idle", "memory", "dependency", "pipe", "barrier", "mshr")
+# what a warp waited on before an issue (``stall_split``; ``stats.SITE_COLUMNS`` 2 to 7)
+WARP_CAUSES = ("memory", "dependency", "pipe", "mshr", "barrier", "not_selected")
+# the recording's tables (float64; cycles; -1: none):
+# per kept issue (``CoreRun.waits``, a row per ``CoreRun.trace`` row): the cycle its warp's
+# wait for it began (its previous issue's end, or the warp's start), the cycle a barrier
+# released it in that wait (-1: none), the cycle the scoreboard let it issue, 1 if that
+# waited on a global load, the cycle its unit was last free before it (-1: it needs none),
+# the cycle the MSHR it was last refused freed (-1: none), its pc (template or trace row),
+# its warp's row of ``CoreRun.warps``, its site (-1: no per-site accounting)
+WAIT_COLUMNS = ("wait_from", "barrier_release", "ready", "on_load", "unit_free", "mshr_free",
+                "pc", "warp_row", "site")
+# per warp with a kept issue (``CoreRun.warps``): its start, the cycle it finished (its last
+# issue ended, or a barrier released it with nothing left; -1: not within the run), its SM,
+# scheduler, block id, warp index, block position and the instructions it issued (kept or not)
+WARP_COLUMNS = ("start", "finish", "sm", "scheduler", "block", "warp", "position", "issued")
+# per kept global access (``CoreRun.memory``): its issue cycle, the cycle its last segment's
+# data arrived (a store: the L2 accepted it), the level that served it (``LEVELS``: every
+# segment hit the L1; some went to the L2 -- a store always; some L2 read missed to DRAM),
+# SM, scheduler, warp row (-1: its warp has none), block id, warp index, opcode, segments, pc
+MEMORY_COLUMNS = ("issue", "done", "level", "sm", "scheduler", "warp_row", "block", "warp",
+                  "op", "segments", "pc")
+LEVELS = ("L1 hit", "L2", "DRAM")
 # ``hp``, the hardware vector, is read through the H_* indices of ``hwvec.HW_FIELDS``; the
 # statistics vector ``st`` through the S_* indices of ``stats.LaunchStats``
 # stall causes by index (``CAUSES``)
@@ -118,6 +156,19 @@ class BlockPlan(NamedTuple):
     inner_per: int           # > 0: trip_cap cuts each pass of an inner loop of this many trips
 
 
+class Recording(NamedTuple):
+    """What ``run`` keeps besides its counts (observation only: no cycle changes)."""
+
+    trace_cap: int           # the first issues kept (``CoreRun.trace``, ``waits``, ``warps``)
+    memory_cap: int          # the first global accesses kept (``CoreRun.memory``)
+    site_of: np.ndarray      # int64 per program row (template or trace event): its site
+    n_sites: int             # sites (``CoreRun.sites`` rows); 0: no per-site accounting
+
+
+def no_recording() -> Recording:
+    return Recording(0, 0, np.zeros(0, np.int64), 0)
+
+
 class CoreRun(NamedTuple):
     """What ``run`` returns (as a plain tuple of these fields; see its end)."""
 
@@ -128,6 +179,10 @@ class CoreRun(NamedTuple):
     block_end: np.ndarray        # and the cycle it ended
     stalls: np.ndarray           # stall cycles per ``CAUSES``
     trace: np.ndarray            # (cycle, sm, scheduler, block, warp, opcode) of the first issues
+    waits: np.ndarray            # per trace row: ``WAIT_COLUMNS``
+    warps: np.ndarray            # ``WARP_COLUMNS`` of the warps of the trace's rows
+    memory: np.ndarray           # ``MEMORY_COLUMNS`` of the first global accesses
+    sites: np.ndarray            # (n_sites, len(stats.SITE_COLUMNS)): every issue's counts
 
 
 class Warps(NamedTuple):
@@ -152,6 +207,12 @@ class Warps(NamedTuple):
     dep_load: np.ndarray     # 1 if that waits on a global load
     seg: np.ndarray          # (warps, 65) its next global instruction's segments, sorted
     nseg: np.ndarray         # how many
+    # observation only (``Recording``; no cycle reads them)
+    born: np.ndarray         # the cycle it started
+    wfrom: np.ndarray        # the cycle its wait for its next instruction began
+    brel: np.ndarray         # the cycle a barrier released it in that wait (-1: none)
+    mwait: np.ndarray        # the cycle the MSHR it was last refused frees (-1: none)
+    row: np.ndarray          # its row of ``CoreRun.warps`` (-1: none)
 
 
 class BlockSlots(NamedTuple):
@@ -462,7 +523,9 @@ def _new_warps(nwarps, nregs):
                  np.zeros((nwarps, 32, isa.TV), np.int64), np.zeros(nwarps, np.int64),
                  np.zeros((nwarps, nregs), np.float64), np.zeros((nwarps, nregs), np.bool_),
                  np.zeros(nwarps), np.zeros(nwarps, np.int64),
-                 np.zeros((nwarps, 65), np.int64), np.zeros(nwarps, np.int64))
+                 np.zeros((nwarps, 65), np.int64), np.zeros(nwarps, np.int64),
+                 np.zeros(nwarps), np.zeros(nwarps), np.full(nwarps, -1.0), np.full(nwarps, -1.0),
+                 np.full(nwarps, -1, np.int64))
 
 
 @njit(cache=True)
@@ -531,6 +594,11 @@ def _start_warp(t, g, wi, b, k, sm, age, code, hp, plan, w, bs, sch):
         w.block[g] = b
         w.index[g] = wi
         w.age[g] = age
+        w.born[g] = t
+        w.wfrom[g] = t
+        w.brel[g] = -1.0
+        w.mwait[g] = -1.0
+        w.row[g] = -1
         slot = k * int(hp[H_WPB]) + wi
         n_sched = int(hp[H_NSCHED])
         sc = slot % n_sched
@@ -724,6 +792,7 @@ def _pick_warp(t, sm, sc, tmpl, hp, w, sch, sms):
                 while sms.n_mshr[sm] > 0 and sms.mshr[sm, 0] <= t:
                     sms.n_mshr[sm] = _heap_pop(sms.mshr, sm, sms.n_mshr[sm])
                 if need > nm - sms.n_mshr[sm]:
+                    w.mwait[g] = sms.mshr[sm, 0]      # (observation only)
                     if sms.mshr[sm, 0] < best_ready:
                         best_ready = sms.mshr[sm, 0]
                         best_cause = MSHR
@@ -757,6 +826,87 @@ def _trace(trace, row, t, sm, sc, block, warp, op):
     trace[row, 3] = block
     trace[row, 4] = warp
     trace[row, 5] = op
+
+
+# ---------------------------------------------------------------- observation (Recording)
+
+@njit(cache=True, inline='always')
+def stall_split(t, wait_from, barrier_release, ready, unit_free, mshr_free):
+    """What a warp that issued at cycle t waited on since ``wait_from`` (``WAIT_COLUMNS``),
+    as consecutive spans' lengths in cycles: (barrier: until ``barrier_release``;
+    scoreboard: until ``ready`` -- memory or dependency, as the row's ``on_load`` says;
+    pipe: until ``unit_free``; mshr: until ``mshr_free``; not selected: the rest, until
+    t). Each starts where the one before ends; -1 (none) and times already past count
+    nothing. Their sum is t - wait_from (0 where the warp issued as soon as it could)."""
+    a = wait_from
+    bar = 0.0
+    if barrier_release > a:
+        bar = min(barrier_release, t) - a
+        a += bar
+    r = a
+    if ready > r:
+        r = min(ready, t)
+    p = r
+    if unit_free > p:
+        p = min(unit_free, t)
+    m = p
+    if mshr_free > m:
+        m = min(mshr_free, t)
+    return bar, r - a, p - r, m - p, t - m
+
+
+@njit(cache=True, inline='always')
+def _keep_issue(g, sm, sc, t, op, pc, site, uf, done, l1m0, l2m0, keep, ntr, nwr, nmr, blk, pos,
+                mcap, w, st, waits, wtab, mem):
+    """Where ``keep``: warp g's issue of row ``pc`` at cycle t as row ``ntr`` of ``waits``
+    (``uf`` its unit's free cycle before it), its warp a row of ``wtab`` if it has none; a
+    global access as a row of ``mem`` while fewer than ``mcap`` are kept (``done`` its
+    completion, ``l1m0``, ``l2m0`` the L1 and L2 misses counted before it). Returns (warp
+    rows, memory rows) kept. (Called only while something is kept: the per-issue work of
+    the recording is ``run``'s own.)"""
+    row = w.row[g]
+    if keep:
+        if row < 0 and nwr < wtab.shape[0]:
+            row = nwr
+            w.row[g] = row
+            wtab[row, 0] = w.born[g]
+            wtab[row, 1] = -1.0
+            wtab[row, 2] = sm
+            wtab[row, 3] = sc
+            wtab[row, 4] = blk
+            wtab[row, 5] = w.index[g]
+            wtab[row, 6] = pos
+            wtab[row, 7] = 0.0
+            nwr += 1
+        waits[ntr, 0] = w.wfrom[g]
+        waits[ntr, 1] = w.brel[g] if w.brel[g] > w.wfrom[g] else -1.0
+        waits[ntr, 2] = w.dep[g]
+        waits[ntr, 3] = w.dep_load[g]
+        waits[ntr, 4] = uf
+        waits[ntr, 5] = w.mwait[g]
+        waits[ntr, 6] = pc
+        waits[ntr, 7] = row
+        waits[ntr, 8] = site
+    if (op == isa.LDG or op == isa.STG) and nmr < mcap:
+        level = 0
+        if st[S_L2MISS] > l2m0:
+            level = 2
+        elif st[S_L1MISS] > l1m0 or op == isa.STG:
+            level = 1
+        mem[nmr, 0] = t
+        mem[nmr, 1] = done
+        mem[nmr, 2] = level
+        mem[nmr, 3] = sm
+        mem[nmr, 4] = sc
+        mem[nmr, 5] = row
+        mem[nmr, 6] = blk
+        mem[nmr, 7] = w.index[g]
+        mem[nmr, 8] = op
+        mem[nmr, 9] = w.nseg[g]
+        mem[nmr, 10] = pc
+        nmr += 1
+    last_use((w, st, waits, wtab, mem))
+    return nwr, nmr
 
 
 @njit(cache=True, inline='always')
@@ -865,8 +1015,10 @@ def _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st):
     """A global load or store of warp g issued at cycle t: the LD/ST unit held for its
     segments (or its lines, one tag a cycle), each segment stored (``_store_segment``) or
     loaded (``_load_segment``); a load's destination is ready when its last segment
-    arrives. (Other instructions: nothing.) Returns end_t (a store's acknowledgement may
-    end the run later)."""
+    arrives. (Other instructions: nothing.) Returns (end_t -- a store's acknowledgement
+    may end the run later --, the cycle its last segment's data arrived or, a store, the
+    L2 accepted it; t for other instructions)."""
+    done = t
     if op == isa.LDG or op == isa.STG:
         seg_bytes = int(hp[H_SEG])
         m = w.nseg[g]
@@ -881,18 +1033,20 @@ def _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st):
                     lines += 1
             hold = max(hold, lines * hp[H_L1LINEC])
         sms.ldst_free[sm] = t + hold
-        done = t
         store = op == isa.STG
         for k in range(m):
-            # (both called, each acting on its own kind: see ``memory.last_use``)
-            end_t = _store_segment(store, w.seg[g, k], g, sm, t, stamp, end_t, hp, w, bs, sms,
-                                   l2, st)
+            # (both called, each acting on its own kind: see ``memory.last_use``; a
+            # store's segments' acknowledgements gather in done, then end_t)
+            done = _store_segment(store, w.seg[g, k], g, sm, t, stamp, done, hp, w, bs, sms,
+                                  l2, st)
             done = _load_segment(not store, w.seg[g, k], sm, t, stamp, done, hp, sms, l2, st)
+        if store and m > 0 and done > end_t:
+            end_t = done
         if op == isa.LDG and dst >= 0:
             w.reg_ready[g, dst] = done
             w.reg_load[g, dst] = True
     last_use((hp, w, bs, sms, l2, st))
-    return end_t
+    return end_t, done
 
 
 # ---------------------------------------------------------------- after the issue
@@ -915,7 +1069,7 @@ def _finish_warp(g, sm, sc, t, end_t, hp, w, bs, sch):
 
 
 @njit(cache=True, inline='always')
-def _release_barrier(t, sm, b, code, hp, plan, w, bs, sch):
+def _release_barrier(t, sm, b, code, hp, plan, w, bs, sch, wtab):
     """Every live warp of the block in slot b has arrived at its barrier: each goes on
     (a warp with nothing left finishes), and the SM's schedulers look again next cycle.
     (It calls the kernel's address functions, so numba keeps the reference counts of
@@ -929,6 +1083,7 @@ def _release_barrier(t, sm, b, code, hp, plan, w, bs, sch):
         g2 = sm * maxw + (b - sm * bps) * wpb + wi
         if w.state[g2] == AT_BARRIER:
             w.state[g2] = RUNNING
+            w.brel[g2] = t
             pc, it, ph, act = settle(code, w.tv, g2, w.live[g2], w.pc[g2] + 1, w.it[g2],
                                      w.trips[g2], w.phase[g2], w.addr, ikeep, plan.inner_per)
             w.pc[g2], w.it[g2], w.phase[g2], w.active[g2] = pc, it, ph, act
@@ -936,12 +1091,14 @@ def _release_barrier(t, sm, b, code, hp, plan, w, bs, sch):
             if pc >= n:
                 w.state[g2] = FREE
                 bs.live[b] -= 1
+                if w.row[g2] >= 0:
+                    wtab[w.row[g2], 1] = max(t, w.wfrom[g2])
                 s2 = (g2 - sm * maxw) % n_sched
                 _retire(sch.order, sch.count, sm, s2, g2 - sm * maxw)
     for s2 in range(n_sched):
         if sch.next_check[sm, s2] > t + 1:
             sch.next_check[sm, s2] = t + 1
-    last_use((code, hp, plan, w, bs, sch))
+    last_use((code, hp, plan, w, bs, sch, wtab))
 
 
 @njit(cache=True, inline='always')
@@ -981,7 +1138,7 @@ def _next_cycle(t, sch, dispatching, next_dispatch):
 # ---------------------------------------------------------------- the cycle loop
 
 @njit(cache=True, nogil=True, error_model='numpy')
-def run(code, hp, plan, l2, trace_cap):
+def run(code, hp, plan, l2, rec):
     """Simulate the blocks ``plan.blocks`` (block ids, dispatched in that order) of the
     launch of program ``code`` (a :class:`ProgramArrays`) on hardware vector ``hp``,
     starting at cycle ``plan.t0`` with the given (shared, carried-over) L2 and DRAM state
@@ -991,9 +1148,11 @@ def run(code, hp, plan, l2, trace_cap):
     across the skipped blocks). ``plan.trip_cap`` > 0 cuts every warp's loop at that many
     trips (sampled mode's trip extrapolation); with ``plan.inner_per`` > 0 it cuts
     instead each pass of the inner loop of that many trips to its first ``trip_cap``
-    trips (a padded NHWC convolution's channel loop, tap by tap). Keeps the first
-    ``trace_cap`` issues. Returns the fields of a :class:`CoreRun`, in order:
-    ``CoreRun(*run(...))`` names them."""
+    trips (a padded NHWC convolution's channel loop, tap by tap). ``rec``, a
+    :class:`Recording`: keeps the first ``rec.trace_cap`` issues (their waits and warps
+    too), the first ``rec.memory_cap`` global accesses and, with ``rec.n_sites`` > 0,
+    every issue's counts per site -- observation only. Returns the fields of a
+    :class:`CoreRun`, in order: ``CoreRun(*run(...))`` names them."""
     n_sm, n_sched = int(hp[H_NSM]), int(hp[H_NSCHED])
     maxw, bps = int(hp[H_MAXW]), int(hp[H_BPS])
     ikeep = plan.trip_cap if plan.inner_per > 0 else 0
@@ -1006,18 +1165,33 @@ def run(code, hp, plan, l2, trace_cap):
     sch = _new_schedulers(n_sm, n_sched, maxw, t0)
     sms = _new_sms(n_sm, int(hp[H_MSHR]), int(hp[H_L1SETS]), int(hp[H_L1WAYS]), t0)
     scratch = np.zeros((int(hp[H_BANKS]) + 1, 33), np.int64)    # bank-conflict counting
+    trace_cap = rec.trace_cap
     out = CoreRun(np.zeros(N_STATS), np.zeros(n_sm, np.int64), np.full(nblk, -1, np.int64),
                   np.zeros(nblk), np.zeros(nblk), np.zeros(len(CAUSES)),
-                  np.zeros((max(trace_cap, 1), 6), np.int64))
+                  np.zeros((max(trace_cap, 1), 6), np.int64),
+                  np.zeros((max(trace_cap, 1), len(WAIT_COLUMNS))),
+                  np.zeros((max(trace_cap, 1), len(WARP_COLUMNS))),
+                  np.zeros((max(rec.memory_cap, 1), len(MEMORY_COLUMNS))),
+                  np.zeros((rec.n_sites, N_SITE_COLUMNS)))
     st, stalls, trace = out.stats, out.stalls, out.trace
+    waits, wtab, mem, sites = out.waits, out.warps, out.memory, out.sites
+    # observation: anything to record at an issue?
+    observe = trace_cap > 0 or rec.memory_cap > 0 or rec.n_sites > 0
     # what the loop reads itself, as locals (numba counts references to the arrays a
     # helper is handed; see ``memory.last_use``)
     blocks, inner_per, next_check = plan.blocks, plan.inner_per, sch.next_check
     wstate, wpc, wit, wph, wtrips, wact = w.state, w.pc, w.it, w.phase, w.trips, w.active
-    wlive = w.live
+    wlive, wrow = w.live, w.row
+    wfrom, wbrel, wmwait, wdep, wdepl = w.wfrom, w.brel, w.mwait, w.dep, w.dep_load
+    sp_free, int_free, fp64_free = sch.sp_free, sch.int_free, sch.fp64_free
+    sfu_free, ldst_free = sms.sfu_free, sms.ldst_free
+    int_ii, fp64_ii, issue_iv = hp[H_INTII], hp[H_FP64II], hp[H_ISSUE]
+    site_of, n_sites, mcap = rec.site_of, rec.n_sites, rec.memory_cap
     wtv, waddr, wblock, windex = w.tv, w.addr, w.block, w.index
     bpos, blive, bbar = bs.position, bs.live, bs.at_barrier
     ntr = 0
+    nwr = 0
+    nmr = 0
     stamp = 0
     age = 0
     next_blk = 0                                  # the next position of ``plan.blocks``
@@ -1041,14 +1215,69 @@ def run(code, hp, plan, l2, trace_cap):
                     op, dst = _issue(g, sm, sc, t, tmpl, hp, w, sch, out)
                     stamp += 1
                     b = wblock[g]
-                    if ntr < trace_cap:
+                    keep = ntr < trace_cap
+                    if keep:
                         _trace(trace, ntr, t, sm, sc, blocks[bpos[b]], windex[g], op)
-                        ntr += 1
+                    # observation: the unit's free cycle and the counts before the issue
+                    uf = -1.0
+                    l1b0 = l2b0 = dr0 = cf0 = l1m0 = l2m0 = 0.0
+                    if observe:
+                        if op == isa.SFU:
+                            uf = sfu_free[sm]
+                        elif op >= isa.LDG and op <= isa.STS:
+                            uf = ldst_free[sm]
+                        elif op == isa.BAR or op == isa.UNI:
+                            uf = -1.0
+                        elif op == isa.ALU and int_ii > 0:
+                            uf = int_free[sm, sc]
+                        elif op == isa.DFMA and fp64_ii > 0:
+                            uf = fp64_free[sm, sc]
+                        else:
+                            uf = sp_free[sm, sc]
+                        l1b0, l2b0, dr0 = st[S_L1B], st[S_L2RB] + st[S_L2WB], st[S_DRB] + st[S_DWB]
+                        cf0, l1m0, l2m0 = st[S_CONFLICT], st[S_L1MISS], st[S_L2MISS]
                     # its pipe held, its destination's ready cycle set, its counts: each
                     # kind's helper acts on its own kinds only (``BAR``: none of them)
                     _arithmetic(g, sm, sc, t, op, dst, wact[g], hp, w, sch, sms, st)
                     _shared_access(g, sm, t, op, dst, wact[g], hp, w, sms, st, scratch)
-                    end_t = _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st)
+                    end_t, done = _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms,
+                                                 l2, st)
+                    if observe:
+                        # what the warp waited on (``stall_split``), into its site's counts
+                        bar, score, pipe, mshr, nsel = stall_split(t, wfrom[g], wbrel[g], wdep[g],
+                                                                   uf, wmwait[g])
+                        pcg = wpc[g]
+                        site = -1
+                        if n_sites > 0:
+                            site = site_of[pcg]
+                            sites[site, C_ISSUED] += 1.0
+                            sites[site, C_THREADS] += wact[g]
+                            if wdepl[g]:
+                                sites[site, C_MEMORY] += score
+                            else:
+                                sites[site, C_DEPENDENCY] += score
+                            sites[site, C_PIPE] += pipe
+                            sites[site, C_MSHR] += mshr
+                            sites[site, C_BARRIER] += bar
+                            sites[site, C_NOT_SELECTED] += nsel
+                            if op == isa.LDS or op == isa.STS:
+                                sites[site, C_SHARED_PASSES] += 1.0 + st[S_CONFLICT] - cf0
+                            elif op == isa.LDG or op == isa.STG:
+                                sites[site, C_L1B] += st[S_L1B] - l1b0
+                                sites[site, C_L2B] += st[S_L2RB] + st[S_L2WB] - l2b0
+                                sites[site, C_DRAMB] += st[S_DRB] + st[S_DWB] - dr0
+                        if keep or ((op == isa.LDG or op == isa.STG) and nmr < mcap):
+                            nwr, nmr = _keep_issue(g, sm, sc, t, op, pcg, site, uf, done, l1m0,
+                                                   l2m0, keep, ntr, nwr, nmr, blocks[bpos[b]],
+                                                   bpos[b], mcap, w, st, waits, wtab, mem)
+                        if wrow[g] >= 0:
+                            wtab[wrow[g], 7] += 1.0
+                        # its next wait begins when this issue ends
+                        wfrom[g] = t + issue_iv
+                        wbrel[g] = -1.0
+                        wmwait[g] = -1.0
+                    if keep:
+                        ntr += 1
                     # the warp waits at its barrier or moves on; its block goes on or ends
                     if op == isa.BAR:
                         wstate[g] = AT_BARRIER
@@ -1061,8 +1290,10 @@ def run(code, hp, plan, l2, trace_cap):
                             _prepare(g, pc, tmpl, w, seg_bytes)
                         else:
                             end_t = _finish_warp(g, sm, sc, t, end_t, hp, w, bs, sch)
+                            if wrow[g] >= 0:
+                                wtab[wrow[g], 1] = w.wfrom[g]
                     if blive[b] > 0 and bbar[b] == blive[b]:
-                        _release_barrier(t, sm, b, code, hp, plan, w, bs, sch)
+                        _release_barrier(t, sm, b, code, hp, plan, w, bs, sch, wtab)
                     if blive[b] == 0 and bpos[b] >= 0:
                         done_blocks, next_dispatch, end_t = _retire_block(
                             t, sm, b, done_blocks, next_dispatch, end_t, sms, bs, out)
@@ -1080,4 +1311,4 @@ def run(code, hp, plan, l2, trace_cap):
     # a plain tuple: numba boxes a namedtuple by calling its Python class, and a Ctrl-C
     # arriving just then (its KeyboardInterrupt raised in that call) crashes the process
     return (st, out.issued_per_sm, out.block_sm, out.block_start, out.block_end, stalls,
-            trace[:ntr])
+            trace[:ntr], waits[:ntr], wtab[:nwr], mem[:nmr], sites)

@@ -63,6 +63,10 @@ class LaunchRun(NamedTuple):
     trace: np.ndarray
     sampling: dict               # how it sampled (see ``_launch``)
     estimated_error: float | None  # the block sampler's, relative to the cycles; else None
+    waits: np.ndarray            # the run's recording (``core.CoreRun``), unscaled
+    warps: np.ndarray
+    memory: np.ndarray
+    sites: np.ndarray
 
 
 @dataclass
@@ -84,6 +88,22 @@ class LaunchResult:
     sampling: dict = field(default_factory=dict)
     simulated_fraction: float = 1.0
     estimated_error: float | None = None
+    # observation (no cycle depends on it), of the blocks the engine simulated (``blocks``;
+    # a sampled run's slice, skipped waves not included, its loops cut at the last cut's
+    # trips -- not scaled to the launch):
+    waits: np.ndarray = None     # per ``trace`` row, float64 ``core.WAIT_COLUMNS``: what its
+                                 # warp waited on before it (``core.stall_split``)
+    warps: np.ndarray = None     # float64 ``core.WARP_COLUMNS``: the lives of the warps of the
+                                 # trace's rows (``waits[:, 7]`` indexes them)
+    memory: np.ndarray = None    # float64 ``core.MEMORY_COLUMNS``: the first global accesses
+                                 # (issue, data back, level served)
+    sites: np.ndarray = None     # (n_sites, len(stats.SITE_COLUMNS)) float64: every issue's
+                                 # counts by site -- a template's row, a trace program's
+                                 # ``sites`` entry (none: 0 rows); full mode: every block's,
+                                 # summing to ``stats`` (the byte columns as
+                                 # ``stats.SITE_COLUMNS`` says); a sliced launch's as its
+                                 # run counted them, before ``_run_slice`` moves excess
+                                 # first touches from DRAM to the L2
 
 
 @dataclass
@@ -147,13 +167,18 @@ def _free_memory() -> int | None:
         return None
 
 
-def _run(pl, t0, l2, trace, cap, inner=0) -> core.CoreRun:
+def _run(pl, t0, l2, keep, cap, inner=0) -> core.CoreRun:
     """``core.run`` of plan ``pl``'s blocks from cycle t0 on ``l2``, loops cut at ``cap``
     trips (of each inner pass of ``inner`` trips, where given; a trace program's cut is
-    the trace of that cut, ``Plan.cut_codes``)."""
-    code = pl.cut_codes[cap] if cap and pl.cut_codes else pl.code
+    the trace of that cut, ``Plan.cut_codes``), keeping ``keep`` = (issues, global
+    accesses) and counting by site (``Plan.site_maps``)."""
+    cut = cap if cap and pl.cut_codes else 0
+    code = pl.cut_codes[cap] if cut else pl.code
+    site_of, n_sites = (pl.site_maps or {}).get(cut, (np.zeros(0, np.int64), 0))
+    rec = core.Recording(int(keep[0]), int(keep[1]), np.ascontiguousarray(site_of, np.int64),
+                         int(n_sites))
     return core.CoreRun(*core.run(code, pl.h, core.BlockPlan(pl.positions, pl.skips, t0, cap,
-                                                              inner), l2, trace))
+                                                              inner), l2, rec))
 
 
 def _work(code, prog, h):
@@ -229,6 +254,9 @@ class Plan:
     sm_count: int
     inner: int = 0     # caps cut each pass of an inner loop of this many trips (inner_caps)
     cut_codes: dict | None = None   # a trace program's: cap -> the program of that cut
+    # per program run (0: the launch's own; a trace program's cut: its cap): (the site of
+    # each row, the sites) -- a template's rows are its sites (``plan``)
+    site_maps: dict | None = None
     head: int = HEAD_WAVES   # waves kept from the launch's start (fill_waves)
 
     def kept(self) -> np.ndarray:
@@ -280,10 +308,15 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
     pl = _plan_blocks(hw, prog, h, mode, budget, whole_l2, cold)
     if traces.is_trace(prog):
         pl.code = core.ProgramArrays(*traces.program_arrays(prog, pl.positions, pl.kept()))
+        pl.site_maps = {0: (prog.sites, prog.n_sites)}
         if pl.caps:
             pl.cut_codes = {c: core.ProgramArrays(*traces.program_arrays(cp, pl.positions,
                                                                          pl.kept()))
                             for c, cp in prog.cuts}
+            pl.site_maps.update({c: (cp.sites, cp.n_sites) for c, cp in prog.cuts})
+    else:
+        n = len(prog.template)
+        pl.site_maps = {0: (np.arange(n, dtype=np.int64), n)}
     return pl
 
 
@@ -611,7 +644,7 @@ def _skipped_waves(r, skips, C, cycles, head: int = HEAD_WAVES):
     return cycles, err, taus
 
 
-def _launch(prog, pl: Plan, t0, l2, trace, cap) -> LaunchRun:
+def _launch(prog, pl: Plan, t0, l2, keep, cap) -> LaunchRun:
     """One launch as plan ``pl`` says, its loop cut at ``cap`` trips (0: not cut): the
     slice's blocks, those of ``pl.skips`` skipped, and the rest standing for the whole
     launch by their work (loop trips). ``sampling`` says how: extrapolated, sms,
@@ -622,9 +655,9 @@ def _launch(prog, pl: Plan, t0, l2, trace, cap) -> LaunchRun:
     skips = pl.skips
     if pl.inner and cap:
         # caps count the nest's trips; the core cuts each inner pass to its share of them
-        r = _run(pl, t0, l2, trace, cap * pl.inner // pl.trips, pl.inner)
+        r = _run(pl, t0, l2, keep, cap * pl.inner // pl.trips, pl.inner)
     else:
-        r = _run(pl, t0, l2, trace, cap)
+        r = _run(pl, t0, l2, keep, cap)
     blocks = {"id": pl.positions, "sm": r.block_sm, "start": r.block_start, "end": r.block_end}
     kept = pl.kept()
     sampling = {"extrapolated": len(skips) > 0 or pl.sms < pl.sm_count,
@@ -638,25 +671,26 @@ def _launch(prog, pl: Plan, t0, l2, trace, cap) -> LaunchRun:
     if pl.sms < pl.sm_count:
         err += _slice_error(r, pl)
     if not sampling["extrapolated"]:
-        return LaunchRun(cycles, r.stats, r.issued_per_sm, r.stalls, blocks, r.trace, sampling, None)
+        return LaunchRun(cycles, r.stats, r.issued_per_sm, r.stalls, blocks, r.trace, sampling, None,
+                         r.waits, r.warps, r.memory, r.sites)
     # what was counted stands for the blocks not simulated too, in proportion to work (loop
     # trips, plus one per warp for the prologue and launch)
     scale = pl.weight.sum() / pl.weight[pl.positions[kept]].sum()
     return LaunchRun(cycles, r.stats * scale, r.issued_per_sm, r.stalls * scale, blocks,
-                     r.trace, sampling, err)
+                     r.trace, sampling, err, r.waits, r.warps, r.memory, r.sites)
 
 
-def _plan_run(prog, pl: Plan, t0, l2, trace) -> LaunchRun:
+def _plan_run(prog, pl: Plan, t0, l2, keep) -> LaunchRun:
     """One launch as its plan says: with loop cuts, three runs with the loop cut at
     multiples of its period and the line through the last two out to the warps' trips
     (each period past the first costs the same), the first pair's slope against theirs
     for the error; else one run."""
     if not pl.caps:
-        return _launch(prog, pl, t0, l2, trace, 0)
+        return _launch(prog, pl, t0, l2, keep, 0)
     lo, mid, hi = pl.caps
-    first = _launch(prog, pl, t0, l2.copy(), trace, lo)
-    second = _launch(prog, pl, t0, l2.copy(), trace, mid)
-    r = _launch(prog, pl, t0, l2, trace, hi)
+    first = _launch(prog, pl, t0, l2.copy(), keep, lo)
+    second = _launch(prog, pl, t0, l2.copy(), keep, mid)
+    r = _launch(prog, pl, t0, l2, keep, hi)
     f = (pl.trips - mid) / (hi - mid)
 
     def line(a, b):
@@ -720,14 +754,19 @@ def _slice_error(r, pl) -> float:
 
 
 def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int = 0,
-             l2_warm: bool = False, budget: float = None, l2_empty: bool = False) -> Result:
+             l2_warm: bool = False, budget: float = None, l2_empty: bool = False,
+             trace_memory: int = None) -> Result:
     """Run ``programs`` (one Program or a sequence run back to back) on ``hw``; a
     ``simulator.result.Result`` with predictor "engine" and mode ``mode``. A program may
     be a ``traces.TraceProgram`` (recorded warp traces): full mode needs every block
     traced, sampled mode the blocks ``trace_plan_blocks`` names.
 
     ``trace`` keeps the first that many issued instructions (cycle, SM, scheduler, block,
-    warp, opcode) for timeline plots. ``l2_warm`` (a launch repeated back to back on the
+    warp, opcode) for timeline plots, with what their warps waited on before each and the
+    warps' lives (``LaunchResult.waits``, ``warps``); ``trace_memory`` (default: as many)
+    the first global accesses (``LaunchResult.memory``: issue, data back, the level that
+    served them). Every launch also counts its issues, stalls and bytes per site of its
+    program (``LaunchResult.sites``). None of it changes a cycle. ``l2_warm`` (a launch repeated back to back on the
     same buffers) starts with the launches' arrays in the L2 when they fit. Otherwise the
     L2 starts as earlier launches left it, full of their lines (see ``_fill_previous``):
     a launch finds it so in an application, in a benchmark loop rotating buffer sets, or
@@ -757,6 +796,9 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     is an :class:`EngineRun` (per-launch ``LaunchResult`` with block timelines, traces and
     issue counts)."""
     _check(hw, policy, mode)
+    keep = (int(trace), int(trace if trace_memory is None else trace_memory))
+    if min(keep) < 0:
+        raise ValueError(f"trace={trace}, trace_memory={trace_memory}: counts >= 0")
     if not isinstance(programs, (list, tuple)):
         programs = (programs,)
     check_size(hw, programs, mode)
@@ -768,9 +810,9 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     launches, t0 = [], 0.0
     for k, (prog, occ) in enumerate(zip(programs, occs)):
         if mode == "sampled" and plans[k].sms < plans[k].sm_count and not warm_start:
-            run, plans[k] = _run_slice(hw, programs, k, plans[k], t0, l2, trace)
+            run, plans[k] = _run_slice(hw, programs, k, plans[k], t0, l2, keep)
         else:
-            run = _plan_run(prog, plans[k], t0, l2, trace)
+            run = _plan_run(prog, plans[k], t0, l2, keep)
         if mode == "sampled" and plans[k].positions.size < prog.launch.blocks \
                 and k + 1 < len(programs):
             _leave_written(hw, l2, prog, int(plans[k + 1].h[H_L2SETS]))
@@ -832,7 +874,7 @@ def _whole_l2(hw, programs) -> bool:
     return footprint_bytes(programs) <= hw.l2.size_bytes
 
 
-def _run_slice(hw, programs, k, pl: Plan, t0, l2, trace):
+def _run_slice(hw, programs, k, pl: Plan, t0, l2, keep):
     """Launch ``k`` on its plan's slice of the SMs, owning the sectors it first touches in
     the share the whole GPU would fetch itself; returns (the run, the plan it ran).
 
@@ -846,7 +888,7 @@ def _run_slice(hw, programs, k, pl: Plan, t0, l2, trace):
     prog = programs[k]
     pl = _owning(pl, np.nextafter(1.0, 0.0))
     before = l2.copy()
-    run = _plan_run(prog, pl, t0, l2, trace)
+    run = _plan_run(prog, pl, t0, l2, keep)
     cold = _cold_sectors(hw, programs, k, l2)
     first = run.stats[S_FIRST]
     if first <= 1.1 * cold:
@@ -859,7 +901,7 @@ def _run_slice(hw, programs, k, pl: Plan, t0, l2, trace):
     if busy > RERUN_DRAM_BUSY:
         l2.restore(before)
         pl = _owning(pl, cold / first)
-        run = _plan_run(prog, pl, t0, l2, trace)
+        run = _plan_run(prog, pl, t0, l2, keep)
     else:
         # DRAM is not what bounds it: the counts alone move to the L2, and the
         # write-backs of the victims the reads' allocations evicted in the same share
@@ -891,7 +933,8 @@ def _launch_result(hw, prog, occ, pl: Plan, run: LaunchRun, mode: str) -> Launch
         prog.launch.blocks / (occ.blocks_per_sm * hw.sm_count),
         {c: float(v) for c, v in zip(core.CAUSES, run.stalls)}, stats, stats.bytes_by_level(),
         run.blocks, run.issued_per_sm, run.trace, run.sampling,
-        pl.fraction if mode == "sampled" else 1.0, run.estimated_error)
+        pl.fraction if mode == "sampled" else 1.0, run.estimated_error, run.waits, run.warps,
+        run.memory, run.sites)
 
 
 def _flush_bytes(hw, l2, programs, last: Plan, mode: str) -> float:
@@ -930,6 +973,8 @@ def _result(hw, programs, policy, mode, launches, flush, wall, prior_dirty=None)
         bytes_by_level=total, instructions=instructions, instruction_unit="warp",
         stalls_by_cause=stalls, utilization=issue_utilization(hw, instructions, cycles),
         simulated_fraction=_weighted_fraction(launches), estimated_error=_estimated_error(launches),
+        simt_efficiency=simt_efficiency(launches),
+        bank_conflicts=sum(lr.stats.shared_conflict_passes for lr in launches),
         wall_seconds=wall, launches=[_record(lr) for lr in launches],
         extra={"flops_executed": sum(lr.flops_executed for lr in launches),
                "dram_flush_bytes": flush,
@@ -995,9 +1040,19 @@ def launch_shape(prog, occ, waves) -> dict:
                 limited_by=occ.limited_by, waves=waves)
 
 
+def simt_efficiency(launches) -> float | None:
+    """Thread instructions over 32 x warp instructions, over the simulated blocks of
+    ``launches`` (their per-site counts; None where none has them)."""
+    from .stats import C_ISSUED, C_THREADS
+    sites = [lr.sites for lr in launches if lr.sites is not None and len(lr.sites)]
+    issued = sum(float(s[:, C_ISSUED].sum()) for s in sites)
+    return sum(float(s[:, C_THREADS].sum()) for s in sites) / (32 * issued) if issued else None
+
+
 def _record(lr: LaunchResult) -> Launch:
     return Launch(**launch_shape(lr.program, lr.occupancy, lr.waves), cycles=lr.cycles,
                   instructions=lr.warp_instructions, bytes_by_level=lr.bytes_by_level,
                   stalls_by_cause=lr.stalls_by_cause, hit_rates=lr.stats.hit_rates(),
                   simulated_fraction=lr.simulated_fraction, estimated_error=lr.estimated_error,
-                  sampling=lr.sampling)
+                  sampling=lr.sampling, simt_efficiency=simt_efficiency([lr]),
+                  bank_conflicts=lr.stats.shared_conflict_passes)

@@ -72,6 +72,26 @@ def hit_rates(l1_hits, l1_misses, l2_hits, l2_misses) -> dict:
     return {"l1": l1_hits / l1 if l1 else None, "l2": l2_hits / l2 if l2 else None}
 
 
+# Per-site accounting (``engine.LaunchResult.sites``, a float64 row per site of the
+# program: a template's row, a trace program's ``sites`` entry), over every issue of the
+# blocks a run simulated:
+#   issued          warp instructions issued
+#   threads         their active threads, summed (a trace event's: its mask's popcount, or
+#                   its memory lanes with an address)
+#   memory ... not_selected   cycles the issuing warp waited for it, per ``core.WARP_CAUSES``
+#                   (``core.stall_split``): each issue ends a wait that began at the warp's
+#                   previous issue's end (issue interval) or its start
+#   shared_passes   shared-memory passes (1 + its bank-conflict passes beyond the first)
+#   l1_bytes, l2_bytes, dram_bytes   what its global accesses added to the launch's counts:
+#                   l1_bytes (global-load segments), l2_read_bytes + l2_write_bytes,
+#                   dram_read_bytes + dram_write_bytes (the write-backs of the victims its
+#                   allocations evicted included; the final flush is no instruction's)
+SITE_COLUMNS = ("issued", "threads", "memory", "dependency", "pipe", "mshr", "barrier",
+                "not_selected", "shared_passes", "l1_bytes", "l2_bytes", "dram_bytes")
+(C_ISSUED, C_THREADS, C_MEMORY, C_DEPENDENCY, C_PIPE, C_MSHR, C_BARRIER, C_NOT_SELECTED,
+ C_SHARED_PASSES, C_L1B, C_L2B, C_DRAMB) = range(len(SITE_COLUMNS))
+N_SITE_COLUMNS = len(SITE_COLUMNS)
+
 STAT_NAMES = tuple(f.name for f in fields(LaunchStats))
 S = {name: i for i, name in enumerate(STAT_NAMES)}
 N_STATS = len(STAT_NAMES)

@@ -24,7 +24,12 @@ The format:
 * ``blocks`` the ascending linear block ids traced; ``block_work`` every block's work
   (its warps' events; an estimate for the blocks not traced), from which the engine's
   sampler plans: ``engine.trace_plan_blocks`` names the blocks a sampled run simulates,
-  for a front end to trace just those.
+  for a front end to trace just those;
+* ``sites`` (optional) int64 per event: the source instruction it came from (a front
+  end's SASS instruction index), each below ``n_sites``: the engine accounts its issues,
+  stalls and bytes per site (``engine.LaunchResult.sites``). Empty (the default, with
+  ``n_sites`` 0): no per-site accounting. Slicing a trace (``keep_blocks``, a loop cut's
+  trace in ``cuts``) keeps each event's site.
 
 ``walk.from_template`` expands a template program into the trace of every warp of every
 block (the oracle: the two must simulate to the same cycles).
@@ -79,6 +84,10 @@ class TraceProgram:
     trips: int = 0
     trip_period: int = 1
     cuts: tuple = field(default=())
+    # per event: the index of the source instruction it came from (0 <= site < n_sites);
+    # empty: no per-site accounting (see the module's docstring)
+    sites: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    n_sites: int = 0
 
     def __post_init__(self):
         def fix(name, dtype, shape=None):
@@ -95,6 +104,7 @@ class TraceProgram:
         begin = fix("warp_begin", np.int64)
         blocks = fix("blocks", np.int64)
         work = fix("block_work", np.float64)
+        sites = fix("sites", np.int64)
         if params.ndim != 1 or rows.ndim != 2 or addresses.ndim != 2 or begin.ndim != 1 \
                 or blocks.ndim != 1 or work.ndim != 1:
             raise ValueError(f"{self.name}: params, warp_begin, blocks and block_work are "
@@ -131,6 +141,21 @@ class TraceProgram:
                                  f"{len(addresses)}) or be ~mask of a 32-bit mask")
             if (np.isin(op, MEMORY_OPS) & (lanes < 0)).any():
                 raise ValueError(f"{self.name}: a memory instruction's lanes must index addresses")
+        if sites.ndim != 1:
+            raise ValueError(f"{self.name}: sites must be a vector (one site per event)")
+        if not isinstance(self.n_sites, (int, np.integer)) or isinstance(self.n_sites, bool) \
+                or self.n_sites < 0:
+            raise ValueError(f"{self.name}: n_sites = {self.n_sites!r}: an int >= 0")
+        if len(sites) or self.n_sites:
+            if len(sites) != len(rows):
+                raise ValueError(f"{self.name}: sites has {len(sites)} entries for {len(rows)} "
+                                 "events (one per event; or none, with n_sites 0)")
+            if self.n_sites == 0:
+                raise ValueError(f"{self.name}: sites given but n_sites = 0 (the number of "
+                                 "source instructions they index)")
+            if len(sites) and (sites.min() < 0 or sites.max() >= self.n_sites):
+                raise ValueError(f"{self.name}: sites must lie in 0 to n_sites - 1 = "
+                                 f"{self.n_sites - 1}; they span {sites.min()} to {sites.max()}")
         if len(addresses) and not np.isin(addresses[:, 32], WIDTHS).all():
             raise ValueError(f"{self.name}: access widths must be one of {WIDTHS} bytes")
         names = {a[0] for a in self.arrays}
@@ -284,5 +309,6 @@ def keep_blocks(prog: TraceProgram, block_ids) -> TraceProgram:
     used = np.unique(rows[mem, 5])
     rows[mem, 5] = np.searchsorted(used, rows[mem, 5])
     begin = np.concatenate([[0], np.cumsum(hi - lo)]).astype(np.int64)
+    sites = prog.sites[ev] if len(prog.sites) else prog.sites
     return dataclasses.replace(prog, rows=rows, addresses=prog.addresses[used], warp_begin=begin,
-                               blocks=ids)
+                               blocks=ids, sites=sites)
