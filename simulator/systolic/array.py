@@ -19,7 +19,7 @@ register contents.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
@@ -32,19 +32,23 @@ _NAN = np.nan
 
 @njit(cache=True, nogil=True)
 def _run(os_mode, H, Hv, V, S, Sv, folds, R, C, T, out, record, rec_active, rec_h, rec_v, rec_s,
-         os_gap_override):
+         rec_val, rec_idx, rec_mac, rec_out, rec_out_val, rec_pl, rec_pl_val, os_gap_override):
     F = folds.shape[0]
     Ra = min(R, folds[:, 2].max())
     Ca = min(C, folds[:, 3].max())
+    n_rec = rec_active.shape[0] if record else 0
     h_val = np.zeros((Ra, Ca)); h_f = -np.ones((Ra, Ca), np.int64); h_t = np.zeros((Ra, Ca), np.int64)
     v_val = np.zeros((Ra, Ca)); v_f = -np.ones((Ra, Ca), np.int64); v_t = np.zeros((Ra, Ca), np.int64)
     # os state
-    acc = np.zeros((Ra, Ca)); cnt = np.zeros((Ra, Ca), np.int64)
+    acc = np.zeros((Ra, Ca)); cnt = np.zeros((Ra, Ca), np.int64); acc_f = -np.ones((Ra, Ca), np.int64)
     sh_val = np.zeros((Ra, Ca)); sh_f = -np.ones((Ra, Ca), np.int64); sh_m = np.zeros((Ra, Ca), np.int64)
     drain_left = np.zeros(Ca, np.int64); drain_len = np.zeros(Ca, np.int64)
-    # stationary state
+    # stationary state; wb_sr, wb_sc: the element of S a buffer holds (-1: free)
     wb_val = np.zeros((2, Ra, Ca)); wb_f = -np.ones((2, Ra, Ca), np.int64)
     wb_uses = np.zeros((2, Ra, Ca), np.int64)
+    wb_sr = -np.ones((2, Ra, Ca), np.int64); wb_sc = -np.ones((2, Ra, Ca), np.int64)
+    wb_done = np.zeros((2, Ra, Ca), np.bool_)   # used up this cycle: shown free from the next
+    any_done = False
     pl_f = 0; pl_k = 0; pl_done = -np.ones(F, np.int64)
     # controller
     s = -np.ones(F, np.int64)
@@ -67,6 +71,15 @@ def _run(os_mode, H, Hv, V, S, Sv, folds, R, C, T, out, record, rec_active, rec_
     while outputs_done < outputs_expected:
         if t > limit:
             raise RuntimeError("systolic array deadlocked")
+        rec = t < n_rec
+        if any_done:
+            any_done = False
+            for bb in range(2):
+                for r in range(Ra):
+                    for c in range(Ca):
+                        if wb_done[bb, r, c]:
+                            wb_sr[bb, r, c] = -1; wb_sc[bb, r, c] = -1
+                            wb_done[bb, r, c] = False
         # 1. controller: start the next fold's stream
         if started < F:
             ok = True
@@ -97,12 +110,17 @@ def _run(os_mode, H, Hv, V, S, Sv, folds, R, C, T, out, record, rec_active, rec_
                 for r in range(top, 0, -1):
                     for c in range(cu):
                         wb_val[b, r, c] = wb_val[b, r - 1, c]
+                        wb_sr[b, r, c] = wb_sr[b, r - 1, c]; wb_sc[b, r, c] = wb_sc[b, r - 1, c]
                 rb = folds[g, 0] * R; cb = folds[g, 1] * C
                 src = rb + ru - 1 - pl_k
                 for c in range(cu):
                     wb_val[b, 0, c] = S[src, cb + c]
+                    wb_sr[b, 0, c] = src; wb_sc[b, 0, c] = cb + c
                     if Sv[src, cb + c]:
                         counts[2] += 1
+                    if rec:
+                        rec_pl[t, c, 0] = src; rec_pl[t, c, 1] = cb + c; rec_pl[t, c, 2] = b
+                        rec_pl_val[t, c] = S[src, cb + c]
                 pl_k += 1
                 if pl_k == ru:
                     for r in range(ru):
@@ -118,7 +136,12 @@ def _run(os_mode, H, Hv, V, S, Sv, folds, R, C, T, out, record, rec_active, rec_
                 if drain_left[c] > 0:
                     n = drain_len[c]
                     f = sh_f[n - 1, c]
-                    out[sh_m[n - 1, c], folds[f, 1] * C + c] = sh_val[n - 1, c]
+                    col = folds[f, 1] * C + c
+                    out[sh_m[n - 1, c], col] = sh_val[n - 1, c]
+                    if rec:
+                        rec_out[t, n - 1, c, 0] = sh_m[n - 1, c]; rec_out[t, n - 1, c, 1] = col
+                        rec_out[t, n - 1, c, 2] = 0; rec_out[t, n - 1, c, 3] = T - 1
+                        rec_out_val[t, n - 1, c] = sh_val[n - 1, c]
                     counts[3] += 1
                     outputs_done += 1
                     last_emit = t
@@ -168,15 +191,18 @@ def _run(os_mode, H, Hv, V, S, Sv, folds, R, C, T, out, record, rec_active, rec_
         for r in range(Ra):
             for c in range(Ca):
                 f = h_f[r, c]
+                vf = v_f[r, c]
                 active = False
-                if f >= 0 and v_f[r, c] >= 0:
-                    if v_f[r, c] != f or v_t[r, c] != h_t[r, c]:
+                b = 0
+                if f >= 0 and vf >= 0:
+                    if vf != f or v_t[r, c] != h_t[r, c]:
                         raise RuntimeError("operands of different folds or steps met in a PE")
                     active = True
                     counts[5] += 1
                     if os_mode:
                         acc[r, c] += h_val[r, c] * v_val[r, c]
                         cnt[r, c] += 1
+                        acc_f[r, c] = f
                         if cnt[r, c] == T:
                             if sh_f[r, c] >= 0:
                                 raise RuntimeError("result met an occupied shadow register")
@@ -194,6 +220,8 @@ def _run(os_mode, H, Hv, V, S, Sv, folds, R, C, T, out, record, rec_active, rec_
                         wb_uses[b, r, c] -= 1
                         if wb_uses[b, r, c] == 0:
                             wb_f[b, r, c] = -1
+                            wb_done[b, r, c] = True
+                            any_done = True
                         if r == folds[f, 2] - 1:
                             col = folds[f, 1] * C + c
                             if folds[f, 0] > 0:
@@ -203,17 +231,79 @@ def _run(os_mode, H, Hv, V, S, Sv, folds, R, C, T, out, record, rec_active, rec_
                             outputs_done += 1
                             last_emit = t
                             v_f[r, c] = -1
-                if record and t < rec_active.shape[0]:
+                            if rec:
+                                rb = folds[f, 0] * R
+                                rec_out[t, r, c, 0] = v_t[r, c]; rec_out[t, r, c, 1] = col
+                                rec_out[t, r, c, 2] = rb; rec_out[t, r, c, 3] = rb + r
+                                rec_out_val[t, r, c] = v_val[r, c]
+                if rec:
                     rec_active[t, r, c] = active
                     rec_h[t, r, c] = h_val[r, c] if h_f[r, c] >= 0 else _NAN
                     rec_v[t, r, c] = v_val[r, c] if (v_f[r, c] >= 0 or active) else _NAN
                     if os_mode:
                         rec_s[t, r, c] = acc[r, c] if cnt[r, c] > 0 else _NAN
                     else:
-                        b = f % 2 if f >= 0 else 0
-                        rec_s[t, r, c] = wb_val[b, r, c] if (f >= 0 and active) else _NAN
+                        rec_s[t, r, c] = wb_val[b, r, c] if active else _NAN
+                    # every register: its value and the element it holds (row, column of
+                    # H, V, S or out; for a sum, the first and last k it holds)
+                    if f >= 0:
+                        rec_val[t, r, c, 0] = h_val[r, c]
+                        rec_idx[t, r, c, 0, 0] = folds[f, 0] * R + r
+                        rec_idx[t, r, c, 0, 1] = h_t[r, c]
+                    if vf >= 0:
+                        rec_val[t, r, c, 1] = v_val[r, c]
+                        rec_idx[t, r, c, 1, 0] = v_t[r, c]
+                        rec_idx[t, r, c, 1, 1] = folds[vf, 1] * C + c
+                        if not os_mode:
+                            rb = folds[vf, 0] * R
+                            rec_idx[t, r, c, 1, 2] = rb
+                            rec_idx[t, r, c, 1, 3] = rb + r if active else rb + r - 1
+                    if os_mode:
+                        if cnt[r, c] > 0:
+                            g = acc_f[r, c]
+                            rec_val[t, r, c, 2] = acc[r, c]
+                            rec_idx[t, r, c, 2, 0] = folds[g, 0] * R + r
+                            rec_idx[t, r, c, 2, 1] = folds[g, 1] * C + c
+                            rec_idx[t, r, c, 2, 2] = 0; rec_idx[t, r, c, 2, 3] = cnt[r, c] - 1
+                        if sh_f[r, c] >= 0:
+                            rec_val[t, r, c, 3] = sh_val[r, c]
+                            rec_idx[t, r, c, 3, 0] = sh_m[r, c]
+                            rec_idx[t, r, c, 3, 1] = folds[sh_f[r, c], 1] * C + c
+                            rec_idx[t, r, c, 3, 2] = 0; rec_idx[t, r, c, 3, 3] = T - 1
+                        if active:
+                            rec_mac[t, r, c, 0] = 0; rec_mac[t, r, c, 1] = 1
+                            rec_mac[t, r, c, 2] = 2 if cnt[r, c] > 0 else 3
+                    else:
+                        for bb in range(2):
+                            if wb_sr[bb, r, c] >= 0:
+                                rec_val[t, r, c, 2 + bb] = wb_val[bb, r, c]
+                                rec_idx[t, r, c, 2 + bb, 0] = wb_sr[bb, r, c]
+                                rec_idx[t, r, c, 2 + bb, 1] = wb_sc[bb, r, c]
+                        if active:
+                            rec_mac[t, r, c, 0] = 0; rec_mac[t, r, c, 1] = 2 + b
+                            rec_mac[t, r, c, 2] = 1
         t += 1
     return last_emit + 1, counts, s
+
+
+# The four registers of a PE, by dataflow, and the operand (of C = A @ B) each holds: the
+# register moving right, the one moving down, and two that stay (os: the accumulator and
+# the shadow register of the drain chain; ws/is: the two stationary buffers).
+REGISTERS = {"os": ("h", "v", "acc", "out"), "ws": ("h", "v", "w0", "w1"),
+             "is": ("h", "v", "w0", "w1")}
+HOLDS = {"os": "ABCC", "ws": "ACBB", "is": "BCAA"}
+MAX_RECORD_CYCLES = 5000            # cycles a recording keeps
+MAX_RECORD_PE_CYCLES = 1_000_000    # PEs x cycles a recording keeps (some 130 bytes each)
+
+
+def _user_index(dataflow, idx, reg):
+    """Index rows (..., 4) of the engine's matrices (H, V, S, out) as the user's: A[i, k],
+    B[k, j], C[i, j] (with the first and last k a sum holds)."""
+    swap = (dataflow == "ws" and reg == 0) or (dataflow == "is" and reg != 0)
+    if swap:
+        idx = idx.copy()
+        idx[..., [0, 1]] = idx[..., [1, 0]]
+    return idx
 
 
 @dataclass(frozen=True)
@@ -229,14 +319,32 @@ class ArrayRun:
     output: np.ndarray          # O[M, N]
     reference: np.ndarray       # numpy / direct-convolution result
     trace: dict | None = None   # active, h, v, s: (cycles, R, C) arrays when recorded
+    a: np.ndarray | None = None     # the operands run: A (M x K) and B (K x N)
+    b: np.ndarray | None = None
+    exact: bool = True          # integer operands: the output must equal the reference exactly
 
     @property
     def correct(self) -> bool:
-        return bool(np.array_equal(self.output, self.reference))
+        if self.exact:
+            return bool(np.array_equal(self.output, self.reference))
+        scale = float(np.abs(self.reference).max(initial=0.0))
+        return bool(np.allclose(self.output, self.reference, rtol=1e-9, atol=1e-12 * max(1.0, scale)))
+
+    @property
+    def dataflow(self) -> str:
+        return self.lowered.dataflow
+
+
+def record_size(L: Lowered) -> tuple[int, int]:
+    """(cycles, PEs x cycles) a recording of ``L`` keeps (the closed form's cycles)."""
+    from .closed_form import fold_timing
+    Sr, Sc, _ = L.spatial
+    cycles = fold_timing(L)[2]
+    return cycles, cycles * min(L.rows, Sr) * min(L.cols, Sc)
 
 
 def run_array(op, dataflow: str, rows: int, cols: int, seed: int = 0, record: bool = False,
-              max_record_cycles: int = 5000, _os_gap: int = -1) -> ArrayRun:
+              max_record_cycles: int = MAX_RECORD_CYCLES, _os_gap: int = -1) -> ArrayRun:
     """Run ``op`` on a ``rows`` x ``cols`` array cycle by cycle with random small-integer data.
 
     ``record=True`` keeps every PE's activity and registers per cycle (for arrays and
@@ -244,6 +352,28 @@ def run_array(op, dataflow: str, rows: int, cols: int, seed: int = 0, record: bo
     """
     L = Lowered(op, dataflow, rows, cols)
     A, Av, B, ref = operand_matrices(op, seed)
+    return _execute(L, A, Av, B, ref, record, max_record_cycles, _os_gap)
+
+
+def run_matrices(a: np.ndarray, b: np.ndarray, dataflow: str, rows: int, cols: int,
+                 record: bool = False, exact: bool = True,
+                 max_record_cycles: int = MAX_RECORD_CYCLES) -> ArrayRun:
+    """Run ``a @ b`` (float64 matrices, M x K and K x N) on a ``rows`` x ``cols`` array;
+    ``exact``: the reference is the integers' exact product."""
+    from workloads.ir import Gemm
+    (M, K), N = a.shape, b.shape[1]
+    L = Lowered(Gemm(M=M, N=N, K=K, name="A@B"), dataflow, rows, cols)
+    if exact:
+        ref = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.float64)
+    else:
+        ref = a @ b
+    run = _execute(L, np.ascontiguousarray(a), np.ones(a.shape, dtype=bool),
+                   np.ascontiguousarray(b), ref, record, max_record_cycles, -1)
+    return replace(run, exact=exact)
+
+
+def _execute(L: Lowered, A, Av, B, ref, record, max_record_cycles, os_gap) -> ArrayRun:
+    dataflow, rows, cols = L.dataflow, L.rows, L.cols
     M, N, K = L.mnk
     folds = np.ascontiguousarray(L.folds)
     Sr, Sc, T = L.spatial
@@ -258,12 +388,21 @@ def run_array(op, dataflow: str, rows: int, cols: int, seed: int = 0, record: bo
         H, Hv, V, S, Sv = B, np.ones_like(B, dtype=bool), dummy, np.ascontiguousarray(A.T), np.ascontiguousarray(Av.T)
         out = np.zeros((N, M))
     ra, ca = min(rows, Sr), min(cols, Sc)
-    n = max_record_cycles if record else 1
-    shape = (n, ra, ca) if record else (1, 1, 1)
-    rec_active = np.zeros(shape, dtype=np.bool_)
-    rec_h, rec_v, rec_s = (np.full(shape, np.nan) for _ in range(3))
+    n = min(max_record_cycles, record_size(L)[0]) if record else 1
+    pe = (n, ra, ca) if record else (1, 1, 1)
+    edge = (n, ca) if record else (1, 1)
+    rec_active = np.zeros(pe, dtype=np.bool_)
+    rec_h, rec_v, rec_s = (np.full(pe, np.nan) for _ in range(3))
+    rec_val = np.full(pe + (4,), np.nan)
+    rec_idx = np.full(pe + (4, 4), -1, dtype=np.int32)
+    rec_mac = np.full(pe + (3,), -1, dtype=np.int8)
+    rec_out = np.full(pe + (4,), -1, dtype=np.int32)
+    rec_out_val = np.full(pe, np.nan)
+    rec_pl = np.full(edge + (3,), -1, dtype=np.int32)
+    rec_pl_val = np.full(edge, np.nan)
     cycles, counts, starts = _run(dataflow == "os", H, Hv, V, S, Sv, folds, rows, cols, T, out,
-                                  record, rec_active, rec_h, rec_v, rec_s, _os_gap)
+                                  record, rec_active, rec_h, rec_v, rec_s, rec_val, rec_idx,
+                                  rec_mac, rec_out, rec_out_val, rec_pl, rec_pl_val, os_gap)
     if dataflow == "is":
         out = out.T
     roles = {"os": ("ifmap", "filter", None), "ws": ("ifmap", None, "filter"),
@@ -277,5 +416,23 @@ def run_array(op, dataflow: str, rows: int, cols: int, seed: int = 0, record: bo
     trace = None
     if record:
         k = min(cycles, n)
-        trace = {"active": rec_active[:k], "h": rec_h[:k], "v": rec_v[:k], "s": rec_s[:k]}
-    return ArrayRun(L, int(cycles), int(counts[5]), reads, writes, starts, out, ref, trace)
+        idx = np.stack([_user_index(dataflow, rec_idx[:k, :, :, g], g) for g in range(4)], axis=3)
+        mac = rec_mac[:k]
+        if dataflow == "is":             # the left operand is B, the stationary one A
+            mac = mac[..., [1, 0, 2]]
+        pl = rec_pl[:k]
+        if dataflow == "is":
+            pl = pl[..., [1, 0, 2]]
+        trace = {"active": rec_active[:k], "h": rec_h[:k], "v": rec_v[:k], "s": rec_s[:k],
+                 # per register (REGISTERS[dataflow]) the value and the element held
+                 "value": rec_val[:k], "index": idx,
+                 # per MAC: the registers that held its A and B operands and its C sum
+                 "mac": mac,
+                 # per PE: the C element (a sum of k0..k1) leaving the array from it (the
+                 # bottom row of the fold's tile, which uses fewer rows than the array's
+                 # where the matrix ends) for the output SRAM
+                 "out_index": _user_index(dataflow, rec_out[:k], 1), "out_value": rec_out_val[:k],
+                 # the preload chain per column (ws/is): the element entering it, buffer
+                 "preload_index": pl, "preload_value": rec_pl_val[:k]}
+    return ArrayRun(L, int(cycles), int(counts[5]), reads, writes, starts, out, ref, trace,
+                    a=A, b=B)

@@ -8,6 +8,7 @@ from simulator.table import format_table
 
 from .. import kernel_options as ko
 from . import BY_NAME
+from .array import add_array
 from .simulate_kernel import add_kernel, print_traffic, sampling_note
 from ..options import (TIMELINE_INSTRUCTIONS, Parser, add_engine, add_hw, add_outputs,
                        add_workload, load_hw, load_workload, one_dims, set_fields)
@@ -59,6 +60,7 @@ def add_simulate(sub, help_only=False):
     p.set_defaults(func=run_simt, in_thread=True)
 
     add_kernel(sim)
+    add_array(sim)
 
 
 # ---------------------------------------------------------------- systolic
