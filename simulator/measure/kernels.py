@@ -221,7 +221,10 @@ def measure_one(c, case, label, size, seed=0, l2_bytes=50 * 2**20, timer=None) -
 def _child(seed, items):
     """Launch each CASE::SHAPE once (the process ncu profiles)."""
     from numba import cuda
+    from simulator.kernelcode.cases.examples import teaching_cases
     cases, _ = all_cases()
+    if any(i.startswith("teaching.") for i in items):
+        cases = cases + teaching_cases()
     for item in items:
         case, label, size = find(cases, item)
         grid, block, args, shared = launch_of(case, size, seed)

@@ -21,7 +21,8 @@ from .harness import rotation_sets  # noqa: F401 (suites.rotation_sets: its home
 
 from . import harness, micro
 
-SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels")
+SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels",
+          "teaching")
 SLICE_STRIDES = (1, 2, 3, 4, 8, 16, 32)     # lines between the lines read
 LINE_SPREADS = (1, 2, 4, 8, 16, 32)         # lines one warp request touches
 RELU_BLOCKS = (64, 128, 256, 512, 1024)
@@ -491,9 +492,16 @@ def run_kernels(c, seed=0, deadline_s=None):
     return run(c, seed=seed, deadline_s=deadline_s)
 
 
+def run_teaching(c, seed=0, deadline_s=None):
+    """examples/teaching.py's kernels, measured as the kernels suite measures."""
+    from simulator.kernelcode.cases.examples import teaching_cases
+    from .kernels import run_kernels as run
+    return run(c, seed=seed, deadline_s=deadline_s, cases=teaching_cases())
+
+
 RUNNERS = {"micro": run_micro, "grid": run_grid, "gemm": run_gemm, "conv": run_conv, "h2d": run_h2d,
            "resources": run_resources, "slices": run_slices, "lines": run_lines,
-           "kernels": run_kernels}
+           "kernels": run_kernels, "teaching": run_teaching}
 
 
 def run(suite: str, command=None, deadline_s=None, **kw) -> dict:
@@ -506,7 +514,7 @@ def run(suite: str, command=None, deadline_s=None, **kw) -> dict:
     c = harness.require_gpu()
     prov = harness.provenance(command)
     t0 = time.time()
-    if deadline_s and suite in ("gemm", "conv", "kernels"):
+    if deadline_s and suite in ("gemm", "conv", "kernels", "teaching"):
         kw["deadline_s"] = deadline_s
     recs = RUNNERS[suite](c, **kw)
     extra = {}

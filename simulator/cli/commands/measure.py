@@ -12,7 +12,7 @@ from . import BY_NAME
 
 NEEDS = ("gpu",)
 SUITE_CHOICES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels",
-                 "all", "network", "torchvision", "counters", "tune")
+                 "teaching", "all", "network", "torchvision", "counters", "tune")
 
 
 def add_measure(sub):
@@ -92,7 +92,7 @@ def _suites(args, out):
 def _suite_table(name, data):
     """The micro, slices, lines and kernels suites' figures as a table."""
     recs = data["records"]
-    if name == "kernels":
+    if name in ("kernels", "teaching"):
         rows = [[r["kernel"], r["shape"], r["median_s"], r["buffer_sets"], r["ok"],
                  "yes" if r["counters"] else "no"] for r in recs]
         print(format_table(["kernel", "shape", "median s", "buffer sets", "ok", "ncu"], rows,
