@@ -12,9 +12,10 @@ __version__ = "0.1.0"
 _API = ("Result", "Measurement", "load_hardware", "hardware_names", "load_workload", "kernels",
         "build", "simulate_simt", "analytic", "predict", "simulate_systolic", "roofline",
         "data_movement", "calibrate", "load_measurements", "validate", "occupancy",
-        "warp_instructions", "coalesce", "timeline", "systolic_array_run", "h2d_seconds",
+        "warp_instructions", "coalesce", "timeline", "systolic_array_run", "systolic_text",
+        "systolic_animation", "h2d_seconds",
         "validation_rows", "validation_scores", "plan_network", "choose_plan", "network_summary",
-        "emulate_kernel", "emulating", "simulate_kernel")
+        "emulate_kernel", "emulating", "simulate_kernel", "load_launcher", "source_view")
 __all__ = list(_API) + ["plots"]
 
 

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["Result", "Measurement", "load_hardware", "hardware_names", "load_workload", "kernels",
            "build", "simulate_simt", "analytic", "predict", "simulate_systolic", "roofline",
            "data_movement", "calibrate", "load_measurements", "validate", "occupancy",
-           "warp_instructions", "coalesce", "timeline", "systolic_array_run", "h2d_seconds",
-           "validation_rows", "validation_scores"]
+           "warp_instructions", "coalesce", "timeline", "systolic_array_run", "systolic_text",
+           "systolic_animation", "h2d_seconds", "validation_rows", "validation_scores"]
 
 
 def hardware_names() -> list:
@@ -381,19 +381,38 @@ class Timeline(NamedTuple):
     launch: object           # the Result's Launch
     blocks: dict             # per simulated block: "sm", "start", "end" (cycles)
     trace: dict              # per kept issued instruction: "cycle", "sm", "scheduler",
-                             # "block", "warp" (in its block), "op" (opcode name)
+                             # "block", "warp" (in its block), "op" (opcode name), and what
+                             # its warp waited on before it (``core.WAIT_COLUMNS``):
+                             # "wait_from", "barrier_release", "ready", "on_load",
+                             # "unit_free", "mshr_free", "pc", "warp_row", "site" (-1: none)
+    warps: dict = None       # per warp of those instructions (``trace["warp_row"]`` indexes
+                             # it; ``core.WARP_COLUMNS``): "start", "finish" (-1: not in the
+                             # run), "sm", "scheduler", "block", "warp", "position", "issued"
+    states: dict = None      # its states as spans (``analysis.traces.warp_states``): "warp"
+                             # (row of warps), "state" (issue, memory, dependency, pipe,
+                             # mshr, not selected, barrier, done), "start", "end", "op"
+                             # (opcode name, "" for a wait), "pc" (-1: none)
+    memory: dict = None      # per kept global access (``core.MEMORY_COLUMNS``): "issue",
+                             # "done" (data back; a store: the L2 accepted it), "level"
+                             # ("L1 hit", "L2", "DRAM"), "sm", "scheduler", "warp_row",
+                             # "block", "warp", "op" (name), "segments", "pc"
 
 
 def timeline(result, launch: int = 0) -> Timeline:
     """When each block of launch ``launch`` of an engine Result ran and on which SM, and
     the instructions it issued, as columns (numpy arrays). The engine keeps the first N
     issued instructions when run with ``trace=N`` (:func:`simulate_simt`); without it
-    the trace is empty. ``plots.simt_timeline_chart`` draws the same.
+    the trace is empty (and, with it, ``warps`` and ``states``; ``memory`` keeps as many
+    global accesses). Cycles are the engine's, counted from the first launch's start.
+    ``plots.simt_timeline_chart`` draws the same; ``analysis.traces.simt_trace`` the
+    warps' states and the memory requests too.
 
     >>> r = simulate_simt(load_hardware("gtx480"), "matadd", m=32, n=48, mode="full", trace=50)
     >>> t = timeline(r)
     >>> len(t.blocks["sm"]), len(t.trace["cycle"]), str(t.trace["op"][0])
     (6, 50, 'ALU')
+    >>> int((t.states["state"] == "issue").sum()), sorted(t.memory)[:3]
+    (50, ['block', 'done', 'issue'])
     """
     import numpy as np
     from simulator.simt.isa import OP_NAMES
@@ -408,36 +427,183 @@ def timeline(result, launch: int = 0) -> Timeline:
     tr = np.asarray(lr.trace).reshape(-1, 6)
     trace = {k: tr[:, i].astype(np.int64) for i, k in enumerate(("cycle", "sm", "scheduler", "block", "warp"))}
     trace["op"] = np.array(OP_NAMES)[tr[:, 5].astype(np.int64)]
-    return Timeline(result.launches[launch], {k: np.asarray(v) for k, v in lr.blocks.items()}, trace)
+    from simulator.analysis.traces import warp_states
+    from simulator.simt.core import LEVELS, MEMORY_COLUMNS, WAIT_COLUMNS, WARP_COLUMNS
+    ints = {"on_load", "pc", "warp_row", "site", "sm", "scheduler", "block", "warp", "position",
+            "issued", "segments"}
+
+    def columns(table, names):
+        table = np.zeros((0, len(names))) if table is None else np.asarray(table).reshape(-1, len(names))
+        return {k: table[:, i].astype(np.int64) if k in ints else table[:, i].astype(np.float64)
+                for i, k in enumerate(names)}
+    waits = getattr(lr, "waits", None)
+    if waits is not None and len(waits) == len(tr):
+        trace.update(columns(waits, WAIT_COLUMNS))
+    warps = columns(getattr(lr, "warps", None), WARP_COLUMNS)
+    states = warp_states(lr, float(result.detail.hw.sm.issue_interval_cycles))
+    states["op"] = np.where(states["op"] >= 0, np.array(OP_NAMES + ("",))[states["op"]], "")
+    states["state"] = states["state"].astype(str)
+    memory = columns(getattr(lr, "memory", None), MEMORY_COLUMNS)
+    memory["level"] = np.array(LEVELS + ("",))[memory["level"].astype(np.int64)]
+    memory["op"] = np.array(OP_NAMES)[memory["op"].astype(np.int64)] if len(memory["op"]) \
+        else np.zeros(0, str)
+    return Timeline(result.launches[launch], {k: np.asarray(v) for k, v in lr.blocks.items()}, trace,
+                    warps, states, memory)
 
 
-def systolic_array_run(op, dataflow: str, rows: int, cols: int, record: bool = False,
-                       seed: int = 0):
-    """``op`` (an op, or a workload of one op such as ``"gemm:3x3x3"``) on a ``rows`` x
-    ``cols`` systolic array, register by register and cycle by cycle, on random
-    small-integer operands (``dataflow`` os, ws or is): ``cycles``, ``macs``, SRAM
-    ``sram_reads`` and ``sram_writes`` (words), the ``output`` against numpy's
-    ``reference`` (``correct``), and with ``record=True`` (at most 5000 cycles) a
-    ``trace`` of (cycles, rows, columns) arrays: ``active`` (the PE did a MAC) and the
-    registers ``h`` (moving right), ``v`` (moving down) and ``s`` (staying), NaN where
-    empty. The closed form :func:`simulate_systolic` runs gives the same cycles.
+def systolic_array_run(op=None, dataflow: str | None = None, rows: int | None = None,
+                       cols: int | None = None, record: bool = False, seed: int = 0, *, a=None,
+                       b=None):
+    """``op`` (an op, or a workload of one op such as ``"gemm:3x3x3"``, on random
+    small-integer operands drawn with ``seed``) or your own matrices ``a`` (M x K) and
+    ``b`` (K x N) -- numpy arrays or nested lists of numbers, not both forms -- on a
+    ``rows`` x ``cols`` systolic array, register by register and cycle by cycle
+    (``dataflow`` os, ws or is): ``cycles``, ``macs``, SRAM ``sram_reads`` and
+    ``sram_writes`` (words), the ``output`` against numpy's ``reference`` (``correct``:
+    equal exactly for integers, to 1e-9 relative for other numbers), the operands ``a``
+    and ``b``. The closed form :func:`simulate_systolic` runs gives the same cycles.
+
+    ``record=True`` keeps a ``trace`` of (cycles, rows, columns) arrays: ``active`` (the
+    PE did a MAC) and the registers ``h`` (moving right), ``v`` (moving down) and ``s``
+    (staying), NaN where empty; and for every register of a PE (``value``, ``index``:
+    (cycles, rows, columns, 4, ...)) the element of C = A @ B it holds -- A[i, k], B[k, j],
+    or C[i, j] with the first and last k it sums -- which :func:`systolic_text` and
+    :func:`systolic_animation` show as labels. A recording keeps at most 5000 cycles and
+    10^6 PE-cycles (a larger run is a ValueError).
 
     >>> r = systolic_array_run("gemm:3x3x3", "os", 3, 3, record=True)
     >>> r.cycles, r.macs, r.correct, r.trace["active"].shape
     (10, 27, True, (10, 3, 3))
+    >>> r = systolic_array_run(a=[[1, 2], [3, 4]], b=[[5, 6], [7, 8]], dataflow="ws", rows=2,
+    ...                        cols=2, record=True)
+    >>> r.output.tolist(), r.correct
+    ([[19.0, 22.0], [43.0, 50.0]], True)
     """
-    from simulator.systolic import DATAFLOWS
-    from simulator.systolic.array import run_array
-    net = arg.workload(op, "op")
-    if len(net.ops) != 1:
-        raise ValueError(f"op={show(net.name)}: the array runs one op at a time, not {len(net.ops)}")
-    if net.ops[0].kind not in ("gemm", "conv2d"):
-        raise ValueError(f"op={show(net.name)}: a {net.ops[0].kind}; the array runs a GEMM or a "
-                         "convolution")
+    from simulator.systolic import DATAFLOWS, Lowered
+    from simulator.systolic.array import (MAX_RECORD_CYCLES, MAX_RECORD_PE_CYCLES, record_size,
+                                          run_array, run_matrices)
+    if op is not None and (a is not None or b is not None):
+        raise ValueError(f"op={show(op)} and a/b: give an op, or matrices a and b, not both")
+    if op is None and a is None and b is None:
+        raise TypeError("op=None: an op ('gemm:MxNxK', a Gemm or Conv2d), or matrices a "
+                        "(M x K) and b (K x N)")
     dataflow = arg.choice(dataflow, "dataflow", DATAFLOWS)
     rows, cols = arg.integer(rows, "rows", minimum=1), arg.integer(cols, "cols", minimum=1)
-    return run_array(net.ops[0], dataflow, rows, cols, seed=arg.integer(seed, "seed", minimum=0),
-                     record=arg.boolean(record, "record"))
+    record = arg.boolean(record, "record")
+    if op is None:
+        A, B, exact = _matrices(a, b)
+        L = Lowered(_gemm(A, B), dataflow, rows, cols)
+    else:
+        net = arg.workload(op, "op")
+        if len(net.ops) != 1:
+            raise ValueError(f"op={show(net.name)}: the array runs one op at a time, not "
+                             f"{len(net.ops)}")
+        if net.ops[0].kind not in ("gemm", "conv2d"):
+            raise ValueError(f"op={show(net.name)}: a {net.ops[0].kind}; the array runs a GEMM "
+                             "or a convolution")
+        seed = arg.integer(seed, "seed", minimum=0)
+        L = Lowered(net.ops[0], dataflow, rows, cols)
+    if record:
+        n, pe = record_size(L)
+        if n > MAX_RECORD_CYCLES or pe > MAX_RECORD_PE_CYCLES:
+            M, N, K = L.mnk
+            raise ValueError(f"record=True: C ({M}x{N}) = A ({M}x{K}) @ B ({K}x{N}) on a "
+                             f"{rows}x{cols} array runs {n:,} cycles ({pe:,} PE-cycles); a "
+                             f"recording keeps at most {MAX_RECORD_CYCLES:,} cycles and "
+                             f"{MAX_RECORD_PE_CYCLES:,} PE-cycles: use smaller matrices, or "
+                             "record=False")
+    if op is None:
+        return run_matrices(A, B, dataflow, rows, cols, record=record, exact=exact)
+    return run_array(L.op, dataflow, rows, cols, seed=seed, record=record)
+
+
+def _gemm(A, B):
+    from workloads.ir import Gemm
+    return Gemm(M=A.shape[0], N=B.shape[1], K=A.shape[1], name="A@B")
+
+
+def _matrix(x, name: str):
+    """``x`` (a numpy array or nested lists of real numbers) as a 2-D float64 array, and
+    whether its values are all integers."""
+    import numpy as np
+    if x is None:
+        raise TypeError(f"{name}=None: give both a (M x K) and b (K x N)")
+    if isinstance(x, (str, bytes)) or not isinstance(x, (list, tuple, np.ndarray)):
+        raise TypeError(f"{name}={show(x)}: a matrix (a numpy array or a list of rows of "
+                        f"numbers), not a {type(x).__name__}")
+    try:
+        m = np.asarray(x)
+    except ValueError:
+        m = None
+    if m is None or m.dtype == object:
+        raise ValueError(f"{name}={show(x)}: rows of different lengths or not numbers; give "
+                         "a list of rows of numbers, all of one length")
+    if m.dtype.kind not in "iuf":
+        raise ValueError(f"{name}={show(x)}: holds {m.dtype} values; allowed: real numbers "
+                         "(integers or floats)")
+    if m.ndim != 2:
+        raise ValueError(f"{name}={show(x)}: a {m.ndim}-D array; allowed: a 2-D matrix "
+                         "(a list of rows, such as [[1, 2, 3]] for one row)")
+    if m.size == 0:
+        raise ValueError(f"{name}={show(x)}: an empty matrix ({m.shape[0]}x{m.shape[1]}); "
+                         "allowed: at least 1x1")
+    if m.dtype.kind == "f" and not np.isfinite(m).all():
+        raise ValueError(f"{name}={show(x)}: holds NaN or infinity; allowed: finite numbers")
+    integer = m.dtype.kind in "iu" or bool(np.all(m == np.round(m)))
+    if m.dtype.kind in "iu" and np.abs(m).max() >= 2**53:
+        raise ValueError(f"{name}={show(x)}: an integer of 2**53 or more; the array computes "
+                         "in float64, exact to 2**53")
+    return m.astype(np.float64), integer
+
+
+def _matrices(a, b):
+    """(A, B, exact): the user's matrices, checked; exact when both hold integers whose
+    products and sums stay exact in float64."""
+    import numpy as np
+    A, ia = _matrix(a, "a")
+    B, ib = _matrix(b, "b")
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"a ({A.shape[0]}x{A.shape[1]}) and b ({B.shape[0]}x{B.shape[1]}): "
+                         f"do not chain; a's columns ({A.shape[1]}) must equal b's rows "
+                         f"({B.shape[0]})")
+    exact = ia and ib
+    if exact and A.shape[1] * np.abs(A).max() * np.abs(B).max() >= 2**53:
+        raise ValueError(f"a and b: integers whose products summed over K = {A.shape[1]} may "
+                         "reach 2**53, past float64's exact integers; use smaller values")
+    return A, B, exact
+
+
+def systolic_text(run, cycles=None, values: bool = False) -> str:
+    """A recorded :func:`systolic_array_run` as text, cycle by cycle (``cycles``: one cycle,
+    a ``range``, or None for all): the grid of PEs with the element of C = A @ B each
+    register holds (``A[i,k]``, ``B[k,j]``, ``C[i,j] 3/4``: a sum of 3 of C[i,j]'s 4 terms),
+    ``*`` on the registers the PE's MAC used, the operands entering at the left and top,
+    the preload chain (ws, is) and what leaves at the bottom; ``values``: each register's
+    value too. For arrays of up to 16 x 16 PEs.
+
+    >>> r = systolic_array_run(a=[[1, 2], [3, 4]], b=[[5, 6], [7, 8]], dataflow="os",
+    ...                        rows=2, cols=2, record=True)
+    >>> lines = systolic_text(r, cycles=1).splitlines()
+    >>> print("\\n".join([lines[4]] + lines[7:11]))
+    cycle 1/5: 3 MACs
+        A[0,1] >|*h   A[0,1]    |*h   A[0,0]    |
+                |*v   B[1,0]    |*v   B[0,1]    |
+                | acc .         |*acc C[0,1] 1/2|
+                |*out C[0,0] 2/2| out .         |
+    """
+    from simulator.systolic.teach import systolic_text as text
+    return text(run, cycles, arg.boolean(values, "values"))
+
+
+def systolic_animation(run, path, fps: float = 2.0, values: bool = False) -> int:
+    """A recorded :func:`systolic_array_run` as an animation, one frame per cycle, written
+    to ``path``: ``.gif`` (matplotlib's PillowWriter) or ``.html`` (a page with a player,
+    ``Animation.to_jshtml``); each register labelled as in :func:`systolic_text`, the PEs
+    doing a MAC highlighted and the registers their MAC used in bold. Returns the number
+    of frames written."""
+    from simulator.systolic.teach import systolic_animation as animate
+    return animate(run, arg.path(path, "path"), arg.number(fps, "fps", positive=True),
+                   arg.boolean(values, "values"))
 
 
 def h2d_seconds(hw, nbytes: int, pinned: bool = False):
@@ -591,11 +757,32 @@ def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled", l2:
     targets), the blocks the sampler picks (every block with ``mode="full"``) run on the
     PTX emulator, their warps' SASS streams timed by the engine. ``args`` are read, not
     written. ``result.instructions`` are SASS warp instructions;
-    ``result.extra["sass"]`` lists every SASS instruction with its warp executions and
-    PTX line."""
+    ``result.extra["sass"]`` lists every SASS instruction with its warp executions, thread
+    executions and SIMT efficiency, PTX line, and what the engine charged it (stall cycles
+    by cause, shared-memory passes, bytes at each level); ``result.simt_efficiency`` and
+    ``result.bank_conflicts`` are the launch's."""
     from simulator.kernelcode.timing import simulate_kernel as run
     return run(kernel, grid, block, args, hw=hw, mode=mode, l2=l2, policy=policy, name=name,
                shared_bytes=shared_bytes, budget=budget, trace=trace)
+
+
+def load_launcher(spec: str, grid=None, block=None, **kwargs):
+    """``(kernel, grid, block, args)`` from a launcher ``"FILE.py:FUNCTION"`` (what the
+    CLI's ``simulate kernel`` takes), called with ``grid``, ``block`` and ``kwargs`` (its
+    own parameters, such as a size); ValueError naming what is wrong."""
+    from simulator.kernelcode.userfile import call_launcher
+    return call_launcher(spec, grid, block, kwargs)
+
+
+def source_view(result, kernel, args, hw) -> str:
+    """``kernel``'s Python source line by line with what ``result`` (its
+    :func:`simulate_kernel` Result with ``args`` on ``hw``) made of each line: warp
+    instructions, SIMT efficiency, stall cycles and their top cause, shared-memory and
+    bank-conflict passes, bytes at the L1, the L2 and DRAM (the CLI's ``--source``)."""
+    from simulator.kernelcode.source import source_view as view
+    if not isinstance(result, Result) or "sass" not in result.extra:
+        raise TypeError(f"result={arg.show(result)}: simulate_kernel's Result")
+    return view(result, kernel, args, arg.hardware(hw, "simt"))
 
 
 def emulating(**options):

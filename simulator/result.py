@@ -78,6 +78,8 @@ class Launch:
     simulated_fraction: float = 1.0  # engine: share of the launch's work simulated
     estimated_error: float | None = None
     sampling: Mapping[str, Any] = field(default_factory=dict)  # engine: how it sampled (blocks, trips, tau)
+    simt_efficiency: float | None = None   # engine: thread instructions / (32 x warp instructions)
+    bank_conflicts: float | None = None    # engine: shared-memory passes beyond one per instruction
 
     def __post_init__(self):
         for name in ("bytes_by_level", "stalls_by_cause", "terms", "hit_rates", "sampling"):
@@ -248,6 +250,14 @@ class Result:
     as ``instruction_unit`` says. ``layers`` holds one Result per layer of a network
     run; ``launches`` one :class:`Launch` per SIMT kernel launch.
 
+    The engine's SIMT figures, as Nsight Compute counts them: ``simt_efficiency``,
+    thread instructions over 32 x warp instructions (``smsp__thread_inst_executed`` /
+    ``smsp__inst_executed`` / 32: the lanes a warp's instructions kept busy; below 1
+    where warps diverge or run partly empty), and ``bank_conflicts``, the shared-memory
+    passes beyond one per shared-memory instruction over the launch
+    (``l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld`` + ``_op_st``); ``None``
+    from the other predictors.
+
     ``systolic`` holds the systolic engine's own figures, typed: a layer's
     :class:`SystolicFigures`, a network's :class:`SystolicTotals`; ``None`` from every
     other predictor. A systolic Result's ``extra`` is that record's ``to_dict()`` (set
@@ -270,6 +280,8 @@ class Result:
     limiter: str | None = None
     simulated_fraction: float | None = None
     estimated_error: float | None = None
+    simt_efficiency: float | None = None
+    bank_conflicts: float | None = None
     wall_seconds: float = 0.0
     op: Mapping[str, Any] = field(default_factory=dict)   # the op's (or network's) identity()
     launches: tuple[Launch, ...] = ()

@@ -22,14 +22,28 @@ PAIRS = (("transpose_naive", "transpose_padded"), ("transpose_tile16", "transpos
          ("reduce_interleaved", "reduce_sequential"),
          ("matvec_thread_per_row", "matvec_warp_per_row"))
 
+#: the orders a teacher shows (``teaching`` suite): each tuple slowest first as the
+#: measured H100 has them; scored as the predicted order of every pair in it
+RANKINGS = (("teaching.reduce_interleaved", "teaching.reduce_strided", "teaching.reduce_sequential",
+             "teaching.reduce_first_add", "teaching.reduce_warp_shuffle"),
+            ("teaching.branch_in_warp", "teaching.branch_at_warp"),
+            ("teaching.transpose_tile32", "teaching.transpose_tile33"))
+#: the suites scored here: their files
+SUITE_FILES = {"kernels": "kernels.json", "teaching": "teaching.json"}
+#: SIMT efficiency: largest difference from Nsight Compute's allowed
+SIMT_GOAL = 0.05
+#: bank conflicts: MAPE allowed where they are many (at least ``MANY_CONFLICTS`` extra
+#: passes per shared-memory instruction measured)
+CONFLICTS_GOAL, MANY_CONFLICTS = 0.25, 0.25
+
 #: (name in the rows, ncu metric(s) summed, goal of its MAPE or None)
 COUNTERS = (("instructions", ("smsp__inst_executed.sum",), 0.02),
             ("dram_bytes", ("dram__bytes_read.sum", "dram__bytes_write.sum"), 0.10),
             ("l2_bytes", ("lts__t_bytes.sum",), 0.15))
 
 
-def load(folder) -> dict:
-    """``folder/kernels.json`` with every record's fields checked."""
+def load(folder, suite: str = "kernels") -> dict:
+    """``folder/<suite>.json`` (kernels or teaching) with every record's fields checked."""
     from .measurements import MISSING, RecordError, load_suite_json, seconds
 
     def check(path, i, r):
@@ -43,7 +57,7 @@ def load(folder) -> dict:
             raise RecordError(path, i, r["kernel"], "counters", c,
                               "must be an object of ncu metrics, or null")
         return r
-    return load_suite_json(folder, "kernels", "roofsim measure kernels", check)
+    return load_suite_json(folder, suite, f"roofsim measure {suite}", check)
 
 
 def _measured(r: dict, metrics) -> float | None:
@@ -79,18 +93,30 @@ def predict(hw, r: dict, cases: dict) -> dict:
            "simulated_fraction": res.simulated_fraction, "wall_seconds": res.wall_seconds}
     for name, metrics, _ in COUNTERS:
         row[f"measured_{name}"] = _measured(r, metrics)
+    threads = _measured(r, ("smsp__thread_inst_executed.sum",))
+    row["measured_simt_efficiency"] = (threads / (32 * row["measured_instructions"])
+                                       if threads is not None and row["measured_instructions"]
+                                       else None)
+    row["engine_simt_efficiency"] = res.simt_efficiency
+    row["measured_bank_conflicts"] = _measured(
+        r, ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"))
+    row["measured_shared_instructions"] = _measured(
+        r, ("smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum"))
+    row["engine_bank_conflicts"] = res.bank_conflicts
     return row
 
 
-def run(hw, folder, progress=None):
-    """(a row per ``ok`` record predicted, whether Ctrl-C stopped the run). Records of
-    another GPU than ``hw``'s are refused (``measurements.check_device``)."""
-    from simulator.kernelcode.cases.examples import all_cases
+def run(hw, folder, progress=None, suite: str = "kernels"):
+    """(a row per ``ok`` record of ``suite`` (kernels or teaching) predicted, whether
+    Ctrl-C stopped the run). Records of another GPU than ``hw``'s are refused
+    (``measurements.check_device``)."""
+    from simulator.kernelcode.cases.examples import all_cases, teaching_cases
 
     from .measurements import check_device
-    doc = load(folder)
-    check_device(hw, folder, "kernels.json", doc["provenance"])
-    cases = {c.name: c for c in all_cases()[0]}
+    doc = load(folder, suite)
+    check_device(hw, folder, SUITE_FILES[suite], doc["provenance"])
+    cases = {c.name: c for c in (teaching_cases() if suite == "teaching" else all_cases()[0])}
     todo = [r for r in doc["records"] if r["ok"]]
     rows = []
     try:
@@ -103,12 +129,35 @@ def run(hw, folder, progress=None):
     return rows, False
 
 
+def _pairs() -> tuple:
+    """``PAIRS`` and every pair of each of ``RANKINGS``."""
+    return PAIRS + tuple((a, b) for rank in RANKINGS for i, a in enumerate(rank)
+                         for b in rank[i + 1:])
+
+
+def rankings(rows) -> list:
+    """Per ranking of ``RANKINGS`` and shape measured: the kernels in measured order
+    (slowest first), in predicted order, and whether the two are the same."""
+    by = {(r["kernel"], r["shape"]): r for r in rows}
+    out = []
+    for rank in RANKINGS:
+        for shape in sorted({s for k, s in by if k == rank[0]}):
+            have = [by[(k, shape)] for k in rank if (k, shape) in by]
+            if len(have) < 2:
+                continue
+            measured = [r["kernel"] for r in sorted(have, key=lambda r: -r["measured_seconds"])]
+            predicted = [r["kernel"] for r in sorted(have, key=lambda r: -r["engine_seconds"])]
+            out.append({"shape": shape, "measured": measured, "predicted": predicted,
+                        "same": measured == predicted})
+    return out
+
+
 def pairs_in_order(rows) -> tuple:
-    """(pairs whose predicted order is the measured one, pairs) over ``PAIRS`` at every
-    shape both kernels were measured at."""
+    """(pairs whose predicted order is the measured one, pairs) over ``PAIRS`` and the
+    pairs of ``RANKINGS`` at every shape both kernels were measured at."""
     by = {(r["kernel"], r["shape"]): r for r in rows}
     hits = n = 0
-    for a, b in PAIRS:
+    for a, b in _pairs():
         for (k, shape), ra in by.items():
             rb = by.get((b, shape))
             if k != a or rb is None:
@@ -130,7 +179,24 @@ def scores(rows) -> dict:
         out[name] = {"n": len(errs), "mape": mape,
                      "median_error": statistics.median(errs) if errs else None,
                      "goal": goal, "within_goal": (mape <= goal) if mape is not None else None}
+    diffs = [r["engine_simt_efficiency"] - r["measured_simt_efficiency"] for r in rows
+             if r.get("engine_simt_efficiency") is not None
+             and r.get("measured_simt_efficiency") is not None]
+    out["simt_efficiency"] = {
+        "n": len(diffs), "max_abs_error": max(map(abs, diffs)) if diffs else None,
+        "within_goal_n": sum(abs(d) <= SIMT_GOAL for d in diffs), "goal": SIMT_GOAL,
+        "within_goal": all(abs(d) <= SIMT_GOAL for d in diffs) if diffs else None}
+    errs = [r["engine_bank_conflicts"] / r["measured_bank_conflicts"] - 1 for r in rows
+            if r.get("engine_bank_conflicts") is not None and r.get("measured_bank_conflicts")
+            and r["measured_bank_conflicts"] >= MANY_CONFLICTS * (r.get("measured_shared_instructions") or 0)]
+    mape = statistics.mean(abs(e) for e in errs) if errs else None
+    out["bank_conflicts"] = {"n": len(errs), "mape": mape,
+                             "median_error": statistics.median(errs) if errs else None,
+                             "goal": CONFLICTS_GOAL,
+                             "within_goal": (mape <= CONFLICTS_GOAL) if mape is not None else None}
     hits, n = pairs_in_order(rows)
     out["pairs_in_order"] = {"n": n, "in_order": hits, "fraction": hits / n if n else None,
                              "goal": 0.95}
+    ranks = rankings(rows)
+    out["rankings"] = {"n": len(ranks), "same": sum(r["same"] for r in ranks), "each": ranks}
     return out

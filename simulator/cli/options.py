@@ -190,6 +190,41 @@ def one_dims(text, name):
     return v[0]
 
 
+def launcher_args(items) -> dict:
+    """``--arg NAME=VALUE`` (repeatable) as keyword arguments for a launcher: VALUE an
+    integer (``65536``, ``2^16``), a number (``0.5``) or, failing both, the text."""
+    out = {}
+    for item in items or ():
+        name, eq, text = item.partition("=")
+        name = name.strip()
+        if not eq or not name.isidentifier():
+            raise ValueError(f"--arg {item!r}: expected NAME=VALUE, NAME a Python name "
+                             "(e.g. --arg n=65536)")
+        if name in out:
+            raise ValueError(f"--arg {name}: given twice")
+        text = text.strip()
+        base, caret, power = text.partition("^")
+        if caret and base.isdigit() and power.isdigit():
+            out[name] = int(base) ** int(power)
+            continue
+        for conv in (int, float):
+            try:
+                out[name] = conv(text)
+                break
+            except ValueError:
+                pass
+        else:
+            out[name] = text
+    return out
+
+
+def add_launcher_args(p):
+    """--arg NAME=VALUE for a FILE.py:LAUNCHER command."""
+    p.add_argument("--arg", action="append", metavar="NAME=VALUE",
+                   help="a further keyword argument for the launcher, e.g. n=65536 or "
+                        "n=2^16 (repeatable; the launcher must take it)")
+
+
 # ---------------------------------------------------------------- option groups
 
 def add_hw(p, required=True):

@@ -55,6 +55,10 @@ class SassMap:
     leaders: np.ndarray    # the first PTX row of each block
     texts: tuple           # each SASS instruction's text
     pcs: np.ndarray        # each SASS instruction's byte offset
+    # (n_sass,) for an instruction of a block ptxas branches around within one PTX block
+    # (a predicated PTX store made a branch): the PTX access whose active lanes run it
+    # (``_region_sources``); -1 elsewhere
+    lanes_src: np.ndarray = None
 
 
 def _dominators(nb: int, succ) -> list:
@@ -257,7 +261,38 @@ def build(prog, sass, lines) -> SassMap:
     return SassMap(rows, mem, width, origin, home, np.array(ptr, np.int64),
                    np.array(idx, np.int64), np.array(src, np.int64), block_of, leaders,
                    tuple(i.text for i in instrs),
-                   np.array([i.pc for i in instrs], np.int64))
+                   np.array([i.pc for i in instrs], np.int64),
+                   _region_sources(sass, main, home_of, origin, mem, is_mem_row))
+
+
+def _region_sources(sass, main, home_of, origin, mem, is_mem_row) -> np.ndarray:
+    """Per SASS instruction, the PTX access whose lanes execute it where ptxas made a
+    branch the PTX has none of: a block reached from a conditional branch of a block of
+    the same PTX home (``@P0 BRA`` around a predicated store) runs with the lanes of its
+    first access (those whose predicate holds), not the warp's; so does the block after a
+    predicated ``EXIT`` (``@P0 EXIT``: the lanes past a PTX branch's end leave). -1
+    elsewhere. (Only the lanes counted change: the engine still issues the block.)"""
+    out = np.full(len(sass.instrs), -1, np.int64)
+    starts = {sass.blocks[k].start: k for k in main}
+
+    def first_access(lo, hi):
+        return next((int(origin[i]) for i in range(lo, hi) if mem[i] != sc.MEM_NONE
+                     and origin[i] >= 0 and is_mem_row[origin[i]]), -1)
+    for p in main:
+        b = sass.blocks[p]
+        last = sass.instrs[b.stop - 1]
+        if last.op not in ("BRA", "EXIT") or last.guard in ("", "@PT"):
+            continue
+        for s_pc in b.succs:
+            k = starts.get(s_pc)
+            if k is None or home_of.get(k) != home_of.get(p):
+                continue
+            blk = sass.blocks[k]
+            src = first_access(blk.first, blk.stop)
+            if src >= 0:
+                out[blk.first:blk.stop] = np.where(out[blk.first:blk.stop] < 0, src,
+                                                   out[blk.first:blk.stop])
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,6 +305,9 @@ class Traces:
     warp_begin: np.ndarray   # (blocks x warps + 1,) offsets of each warp's rows
     blocks: np.ndarray       # the linear ids of the blocks traced, ascending
     warps_per_block: int
+    masks: np.ndarray = None  # (n,) the warp's active lanes at each row (a 32-bit mask; an
+    #                          access's lanes predicated off included, as Nsight Compute's
+    #                          thread instructions count them)
 
 
 def dominant_loop(smap: SassMap, successors, trace: dict):
@@ -330,25 +368,30 @@ def warp_traces(smap: SassMap, trace: dict, cut=None) -> Traces:
     loc_base, loc_size = trace["local"]
     pos = np.full(int(blocks.max()) + 1 if blocks.size else 1, -1, np.int64)
     pos[blocks] = np.arange(blocks.size)
+    lanes_src = smap.lanes_src if smap.lanes_src is not None else np.full(len(smap.rows), -1,
+                                                                           np.int64)
     args = (ev, order, trace["addresses"], smap.block_of, smap.leaders,
-            smap.emit_ptr, smap.emit_idx, smap.emit_src, smap.rows, smap.mem, smap.width,
+            smap.emit_ptr, smap.emit_idx, smap.emit_src, lanes_src, smap.rows, smap.mem,
+            smap.width,
             int(sh_base), int(sh_size), int(loc_base), int(loc_size), nw, pos,
             *((cut[1], int(cut[0]), int(cut[2])) if cut is not None
               else (np.zeros(1, np.bool_), -1, 0)))
     n_rows, n_addr = _emit(*args, np.zeros((0, 6), np.int64), np.zeros(0, np.int64),
-                           np.zeros((0, 33), np.int64), np.zeros(blocks.size * nw + 1, np.int64))
+                           np.zeros(0, np.int64), np.zeros((0, 33), np.int64),
+                           np.zeros(blocks.size * nw + 1, np.int64))
     rows = np.zeros((n_rows, 6), np.int64)
     sidx = np.zeros(n_rows, np.int64)
+    masks = np.zeros(n_rows, np.int64)
     addrs = np.zeros((n_addr, 33), np.int64)
     begin = np.zeros(blocks.size * nw + 1, np.int64)
-    _emit(*args, rows, sidx, addrs, begin)
-    return Traces(rows, sidx, addrs, begin, blocks, nw)
+    _emit(*args, rows, sidx, masks, addrs, begin)
+    return Traces(rows, sidx, addrs, begin, blocks, nw, masks)
 
 
 @njit(cache=True)
-def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, srows, smem,
+def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, smem,
           swidth, sh_base, sh_size, loc_base, loc_size, nw, pos, inloop, header, cap, out,
-          out_sass, out_addr, begin):
+          out_sass, out_mask, out_addr, begin):
     """Count (``out`` empty) or write the SASS rows of every warp; returns (rows,
     address rows). ``begin[k]`` gets the first row of warp k (block position x nw +
     warp); warps with no events get empty ranges. ``cap`` > 0: each entry into the loop
@@ -426,6 +469,22 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, srows, smem,
                     for lane in range(32):
                         if addrs[r, lane] >= 0:
                             active += 1
+                # the lanes counted: the warp's, or in a block ptxas branches around, the
+                # lanes of its access that run it
+                lanes = mask
+                ls = lsrc[si]
+                rl = -1
+                if ls >= 0 and last_w[ls] == gw:
+                    rl = last[ls]
+                elif ls >= 0 and first_w[ls] == gw:
+                    rl = first[ls]
+                if rl >= 0:
+                    lm = 0
+                    for lane in range(32):
+                        if addrs[rl, lane] >= 0:
+                            lm |= 1 << lane
+                    if lm != 0:
+                        lanes = lm
                 if active > 0:
                     if fill:
                         cls = srows[si, 0]
@@ -456,6 +515,7 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, srows, smem,
                         out[k, 4] = srows[si, 4]
                         out[k, 5] = m
                         out_sass[k] = si
+                        out_mask[k] = lanes
                     m += 1
                 else:
                     if fill:
@@ -469,6 +529,7 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, srows, smem,
                         out[k, 4] = srows[si, 4]
                         out[k, 5] = ~mask
                         out_sass[k] = si
+                        out_mask[k] = lanes
                 k += 1
         i = j
     if fill:

@@ -308,7 +308,9 @@ def _program(p: _Probe, tr, blocks, work, cuts=()):
         smem_per_block=c.shared_static + int(p.shared_bytes),
         resources_source=f"ptxas -v for {sm_arch(c.kptx.cc)}",
         flops=0, min_bytes=0, label=f"grid {p.g} block {p.b}",
-        trips=p.loop[2] if cuts else 0, cuts=cuts)
+        trips=p.loop[2] if cuts else 0, cuts=cuts,
+        # each event's SASS instruction: the engine's per-instruction stalls and bytes
+        **({"sites": tr.sass_index, "n_sites": len(c.sass.instrs)} if tr is not None else {}))
 
 
 def _stub(p: _Probe):
@@ -460,17 +462,32 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
     for k, (p, (prog, tr)) in enumerate(zip(probes, traced)):
         c = p.c
         scale = float(prog.block_work.sum()) / max(1.0, float(prog.block_work[prog.blocks].sum()))
-        counts = np.bincount(tr.sass_index, minlength=len(c.sass.instrs)) * scale
+        ns = len(c.sass.instrs)
+        counts = np.bincount(tr.sass_index, minlength=ns) * scale
+        threads = np.bincount(tr.sass_index, weights=_popcount(tr.masks), minlength=ns) * scale
         origin = c.smap.origin
+        line = [int(c.ptx_rows_lines[o]) if o >= 0 else 0 for o in origin]
+        caller = _callers(c, line)
         mine = [{"pc": int(i.pc), "text": i.text, "warp_instructions": float(n),
-                 "ptx_line": int(c.ptx_rows_lines[origin[j]]) if origin[j] >= 0 else 0}
-                for j, (i, n) in enumerate(zip(c.sass.instrs, counts))]
+                 "thread_instructions": float(th),
+                 "simt_efficiency": float(th / (32 * n)) if n else None,
+                 "ptx_line": line[j], **({"called_from_ptx_line": caller[j]} if j in caller else {})}
+                for j, (i, n, th) in enumerate(zip(c.sass.instrs, counts, threads))]
+        _engine_columns(mine, res.detail.launches[k], counts)
         if len(probes) > 1:
             mine = [{**r, "launch": k} for r in mine]
         rows += mine
         each.append({"workload": c.kptx.name, "arch": sm_arch(c.kptx.cc),
                      "traced_blocks": int(len(prog.blocks)),
                      "total_blocks": int(prog.launch.blocks)})
+    # SIMT efficiency from the traces' warp masks (an access's lanes predicated off count,
+    # as in Nsight Compute's thread instructions; the engine knows its active lanes only)
+    def efficiency(rs_):
+        warp = sum(r["warp_instructions"] for r in rs_)
+        return sum(r["thread_instructions"] for r in rs_) / (32 * warp) if warp else None
+    per = [efficiency([r for r in rows if r.get("launch", 0) == k]) for k in range(len(probes))]
+    res = dataclasses.replace(res, simt_efficiency=efficiency(rows), launches=[
+        dataclasses.replace(lc, simt_efficiency=e) for lc, e in zip(res.launches, per)])
     extra = {**res.extra, "sass": rows, "arch": each[0]["arch"],
              "traced_blocks": sum(e["traced_blocks"] for e in each),
              "total_blocks": sum(e["total_blocks"] for e in each)}
@@ -478,6 +495,44 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
         extra["launches"] = each
     return dataclasses.replace(res, workload=" + ".join(e["workload"] for e in each),
                                wall_seconds=time.perf_counter() - wall, extra=extra)
+
+
+def _engine_columns(rows, lr, counts) -> None:
+    """Add to each SASS instruction's row what the engine charged it (``lr.sites``, over
+    the blocks it simulated, scaled to the launch as its warp executions are): stall
+    cycles by the cause its warps waited on before issuing it (``stall_<cause>``, and
+    their sum ``stall_cycles``), shared-memory passes and instructions, and the bytes its
+    accesses moved at the L1, the L2 and DRAM."""
+    from simulator.simt.stats import SITE_COLUMNS
+    sites = getattr(lr, "sites", None)
+    if sites is None or len(sites) != len(rows):
+        return
+    col = {c: i for i, c in enumerate(SITE_COLUMNS)}
+    issued = sites[:, col["issued"]]
+    scale = float(np.sum(counts)) / float(issued.sum()) if issued.sum() else 0.0
+    causes = SITE_COLUMNS[col["threads"] + 1:col["shared_passes"]]
+    for r, site in zip(rows, sites):
+        stalls = {f"stall_{c}": float(site[col[c]]) * scale for c in causes}
+        r.update(stalls)
+        r["stall_cycles"] = sum(stalls.values())
+        passes = float(site[col["shared_passes"]]) * scale
+        r["shared_passes"] = passes
+        r["shared_instructions"] = float(site[col["issued"]]) * scale if passes else 0.0
+        for level in ("l1", "l2", "dram"):
+            r[f"{level}_bytes"] = float(site[col[f"{level}_bytes"]]) * scale
+
+
+def _callers(c: Compiled, line) -> dict:
+    """{SASS instruction of a subroutine ptxas called (64-bit division, fp64 reductions)
+    with no PTX line of its own: the PTX line of the first ``CALL`` that issues it}."""
+    by_start = {b.start: k for k, b in enumerate(c.sass.blocks)}
+    out = {}
+    for i, ins in enumerate(c.sass.instrs):
+        if ins.op == "CALL" and line[i]:
+            for j in sassmap._called(c.sass, ins, by_start):
+                if not line[j]:
+                    out.setdefault(j, line[i])
+    return out
 
 
 def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled",

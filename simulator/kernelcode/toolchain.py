@@ -219,13 +219,14 @@ def fastmath_of(kernel) -> bool:
     return bool(opts.get("fastmath", False) or getattr(kernel, "_fastmath", False))
 
 
-def _compile(fn, argtypes, cc, fastmath=False) -> str:
-    """numba's PTX of ``fn`` for ``argtypes`` and ``cc``; ValueError naming the kernel
-    and numba's message in one line."""
+def _compile(fn, argtypes, cc, fastmath=False, lineinfo=False) -> str:
+    """numba's PTX of ``fn`` for ``argtypes`` and ``cc`` (``lineinfo``: with the
+    ``.loc`` line table naming the Python lines); ValueError naming the kernel and
+    numba's message in one line."""
     from numba import cuda
     try:
         with _target(cc):
-            ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, fastmath=fastmath)
+            ptx, _ = cuda.compile_ptx(fn, argtypes, cc=cc, fastmath=fastmath, lineinfo=lineinfo)
     except Exception as e:  # noqa: BLE001 -- numba's typing and lowering errors
         raise ValueError(f"kernel {fn.__name__!r} does not compile for "
                          f"({', '.join(map(str, argtypes))}): "
@@ -243,7 +244,7 @@ def _simulated() -> bool:
     return bool(config.ENABLE_CUDASIM)
 
 
-def _compile_in_child(fn, argtypes, cc) -> str:
+def _compile_in_child(fn, argtypes, cc, lineinfo=False) -> str:
     """``_compile`` in a Python process without numba's CUDA simulator, for a process
     that has it on: the child imports the kernel by module and name (a kernel defined at
     a module's top level); ValueError where it cannot."""
@@ -259,7 +260,7 @@ def _compile_in_child(fn, argtypes, cc) -> str:
     path = None
     if fn.__module__.startswith(USER_PREFIX):       # a launcher's file (roofsim emulate)
         path = getattr(sys.modules.get(fn.__module__), "__file__", None)
-    job = pickle.dumps((fn.__module__, fn.__qualname__, argtypes, cc, path))
+    job = pickle.dumps((fn.__module__, fn.__qualname__, argtypes, cc, path, lineinfo))
     r = subprocess.run([sys.executable, "-c", "from simulator.kernelcode.toolchain import "
                         "_child_main; _child_main()"], input=job, capture_output=True,
                        env=env)
@@ -276,11 +277,11 @@ def _compile_in_child(fn, argtypes, cc) -> str:
 
 def _child_main() -> None:
     """The child of ``_compile_in_child``: a pickled (module, qualname, argtypes, cc,
-    file) on stdin (file: the path of a launcher's module, loaded from it); a pickled
+    file, lineinfo) on stdin (file: the path of a launcher's module, loaded from it); a pickled
     (True, PTX) or (False, message) on stdout."""
     import importlib
     import pickle
-    module, qualname, argtypes, cc, path = pickle.loads(sys.stdin.buffer.read())
+    module, qualname, argtypes, cc, path, lineinfo = pickle.loads(sys.stdin.buffer.read())
     try:
         if path is not None:
             from simulator.kernelcode.userfile import load_module
@@ -289,7 +290,8 @@ def _child_main() -> None:
             obj = importlib.import_module(module)
         for part in qualname.split("."):
             obj = getattr(obj, part)
-        answer = (True, _compile(dispatcher_function(obj), argtypes, cc, fastmath_of(obj)))
+        answer = (True, _compile(dispatcher_function(obj), argtypes, cc, fastmath_of(obj),
+                                 lineinfo))
     except (ValueError, TypeError, ImportError, AttributeError) as e:
         answer = (False, str(e).splitlines()[0] if str(e) else type(e).__name__)
     sys.stdout.flush()
@@ -333,6 +335,27 @@ def kernel_ptx(kernel, args, cc=(9, 0)) -> KernelPTX:
         out = KernelPTX(fn.__name__, entry, ptx, argtypes, cc, key[0], dkey)
         _memo[key] = out
         return out
+
+
+def kernel_ptx_lines(kernel, args, cc=(9, 0)) -> str:
+    """numba's PTX of ``kernel`` for ``args`` and ``cc`` with its line table (``.file``
+    and ``.loc`` directives naming the Python source lines), disk-cached as
+    ``kernel_ptx``'s. NVVM emits the same instructions with and without the table
+    (``simulator.kernelcode.source`` checks)."""
+    fn = dispatcher_function(kernel)
+    argtypes = argument_types(args)
+    cc = tuple(int(x) for x in cc)
+    fast = fastmath_of(kernel)
+    dkey = _digest("ptx-lineinfo", fn.__module__, fn.__qualname__, fingerprint(fn),
+                   *map(str, argtypes), cc, *_versions(), *(("fastmath",) if fast else ()))
+    data = _cache_read(f"{dkey}.ptx")
+    if data is not None:
+        with contextlib.suppress(UnicodeDecodeError):
+            return data.decode()
+    ptx = (_compile_in_child(fn, argtypes, cc, lineinfo=True) if _simulated()
+           else _compile(fn, argtypes, cc, fast, lineinfo=True))
+    _cache_write(f"{dkey}.ptx", ptx.encode())
+    return ptx
 
 
 # ---------------------------------------------------------------------------------------

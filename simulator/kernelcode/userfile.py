@@ -75,8 +75,10 @@ def _where(e: BaseException, path: str) -> str:
         f" (line {line})" if line else "")
 
 
-def call_launcher(spec: str, grid=None, block=None):
-    """(kernel, grid, block, args) from the launcher ``spec`` (FILE.py:FUNCTION)."""
+def call_launcher(spec: str, grid=None, block=None, extra=None):
+    """(kernel, grid, block, args) from the launcher ``spec`` (FILE.py:FUNCTION);
+    ``extra``: further keyword arguments for it (the CLI's ``--arg NAME=VALUE``), each a
+    parameter the function has."""
     path, func = split_spec(spec)
     module = load_module(path)
     fn = getattr(module, func, None)
@@ -93,11 +95,19 @@ def call_launcher(spec: str, grid=None, block=None):
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         params = {}
-    missing = [k for k in kwargs if k not in params and not any(
-        p.kind == p.VAR_KEYWORD for p in params.values())]
+    anything = any(p.kind == p.VAR_KEYWORD for p in params.values())
+    missing = [k for k in kwargs if k not in params and not anything]
     if missing:
         raise ValueError(f"{path}:{func}: takes no {' or '.join(missing)} argument (define "
                          f"it as def {func}(grid=None, block=None))")
+    for k, v in (extra or {}).items():
+        if k in ("grid", "block"):
+            raise ValueError(f"extra[{k!r}] = {v!r}: the {k} is its own argument")
+        if k not in params and not anything:
+            names = [n for n in params if n not in ("grid", "block")]
+            raise ValueError(f"extra[{k!r}] = {v!r}: {path}:{func} takes no argument {k!r} "
+                             f"(its others: {', '.join(names) or 'none'})")
+        kwargs[k] = v
     try:
         out = fn(**kwargs)
     except KeyboardInterrupt:

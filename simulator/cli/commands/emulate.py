@@ -6,7 +6,7 @@ import argparse
 
 import numpy as np
 
-from ..options import add_hw, load_hw, one_dims, positive_int
+from ..options import add_launcher_args, launcher_args, add_hw, load_hw, one_dims, positive_int
 from ..outputs import write_json
 from . import BY_NAME
 
@@ -43,6 +43,7 @@ def add_emulate(sub):
     p.add_argument("--grid", help="blocks, passed to the launcher (e.g. 64 or 16x16)")
     p.add_argument("--block", help="threads per block, passed to the launcher (e.g. 256 "
                    "or 32x8)")
+    add_launcher_args(p)
     p.add_argument("--top", type=positive_int("top", minimum=0), default=10,
                    help="list the N most executed PTX instructions (default 10; 0: none)")
     p.add_argument("--json", metavar="FILE", help="the summary and every PTX "
@@ -62,7 +63,7 @@ def run(args):
                      "try gtx480, v100, h100-sxm)")
         cc, hw_name = cc_of(hw), hw.name
     grid, block = one_dims(args.grid, "--grid"), one_dims(args.block, "--block")
-    kernel, grid, block, kargs = call_launcher(args.launcher, grid, block)
+    kernel, grid, block, kargs = call_launcher(args.launcher, grid, block, launcher_args(args.arg))
     before = [a.copy() if isinstance(a, np.ndarray) else None for a in kargs]
     bar = _Blocks()
     try:

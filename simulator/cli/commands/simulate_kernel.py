@@ -6,13 +6,14 @@ import argparse
 
 from hwmodels.units import format_bytes, format_seconds
 
-from ..options import TIMELINE_INSTRUCTIONS, add_engine, add_hw, add_outputs, load_hw, one_dims
+from ..options import add_launcher_args, launcher_args, TIMELINE_INSTRUCTIONS, add_engine, add_hw, add_outputs, load_hw, one_dims
 from ..outputs import hw_dict, partial_of, write_json, write_partial, write_timeline
 
 EXAMPLES = """examples:
   roofsim simulate kernel examples/kernels.py:launch_transpose --hw h100-sxm
   roofsim simulate kernel examples/kernels.py:launch_block_sum --hw gtx480 --block 128
   roofsim simulate kernel examples/kernels.py:launch_softmax --hw h100-sxm --mode full --csv sass.csv
+  roofsim simulate kernel examples/teaching.py:launch_reduce_interleaved --hw gtx480 --arg n=2^16 --source
 """
 
 DESCRIPTION = (
@@ -43,7 +44,13 @@ def add_kernel(sim):
     p.add_argument("--grid", help="blocks, passed to the launcher (e.g. 64 or 16x16)")
     p.add_argument("--block", help="threads per block, passed to the launcher (e.g. 256 "
                    "or 32x8)")
+    add_launcher_args(p)
     add_engine(p, modes=("full", "sampled"), flushed=True)
+    p.add_argument("--source", action="store_true",
+                   help="print the kernel's Python source line by line with what the engine "
+                        "made of it: warp instructions, SIMT efficiency (thread instructions "
+                        "over 32 x warp instructions), stall cycles and their top cause, "
+                        "shared-memory passes and bank-conflict passes, bytes at each level")
     p.add_argument("--top", type=int, default=10,
                    help="list the N most executed SASS instructions (default 10; 0: none)")
     add_outputs(p, timeline=(
@@ -63,7 +70,7 @@ def run(args):
     partial_of(args).keep(lambda: write_partial(args, [], lambda rs: doc))
     hw = load_hw(args, "simt", " (try gtx480, v100, h100-sxm)")
     grid, block = one_dims(args.grid, "--grid"), one_dims(args.block, "--block")
-    kernel, grid, block, kargs = call_launcher(args.launcher, grid, block)
+    kernel, grid, block, kargs = call_launcher(args.launcher, grid, block, launcher_args(args.arg))
     doc.update(hardware=hw_dict(hw), launcher=args.launcher, mode=args.mode)
     r = simulate_kernel(kernel, grid, block, kargs, hw=hw, mode=args.mode, l2=args.l2,
                         policy=args.policy or "gto",
@@ -79,13 +86,22 @@ def run(args):
     print(f"  engine{sampling_note(r)}: {r.cycles:.0f} cycles = {format_seconds(r.seconds)}; "
           f"{r.instructions:,.0f} SASS warp instructions, IPC {r.ipc:.2f}")
     print_traffic(r)
+    print_simt(r)
     if args.top:
         top = sorted(sass, key=lambda s: -s["warp_instructions"])[:args.top]
-        print(f"  most executed SASS instructions (of {len(sass)}):")
-        print(f"  {'warp execs':>14}  {'pc':>6}  {'PTX line':>8}  instruction")
+        print(f"  most executed SASS instructions (of {len(sass)}; SIMT: active lanes of 32; "
+              "passes: shared-memory passes an execution takes, 1 without bank conflicts):")
+        print(f"  {'warp execs':>14}  {'pc':>6}  {'PTX line':>8}  {'SIMT':>5}  {'passes':>6}  "
+              "instruction")
         for s in top:
+            eff = s.get("simt_efficiency")
+            n = s.get("shared_instructions")
+            passes = f"{s['shared_passes'] / n:.1f}" if n else ""
             print(f"  {s['warp_instructions']:>14,.0f}  {s['pc']:>#6x}  {s['ptx_line']:>8}  "
-                  f"{s['text']}")
+                  f"{'' if eff is None else format(eff, '.0%'):>5}  {passes:>6}  {s['text']}")
+    if args.source:
+        from simulator.kernelcode.source import source_view
+        print(source_view(r, kernel, kargs, hw))
     print(f"  wall time: {r.wall_seconds:.2f} s (compile, emulate {r.extra['traced_blocks']} "
           f"of {r.extra['total_blocks']} blocks, engine)")
     with partial_of(args).final():
@@ -130,6 +146,19 @@ def sampling_note(r) -> str:
                else "error not estimated")
         parts.append(f"{what}, {lc.simulated_fraction:.1%} of its work simulated, {err}")
     return " (sampled: " + "; ".join(parts) + ")"
+
+
+def print_simt(r) -> None:
+    """A SIMT Result's SIMT efficiency and bank-conflict passes, a line (where known)."""
+    parts = []
+    if r.simt_efficiency is not None:
+        parts.append(f"SIMT efficiency {r.simt_efficiency:.1%} (thread instructions over 32 x "
+                     "warp instructions)")
+    if r.bank_conflicts is not None:
+        parts.append(f"bank conflicts {r.bank_conflicts:,.0f} passes beyond one per "
+                     "shared-memory instruction")
+    if parts:
+        print("  " + "; ".join(parts))
 
 
 def print_traffic(r) -> None:

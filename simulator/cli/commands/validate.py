@@ -35,7 +35,10 @@ def add_validate(sub):
                    help="grid, gemm, conv (times), or counters alone (Nsight Compute's "
                         "instructions, DRAM and L2 bytes against the engine's), or tune alone "
                         "(roofsim tune's ranking against every candidate measured), or kernels "
-                        "alone (users' kernels timed from their SASS: times and counters)")
+                        "alone (users' kernels timed from their SASS: times, counters, SIMT efficiency "
+                        "and bank conflicts), or teaching alone (examples/teaching.py's "
+                        "reduction ladder, branches and transposes, as kernels, with their "
+                        "rankings)")
     p.add_argument("--engine-budget", type=budget, default=None, metavar="N",
                    help="run the engine (sampled) only on records whose sampled run simulates "
                         "at most N warp-instructions (default: every record); 0: analytic and "
@@ -60,7 +63,8 @@ def run_calibrate(args):
 def run_validate(args):
     hw = load_hw(args, "simt")
     suites = items(args.suites, "--suites")
-    for alone, fn in (("counters", _counters), ("tune", _tune), ("kernels", _kernels)):
+    for alone, fn in (("counters", _counters), ("tune", _tune), ("kernels", _kernels),
+                      ("teaching", _kernels)):
         if alone in suites:
             if len(suites) > 1:
                 raise ValueError(f"--suites {alone}: give it alone (it scores {alone}, not times)")
@@ -70,7 +74,7 @@ def run_validate(args):
             if extra:
                 raise ValueError(f"--{extra[0].replace('_', '-')} applies to the time suites "
                                  f"(grid, gemm, conv), not to --suites {alone}")
-            return fn(args, hw)
+            return fn(args, hw, alone) if fn is _kernels else fn(args, hw)
     return _times(args, hw, suites)
 
 
@@ -82,7 +86,7 @@ def _times(args, hw, suites):
     bad = [x for x in suites if x not in KERNEL_SUITES]
     if bad:
         raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)} (any of "
-                         "them, comma-separated), or counters, tune or kernels alone")
+                         "them, comma-separated), or counters, tune, kernels or teaching alone")
     files = load_suites(hw, args.measurements, suites)      # another GPU's: refused
     out = predict_suites(hw, files, args.engine_budget, args.workers, args.scheduler,
                          log=lambda line: print(f"validate: {line}", file=sys.stderr, flush=True))
@@ -179,26 +183,38 @@ def _counters(args, hw):
                                             "scores": sc, "scores_one_launch": sc1, "rows": rs})
 
 
-def _kernels(args, hw):
-    """Users' kernels timed from their SASS against their measured times and counters."""
+def _kernels(args, hw, suite="kernels"):
+    """Users' kernels (the kernels suite) or examples/teaching.py's (teaching) timed from
+    their SASS against their measured times and counters."""
     from simulator.analysis import kernel_suite as ks
 
     def progress(done, total):
-        print(f"validate kernels: {done} of {total} records", file=sys.stderr, flush=True)
-    rows, stopped = ks.run(hw, args.measurements, progress)
+        print(f"validate {suite}: {done} of {total} records", file=sys.stderr, flush=True)
+    rows, stopped = ks.run(hw, args.measurements, progress, suite)
     sc = ks.scores(rows)
-    print(f"kernels on {hw.name} against {args.measurements}: {len(rows)} launches of users' "
+    print(f"{suite} on {hw.name} against {args.measurements}: {len(rows)} launches of users' "
           "kernels timed from their SASS (engine sampled; predictions include the GPU-side "
           "launch cost)" + (" (stopped)" if stopped else ""))
+    shown = ("seconds",) + tuple(c[0] for c in ks.COUNTERS) + ("bank_conflicts",)
     print(format_table(["quantity", "launches", "MAPE", "median error", "goal"],
-                       [[name, s["n"], f"{s['mape']:.1%}" if s["mape"] is not None else "-",
-                         f"{s['median_error']:+.1%}" if s["median_error"] is not None else "-",
-                         f"{s['goal']:.0%}"] for name, s in sc.items() if name != "pairs_in_order"],
+                       [[name, sc[name]["n"],
+                         f"{sc[name]['mape']:.1%}" if sc[name]["mape"] is not None else "-",
+                         f"{sc[name]['median_error']:+.1%}" if sc[name]["median_error"] is not None
+                         else "-", f"{sc[name]['goal']:.0%}"] for name in shown],
                        right=[False, True, True, True, True]))
+    e = sc["simt_efficiency"]
+    if e["n"]:
+        print(f"SIMT efficiency: largest difference {e['max_abs_error']:.3f}; "
+              f"{e['within_goal_n']} of {e['n']} launches within {e['goal']} of Nsight Compute's")
     p = sc["pairs_in_order"]
     if p["n"]:
         print(f"what-if pairs in order: {p['in_order']} of {p['n']} ({p['fraction']:.0%}; goal "
               f"{p['goal']:.0%})")
+    for r in sc["rankings"]["each"]:
+        names = [k.rpartition(".")[2] for k in r["predicted"]]
+        measured = [k.rpartition(".")[2] for k in r["measured"]]
+        print(f"ranking at {r['shape']}, predicted slowest first: {' > '.join(names)} ("
+              + ("as measured)" if r["same"] else f"measured: {' > '.join(measured)})"))
     worst = sorted(rows, key=lambda r: -abs(r["engine_seconds"] / r["measured_seconds"] - 1))[:8]
     print(format_table(["kernel", "shape", "measured us", "predicted us", "error"],
                        [[r["kernel"], r["shape"], r["measured_seconds"] * 1e6,
