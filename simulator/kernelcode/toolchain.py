@@ -346,7 +346,15 @@ def kernel_ptx_lines(kernel, args, cc=(9, 0)) -> str:
     argtypes = argument_types(args)
     cc = tuple(int(x) for x in cc)
     fast = fastmath_of(kernel)
-    dkey = _digest("ptx-lineinfo", fn.__module__, fn.__qualname__, fingerprint(fn),
+    # the line table names the file and its lines: a copy elsewhere, or an edit that
+    # moves lines without changing the code, is another table
+    source = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    try:
+        with open(source, "rb") as f:
+            text = hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        text = ""
+    dkey = _digest("ptx-lineinfo", fn.__module__, fn.__qualname__, fingerprint(fn), source, text,
                    *map(str, argtypes), cc, *_versions(), *(("fastmath",) if fast else ()))
     data = _cache_read(f"{dkey}.ptx")
     if data is not None:
