@@ -156,3 +156,19 @@ def test_cli_launcher_arguments_refuse_bad_ones_in_one_line(argv, message):
     p = _cli("simulate", "kernel", "examples/teaching.py:launch_reduce_sequential", "--hw",
              "gtx480", *argv)
     assert p.returncode == 2 and message in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_timeline_marks_where_a_warp_diverges_and_its_issues_carry_their_lanes():
+    from simulator.analysis.traces import simt_trace
+    fermi = rs.load_hardware("gtx480")
+    marks = {}
+    for name in ("branch_in_warp", "branch_at_warp"):
+        kernel, grid, block, args = _launch(name, n=512)
+        r = rs.simulate_kernel(kernel, grid, block, args, hw=fermi, mode="full", trace=20000)
+        ev = simt_trace(r, fermi.clock_hz)["traceEvents"]
+        lanes = {e["args"]["lanes"] for e in ev if e.get("cat") == "issue"}
+        marks[name] = [e["name"] for e in ev if e.get("cat") == "divergence"]
+        assert lanes == ({16, 32} if name == "branch_in_warp" else {32})
+    # every warp of the divergent kernel splits in two (16 warps), the other never
+    assert marks["branch_in_warp"].count("diverged: 16 lanes") == 16
+    assert marks["branch_at_warp"] == []

@@ -188,9 +188,31 @@ def _sm_meta(sm, named):
     return _meta(sm, f"SM {sm}")
 
 
+def active_lanes(lr, pcs) -> np.ndarray | None:
+    """The active lanes of the issues at ``pcs`` (rows of a trace program's events: a
+    non-memory event's mask, a memory event's lanes with an address); None where the
+    launch is not a trace program's, or ran loop cuts (whose events are other rows)."""
+    prog = lr.program
+    rows = getattr(prog, "rows", None)
+    if getattr(prog, "addresses", None) is None or getattr(prog, "cuts", ()) or rows is None:
+        return None
+    pcs = np.asarray(pcs, np.int64)
+    if not len(pcs) or pcs.min() < 0 or pcs.max() >= len(rows):
+        return None
+    lanes = rows[pcs, 5]
+    out = np.zeros(len(pcs), np.int64)
+    mem = lanes >= 0
+    out[mem] = (prog.addresses[lanes[mem], :32] >= 0).sum(axis=1)
+    masks = (~lanes[~mem]).astype(np.uint64) & np.uint64(0xFFFFFFFF)
+    out[~mem] = [bin(int(m)).count("1") for m in masks]
+    return out
+
+
 def _warp_events(lr, li, us, issue_interval, op_names, sms_named):
     """A launch's warp tracks (``warp_states``): per SM and scheduler, a lane per warp
-    slot (warps whose lives do not overlap share one)."""
+    slot (warps whose lives do not overlap share one). A trace program's issues carry
+    their active lanes; where a warp's lanes drop from one issue to the next an instant
+    marks the divergence ("diverged: 16 lanes"), where they rise again the reconvergence."""
     states = warp_states(lr, issue_interval)
     wt = np.asarray(lr.warps) if getattr(lr, "warps", None) is not None else np.zeros((0, 8))
     if not len(states["warp"]) and len(np.asarray(lr.trace)):
@@ -206,12 +228,27 @@ def _warp_events(lr, li, us, issue_interval, op_names, sms_named):
         events += _sm_meta(sm, sms_named)
         for lane in range(int(lanes.max()) + 1):
             events += _thread(sm, WARP_TID * (sc + 1) + lane, f"scheduler {sc} · warps {lane + 1}")
-    for w, state, t0, t1, op, pc in zip(states["warp"], states["state"], states["start"],
-                                        states["end"], states["op"], states["pc"]):
+    issues = states["state"] == "issue"
+    lanes = active_lanes(lr, states["pc"][issues])
+    lanes_of = dict(zip(np.flatnonzero(issues), lanes)) if lanes is not None else {}
+    before = {}
+    for k, (w, state, t0, t1, op, pc) in enumerate(zip(
+            states["warp"], states["state"], states["start"], states["end"], states["op"],
+            states["pc"])):
         # (arguments kept short: a --timeline holds some 20,000 issues and their waits)
         if state == "issue":
             name = f"issue {op_names[op]}"
             args = {"block": int(wt[w, 4]), "warp": int(wt[w, 5]), "pc": int(pc)}
+            n = lanes_of.get(k)
+            if n is not None:
+                args["lanes"] = int(n)
+                last = before.get(w)
+                if last is not None and n != last:
+                    events.append({"name": f"{'diverged' if n < last else 'reconverged'}: "
+                                   f"{n} lanes", "cat": "divergence", "ph": "i", "s": "t",
+                                   "ts": float(t0) * us, "pid": int(wt[w, 2]),
+                                   "tid": int(tid[w])})
+                before[w] = n
         else:
             name = _STALL_NAME[state]
             args = {"pc": int(pc)} if pc >= 0 else {}
