@@ -172,3 +172,35 @@ def test_timeline_marks_where_a_warp_diverges_and_its_issues_carry_their_lanes()
     # every warp of the divergent kernel splits in two (16 warps), the other never
     assert marks["branch_in_warp"].count("diverged: 16 lanes") == 16
     assert marks["branch_at_warp"] == []
+
+
+def _ptx_conflicts(trace) -> int:
+    """Bank-conflict passes of the shared-memory accesses the PTX emulator executed (the
+    oracle: 32 banks of 4 bytes, a pass per distinct word in the busiest bank)."""
+    base, size = trace["shared"]
+    total = 0
+    for ev in trace["events"]:
+        if ev[3] < 0:
+            continue
+        a = trace["addresses"][ev[3]]
+        a = a[a >= 0]
+        if ".shared" not in trace["texts"][ev[1]]:      # generic: the shared window's
+            a = a[(a >= base) & (a < base + size)] - base
+        if a.size:
+            words = np.unique(a // 4)
+            total += int(np.bincount(words % 32).max()) - 1
+    return total
+
+
+def test_bank_conflicts_are_those_of_the_accesses_that_ran_with_edge_tiles():
+    """The register-blocked GEMM zero-pads its edge tiles with a second, predicated store
+    (`@!P STS [R], RZ`) that ptxas hoists beside the real one; it runs only in the trips
+    whose tile crosses the edge, so it adds no passes elsewhere (a K of 12: the second of
+    two 8-wide trips)."""
+    from simulator.kernelcode.cases.examples import all_cases
+    case = {c.name: c for c in all_cases()[0]}["gemm_register_blocked"]
+    grid, block, args, shared = case.setup(np.random.default_rng(0), m=40, n=36, k=12)
+    em = rs.emulate_kernel(case.kernel, grid, block, [np.copy(a) for a in args], record=True)
+    r = rs.simulate_kernel(case.kernel, grid, block, list(args), hw=H100, mode="full",
+                           shared_bytes=shared)
+    assert r.bank_conflicts == _ptx_conflicts(em.trace) > 0

@@ -405,6 +405,12 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
     last_w = np.full(npc, -1, np.int64)
     first = np.full(npc, -1, np.int64)
     first_w = np.full(npc, -1, np.int64)
+    first_pos = np.zeros(npc, np.int64)
+    nb = leaders.shape[0]
+    seen = np.zeros(nb, np.int64)
+    never = ev.shape[0] + 1
+    nv = np.zeros(0, np.int64)
+    wstart = 0
     n = ev.shape[0]
     k = 0
     m = 0
@@ -424,7 +430,21 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
                 if ev[eq, 3] >= 0 and first_w[ev[eq, 1]] != gw:
                     first[ev[eq, 1]] = ev[eq, 3]
                     first_w[ev[eq, 1]] = gw
+                    first_pos[ev[eq, 1]] = q
                 q += 1
+            # per event of the warp, where its PTX block runs next (``never``: not again):
+            # a hoisted access takes its first addresses only if the warp runs them before
+            # it comes back to the block it issues with (not a later loop trip's)
+            wstart = i
+            nv = np.empty(q - i, np.int64)
+            for b in range(nb):
+                seen[b] = never
+            for qq in range(q - 1, i - 1, -1):
+                pq = ev[order[qq], 1]
+                bq = block_of[pq] if pq < npc else -1
+                nv[qq - i] = seen[bq] if bq >= 0 else never
+                if bq >= 0:
+                    seen[bq] = qq
             trip = 0
             was_in = False
             if fill:
@@ -441,6 +461,7 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
                 break
             j += 1
         mask = ev[e, 2]             # the warp's active lanes (guards not applied)
+        back = nv[j - 1 - wstart]   # where the warp runs this block again
         for q in range(i, j):
             eq = order[q]
             if ev[eq, 3] >= 0:
@@ -462,7 +483,7 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
                 r = -1
                 if o >= 0 and last_w[o] == gw:
                     r = last[o]
-                elif o >= 0 and first_w[o] == gw:
+                elif o >= 0 and first_w[o] == gw and first_pos[o] < back:
                     r = first[o]
                 active = 0
                 if r >= 0:
@@ -476,7 +497,7 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
                 rl = -1
                 if ls >= 0 and last_w[ls] == gw:
                     rl = last[ls]
-                elif ls >= 0 and first_w[ls] == gw:
+                elif ls >= 0 and first_w[ls] == gw and first_pos[ls] < back:
                     rl = first[ls]
                 if rl >= 0:
                     lm = 0
