@@ -389,6 +389,29 @@ def warp_traces(smap: SassMap, trace: dict, cut=None) -> Traces:
 
 
 @njit(cache=True)
+def _addresses_row(o, gw, back, last, last_w, first, first_w, first_pos):
+    """The row of addresses warp ``gw``'s SASS access of PTX row ``o`` uses: its latest
+    run's, else (an access ptxas hoisted above it) its first run's where the warp gets
+    there before it comes back to this block (``back``); -1: none (``o`` -1 included)."""
+    if o >= 0 and last_w[o] == gw:
+        return last[o]
+    if o >= 0 and first_w[o] == gw and first_pos[o] < back:
+        return first[o]
+    return -1
+
+
+@njit(cache=True)
+def _lanes_with_address(addrs, r):
+    """The mask of the lanes of address row ``r`` that have an address (0 for -1)."""
+    m = 0
+    if r >= 0:
+        for lane in range(32):
+            if addrs[r, lane] >= 0:
+                m |= 1 << lane
+    return m
+
+
+@njit(cache=True)
 def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, smem,
           swidth, sh_base, sh_size, loc_base, loc_size, nw, pos, inloop, header, cap, out,
           out_sass, out_mask, out_addr, begin):
@@ -480,32 +503,15 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
             for t in range(eptr[p], eptr[p + 1]):
                 si = eidx[t]
                 o = esrc[t]
-                r = -1
-                if o >= 0 and last_w[o] == gw:
-                    r = last[o]
-                elif o >= 0 and first_w[o] == gw and first_pos[o] < back:
-                    r = first[o]
-                active = 0
-                if r >= 0:
-                    for lane in range(32):
-                        if addrs[r, lane] >= 0:
-                            active += 1
+                r = _addresses_row(o, gw, back, last, last_w, first, first_w, first_pos)
+                active = _lanes_with_address(addrs, r)
                 # the lanes counted: the warp's, or in a block ptxas branches around, the
                 # lanes of its access that run it
                 lanes = mask
-                ls = lsrc[si]
-                rl = -1
-                if ls >= 0 and last_w[ls] == gw:
-                    rl = last[ls]
-                elif ls >= 0 and first_w[ls] == gw and first_pos[ls] < back:
-                    rl = first[ls]
-                if rl >= 0:
-                    lm = 0
-                    for lane in range(32):
-                        if addrs[rl, lane] >= 0:
-                            lm |= 1 << lane
-                    if lm != 0:
-                        lanes = lm
+                lm = _lanes_with_address(addrs, _addresses_row(lsrc[si], gw, back, last, last_w,
+                                                                first, first_w, first_pos))
+                if lm != 0:
+                    lanes = lm
                 if active > 0:
                     if fill:
                         cls = srows[si, 0]

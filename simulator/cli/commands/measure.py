@@ -24,10 +24,11 @@ def add_measure(sub):
                         "whole forward pass, see --workload, --batch, --plan; torchvision: PyTorch's "
                         "ResNet-50 where PyTorch is importable, --batch default 1,8,32; counters: the kernels "
                         "under Nsight Compute, instructions and bytes; kernels: users' numba "
-                        "kernels (simulator.kernelcode.cases) timed and under Nsight Compute)")
+                        "kernels (simulator.kernelcode.cases) timed and under Nsight Compute; "
+                        "teaching: examples/teaching.py's kernels, measured alike)")
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
     p.add_argument("--deadline", type=positive_seconds("deadline"), metavar="SECONDS",
-                   help="gemm, conv, kernels: start no new shape after this many seconds; "
+                   help="gemm, conv, kernels, teaching: start no new shape after this many seconds; "
                         "keep what finished")
     p.add_argument("--workload", metavar="NET", help="network: the network (default resnet50)")
     p.add_argument("--batch", metavar="B[,B...]", help="network: batch sizes (default 1)")
