@@ -53,13 +53,15 @@ def _states(result, launch=0):
 
 def test_recording_changes_no_cycle():
     progs = api.build(FERMI, "gemm-tiled", m=48, n=32, k=32).programs
-    a = engine.simulate(FERMI, list(progs), mode="full")
+    a = engine.simulate(FERMI, list(progs), mode="full", sites=True)
     b = engine.simulate(FERMI, list(progs), mode="full", trace=500, trace_memory=7)
     assert a.cycles == b.cycles and a.bytes_by_level == b.bytes_by_level
     assert a.stalls_by_cause == b.stalls_by_cause
     la, lb = a.detail.launches[0], b.detail.launches[0]
     assert la.stats == lb.stats
-    np.testing.assert_array_equal(la.sites, lb.sites)       # per-site: always counted
+    np.testing.assert_array_equal(la.sites, lb.sites)       # per-site: asked for, or with a trace
+    c = engine.simulate(FERMI, list(progs), mode="full").detail.launches[0]
+    assert c.sites.shape == (0, len(SITE_COLUMNS)) and c.stats == la.stats
     assert len(la.trace) == len(la.waits) == len(la.warps) == len(la.memory) == 0
     assert len(lb.trace) == len(lb.waits) == 500 and len(lb.memory) == 7
     assert lb.sites.shape == (len(progs[0].template), len(SITE_COLUMNS))
@@ -259,7 +261,7 @@ def test_trace_program_sites_match_the_template():
     column; without sites a trace program has none."""
     (prog,) = api.build(FERMI, "gemm-tiled", m=32, n=16, k=32).programs
     tp = _site_trace(prog)
-    a = engine.simulate(FERMI, [prog], mode="full").detail.launches[0]
+    a = engine.simulate(FERMI, [prog], mode="full", sites=True).detail.launches[0]
     b = engine.simulate(FERMI, [tp], mode="full").detail.launches[0]
     np.testing.assert_array_equal(a.sites, b.sites)
     bare = dataclasses.replace(tp, sites=np.zeros(0, np.int64), n_sites=0)

@@ -82,7 +82,7 @@ from .stats import (C_BARRIER, C_DEPENDENCY, C_DRAMB, C_ISSUED, C_L1B, C_L2B, C_
                     C_NOT_SELECTED, C_PIPE, C_SHARED_PASSES, C_THREADS, N_SITE_COLUMNS, N_STATS,
                     S_CONFLICT, S_CYCLES_VISITED, S_DONE_BLOCKS, S_DRB, S_DWB, S_END, S_FLOPS,
                     S_INSTR, S_L1B, S_L1MISS, S_L2MISS, S_L2RB, S_L2WB, S_LDST, S_LOOKS, S_SFU,
-                    S_SHB, S_SP)
+                    S_SHB, S_SP, S_THREADS)
 
 INF = 1e300
 CAUSES = ("idle", "memory", "dependency", "pipe", "barrier", "mshr")
@@ -1213,6 +1213,7 @@ def run(code, hp, plan, l2, rec):
                 g = _look(t, sm, sc, tmpl, hp, w, sch, sms, stalls, st)
                 if g >= 0:
                     op, dst = _issue(g, sm, sc, t, tmpl, hp, w, sch, out)
+                    st[S_THREADS] += wact[g]
                     stamp += 1
                     b = wblock[g]
                     keep = ntr < trace_cap

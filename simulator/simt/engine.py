@@ -175,6 +175,8 @@ def _run(pl, t0, l2, keep, cap, inner=0) -> core.CoreRun:
     cut = cap if cap and pl.cut_codes else 0
     code = pl.cut_codes[cap] if cut else pl.code
     site_of, n_sites = (pl.site_maps or {}).get(cut, (np.zeros(0, np.int64), 0))
+    if len(keep) > 2 and not keep[2]:
+        site_of, n_sites = np.zeros(0, np.int64), 0       # not asked for: none counted
     rec = core.Recording(int(keep[0]), int(keep[1]), np.ascontiguousarray(site_of, np.int64),
                          int(n_sites))
     return core.CoreRun(*core.run(code, pl.h, core.BlockPlan(pl.positions, pl.skips, t0, cap,
@@ -755,7 +757,7 @@ def _slice_error(r, pl) -> float:
 
 def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int = 0,
              l2_warm: bool = False, budget: float = None, l2_empty: bool = False,
-             trace_memory: int = None) -> Result:
+             trace_memory: int = None, sites: bool | None = None) -> Result:
     """Run ``programs`` (one Program or a sequence run back to back) on ``hw``; a
     ``simulator.result.Result`` with predictor "engine" and mode ``mode``. A program may
     be a ``traces.TraceProgram`` (recorded warp traces): full mode needs every block
@@ -765,8 +767,9 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     warp, opcode) for timeline plots, with what their warps waited on before each and the
     warps' lives (``LaunchResult.waits``, ``warps``); ``trace_memory`` (default: as many)
     the first global accesses (``LaunchResult.memory``: issue, data back, the level that
-    served them). Every launch also counts its issues, stalls and bytes per site of its
-    program (``LaunchResult.sites``). None of it changes a cycle. ``l2_warm`` (a launch repeated back to back on the
+    served them). ``sites`` counts each launch's issues, stalls and bytes per site of its
+    program (``LaunchResult.sites``; default: where ``trace`` is on or a trace program
+    names its sites -- the counting costs some 15% of a run). None of it changes a cycle. ``l2_warm`` (a launch repeated back to back on the
     same buffers) starts with the launches' arrays in the L2 when they fit. Otherwise the
     L2 starts as earlier launches left it, full of their lines (see ``_fill_previous``):
     a launch finds it so in an application, in a benchmark loop rotating buffer sets, or
@@ -801,6 +804,9 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
         raise ValueError(f"trace={trace}, trace_memory={trace_memory}: counts >= 0")
     if not isinstance(programs, (list, tuple)):
         programs = (programs,)
+    if sites is None:       # per-site counts cost some 15% of a run: where they are used
+        sites = trace > 0 or any(traces.is_trace(p) and p.n_sites for p in programs)
+    keep = (*keep, bool(sites))
     check_size(hw, programs, mode)
     wall = time.perf_counter()
     l2 = new_l2(hw, programs, mode)
@@ -1041,12 +1047,11 @@ def launch_shape(prog, occ, waves) -> dict:
 
 
 def simt_efficiency(launches) -> float | None:
-    """Thread instructions over 32 x warp instructions, over the simulated blocks of
-    ``launches`` (their per-site counts; None where none has them)."""
-    from .stats import C_ISSUED, C_THREADS
-    sites = [lr.sites for lr in launches if lr.sites is not None and len(lr.sites)]
-    issued = sum(float(s[:, C_ISSUED].sum()) for s in sites)
-    return sum(float(s[:, C_THREADS].sum()) for s in sites) / (32 * issued) if issued else None
+    """Thread instructions over 32 x warp instructions of ``launches`` (None for none
+    issued)."""
+    issued = sum(lr.stats.warp_instructions for lr in launches)
+    return sum(lr.stats.thread_instructions for lr in launches) / (32 * issued) if issued \
+        else None
 
 
 def _record(lr: LaunchResult) -> Launch:

@@ -45,6 +45,7 @@ class LaunchStats:
     l2_first_touches: float         # sampled slices: L2 read misses to sectors never held before
     dram_prior_write_bytes: float   # of dram_write_bytes: lines earlier launches left dirty
     read_victim_write_bytes: float  # of dram_write_bytes: victims of reads' allocations
+    thread_instructions: float      # active lanes of the warp instructions issued, summed
 
     @classmethod
     def from_vector(cls, st) -> "LaunchStats":
@@ -110,6 +111,7 @@ S_DRB = S["dram_read_bytes"]
 S_DWB = S["dram_write_bytes"]
 S_SHB = S["shared_bytes"]
 S_CONFLICT = S["shared_conflict_passes"]
+S_THREADS = S["thread_instructions"]
 S_GLD = S["global_load_segments"]
 S_GST = S["global_store_segments"]
 S_END = S["end_cycle"]
