@@ -601,7 +601,7 @@ def systolic_animation(run, path, fps: float = 2.0, values: bool = False) -> int
     ``Animation.to_jshtml``); each register labelled as in :func:`systolic_text`, the PEs
     doing a MAC highlighted and the registers their MAC used in bold. Returns the number
     of frames written."""
-    from simulator.systolic.teach import systolic_animation as animate
+    from simulator.analysis.plots import systolic_animation as animate
     return animate(run, arg.path(path, "path"), arg.number(fps, "fps", positive=True),
                    arg.boolean(values, "values"))
 

@@ -22,6 +22,7 @@ Charts draw Results; they never lower or simulate anything.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -846,3 +847,113 @@ def check_chart(doc, hw, path, precision="fp32"):
     no FLOPs (an unmapped kernel with Nsight Compute's DRAM counts, a copy) are drawn
     beside it at their achieved bytes per second."""
     _write(_check_figure(doc, hw, precision), path)
+
+
+# ---------------------------------------------------------------- the systolic array, animated
+
+def _array_figure(lab):
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+    R, C = lab.rows, lab.cols
+    stat = lab.df != "os"
+    cw, ch = 2.3, 1.25                      # a PE's box, inches
+    fig = Figure(figsize=(cw * C + 2.4, ch * R + 1.9 + 0.3 * stat), dpi=80)
+    # (the figure's own canvas draws nothing between frames; each frame is drawn once,
+    # as it is written)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(-1.25, C + 0.1)
+    ax.set_ylim(R + 0.55, -0.95 - 0.3 * stat)
+    ax.axis("off")
+    fs = 7.5
+    mono = {"family": "monospace", "fontsize": fs}
+    boxes, cells = {}, {}
+    for r in range(R):
+        for c in range(C):
+            box = Rectangle((c + 0.04, r + 0.04), 0.92, 0.92, facecolor="white", edgecolor="0.3")
+            ax.add_patch(box)
+            boxes[r, c] = box
+            cells[r, c] = [ax.text(c + 0.09, r + 0.14 + 0.21 * g, "", va="center", ha="left",
+                                   **mono) for g in range(4)]
+    left = [ax.text(-0.05, r + 0.23, "", ha="right", va="center", color="tab:blue", **mono)
+            for r in range(R)]
+    for r in range(R):
+        ax.annotate("", (0.04, r + 0.23), (-0.05, r + 0.23),
+                    arrowprops={"arrowstyle": "->", "color": "tab:blue"})
+    top = [ax.text(c + 0.5, -0.12, "", ha="center", va="bottom", color="tab:green", **mono)
+           for c in range(C)]
+    pre = [ax.text(c + 0.5, -0.42, "", ha="center", va="bottom", color="tab:purple", **mono)
+           for c in range(C)] if stat else []
+    bottom = [ax.text(c + 0.5, R + 0.12, "", ha="center", va="top", color="tab:red", **mono)
+              for c in range(C)]
+    title = ax.text(-1.2, -0.72 - 0.3 * stat, "", ha="left", va="bottom", fontsize=9.5,
+                    family="monospace")
+    return fig, boxes, cells, left, top, pre, bottom, title
+
+
+def _array_draw(lab, t: int, parts):
+    fig, boxes, cells, left, top, pre, bottom, title = parts
+    names = lab.names
+    tr = lab.tr
+    for (r, c), box in boxes.items():
+        active = bool(tr["active"][t, r, c])
+        box.set_facecolor("#ffd54f" if active else "white")
+        for g, txt in enumerate(cells[r, c]):
+            used = active and g in tr["mac"][t, r, c]
+            txt.set_text(f"{names[g]:<3} {lab.register(t, r, c, g)}")
+            txt.set_fontweight("bold" if used else "normal")
+    for r, txt in enumerate(left):
+        txt.set_text(lab.left_in(t, r))
+    for c, txt in enumerate(top):
+        txt.set_text("top: " + lab.top_in(t, c))
+    for c, txt in enumerate(pre):
+        txt.set_text("preload: " + lab.preload(t, c))
+    for c, txt in enumerate(bottom):
+        txt.set_text("out: " + lab.bottom_out(t, c))
+    L = lab.run.lowered
+    M, N, K = L.mnk
+    n_mac = int(tr["active"][t].sum())
+    done = int(tr["active"][:t + 1].sum())
+    title.set_text(f"{L.dataflow} {L.rows}x{L.cols}  C({M}x{N}) = A({M}x{K}) @ B({K}x{N})   "
+                   f"cycle {t}/{lab.cycles - 1}: {n_mac} MACs ({done}/{lab.run.macs} done)")
+
+
+def systolic_animation(run, path, fps: float = 2.0, values: bool = False) -> int:
+    """One frame per cycle of a recorded run, written to ``path``: a GIF (``.gif``,
+    matplotlib's PillowWriter) or an HTML page with a player (``.html``,
+    ``Animation.to_jshtml``). PEs doing a MAC are highlighted, the registers it used in
+    bold. Returns the number of frames."""
+    import tempfile
+
+    from matplotlib.animation import FuncAnimation, PillowWriter
+
+    from hwmodels.fileio import atomic_write
+    from simulator.systolic.teach import MAX_FRAMES, Labels, _check_run
+    run = _check_run(run)
+    ext = os.fspath(path).rsplit(".", 1)[-1].lower() if "." in os.path.basename(os.fspath(path)) else ""
+    if ext not in ("gif", "html", "htm"):
+        raise ValueError(f"path={show(os.fspath(path))}: the animation's file must end in .gif "
+                         "or .html")
+    lab = Labels(run, values)
+    if lab.cycles > MAX_FRAMES:
+        raise ValueError(f"run: {lab.cycles} cycles; an animation draws at most {MAX_FRAMES} "
+                         "frames (use smaller matrices or a larger array)")
+    parts = _array_figure(lab)
+    fig = parts[0]
+    anim = FuncAnimation(fig, lambda t: _array_draw(lab, t, parts), frames=lab.cycles,
+                         interval=1000 / fps, repeat=False)
+    if ext == "gif":
+        folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+        fd, tmp = tempfile.mkstemp(suffix=".gif", dir=folder)
+        os.close(fd)
+        try:
+            anim.save(tmp, writer=PillowWriter(fps=fps))
+            with open(tmp, "rb") as fh:
+                data = fh.read()
+        finally:
+            os.unlink(tmp)
+        atomic_write(path, data)
+    else:
+        import matplotlib
+        with matplotlib.rc_context({"animation.embed_limit": 512.0}):
+            atomic_write(path, anim.to_jshtml(fps=fps, default_mode="once"))
+    return lab.cycles
