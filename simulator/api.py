@@ -602,8 +602,10 @@ def systolic_animation(run, path, fps: float = 2.0, values: bool = False) -> int
     doing a MAC highlighted and the registers their MAC used in bold. Returns the number
     of frames written."""
     from simulator.analysis.plots import systolic_animation as animate
-    return animate(run, arg.path(path, "path"), arg.number(fps, "fps", positive=True),
-                   arg.boolean(values, "values"))
+    from simulator.systolic.teach import MAX_FRAMES, Labels, _check_run
+    lab = Labels(_check_run(run), arg.boolean(values, "values"))
+    return animate(lab, arg.path(path, "path"), arg.number(fps, "fps", positive=True),
+                   MAX_FRAMES)
 
 
 def h2d_seconds(hw, nbytes: int, pinned: bool = False):

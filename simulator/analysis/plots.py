@@ -917,7 +917,7 @@ def _array_draw(lab, t: int, parts):
                    f"cycle {t}/{lab.cycles - 1}: {n_mac} MACs ({done}/{lab.run.macs} done)")
 
 
-def systolic_animation(run, path, fps: float = 2.0, values: bool = False) -> int:
+def systolic_animation(lab, path, fps: float = 2.0, max_frames: int = 600) -> int:
     """One frame per cycle of a recorded run, written to ``path``: a GIF (``.gif``,
     matplotlib's PillowWriter) or an HTML page with a player (``.html``,
     ``Animation.to_jshtml``). PEs doing a MAC are highlighted, the registers it used in
@@ -927,15 +927,12 @@ def systolic_animation(run, path, fps: float = 2.0, values: bool = False) -> int
     from matplotlib.animation import FuncAnimation, PillowWriter
 
     from hwmodels.fileio import atomic_write
-    from simulator.systolic.teach import MAX_FRAMES, Labels, _check_run
-    run = _check_run(run)
     ext = os.fspath(path).rsplit(".", 1)[-1].lower() if "." in os.path.basename(os.fspath(path)) else ""
     if ext not in ("gif", "html", "htm"):
         raise ValueError(f"path={show(os.fspath(path))}: the animation's file must end in .gif "
                          "or .html")
-    lab = Labels(run, values)
-    if lab.cycles > MAX_FRAMES:
-        raise ValueError(f"run: {lab.cycles} cycles; an animation draws at most {MAX_FRAMES} "
+    if lab.cycles > max_frames:
+        raise ValueError(f"run: {lab.cycles} cycles; an animation draws at most {max_frames} "
                          "frames (use smaller matrices or a larger array)")
     parts = _array_figure(lab)
     fig = parts[0]
