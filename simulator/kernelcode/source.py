@@ -126,9 +126,7 @@ def annotate(sass_rows, lines: dict) -> dict:
         t = out.setdefault(key, {"instructions": 0})
         t["instructions"] += 1
         for k, v in r.items():
-            if v is not None and (k in SUMMED or k.startswith("stall_")) and k != "stall_cycles":
-                t[k] = t.get(k, 0.0) + float(v)
-            elif k == "stall_cycles" and v is not None:
+            if v is not None and (k in SUMMED or k.startswith("stall_")):
                 t[k] = t.get(k, 0.0) + float(v)
     for t in out.values():
         w = t.get("warp_instructions", 0.0)
