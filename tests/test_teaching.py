@@ -33,6 +33,30 @@ def _efficiency(name, hw=H100, **size):
     return timing._popcount(tr.masks).sum() / (32 * len(tr.masks)), tr, c
 
 
+def _traced_efficiency(kernel, grid, block, args, hw=H100):
+    c = timing.compile_kernel(kernel, list(args), timing.cc_of(hw))
+    _, tr, _ = timing.trace_program(c, kernel, hw, grid, block, list(args), mode="full")
+    return timing._popcount(tr.masks).sum() / (32 * len(tr.masks))
+
+
+def test_a_called_subroutine_runs_with_the_lanes_of_its_inlined_function():
+    """f64_calls: ptxas CALLs NVVM's fp64 slow paths (pow, sin's large-argument
+    reduction, lgamma) and the PTX emulator runs them inlined; their branches and loops
+    issue as each warp ran them, under its own lanes, so SIMT efficiency is Nsight
+    Compute's on the H100 (kernels suite, n=2^18: 0.646) -- not 1.0, which the
+    subroutines' straight path under the caller's lanes gave."""
+    from simulator.kernelcode.cases.examples import all_cases
+    case = next(c for c in all_cases()[0] if c.name == "f64_calls")
+    rec = next(r for r in json.loads((ROOT / "data" / "measurements" / "h100-sxm" /
+                                      "kernels.json").read_text())["records"]
+               if r["kernel"] == "f64_calls" and r["ok"])
+    c = rec["counters"]
+    ncu = c["smsp__thread_inst_executed.sum"] / c["smsp__inst_executed.sum"] / 32
+    grid, block, args, _ = case.setup(np.random.default_rng(0), n=1 << 13, block=128)
+    eff = _traced_efficiency(case.kernel, grid, block, args)
+    assert abs(eff - ncu) <= ks.SIMT_GOAL, (eff, ncu)
+
+
 def _ncu_efficiency(kernel):
     r = next(r for r in MEASURED["records"] if r["kernel"] == f"teaching.{kernel}")
     c = r["counters"]

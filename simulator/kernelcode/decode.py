@@ -71,6 +71,9 @@ class Program:
     carry_slot: int           # the slot holding each lane's carry flag (.cc, addc, madc)
     leaders: tuple = ()       # the first row of each basic block, ascending
     successors: tuple = ()    # per basic block, its successors' indices (len(leaders): exit)
+    # (first, last) PTX line of the entry's own instructions: rows with lines outside are
+    # the bodies of ``.func``s inlined at their calls (``inline.inline_calls``)
+    own_lines: tuple = (0, 0)
 
 
 _MANGLED_PARAM = re.compile(r"\b_Z\w*?_param_(\d+)\b")
@@ -510,6 +513,8 @@ def decode(module: Module, entry: str) -> Program:
     if func is None or not func.entry:
         raise PTXError(f"no .entry {entry!r} in the PTX (entries: "
                        f"{', '.join(n for n, f in module.functions.items() if f.entry)})")
+    own = [i.line for i in func.body if not isinstance(i, str)]
+    own_lines = (min(own), max(own)) if own else (0, 0)
     func = inline_calls(module, func)
     dec = _Decoder(module, func)
     dec.has_barrier = dec.uses_carry = False
@@ -578,4 +583,5 @@ def decode(module: Module, entry: str) -> Program:
         global_bytes=lay["global_bytes"], const_bytes=lay["const_bytes"],
         const_init=lay["const_init"], has_barrier=dec.has_barrier,
         uses_carry=dec.uses_carry, carry_slot=dec.carry, leaders=tuple(leaders),
+        own_lines=own_lines,
         successors=tuple(tuple(x) for x in succ))

@@ -13,6 +13,13 @@ their edges, staying at home; where a branch stays at home both ways (a division
 fast path against its slow one), the path without a ``CALL``, else the fall-through,
 is taken. That walk is what one visit of the PTX block issues.
 
+A ``CALL`` of a PTX ``.func`` NVVM kept (fp64 ``pow``, ``sin``'s large-argument
+reduction, ``lgamma``) is mapped the same way onto the function's copy the emulator
+inlined at that call: the subroutine's blocks are homed on the copy's PTX blocks, so a
+warp issues the subroutine as it ran it -- its loop trips, and its branches under their
+own lanes. A subroutine of ptxas's own (64-bit division), whose instructions name no
+line of a ``.func``, issues its straight path at the ``CALL`` under the caller's lanes.
+
 A warp's SASS stream is then, for every visit of a PTX block in its recorded path (a
 run of its events from the block's first instruction), that block's SASS instructions
 under the visit's active mask (predicated code issues whatever its predicate). A memory
@@ -126,11 +133,13 @@ def _idom(dom: list) -> list:
     return out
 
 
-def _homes(sass, main, ob, dom, ptx_depth) -> dict:
-    """{SASS block index: its home PTX block} for the blocks in ``main``: among its
-    instructions' origins at its own loop depth, the one dominating the others (else the
-    most frequent); a block with none at its depth (work hoisted out of a loop, or a
-    reconvergence left after one) issues with its nearest dominator that has a home."""
+def _homes(sass, main, ob, dom, ptx_depth, base_depth: int = 0, default: int = 0) -> dict:
+    """{SASS block index: its home PTX block} for the blocks in ``main`` (the first: the
+    entry): among its instructions' origins at its own loop depth (plus ``base_depth``:
+    a subroutine's blocks, called from inside a loop), the one dominating the others
+    (else the most frequent); a block with none at its depth (work hoisted out of a
+    loop, or a reconvergence left after one) issues with its nearest dominator that has
+    a home (``default`` where none has)."""
     by_start = {sass.blocks[k].start: j for j, k in enumerate(main)}
     succ = [[by_start[s] for s in sass.blocks[k].succs if s in by_start] for k in main]
     sdom = _dominators(len(main), succ)
@@ -140,7 +149,7 @@ def _homes(sass, main, ob, dom, ptx_depth) -> dict:
     for j, k in enumerate(main):
         b = sass.blocks[k]
         tags = [int(ob[i]) for i in range(b.first, b.stop)
-                if ob[i] >= 0 and ptx_depth[ob[i]] == sdepth[j]]
+                if ob[i] >= 0 and ptx_depth[ob[i]] == sdepth[j] + base_depth]
         if tags:
             distinct = set(tags)
             top = [t for t in distinct if all(t in dom[u] for u in distinct)]
@@ -150,15 +159,16 @@ def _homes(sass, main, ob, dom, ptx_depth) -> dict:
         x = j
         while x not in own and sidom[x] >= 0:
             x = sidom[x]
-        home[k] = own.get(x, 0)
+        home[k] = own.get(x, default)
     return home
 
 
-def _walk(sass, blocks, home_of, by_start) -> list:
+def _walk(sass, blocks, home_of, by_start, entry: int = 0) -> list:
     """The SASS blocks (indices) one visit of a PTX block issues: from the first of its
-    ``blocks`` entered from elsewhere along edges that stay among them."""
+    ``blocks`` entered from elsewhere (or the ``entry`` block) along edges that stay
+    among them."""
     mine = set(blocks)
-    entered = [k for k in blocks if k == 0 or any(
+    entered = [k for k in blocks if k == entry or any(
         by_start.get(s) == k for j, b in enumerate(sass.blocks) if j not in mine
         and home_of.get(j) is not None for s in b.succs)]
     cur = entered[0] if entered else blocks[0]
@@ -200,6 +210,48 @@ def _called(sass, ins, by_start, depth: int = 0) -> list:
     return out
 
 
+def _subroutine(sass, ins, p, by_start, lines, rows_of_line, leaders, block_of, dom,
+                ptx_depth, depth):
+    """A ``CALL`` of a PTX ``.func`` (NVVM's fp64 slow paths), issued by PTX block ``p``,
+    mapped onto the callee's inlined copy (``inline.inline_calls``) that follows ``p``
+    (``rows_of_line``: the copies' rows by PTX line):
+    ({PTX block of the copy: the subroutine's SASS blocks it walks}, their homes, {SASS
+    instruction: its PTX row in the copy}, the entry block); None where the callee's
+    instructions name no PTX line (ptxas's own subroutines) or the calls nest too deep.
+    A warp's visits of the copy's blocks then issue the subroutine as it ran: its loop
+    trips, and its divergent paths under their own lanes."""
+    t = by_start.get(ins.target)
+    if t is None or depth > 4:
+        return None
+    blocks, todo = [t], [t]
+    while todo:
+        for x in sass.blocks[todo.pop()].succs:
+            k = by_start.get(x)
+            if k is not None and k not in blocks:
+                blocks.append(k)
+                todo.append(k)
+    lo, orig = leaders[p], {}
+    for k in blocks:
+        b = sass.blocks[k]
+        for j in range(b.first, b.stop):
+            rows = rows_of_line.get(int(lines[j]))
+            if rows:
+                # the copy of this call site: the first at or after the calling block
+                r = next((r for r in rows if r >= lo), -1)
+                if r >= 0:
+                    orig[j] = r
+    if not orig:
+        return None
+    ob = np.full(len(sass.instrs), -1, np.int64)
+    for j, r in orig.items():
+        ob[j] = block_of[r]
+    hmap = _homes(sass, blocks, ob, dom, ptx_depth, base_depth=ptx_depth[p], default=p)
+    per = {}
+    for k in blocks:
+        per.setdefault(hmap[k], []).append(k)
+    return per, hmap, orig, t
+
+
 def build(prog, sass, lines) -> SassMap:
     """The map of ``prog`` (``decode.Program``) onto ``sass`` given each SASS
     instruction's PTX line (``lineinfo.ptx_lines``)."""
@@ -234,31 +286,52 @@ def build(prog, sass, lines) -> SassMap:
             for r in range(dst + 1, dst + n):
                 alias[r] = dst
     dom = _dominators(nb, prog.successors)
+    ptx_depth = _depths(nb, prog.successors, dom)
     main = _main_blocks(sass)
-    home_of = _homes(sass, main, ob, dom, _depths(nb, prog.successors, dom))
+    home_of = _homes(sass, main, ob, dom, ptx_depth)
     by_start = {b.start: k for k, b in enumerate(sass.blocks)}
     per = {}
     for k in main:
         per.setdefault(home_of[k], []).append(k)
+    rows_of_line = {}      # the rows of the inlined .func bodies, by PTX line
+    lo_line, hi_line = prog.own_lines
+    for pc, line in enumerate(prog.lines):
+        if line and not lo_line <= line <= hi_line:
+            rows_of_line.setdefault(int(line), []).append(pc)
     home = np.full(ni, -1, dtype=np.int64)
-    idx, src, ptr = [], [], [0]
+    lists = [[] for _ in range(nb)]
     is_mem_row = np.isin(code[:, F_OP], (OP_LD, OP_ST, OP_ATOM))
-    def add(i, p):
+
+    def add(p, i, o):
         if home[i] < 0:
             home[i] = p
-        idx.append(i)
-        o = origin[i]
-        src.append(int(o) if mem[i] != sc.MEM_NONE and o >= 0 and is_mem_row[o] else -1)
+        lists[p].append((i, int(o) if mem[i] != sc.MEM_NONE and o >= 0 and is_mem_row[o]
+                         else -1))
 
-    for p in range(nb):
-        for k in (_walk(sass, per[p], home_of, by_start) if p in per else ()):
+    def issue(p, blocks, hmap, entry, orig, depth):
+        for k in _walk(sass, blocks, hmap, by_start, entry):
             b = sass.blocks[k]
             for i in range(b.first, b.stop):
-                add(i, p)
-                for j in _called(sass, instrs[i], by_start):
-                    add(j, p)
-        ptr.append(len(idx))
-    return SassMap(rows, mem, width, origin, home, np.array(ptr, np.int64),
+                add(p, i, orig.get(i, origin[i]))
+                if instrs[i].op != "CALL":
+                    continue
+                sub = _subroutine(sass, instrs[i], p, by_start, lines, rows_of_line, leaders,
+                                  block_of, dom, ptx_depth, depth)
+                if sub is None:      # ptxas's own (64-bit division): its straight path
+                    for j in _called(sass, instrs[i], by_start):
+                        add(p, j, origin[j])
+                    continue
+                sper, shome, sorig, t = sub
+                for q, qblocks in sper.items():
+                    issue(q, qblocks, shome, t, sorig, depth + 1)
+
+    for p in range(nb):
+        if p in per:
+            issue(p, per[p], home_of, 0, {}, 0)
+    idx = [i for lst in lists for i, _ in lst]
+    src = [o for lst in lists for _, o in lst]
+    ptr = np.concatenate([[0], np.cumsum([len(lst) for lst in lists])])
+    return SassMap(rows, mem, width, origin, home, ptr.astype(np.int64),
                    np.array(idx, np.int64), np.array(src, np.int64), block_of, leaders,
                    tuple(i.text for i in instrs),
                    np.array([i.pc for i in instrs], np.int64),
