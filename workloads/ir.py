@@ -24,8 +24,11 @@ from typing import ClassVar
 DTYPES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2, "int8": 1}
 CONV_LAYOUTS = ("nchw", "nhwc")
 GEMM_LAYOUTS = ("row", "col")
-ELEMENTWISE_OPS = {"relu": (1, 1), "add": (2, 1), "sigmoid": (1, 4), "copy": (1, 0)}
-# op -> (inputs, FLOP per element); sigmoid counted as 4 (exp, add, div, neg) by convention
+ELEMENTWISE_OPS = {"relu": (1, 1), "add": (2, 1), "sigmoid": (1, 4), "copy": (1, 0),
+                   "gelu": (1, 8), "silu": (1, 5), "tanh": (1, 4), "pow": (1, 1)}
+# op -> (inputs, FLOP per element), by convention: sigmoid 4 (exp, add, div, neg), silu
+# 5 (a sigmoid and a multiply), tanh 4 (as a sigmoid), gelu 8 (erf's or tanh's form and
+# its 4 multiplies and adds), pow 1 (a square or a cube, one or two multiplies, counted 1)
 
 
 MAX_DIM = 2**31 - 1      # a tensor dimension: a C int, as CUDA kernels index it
@@ -470,7 +473,201 @@ class BatchNorm(TensorOp):
     out_shape = in_shape
 
 
-OP_KINDS = {c.kind: c for c in (Gemm, Conv2d, Elementwise, Pool2d, BatchNorm)}
+@dataclass(frozen=True, kw_only=True)
+class BatchedGemm(TensorOp):
+    """``batch`` independent products ``C[b] = A[b] @ B[b]`` (``torch.bmm``; a batched
+    ``matmul``), row-major."""
+
+    batch: int
+    M: int
+    N: int
+    K: int
+    kind: ClassVar[str] = "bmm"
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_dim(self, "batch", "M", "N", "K")
+        _check_tensors(self)
+
+    def macs(self) -> int:
+        return self.batch * self.M * self.N * self.K
+
+    def operands(self):
+        d, b = self.dtype, self.batch
+        return (Operand("A", "input", (b, self.M, self.K), "row", d, b * self.M * self.K),
+                Operand("B", "input", (b, self.K, self.N), "row", d, b * self.K * self.N),
+                Operand("C", "output", (b, self.M, self.N), "row", d, b * self.M * self.N))
+
+    def describe(self):
+        return f"{self.batch} x {self.M}x{self.N}x{self.K}"
+
+    def reads(self):
+        return 2
+
+    def in_shape(self):
+        return (self.batch, self.M, self.K, 1)
+
+    def out_shape(self):
+        return (self.batch, self.M, self.N, 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RowOp(TensorOp):
+    """An op over the ``cols`` elements of each of ``rows`` rows: ``layernorm`` (the
+    mean and variance of each row, then ``(x - mean) / sqrt(var + eps)``, scaled and
+    shifted by ``cols`` weights and biases where ``affine``: 8 FLOP an element by
+    convention -- 1 for the mean, 3 for the variance, 2 to normalise, 2 for the affine
+    map) or ``softmax`` (``exp(x - max) / sum``: 5 an element -- max, subtract, exp, sum,
+    divide)."""
+
+    rows: int
+    cols: int
+    op: str = "layernorm"
+    affine: bool = True
+    kind: ClassVar[str] = "rowop"
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_dim(self, "rows", "cols")
+        _check_choice(self, "op", ("layernorm", "softmax"))
+        if not isinstance(self.affine, bool):
+            raise ValueError(f"RowOp.affine = {show(self.affine)}: must be true or false")
+        _check_tensors(self)
+
+    def flops(self) -> int:
+        per = (8 if self.affine else 6) if self.op == "layernorm" else 5
+        return self.rows * self.cols * per
+
+    def operands(self):
+        d, n = self.dtype, self.rows * self.cols
+        shape = (self.rows, self.cols)
+        ws = ((Operand("weight", "weight", (self.cols,), "linear", d, self.cols),
+               Operand("bias", "weight", (self.cols,), "linear", d, self.cols))
+              if self.op == "layernorm" and self.affine else ())
+        return (Operand("x", "input", shape, "row", d, n),) + ws + (
+            Operand("y", "output", shape, "row", d, n),)
+
+    def describe(self):
+        return f"{self.op} {self.rows}x{self.cols}"
+
+    def in_shape(self):
+        return (self.rows, self.cols, 1, 1)
+
+    out_shape = in_shape
+
+
+def _clipped_sum(lo: int, hi: int, top: int) -> int:
+    """sum(min(max(x, 0), top) for x in range(lo, hi + 1)), in closed form."""
+    a, b = max(lo, 1), min(hi, top)
+    inner = (a + b) * (b - a + 1) // 2 if b >= a else 0
+    return inner + top * max(0, hi - max(lo, top + 1) + 1)
+
+
+def _causal_pairs(q: int, kv: int) -> int:
+    """The (query, key) pairs a causal mask leaves, the fewer of its two alignments:
+    PyTorch's top-left ``is_causal`` (query i sees keys 0..i) and FlashAttention's
+    bottom-right (query i sees keys up to i + kv - q)."""
+    return min(_clipped_sum(1, q, kv), _clipped_sum(1 + kv - q, kv, kv))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attention(TensorOp):
+    """Scaled dot-product attention, ``softmax(Q K^T * scale) V``, as a fused kernel
+    (FlashAttention, memory-efficient attention, cuDNN's) computes it: Q is batch x
+    heads x q_len x head_dim, K and V batch x kv_heads x kv_len x head_dim (grouped-query
+    attention where kv_heads < heads), O as Q. Its MACs are the two products' over the
+    (query, key) pairs computed (all of them, or a causal mask's); the softmax's work is
+    not counted (a lower bound), nor an explicit mask's bytes. Its compulsory bytes:
+    Q, K, V read and O written once -- the score matrix never leaves the chip."""
+
+    batch: int
+    heads: int
+    q_len: int
+    kv_len: int
+    head_dim: int
+    kv_heads: int = 0          # 0: as many as heads
+    causal: bool = False
+    kind: ClassVar[str] = "attention"
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_dim(self, "batch", "heads", "q_len", "kv_len", "head_dim")
+        _check_dim(self, "kv_heads", minimum=0)
+        if not isinstance(self.causal, bool):
+            raise ValueError(f"Attention.causal = {show(self.causal)}: must be true or false")
+        if self.kv_heads and self.heads % self.kv_heads:
+            raise ValueError(f"Attention.kv_heads = {self.kv_heads}: must divide heads ({self.heads})")
+        _check_tensors(self)
+
+    @property
+    def pairs(self) -> int:
+        return _causal_pairs(self.q_len, self.kv_len) if self.causal else self.q_len * self.kv_len
+
+    def macs(self) -> int:
+        return 2 * self.batch * self.heads * self.pairs * self.head_dim
+
+    def operands(self):
+        d, b, hd = self.dtype, self.batch, self.head_dim
+        kvh = self.kv_heads or self.heads
+        q = (b, self.heads, self.q_len, hd)
+        kv = (b, kvh, self.kv_len, hd)
+        return (Operand("Q", "input", q, "bhsd", d, math.prod(q)),
+                Operand("K", "input", kv, "bhsd", d, math.prod(kv)),
+                Operand("V", "input", kv, "bhsd", d, math.prod(kv)),
+                Operand("O", "output", q, "bhsd", d, math.prod(q)))
+
+    def describe(self):
+        kvh = f" kv_heads={self.kv_heads}" if self.kv_heads and self.kv_heads != self.heads else ""
+        return (f"b={self.batch} h={self.heads} q={self.q_len} kv={self.kv_len} d={self.head_dim}"
+                f"{kvh}{' causal' if self.causal else ''}")
+
+    def reads(self):
+        return 3
+
+    def in_shape(self):
+        return (self.batch, self.heads, self.q_len, self.head_dim)
+
+    out_shape = in_shape
+
+
+@dataclass(frozen=True, kw_only=True)
+class Embedding(TensorOp):
+    """A table lookup: ``tokens`` rows of ``dim`` elements gathered from a ``vocab`` x
+    ``dim`` table (``torch.nn.Embedding``). Compulsory bytes: the rows looked up (at
+    most the table) read once, the output written once; the token ids are not counted
+    (an int64 tensor workloads.ir has no dtype for: a lower bound)."""
+
+    tokens: int
+    vocab: int
+    dim: int
+    kind: ClassVar[str] = "embedding"
+
+    def __post_init__(self):
+        super().__post_init__()
+        _check_dim(self, "tokens", "vocab", "dim")
+        _check_tensors(self)
+
+    def flops(self) -> int:
+        return 0
+
+    def operands(self):
+        d = self.dtype
+        return (Operand("table", "weight", (self.vocab, self.dim), "row", d,
+                        min(self.tokens, self.vocab) * self.dim),
+                Operand("y", "output", (self.tokens, self.dim), "row", d, self.tokens * self.dim))
+
+    def describe(self):
+        return f"{self.tokens} of {self.vocab}x{self.dim}"
+
+    def in_shape(self):
+        return (self.tokens, 1, 1, 1)
+
+    def out_shape(self):
+        return (self.tokens, self.dim, 1, 1)
+
+
+OP_KINDS = {c.kind: c for c in (Gemm, Conv2d, Elementwise, Pool2d, BatchNorm, BatchedGemm, RowOp,
+                                Attention, Embedding)}
 
 
 # ---------------------------------------------------------------- networks

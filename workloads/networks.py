@@ -18,7 +18,11 @@
   batch x 64 x 56 x 56 with 64 filters (the shape of ResNet-50's first stage; the
   thesis does not fix one). ``resolution`` changes 56.
 * ``gemm:MxNxK``, ``relu:N`` and ``conv:n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..``
-  -- single ops.
+  -- single ops; so are ``layernorm:RxC``, ``softmax:RxC``, ``bmm:BxMxNxK``,
+  ``embedding:TxVxD``, ``gelu:N``/``silu:N``/``tanh:N`` and
+  ``attention:b=..,h=..,q=..,kv=..,d=..[,kv_heads=..][,causal=1]`` (a transformer's ops,
+  for ``roofsim check`` and the roofline bound; the engines simulate GEMMs, convolutions
+  and ReLUs).
 * a path to a SCALE-Sim topology CSV (conv or GEMM format), see :mod:`workloads.scalesim`.
 """
 from __future__ import annotations
@@ -129,8 +133,62 @@ SINGLE_OP_FORMS = {
     "gemm:MxNxK": "one GEMM, e.g. gemm:1024x1024x1024",
     "relu:N": "one ReLU over N elements, e.g. relu:16777216",
     "conv:n=..,c=..,h=..,w=..,k=..,r=..,s=..,stride=..,pad=..": "one convolution",
+    "layernorm:RxC / softmax:RxC": "a layer norm (with its weight and bias) or a softmax over R rows of C",
+    "bmm:BxMxNxK": "B independent GEMMs (torch.bmm)",
+    "attention:b=..,h=..,q=..,kv=..,d=..[,kv_heads=..][,causal=1]": "fused scaled dot-product "
+        "attention (FlashAttention and kin)",
+    "embedding:TxVxD": "T rows looked up in a V x D table",
+    "gelu:N / silu:N / tanh:N": "one element-wise activation over N elements",
     "PATH.csv": "a SCALE-Sim topology CSV (conv or GEMM format)",
 }
+#: the single ops of the row, batched-GEMM, attention, embedding and activation forms:
+#: (how many sizes "x" separates, or None for key=value fields) -- what roofsim check and
+#: the roofline bound take; the engines simulate GEMMs, convolutions and ReLUs only
+_OTHER_FORMS = {"layernorm": 2, "softmax": 2, "bmm": 4, "embedding": 3, "gelu": 1, "silu": 1,
+                "tanh": 1, "attention": None}
+_ATTENTION_KEYS = {"b": "batch", "h": "heads", "q": "q_len", "kv": "kv_len", "d": "head_dim",
+                   "kv_heads": "kv_heads", "causal": "causal"}
+
+
+def _other_op(single: str, body: str, spec: str, d: str, batch, layout):
+    """The op of a ``layernorm:``, ``softmax:``, ``bmm:``, ``embedding:``,
+    ``attention:`` or activation spec (``_OTHER_FORMS``)."""
+    from .ir import Attention, BatchedGemm, Embedding, RowOp
+    form = next(f for f in SINGLE_OP_FORMS if single in f.replace(" / ", " ").replace(":", " ").split())
+    if layout is not None:
+        raise ValueError(f"layout={layout!r}: a layout applies to convolutions (nchw, nhwc) and GEMMs "
+                         f"(row, col), not to {single}")
+    n = _OTHER_FORMS[single]
+    if n is None:
+        kw = {}
+        for item in (x for x in body.split(",") if x.strip()):
+            k, eq, v = item.partition("=")
+            k = k.strip().lower()
+            if not eq or k not in _ATTENTION_KEYS or not re.fullmatch(r"\s*[0-9]{1,18}\s*", v):
+                raise ValueError(f"workload {spec[:60]!r}: {item.strip()[:30]!r}: expected {form}, "
+                                 f"each field a non-negative integer ({', '.join(_ATTENTION_KEYS)})")
+            kw[_ATTENTION_KEYS[k]] = int(v)
+        missing = [k for k, f in _ATTENTION_KEYS.items() if f not in kw and k not in ("kv_heads", "causal")]
+        if missing:
+            raise ValueError(f"workload {spec[:60]!r}: {', '.join(missing)} missing; expected {form}")
+        if kw.get("causal", 0) not in (0, 1):
+            raise ValueError(f"workload {spec[:60]!r}: causal={kw['causal']}: 0 or 1")
+        kw["causal"] = bool(kw.get("causal", 0))
+        if batch is not None:
+            kw["batch"] = kw["batch"] * batch
+        return Attention(name="attention", dtype=d, **kw)
+    m = re.fullmatch(r"\s*" + r"\s*[xX]\s*".join([r"([0-9]{1,18})"] * n) + r"\s*", body)
+    if not m:
+        raise ValueError(f"workload {spec[:60]!r}: expected {form} with positive integers")
+    v = [int(x) for x in m.groups()]
+    v[0] *= batch or 1
+    if single in ("layernorm", "softmax"):
+        return RowOp(name=single, dtype=d, rows=v[0], cols=v[1], op=single)
+    if single == "bmm":
+        return BatchedGemm(name="bmm", dtype=d, batch=v[0], M=v[1], N=v[2], K=v[3])
+    if single == "embedding":
+        return Embedding(name="embedding", dtype=d, tokens=v[0], vocab=v[1], dim=v[2])
+    return Elementwise(name=single, dtype=d, n=v[0], op=single)
 
 CONV_LAYOUT_NAMES = ("nchw", "nhwc")
 _CONV_KEYS = {"n": "N", "c": "C", "h": "H", "w": "W", "k": "K", "r": "R", "s": "S",
@@ -298,6 +356,11 @@ def _resolve(spec, batch, resolution, dtype, layout) -> Network:
     if spec in NETWORKS:
         return NETWORKS[spec][0](**kw)
     single = spec.split(":", 1)[0].lower() if ":" in spec else None
+    if single in _OTHER_FORMS:
+        if resolution is not None:
+            raise ValueError(f"resolution applies to networks, not to {show(spec)}")
+        op = _other_op(single, spec.split(":", 1)[1], spec, dtype or "fp32", batch, layout)
+        return Network(spec, (op,), op.describe(), {"dtype": dtype or "fp32"})
     if single in ("gemm", "relu", "conv"):
         if resolution is not None:
             raise ValueError(f"resolution applies to networks, not to {show(spec)}")

@@ -13,8 +13,10 @@ op's roofline bound on a hardware preset. Three inputs:
   roof of each level counted instead (DRAM: ``dram__bytes_read.sum`` plus
   ``dram__bytes_write.sum``, whichever of them is there; L2: ``lts__t_bytes.sum``), and
   every metric read must be in a unit of its own kind (``trace_fields.ncu_units``);
-* a plain CSV a person writes (header ``name,op,seconds``; ``op`` a workload spec such as
-  ``gemm:1024x1024x1024`` or ``conv:n=8,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1``).
+* a plain CSV a person writes (header ``name,op,seconds[,dtype]``; ``op`` a workload spec
+  such as ``gemm:1024x1024x1024``, ``conv:n=8,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1``,
+  ``layernorm:8192x768`` or ``attention:b=8,h=12,q=128,kv=128,d=64``; ``dtype`` one of
+  fp64, fp32, tf32 -- fp32 data on TF32 tensor cores --, fp16, bf16, int8, empty for fp32).
 
 The bound is ``roofline.bound`` with the op's buffers allowed to start in the L2 (the
 least any run of it can take): a kernel faster than it is flagged -- an error in the
@@ -54,11 +56,13 @@ from simulator.arguments import show
 from .trace_fields import MAX_COUNT, MAX_SECONDS, MIN_SECONDS, columns, decimal, ncu_units, printable
 from .trace_fields import in_range as _in_range
 from .trace_fields import show as _show
+from .kernel_names import helper_of, math_of
 from .trace_ops import TORCH_DTYPES, op_of  # noqa: F401  (op_of: check's API)
 from .gpus import check_trace_device as check_device  # noqa: F401  (check's API)
 from .gpus import trace_devices as devices  # noqa: F401  (check's API)
 
-KINDS = ("convolution", "gemm", "elementwise", "pooling", "normalization", "copy", "other")
+KINDS = ("convolution", "gemm", "elementwise", "pooling", "normalization", "softmax", "attention",
+         "embedding", "copy", "other")
 
 
 @dataclass
@@ -73,6 +77,8 @@ class Kernel:
     group: object = None         # kernels of one operator call share it
     counters: dict = field(default_factory=dict)
     note: str = ""               # why a kernel of a known kind maps to no op
+    math: str | None = None      # the arithmetic it ran, where the trace says (a plain
+    #                              CSV's dtype column: tf32 for fp32 data on TF32 cores)
 
 
 # ---------------------------------------------------------------------------------------
@@ -260,7 +266,7 @@ def _read_torch(path, text) -> list:
         kind, op, source, note = "other", None, "", ""
         for c in sorted(ops.get(k.ext, []), key=lambda o: -o.ts):        # innermost first
             try:
-                ck, co, cn = op_of(c.name, c.dims, c.concrete, c.types)
+                ck, co, cn = op_of(c.name, c.dims, c.concrete, c.types, kernel=k.name)
             except ValueError as e:
                 raise ValueError(f"{path}: event {c.index}, operator {_show(c.name, 60)}: {e}") from None
             if co is not None or ck != "other":
@@ -358,6 +364,12 @@ def read_plain(path) -> list:
     return _read_plain(path, _text(path))
 
 
+#: a plain CSV's columns: the three it needs, then the optional dtype
+PLAIN_COLUMNS = ("name", "op", "seconds", "dtype")
+#: a plain CSV's dtypes: workloads.ir's, and tf32 (fp32 data on TF32 tensor cores)
+PLAIN_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "int8")
+
+
 def _read_plain(path, text) -> list:
     import workloads
     try:
@@ -366,8 +378,15 @@ def _read_plain(path, text) -> list:
         raise ValueError(f"{path}: {e}") from None
     head = [h.strip() for h in rows[0][1]] if rows else []
     if not {"name", "op", "seconds"} <= set(head):
-        raise ValueError(f"{path}: a plain trace has the header name,op,seconds")
+        raise ValueError(f"{path}: a plain trace has the header name,op,seconds (and an optional "
+                         "dtype column)")
     col = columns(path, rows[0][0], head)
+    extra = [h for h in head if h not in PLAIN_COLUMNS]
+    if extra:
+        hint = " (a row's arithmetic is its dtype column: fp32, tf32, bf16, ...)" if any(
+            h.lower() in ("precision", "math", "type") for h in extra) else ""
+        raise ValueError(f"{path} line {rows[0][0]}: column {extra[0]!r} is not one roofsim reads; "
+                         f"the columns are {', '.join(PLAIN_COLUMNS)}{hint}")
     out = []
     for i, r in rows[1:]:
         if len(r) != len(head):
@@ -377,16 +396,24 @@ def _read_plain(path, text) -> list:
         sec = _csv_number(at, "seconds", r[col["seconds"]],
                           f"must be a positive finite number of seconds, at least {MIN_SECONDS:g} (a "
                           f"nanosecond) and at most an hour ({MAX_SECONDS:g})", lo=MIN_SECONDS, hi=MAX_SECONDS)
+        dt = r[col["dtype"]].strip() if "dtype" in col else ""
+        if dt and dt not in PLAIN_DTYPES:
+            raise ValueError(f"{at}: dtype = {_show(r[col['dtype']])}: one of {', '.join(PLAIN_DTYPES)} "
+                             "(tf32: fp32 data on TF32 tensor cores), or empty for fp32")
         try:
-            net = workloads.resolve(r[col["op"]])
+            net = workloads.resolve(r[col["op"]], dtype="fp32" if dt in ("", "tf32") else dt)
         except ValueError as e:
             raise ValueError(f"{at}: op: {e}") from None
         if len(net.ops) != 1:
             raise ValueError(f"{at}: op {r[col['op']][:40]!r} is a network; give one op")
         op = net.ops[0]
-        kind = {"conv2d": "convolution", "gemm": "gemm", "elementwise": "elementwise",
-                "pool2d": "pooling", "batchnorm": "normalization"}.get(op.kind, "other")
-        out.append(Kernel(printable(r[col["name"]]), sec, op, kind, "csv", ("csv", i)))
+        kind = {"conv2d": "convolution", "gemm": "gemm", "bmm": "gemm", "elementwise": "elementwise",
+                "pool2d": "pooling", "batchnorm": "normalization", "attention": "attention",
+                "embedding": "embedding"}.get(op.kind, "other")
+        if op.kind == "rowop":
+            kind = "normalization" if op.op == "layernorm" else "softmax"
+        out.append(Kernel(printable(r[col["name"]]), sec, op, kind, "csv", ("csv", i),
+                          math="tf32" if dt == "tf32" else None))
     if not out:
         raise ValueError(f"{path}: no rows under the header name,op,seconds")
     return out
@@ -430,13 +457,28 @@ def _counted_bound(k, level_bw) -> dict:
                 faster_than_bound=bool(s < b * (1 - 1e-9)) if s > 0 else b > 0)
 
 
+def _math(op, ks, precision: str) -> str:
+    """The arithmetic an operator call's kernels run (``kernel_names.math_of`` on its
+    kernels that are not helpers): a tensor-core mode the names give for fp32 data
+    (TF32), fp32 where they name fp32 SIMT code, else ``precision`` for fp32 ops; an op of
+    another dtype runs at its own."""
+    if op.dtype != "fp32":
+        return op.dtype
+    named = {k.math or math_of(k.name) for k in ks if helper_of(k.name) is None}
+    return "tf32" if "tf32" in named else "fp32" if "fp32" in named else precision
+
+
 def check(hw, kernels, precision: str = "fp32") -> dict:
     """Each kernel against its op's bound: {"kernels": rows, "by_kind": totals,
     "mapped_fraction", "faster_than_bound", "total_seconds"}.
 
-    ``precision`` is the arithmetic of the fp32 ops: ``fp32`` or ``tf32`` (fp32 data on
-    TF32 tensor cores); an op of another dtype (fp64, fp16, bf16, int8) is held to its own
-    dtype's peak. A kernel of zero seconds (a profiler may round one to 0) is kept: it
+    ``precision`` is the arithmetic of the fp32 ops whose kernels' names do not say it
+    (``kernel_names.math_of``: cuDNN's ``..._tf32f32_...`` and CUTLASS's ``tensorop_s1688gemm``
+    run TF32 tensor cores, ``..._ffma_...`` and ``sgemm`` fp32 SIMT): ``fp32`` or ``tf32``
+    (fp32 data on TF32 tensor cores); an op of another dtype (fp64, fp16, bf16, int8) is
+    held to its own dtype's peak. Each row says the arithmetic it was held to (``math``)
+    and, for a helper kernel (a layout transform, a split-K reduction), what it is
+    (``role``); a flagged row says why (``why``). A kernel of zero seconds (a profiler may round one to 0) is kept: it
     has no achieved rates, and it is faster than its bound wherever its op needs time."""
     from .roofline import bound
     if precision not in ("fp32", "tf32"):
@@ -455,12 +497,14 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
     for ks in groups.values():
         op = ks[0].op
         total = sum(k.seconds for k in ks)
-        b = None
+        b = prec = None
         if op is not None:
-            prec = precision if op.dtype == "fp32" else op.dtype
+            prec = _math(op, ks, precision)
             if prec not in allowed:
+                said = (f" its name says {prec} tensor cores," if prec != op.dtype and prec != precision
+                        else "")
                 raise ValueError(f"kernel {ks[0].name[:60]!r} ({ks[0].source or ks[0].kind}) is {op.dtype} "
-                                 f"data, and hw {show(hw.name)} has no {prec} peak; it has: "
+                                 f"data,{said} and hw {show(hw.name)} has no {prec} peak; it has: "
                                  f"{', '.join(allowed)}")
             key = (replace(op, name=""), prec)
             if key not in memo:
@@ -469,7 +513,8 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
         for k in ks:
             row = {"name": k.name, "seconds": k.seconds, "op": ks[0].kind if op is not None else "other",
                    "source": k.source, "shape": op.describe() if op is not None else None,
-                   "dtype": op.dtype if op is not None else None, "note": k.note or None,
+                   "dtype": op.dtype if op is not None else None, "math": prec,
+                   "role": helper_of(k.name), "note": k.note or None, "why": None,
                    "flops": None, "compulsory_bytes": None, "bound_seconds": None,
                    "fraction_of_roof": None, "achieved_flop_per_s": None,
                    "achieved_bytes_per_s": None, "faster_than_bound": False}
@@ -481,6 +526,14 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
                 row["achieved_flop_per_s"] = op_flops / total if total > 0 else None
                 row["achieved_bytes_per_s"] = op_bytes / total if total > 0 else None
                 row["faster_than_bound"] = bool(total < b.seconds * (1 - 1e-9))
+                if row["faster_than_bound"]:
+                    row["why"] = (
+                        f"{total * 1e6:.3g} us" + (f" for the {len(ks)} kernels of its {ks[0].source} "
+                                                   "call together" if len(ks) > 1 else "")
+                        + f"; {op.describe()} in {prec} needs at least {b.seconds * 1e6:.3g} us "
+                        f"(its {b.limiter} roof)" + (
+                            " if its inputs are distinct tensors (a trace does not say: x + x "
+                            "reads one)" if op.kind == "elementwise" and op.reads() > 1 else ""))
             elif _counted(k.counters):
                 row.update(_counted_bound(k, level_bw))
             rows.append(row)
@@ -488,10 +541,19 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
     mapped = sum(r["seconds"] for r in rows if r["shape"] is not None)
     by_kind = {}
     for r in rows:
-        t = by_kind.setdefault(r["op"], {"kernels": 0, "seconds": 0.0, "bound_seconds": 0.0})
+        t = by_kind.setdefault(r["op"], {"kernels": 0, "seconds": 0.0, "bound_seconds": 0.0,
+                                         "impossible": 0, "possible_seconds": 0.0,
+                                         "possible_bound_seconds": 0.0})
         t["kernels"] += 1
         t["seconds"] += r["seconds"]
         t["bound_seconds"] += r["bound_seconds"] or 0.0
+        # a kind's fraction of its roof is over the rows that are possible: an impossible
+        # row (faster than its bound) is counted apart, never mixed into a ratio above 1
+        if r["faster_than_bound"]:
+            t["impossible"] += 1
+        elif r["bound_seconds"]:
+            t["possible_seconds"] += r["seconds"]
+            t["possible_bound_seconds"] += r["bound_seconds"]
     return {"kernels": rows, "by_kind": by_kind, "total_seconds": total,
             # (a trace whose kernels all last 0 us: the share of its kernels mapped)
             "mapped_fraction": (mapped / total if total else

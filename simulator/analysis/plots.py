@@ -758,6 +758,7 @@ def _check_figure(doc, hw, precision="fp32"):
     ids |= {id(r) for r in side}
     left = [r for r in ks if id(r) not in ids]
     panels = (["roofline"] if on or not side else []) + (["bytes"] if side else [])
+    styles = _kind_styles([r["op"] for r in on + side])     # one style a kind, both panels
     ncats = len({category(r) for r in side})
     fig = _figure((14, 5.5) if len(panels) == 2 else (10, 5.5) if not side else
                   (8, max(3.2, 1.8 + 1.2 * ncats)))
@@ -773,10 +774,17 @@ def _check_figure(doc, hw, precision="fp32"):
         hi = max(xs + ridges) * 10
         grid = np.logspace(np.log10(lo), np.log10(hi), 201)
         peak = _roof(ax, hw, precision, grid, "black")
+        # the roofs of the other arithmetic the kernels ran (TF32, bf16 tensor cores...):
+        # each kernel is held to its own
+        dram = hw.memory_levels()[0].bandwidth_bytes_per_s
+        for m, color in zip(sorted({r.get("math") for r in on} - {None, precision}),
+                            ("tab:blue", "tab:purple", "tab:olive", "tab:cyan", "tab:brown")):
+            p = hw.peak_flop_per_s(m)
+            ax.plot(grid, np.minimum(p, dram * grid), "-", color=color, lw=1.0,
+                    label=f"{m} peak {p / 1e12:.4g} TFLOP/s (with DRAM)")
         roof_handles, roof_labels = ax.get_legend_handles_labels()
         handles, labels = [], []
         kinds = sorted({r["op"] for r in on})
-        styles = _kind_styles(kinds)
         for kind in kinds:
             color, mk = styles[kind]
             v = [r for r in on if r["op"] == kind]
@@ -799,7 +807,9 @@ def _check_figure(doc, hw, precision="fp32"):
         ax.set_ylabel("achieved FLOP/s")
         ax.set_title(f"kernels with FLOPs, on the roofline ({len(on)})", fontsize=10)
         ax.grid(True, which="both", lw=0.3, alpha=0.4)
-        _sectioned_legend(ax, [(f"roofs: {precision} peak {peak / 1e12:.4g} TFLOP/s", roof_handles,
+        _sectioned_legend(ax, [(f"roofs: {precision} peak {peak / 1e12:.4g} TFLOP/s, and the "
+                                "other arithmetic the kernels ran" if len(roof_handles) > len(hw.memory_levels())
+                                else f"roofs: {precision} peak {peak / 1e12:.4g} TFLOP/s", roof_handles,
                                 roof_labels), ("op kind (kernels)", handles, labels)], fontsize=7)
     if side:
         sx = axes[-1]
@@ -807,12 +817,11 @@ def _check_figure(doc, hw, precision="fp32"):
         for r in side:
             groups.setdefault(category(r), []).append(r)
         cats = sorted(groups)
-        kstyles = _kind_styles([r["op"] for r in side])
         for i, c in enumerate(cats):
             rs = groups[c]
             m = len(rs)
             jitter = (np.arange(m) / max(m - 1, 1) - 0.5) * 0.5
-            color, mk = kstyles[rs[0]["op"]]
+            color, mk = styles[rs[0]["op"]]
             sx.scatter([r["achieved_bytes_per_s"] for r in rs], i + jitter, s=16, marker=mk,
                        color=color, edgecolors="black", linewidths=0.3, zorder=3)
             flagged = [(r["achieved_bytes_per_s"], i + j) for r, j in zip(rs, jitter)

@@ -26,6 +26,7 @@ a note.
 from __future__ import annotations
 
 import math
+import re
 
 import dataclasses
 
@@ -303,7 +304,23 @@ def _copy(n, d, c, types):
 
 
 _NORMS = ("cudnn_batch_norm", "batch_norm", "native_batch_norm", "_native_batch_norm_legit_no_training")
-_ELEMENTWISE = ("relu", "clamp_min", "threshold", "sigmoid", "add", "mul", "sub", "hardtanh")
+_ELEMENTWISE = ("relu", "clamp_min", "threshold", "sigmoid", "add", "mul", "sub", "hardtanh", "div",
+                "gelu", "silu", "tanh", "pow")
+_LAYER_NORMS = ("native_layer_norm", "layer_norm")
+_SOFTMAX = ("_softmax", "softmax", "_safe_softmax")
+_BMM = ("bmm", "baddbmm")
+#: fused attention operators: (layout of Q, K, V: "bhsd" or "bshd", Concrete Inputs index
+#: of is_causal, or of the mask type for the memory-efficient kernel: "mask:j")
+_ATTENTION = {
+    "scaled_dot_product_attention": ("bhsd", 5),
+    "_scaled_dot_product_flash_attention": ("bhsd", 4),
+    "_scaled_dot_product_efficient_attention": ("bhsd", 6),
+    "_scaled_dot_product_cudnn_attention": ("bhsd", 6),
+    "_flash_attention_forward": ("bshd", 8),
+    "_efficient_attention_forward": ("bshd", "mask:9"),
+    "_cudnn_attention_forward": ("bhsd", 10),
+}
+_EMBEDDINGS = ("embedding", "index_select", "gather")
 #: what each operator ``op_of`` maps needs of its Input Dims (op kind, what): a call
 #: without it is kept unmapped with a note saying so
 _SHAPES_NEEDED = {
@@ -315,18 +332,133 @@ _SHAPES_NEEDED = {
        ("max_pool2d_with_indices", "max_pool2d", "mean", "adaptive_avg_pool2d", "_adaptive_avg_pool2d")},
     **{x: ("elementwise", "its input's shape (Input Dims[0])") for x in _ELEMENTWISE},
     **{x: ("copy", "its input's shape (Input Dims[0])") for x in _COPIES},
+    **{x: ("normalization", "the input's shape (Input Dims[0])") for x in _LAYER_NORMS},
+    **{x: ("softmax", "the input's shape (Input Dims[0])") for x in _SOFTMAX},
+    **{x: ("gemm", "both batches' shapes (Input Dims[0] and [1])") for x in _BMM},
+    **{x: ("attention", "the query's, key's and value's shapes (Input Dims[0] to [2])") for x in _ATTENTION},
+    **{x: ("embedding", "the table's and the indices' shapes") for x in _EMBEDDINGS},
 }
 
 
-def op_of(name: str, dims, concrete=(), types=()):
+def _layer_norm(d, c):
+    """(note, RowOp fields) of a layer norm: its normalized_shape from Concrete Inputs[1]
+    (else the weight's shape), the rows the rest of the input."""
+    x = d[0]
+    shape = _ints(c, 1) if _recorded(c, 1) else (list(d[2]) if len(d) > 2 and d[2] else None)
+    if not shape:
+        return _unrecorded(["normalized_shape"]), None
+    if len(shape) > len(x) or list(x[len(x) - len(shape):]) != list(shape):
+        raise ValueError(f"normalized_shape {show(shape)} (Concrete Inputs[1]) is not the input's "
+                         f"last dimensions (Input Dims[0] = {show(x)})")
+    cols = _prod(shape)
+    affine = len(d) > 2 and bool(d[2])
+    return "", {"rows": _prod(x) // cols, "cols": cols, "op": "layernorm", "affine": affine}
+
+
+def _softmax(d, c):
+    x = d[0]
+    if not _recorded(c, 1):
+        return _unrecorded(["dim"]), None
+    dim = _ints(c, 1)
+    if len(dim) != 1 or not -len(x) <= dim[0] < len(x):
+        raise ValueError(f"args.Concrete Inputs[1] = {show(c[1])}: a dimension of the "
+                         f"{len(x)}-D input")
+    cols = x[dim[0]]
+    return "", {"rows": _prod(x) // cols, "cols": cols, "op": "softmax"}
+
+
+def _bmm(n, d):
+    a, b = (d[1], d[2]) if n == "baddbmm" else (d[0], d[1])
+    if len(a) != 3 or len(b) != 3:
+        raise ValueError(f"aten::{n} multiplies two batches of matrices; its operands' shapes "
+                         f"{show(a)} and {show(b)} are not both 3-D")
+    if a[0] != b[0] or a[2] != b[1]:
+        raise ValueError(f"the batches' shapes {show(a)} and {show(b)} do not multiply "
+                         "(batch x M x K by batch x K x N)")
+    return {"batch": a[0], "M": a[1], "N": b[2], "K": a[2]}
+
+
+def _attention(n, d, c):
+    """(note, Attention fields) of a fused attention call (``_ATTENTION``)."""
+    layout, causal_at = _ATTENTION[n]
+    if len(d) < 3 or any(len(x) != 4 for x in d[:3]):
+        return ("a query, key and value that are not 4-D (Input Dims[0] to [2]; a nested or "
+                "packed batch)"), None
+    q, k, v = d[:3]
+    if layout == "bshd":
+        q, k, v = ([x[0], x[2], x[1], x[3]] for x in (q, k, v))
+    if q[0] != k[0] or k[:3] != v[:3] or q[3] != k[3] or q[1] % k[1]:
+        raise ValueError(f"the query {show(d[0])}, key {show(d[1])} and value {show(d[2])} "
+                         "do not make one attention (batch, heads, length, head size)")
+    if q[3] != v[3]:
+        return f"a value head size {v[3]} other than the query's {q[3]} (workloads.ir's Attention has one)", None
+    if isinstance(causal_at, str):          # the memory-efficient kernel's custom_mask_type
+        j = int(causal_at.split(":")[1])
+        if not _recorded(c, j):
+            return _unrecorded(["custom_mask_type"]), None
+        causal = _ints(c, j) != [0]
+    else:
+        causal = _flag(c, causal_at)
+        if causal is None:
+            return _unrecorded(["is_causal"]), None
+    return "", {"batch": q[0], "heads": q[1], "q_len": q[2], "kv_len": k[2], "head_dim": q[3],
+                "kv_heads": k[1], "causal": causal}
+
+
+def _embedding(n, d, c):
+    """(note, Embedding fields) of a table lookup: ``embedding(weight, indices)``,
+    ``index_select(table, 0, indices)`` or ``gather(table, 0, index)`` whose index names a
+    whole row for each token (index tokens x dim)."""
+    if n == "embedding":
+        table, idx = d[0], (d[1] if len(d) > 1 else [])
+        tokens = _prod(idx) if idx else 0
+    else:
+        table, idx = d[0], (d[2] if len(d) > 2 else [])
+        if not _recorded(c, 1):
+            return _unrecorded(["dim"]), None
+        if _ints(c, 1) != [0]:
+            return f"a {n} along dimension {c[1]} (an embedding looks up rows: dimension 0)", None
+        if n == "gather" and (len(idx) != 2 or len(table) != 2 or idx[1] != table[1]):
+            return (f"a gather of index {show(idx)} from {show(table)} (an embedding's index is "
+                    "tokens x the table's row)"), None
+        tokens = idx[0] if n == "gather" else _prod(idx)
+    if len(table) != 2 or not tokens:
+        return f"a lookup in a {len(table)}-D table (an embedding's is vocabulary x dim)", None
+    return "", {"tokens": tokens, "vocab": table[0], "dim": table[1]}
+
+
+_OPAQUE = re.compile(r"OpaqueType<(\d+)u?>")
+#: a dtype of each element size, for a copy whose tensors' dtype the trace does not
+#: record (``cat``'s TensorList) but whose kernel names its element size: a copy's bound
+#: is its bytes alone, the same for fp16 and bf16
+_OF_SIZE = {1: "int8", 2: "fp16", 4: "fp32", 8: "fp64"}
+
+
+def _cat(dims, types, kernel):
+    """(note, elements, dtype) of ``aten::cat`` (a TensorList, then the dimension): the
+    elements it writes, each read once; its dtype from the list's ``Input type`` where
+    recorded, else from the element size in its kernel's name (PyTorch's
+    ``CatArrayBatchedCopy<OpaqueType<2u>, ...>``)."""
+    n = sum(_prod(list(x)) for x in dims[0] if x)
+    t = types[0] if types else ""
+    if t in TORCH_DTYPES:
+        return "", n, TORCH_DTYPES[t]
+    m = _OPAQUE.search(kernel)
+    if m and int(m.group(1)) in _OF_SIZE:
+        return "", n, _OF_SIZE[int(m.group(1))]
+    return "the dtype of its tensors (a TensorList's Input type, or its kernel's element size) is not in the trace", n, None
+
+
+def op_of(name: str, dims, concrete=(), types=(), kernel: str = ""):
     """(kind, workloads.ir op or None, note) of a PyTorch operator call: ``dims`` its
     ``Input Dims``, ``concrete`` its ``Concrete Inputs``, ``types`` its ``Input type``.
     The op's dtype is its first input's (a copy's: the one it reads; ``float`` fp32, ``double`` fp64, ``c10::Half``
     fp16, ``c10::BFloat16`` bf16, ``signed char`` int8; fp32 where the trace records no
     type). A call of a known kind that no op describes faithfully is (kind, None, why);
     one no PyTorch call can be (see the module's doc) a ValueError naming the ``args``
-    fields at fault."""
-    from workloads.ir import BatchNorm, Conv2d, Gemm, Pool2d
+    fields at fault. ``kernel``: the name of the kernel the call launched (what ``cat``'s
+    dtype is read from where its TensorList's is not recorded)."""
+    from workloads.ir import Attention, BatchedGemm, BatchNorm, Conv2d, Embedding, Gemm, Pool2d, RowOp
     d = [_sizes(x) for x in dims]
     c = list(concrete)
     n = name.split("::")[-1].rstrip("_")
@@ -360,10 +492,40 @@ def op_of(name: str, dims, concrete=(), types=()):
         kind = "pooling"
         note, f = _global_pool(n, d, c)
         make = f and (lambda dtype: Pool2d(name=name, dtype=dtype, **f))
+    elif n == "cat" and dims and dims[0] and all(isinstance(x, tuple) for x in dims[0]):
+        kind = "copy"
+        note, elements, fixed = _cat(dims, types, kernel)
+        if not note:
+            if not elements:
+                return kind, None, "an empty tensor (a size of 0)"
+            return kind, Elementwise(name=name, n=elements, op="copy", dtype=fixed), ""
+        return kind, None, note
+    elif n in _LAYER_NORMS and d and d[0]:
+        kind = "normalization"
+        note, f = _layer_norm(d, c)
+        make = f and (lambda dtype: RowOp(name=name, dtype=dtype, **f))
+    elif n in _SOFTMAX and d and d[0]:
+        kind = "softmax"
+        note, f = _softmax(d, c)
+        make = f and (lambda dtype: RowOp(name=name, dtype=dtype, **f))
+    elif n in _BMM and len(d) > (2 if n == "baddbmm" else 1):
+        kind = "gemm"
+        f = _bmm(n, d)
+        make = lambda dtype: BatchedGemm(name=name, dtype=dtype, **f)  # noqa: E731
+        src = 1 if n == "baddbmm" else 0
+    elif n in _ATTENTION and len(d) > 2 and d[0]:
+        kind = "attention"
+        note, f = _attention(n, d, c)
+        make = f and (lambda dtype: Attention(name=name, dtype=dtype, **f))
+    elif n in _EMBEDDINGS and len(d) > 1 and d[0] and (n == "embedding" or len(d) > 2):
+        kind = "embedding"
+        note, f = _embedding(n, d, c)
+        make = f and (lambda dtype: Embedding(name=name, dtype=dtype, **f))
     elif n in _ELEMENTWISE and d and d[0]:
         kind = "elementwise"
         op = {"relu": "relu", "clamp_min": "relu", "threshold": "relu", "hardtanh": "relu",
-              "sigmoid": "sigmoid"}.get(n, "add")
+              "sigmoid": "sigmoid", "gelu": "gelu", "silu": "silu", "tanh": "tanh",
+              "pow": "pow"}.get(n, "add")
         if op == "add" and (len(d) < 2 or d[1] != d[0]):
             op = "relu"                       # a scalar operand: one input read
 
