@@ -285,7 +285,15 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
         row[F_OP] = OP_MOV
         row[F_A] = dec.src(a, ty, ins)
         return row
+    if op == "createpolicy":
+        # an L2 cache policy (Triton's evict_last hints), consumed only by the
+        # .L2::cache_hint of a load or store: nothing the emulator computes with
+        row[F_OP], row[F_TY] = OP_MOV, T_U64
+        row[F_D], row[F_A] = dec.dst(ops[0], ins), dec.const(0)
+        return row
     if op in ("ld", "ldu", "st"):
+        if "L2::cache_hint" in mods and len(ops) == 3:      # the policy operand: a hint
+            ins = dataclasses.replace(ins, operands=ops[:2])
         space = next((SPACE_OF[m] for m in mods if m in SPACE_OF), S_GENERIC)
         vec = next((int(m[1:]) for m in mods if m in ("v2", "v4", "v8")), 1)
         ty = _type(last, ins)

@@ -135,7 +135,8 @@ def _statements(text: str):
         elif ch == ";":
             yield start, "".join(cur).strip()
             cur = []
-        elif ch == ":" and re.fullmatch(r"\s*[$\w.]+", "".join(cur)):
+        elif ch == ":" and re.fullmatch(r"\s*[$\w.]+", "".join(cur)) and text[i + 1:i + 2] != ":" \
+                and text[i - 1:i] != ":":         # (not an opcode's L2::evict_last)
             yield start, "".join(cur).strip() + ":"
             cur = []
         else:
@@ -145,9 +146,20 @@ def _statements(text: str):
         yield start, "".join(cur).strip()
 
 
+#: performance directives between a function's parameters and its body (Triton writes
+#: ``.reqntid 256``; NVVM ``.maxntid``): how the function may be launched, nothing it runs
+_PERF = re.compile(r"(\s*\.(maxntid|reqntid|minnctapersm|maxnreg|noreturn|explicitcluster|"
+                   r"reqnctapercluster|maxclusterrank)\b[\s\d,]*)+$")
+
+
+def _header(s: str) -> str:
+    """A function header without the performance directives after its parameters."""
+    return _PERF.sub("", s).strip()
+
+
 def _opens_body(cur) -> bool:
     """Whether a '{' after ``cur`` opens a function body (after ``.entry f(...)``)."""
-    s = "".join(cur).strip()
+    s = _header("".join(cur).strip())
     return bool(re.match(r"^(\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\b", s)) \
         and s.endswith(")")
 
@@ -207,8 +219,10 @@ def _variable(stmt: str, line: int) -> Variable:
 def _params(text: str, line: int) -> list:
     out = []
     for p in _split_operands(text):
-        m = re.match(r"^\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([\w$]+)(?:\[(\d+)\])?$",
-                     p.strip())
+        # (a kernel's pointer parameter may say what it points to: `.param .u64 .ptr .global
+        # .align 16 p`, as Triton writes them; the pointer itself is a .u64 as any other)
+        m = re.match(r"^\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)(?:\s+\.ptr(?:\s+\.(?:global|shared|"
+                     r"const|local))?(?:\s+\.align\s+\d+)?)?\s+([\w$]+)(?:\[(\d+)\])?$", p.strip())
         if not m:
             raise PTXError(f"line {line}: cannot read the parameter {p!r}")
         type_ = m.group(2)
@@ -268,7 +282,7 @@ def parse(text: str) -> Module:
                 continue   # a declaration (prototype) without a body
             if stmt.startswith(BODY):
                 m = re.match(r"^(?:\.\w+\s+)*\.(entry|func)\s+(?:\(([^)]*)\)\s*)?([\w$]+)\s*"
-                             r"(?:\((.*)\))?$", stmt[len(BODY):].strip(), re.S)
+                             r"(?:\((.*)\))?$", _header(stmt[len(BODY):].strip()), re.S)
                 if not m:
                     raise PTXError(f"line {line}: cannot read the function header")
                 func = Function(m.group(3), m.group(1) == "entry",
