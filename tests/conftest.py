@@ -66,3 +66,15 @@ def ptx_cache(tmp_path_factory):
         os.environ.pop("ROOFSIM_CACHE", None)
     else:
         os.environ["ROOFSIM_CACHE"] = old
+
+
+def warm_engines(root):
+    """The SIMT engine and the analytic model compiled into numba's cache, by a child
+    process (a few seconds once cached): a test that times a signal into a run needs the
+    run simulating by then, and the tests run in any order, over several processes."""
+    import subprocess
+    import sys
+    for mode in ("full", "analytic"):
+        subprocess.run([sys.executable, "-m", "simulator", "simulate", "simt", "--hw", "h100-sxm",
+                        "--kernel", "gemm-naive", "--m", "64", "--n", "64", "--k", "64", "--mode",
+                        mode], cwd=root, capture_output=True, timeout=900, check=True)

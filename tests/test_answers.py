@@ -116,6 +116,8 @@ def test_plan_json_has_layers_and_totals(tmp_path):
 def test_ctrl_c_during_validate_keeps_the_finished_rows(tmp_path):
     """SIGINT to a running ``roofsim validate``: within a few seconds it writes the rows
     that finished, marked partial, and exits 130 with one line and no traceback."""
+    from conftest import warm_engines
+    warm_engines(ROOT)              # so that records finish within the sleep below
     csv_path, json_path = tmp_path / "v.csv", tmp_path / "v.json"
     p = subprocess.Popen([sys.executable, "-m", "simulator", "validate", "--hw", "h100-sxm",
                           "--measurements", DATA, "--suites", "grid", "--workers", "1",

@@ -168,6 +168,8 @@ def test_ctrl_c_inside_one_long_numba_call():
     at signals) ends the command within about a second: one line, exit 130."""
     import signal
     import time
+    from conftest import warm_engines
+    warm_engines(ROOT)              # so that the signal lands inside the simulation
     p = subprocess.Popen([sys.executable, "-m", "simulator", "simulate", "simt", "--hw", "h100-sxm",
                           "--kernel", "gemm-naive", "--m", "1024", "--n", "1024", "--k", "1024",
                           "--mode", "full"], cwd=ROOT, stdout=subprocess.PIPE,

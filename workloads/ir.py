@@ -25,10 +25,11 @@ DTYPES = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2, "int8": 1}
 CONV_LAYOUTS = ("nchw", "nhwc")
 GEMM_LAYOUTS = ("row", "col")
 ELEMENTWISE_OPS = {"relu": (1, 1), "add": (2, 1), "sigmoid": (1, 4), "copy": (1, 0),
-                   "gelu": (1, 8), "silu": (1, 5), "tanh": (1, 4), "pow": (1, 1)}
+                   "gelu": (1, 8), "silu": (1, 5), "tanh": (1, 4), "pow": (1, 1), "scale": (1, 1)}
 # op -> (inputs, FLOP per element), by convention: sigmoid 4 (exp, add, div, neg), silu
 # 5 (a sigmoid and a multiply), tanh 4 (as a sigmoid), gelu 8 (erf's or tanh's form and
-# its 4 multiplies and adds), pow 1 (a square or a cube, one or two multiplies, counted 1)
+# its 4 multiplies and adds), pow 1 (a square or a cube, one or two multiplies, counted 1),
+# scale 1 (a tensor and a scalar added, multiplied, subtracted or divided)
 
 
 MAX_DIM = 2**31 - 1      # a tensor dimension: a C int, as CUDA kernels index it

@@ -527,7 +527,7 @@ def op_of(name: str, dims, concrete=(), types=(), kernel: str = ""):
               "sigmoid": "sigmoid", "gelu": "gelu", "silu": "silu", "tanh": "tanh",
               "pow": "pow"}.get(n, "add")
         if op == "add" and (len(d) < 2 or d[1] != d[0]):
-            op = "relu"                       # a scalar operand: one input read
+            op = "scale"                      # a scalar (or broadcast) operand: one input read
 
         def make(dtype):
             return Elementwise(name=name, n=_prod(d[0]), op=op, dtype=dtype)
