@@ -39,3 +39,30 @@ def test_inductors_fused_batch_norm_add_relu_equals_numpy(ptx):
     em = emulate_kernel(ptx, (n // 512,), (256,), args, name=NAME)
     np.testing.assert_allclose(args[0], want, rtol=1e-5, atol=1e-5)
     assert em.simt_efficiency == 1.0 and em.instructions > 0
+
+
+def test_inductors_launches_from_its_wrapper_and_the_trace():
+    """Every Triton launch of the compiled forward (68 in the trace): its PTX is the
+    configuration that ran -- its block's warps are the traced block's and, for a 1-D
+    pointwise kernel, its block's elements times the traced grid cover xnumel (the last
+    integer argument) without a block to spare -- and it gets one argument per PTX
+    parameter, each buffer as large as the wrapper's shape and strides make it."""
+    import json
+    import re
+
+    from simulator.kernelcode.inductor import _xblock, launches
+    trace = TAR.parent / "torch_resnet50_b8_compiled.json"
+    ls = launches(TAR, trace)
+    events = [e for e in json.loads(trace.read_text())["traceEvents"]
+              if e.get("cat") == "kernel" and e["name"].startswith("triton")]
+    assert len(ls) == len(events) == 68
+    for lau in ls:
+        header = lau.ptx.split("{", 1)[0]
+        assert len(re.findall(r"\.param\s", header)) == len(lau.args)
+        assert f".reqntid {lau.block[0]}" in header or ".maxntid" in header
+        if lau.grid[1:] == (1, 1) and "_per_" not in lau.name:
+            n = [a for a in lau.args if np.ndim(a) == 0][-1]
+            x = _xblock(lau.ptx)
+            assert (lau.grid[0] - 1) * x < n <= lau.grid[0] * x, (lau.name, x, lau.grid, n)
+    relu = next(lau for lau in ls if lau.name.endswith("relu_2"))
+    assert relu.args[0].size == 8 * 64 * 112 * 112          # the stem's output, from its assert
