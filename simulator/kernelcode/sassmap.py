@@ -89,17 +89,22 @@ def _dominators(nb: int, succ) -> list:
     return dom
 
 
-def _main_blocks(sass) -> list:
-    """Indices of the SASS blocks a path from the entry reaches (not through CALL)."""
-    by_start = {b.start: k for k, b in enumerate(sass.blocks)}
-    seen, todo = {0}, [0]
+def _reached(sass, start: int, by_start) -> list:
+    """Indices of the SASS blocks a path from block ``start`` reaches along the control
+    flow graph's edges (not through CALL), ``start`` first, in the order found."""
+    seen, todo = [start], [start]
     while todo:
         for s in sass.blocks[todo.pop()].succs:
             k = by_start.get(s)
             if k is not None and k not in seen:
-                seen.add(k)
+                seen.append(k)
                 todo.append(k)
-    return sorted(seen)
+    return seen
+
+
+def _main_blocks(sass) -> list:
+    """Indices of the SASS blocks a path from the entry reaches (not through CALL)."""
+    return sorted(_reached(sass, 0, {b.start: k for k, b in enumerate(sass.blocks)}))
 
 
 def _depths(nb: int, succ, dom) -> list:
@@ -223,13 +228,7 @@ def _subroutine(sass, ins, p, by_start, lines, rows_of_line, leaders, block_of, 
     t = by_start.get(ins.target)
     if t is None or depth > 4:
         return None
-    blocks, todo = [t], [t]
-    while todo:
-        for x in sass.blocks[todo.pop()].succs:
-            k = by_start.get(x)
-            if k is not None and k not in blocks:
-                blocks.append(k)
-                todo.append(k)
+    blocks = _reached(sass, t, by_start)
     lo, orig = leaders[p], {}
     for k in blocks:
         b = sass.blocks[k]
