@@ -42,7 +42,6 @@ _ASSERTED = re.compile(r"^\s*assert_size_stride\((\w+),\s*\((.*?)\),\s*\((.*?)\)
 #: a buffer reused under another name: buf3 = buf2; del buf2  # reuse
 _ALIAS = re.compile(r"^\s*(\w+)\s*=\s*(\w+);\s*del\s+\w+\s*#\s*reuse", re.M)
 _RUN = re.compile(r"^\s*(triton_\w+)\.run\((.*)\)\s*$", re.M)
-_PARAM = re.compile(r"\.param\s+\.(\w+)(?:\s+\.ptr[^,\n)]*?)?\s+([\w$]+)\s*[,)\n]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,8 +130,11 @@ def launches(tar_path, trace_path, seed: int = 0) -> list:
     for new, old in _ALIAS.findall(wrapper):
         if old in buffers:
             buffers.setdefault(new, buffers[old])
-    events = [e for e in json.loads(open(trace_path).read())["traceEvents"]
-              if e.get("cat") == "kernel" and e.get("name", "").startswith("triton")]
+    from simulator.kernelcode.ptx import parse
+    events = {}                      # kernel name -> its events, in launch order
+    for e in json.loads(open(trace_path).read())["traceEvents"]:
+        if e.get("cat") == "kernel" and e.get("name", "").startswith("triton"):
+            events.setdefault(e["name"], []).append(e)
     seen, out = {}, []
     rng = np.random.default_rng(seed)
     for name, argtext in _RUN.findall(wrapper):
@@ -140,7 +142,7 @@ def launches(tar_path, trace_path, seed: int = 0) -> list:
             raise ValueError(f"{tar_path}: {name}: no PTX for it in Triton's cache")
         k = seen.get(name, 0)
         seen[name] = k + 1
-        ev = [e for e in events if e["name"] == name]
+        ev = events.get(name, [])
         if k >= len(ev):
             raise ValueError(f"{trace_path}: launch {k + 1} of {name}: the trace has {len(ev)}")
         e = ev[k]
@@ -148,7 +150,7 @@ def launches(tar_path, trace_path, seed: int = 0) -> list:
         ints = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, int)]
         grid, block = tuple(e["args"]["grid"]), tuple(e["args"]["block"])
         code, info = _config(name, ptx[name], meta.get(name, {}), block, grid, ints)
-        params = _PARAM.findall(code.split("{", 1)[0])
+        params = [p.type for p in parse(code).functions[name].params]
         args = []
         for j, a in enumerate(call.args):
             if isinstance(a, ast.Name) and a.id in buffers:
@@ -157,7 +159,7 @@ def launches(tar_path, trace_path, seed: int = 0) -> list:
                                                                                 np.float16)
                             else np.zeros(max(n, 1), dt))
             elif isinstance(a, ast.Constant) and isinstance(a.value, int):
-                ty = params[j][0] if j < len(params) else "u32"
+                ty = params[j] if j < len(params) else "u32"
                 args.append(np.int64(a.value) if ty.endswith("64") else np.int32(a.value))
             else:
                 raise ValueError(f"launch {k + 1} of {name}: argument {j} ({ast.unparse(a)}) is "
