@@ -12,7 +12,7 @@ from . import BY_NAME
 
 NEEDS = ("gpu",)
 SUITE_CHOICES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels",
-                 "teaching", "all", "network", "torchvision", "counters", "tune")
+                 "teaching", "all", "network", "torchvision", "compiled", "counters", "tune")
 
 
 def add_measure(sub):
@@ -22,23 +22,27 @@ def add_measure(sub):
     p.add_argument("suite", choices=SUITE_CHOICES,
                    help="the measurement suite to run (all: every one but network; network: a "
                         "whole forward pass, see --workload, --batch, --plan; torchvision: PyTorch's "
-                        "ResNet-50 where PyTorch is importable, --batch default 1,8,32; counters: the kernels "
+                        "ResNet-50 where PyTorch is importable, --batch default 1,8,32; compiled: PyTorch eager, "
+                        "TorchScript and torch.compile (default, max-autotune) end to end and per "
+                        "layer, and the per-layer oracle between them, --workload resnet50,mobilenet_v2 "
+                        "--batch 1,8,32 by default; counters: the kernels "
                         "under Nsight Compute, instructions and bytes; kernels: users' numba "
                         "kernels (simulator.kernelcode.cases) timed and under Nsight Compute; "
                         "teaching: examples/teaching.py's kernels, measured alike)")
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
     p.add_argument("--deadline", type=positive_seconds("deadline"), metavar="SECONDS",
                    help="gemm, conv, kernels, teaching: start no new shape after this many seconds; "
-                        "keep what finished")
-    p.add_argument("--workload", metavar="NET", help="network: the network (default resnet50)")
+                        "keep what finished (compiled: no new model and batch)")
+    p.add_argument("--workload", metavar="NET", help="network: the network (default resnet50); compiled: torchvision "
+                        "models, comma-separated (resnet50, mobilenet_v2)")
     p.add_argument("--batch", metavar="B[,B...]", help="network: batch sizes (default 1)")
     p.add_argument("--plan", metavar="PLAN[,PLAN...]",
                    help="network: uniform plans (direct-nchw, direct-nhwc, im2col-nchw, "
                         "im2col-nhwc), plan files, or oracle (the plan picked from this run's "
                         "measurements of the four uniform plans); default direct-nchw")
     p.add_argument("--reps", type=positive_int("reps", 100), metavar="N",
-                   help="network, torchvision: repetitions of each timing (default 5; torchvision "
-                        "20)")
+                   help="network, torchvision, compiled: repetitions of each timing (default 5; "
+                        "torchvision 20; compiled 10)")
     p.set_defaults(func=run)
 
 
@@ -48,8 +52,9 @@ def _command_line():
 
 def run(args):
     net_opts = [o for o in ("workload", "batch", "plan", "reps") if getattr(args, o, None) is not None]
-    if args.suite == "torchvision":
-        bad = [o for o in net_opts if o not in ("batch", "reps")]
+    if args.suite in ("torchvision", "compiled"):
+        allowed = ("batch", "reps") + (("workload",) if args.suite == "compiled" else ())
+        bad = [o for o in net_opts if o not in allowed]
         if bad:
             raise ValueError(f"--{bad[0]} applies to the network suite")
     elif args.suite != "network" and net_opts:
@@ -61,8 +66,9 @@ def run(args):
     if not out.is_dir():
         raise ValueError(f"--out {args.out!r}: no such folder (create it first)")
     if args.deadline is not None and args.suite in ("network", "torchvision", "counters"):
-        raise ValueError("--deadline applies to the gemm, conv and kernels suites")
-    one = {"network": _network, "torchvision": _torchvision, "counters": _counters, "tune": _tune}
+        raise ValueError("--deadline applies to the gemm, conv, kernels, teaching and compiled suites")
+    one = {"network": _network, "torchvision": _torchvision, "compiled": _compiled,
+           "counters": _counters, "tune": _tune}
     if args.suite in one:
         return _no_gpu_is_bad_input(one[args.suite], args, out)
     return _no_gpu_is_bad_input(_suites, args, out)
@@ -158,6 +164,32 @@ def _tune(args, out):
     recs = data["records"]
     print(f"tune: {len(recs)} candidates measured in {data['wall_seconds']:.1f} s; "
           f"{sum(not r['ok'] for r in recs)} failed their check; wrote {path}")
+
+
+def _compiled(args, out):
+    """PyTorch eager, TorchScript and torch.compile per model and batch, into
+    DIR/compiled.json, rewritten after each model and batch (so that --deadline or Ctrl-C
+    keeps what finished)."""
+    from simulator.measure.compiled import MODELS, check_models, run_compiled
+    models = check_models(items(args.workload or ",".join(MODELS), "--workload"))
+    batches = _batches(args, "1,8,32")
+    path = out / "compiled.json"
+
+    def keep(data):
+        write_json(path, data)
+        r = data["records"][-1]
+        cells = "  ".join(f"{c} {r['whole'][c]['end_to_end']['median_s'] * 1e3:.3f}"
+                          for c in r["whole"])
+        print(f"  {r['model'].split('.')[-1]} batch {r['batch']}: {cells} ms "
+              f"({r['wall_seconds']:.0f} s)", flush=True)
+    data = run_compiled(models, batches, reps=args.reps or 10, deadline_s=args.deadline,
+                        command=_command_line(), on_record=keep,
+                        say=lambda m: print(f"    {m}", flush=True))
+    write_json(path, data)
+    for item in data["skipped"]:
+        print(f"skipped: {item}")
+    print(f"compiled: {len(data['records'])} model-batches in {data['wall_seconds']:.0f} s; "
+          f"wrote {path}")
 
 
 def _counters(args, out):
