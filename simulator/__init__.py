@@ -15,6 +15,7 @@ _API = ("Result", "Measurement", "load_hardware", "hardware_names", "load_worklo
         "warp_instructions", "coalesce", "timeline", "systolic_array_run", "systolic_text",
         "systolic_animation", "h2d_seconds",
         "validation_rows", "validation_scores", "plan_network", "choose_plan", "network_summary",
+        "compiled_summary",
         "emulate_kernel", "emulating", "simulate_kernel", "load_launcher", "source_view")
 __all__ = list(_API) + ["plots"]
 

@@ -728,6 +728,36 @@ def network_summary(gpu: str, measurements="data/measurements", plans="data/plan
             "torchvision": nw.framework(gpu, measurements)}
 
 
+def compiled_summary(gpu: str, measurements="data/measurements", plans="data/plans"):
+    """Eager PyTorch against TorchScript and torch.compile (``analysis.compiled``), from
+    ``measurements/GPU/compiled/`` (``roofsim measure compiled``): {"forwards": per model,
+    batch and forward (whole model or per unit, each configuration, and the oracle's
+    plans) its time as issued and queued, "oracle": per model, batch and timing method
+    the plan picked per unit, its predicted and measured time and its regret, "compile":
+    seconds to build each configuration, "roofsim": ResNet-50's roofline bound (fp32 and
+    TF32) and roofsim's own kernels' best measured plan per batch}.
+
+    >>> s = compiled_summary("h100-sxm")
+    >>> sorted({(r["model"], r["batch"]) for r in s["forwards"]})[:2]
+    [('mobilenet_v2', 1), ('mobilenet_v2', 8)]
+    """
+    from pathlib import Path
+
+    from simulator.analysis import compiled as cp
+    measurements = arg.path(measurements, "measurements", "the measurements' folder")
+    plans = arg.path(plans, "plans", "the plans' folder")
+    if not isinstance(gpu, str):
+        raise TypeError(f"gpu={arg.show(gpu)}: a device's folder name under measurements "
+                        f"('h100-sxm', 'h200'), not a {type(gpu).__name__}")
+    folder = Path(measurements) / gpu / "compiled"
+    if not gpu.strip() or "/" in gpu or gpu in (".", "..") or not folder.is_dir():
+        raise ValueError(f"gpu={show(gpu)}: no folder {folder} (roofsim measure compiled "
+                         "writes compiled.json; keep it there)")
+    s = cp.summary(folder)
+    batches = sorted({r["batch"] for r in s["forwards"] if r["model"] == "resnet50"})
+    return {**s, "roofsim": cp.roofsim_beside(gpu, batches, measurements, plans)}
+
+
 def emulate_kernel(kernel, grid, block, args, hw=None, shared_bytes: int = 0,
                    record: bool = False, name: str | None = None):
     """Run a numba.cuda kernel on the CPU from its PTX, as ``kernel[grid, block](*args)``

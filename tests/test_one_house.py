@@ -190,11 +190,11 @@ def test_plots_draw_results_without_simulating():
 
 def test_measure_only_talks_to_the_gpu():
     """measure/ holds the harness, the microbenchmark kernels, the suites, the network's
-    forward pass and the framework baseline; validation,
+    forward pass, the framework baseline and the framework against its compilers; validation,
     calibration and reading SASS (which read files and never touch a GPU) are analyses."""
     names = {p.name for p in (ROOT / "simulator" / "measure").glob("*.py")}
     assert names == {"__init__.py", "harness.py", "micro.py", "suites.py", "network.py", "framework.py",
-                     "counters.py", "tune.py", "kernels.py"}
+                     "compiled.py", "counters.py", "tune.py", "kernels.py"}
 
 
 @pytest.mark.parametrize("module", ["simulator.api", "simulator.result", "simulator.simt.api",

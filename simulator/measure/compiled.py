@@ -79,7 +79,7 @@ def check_models(models) -> list:
     out = []
     for m in models:
         if m not in MODELS:
-            raise ValueError(f"--workload {m!r}: the compiled suite runs {', '.join(MODELS)}")
+            raise ValueError(f"model {m!r}: the compiled suite runs {', '.join(MODELS)}")
         out.append(m)
     return out
 

@@ -171,7 +171,11 @@ def _compiled(args, out):
     DIR/compiled.json, rewritten after each model and batch (so that --deadline or Ctrl-C
     keeps what finished)."""
     from simulator.measure.compiled import MODELS, check_models, run_compiled
-    models = check_models(items(args.workload or ",".join(MODELS), "--workload"))
+    models = items(args.workload or ",".join(MODELS), "--workload")
+    bad = [m for m in models if m not in MODELS]
+    if bad:
+        raise ValueError(f"--workload {bad[0]!r}: the compiled suite runs {', '.join(MODELS)}")
+    models = check_models(models)
     batches = _batches(args, "1,8,32")
     path = out / "compiled.json"
 
