@@ -155,3 +155,36 @@ def test_readme_oracle_table_is_the_committed_data():
                     f"{r['measured_s'] * 1e3:.3f}", f"{r['regret']:+.1%}",
                     f"{r['dp_predicted_s'] * 1e3:.3f}", f"{r['dp_error']:+.1%}"]
     assert shown == want and len(want) == 12
+
+
+def test_readme_compiled_tables_are_the_committed_data():
+    """The README's eager-against-compiled tables say what the committed runs give
+    (simulator.analysis.compiled): every forward's two times and every pick's regret."""
+    import simulator as rs
+    s = rs.compiled_summary("h100-sxm", README.parent / "data" / "measurements",
+                            README.parent / "data" / "plans")
+    fw = {(r["model"], r["batch"], r["forward"]): r for r in s["forwards"]}
+    forwards, picks = {}, {}
+    for line in README.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[0] in ("resnet50", "mobilenet_v2"):
+            forwards[(cells[0], int(cells[1]))] = cells[2:]
+        if len(cells) == 9 and cells[0] in ("resnet50", "mobilenet_v2"):
+            picks[(cells[0], int(cells[1]), cells[2])] = cells[4:]
+    want = {}
+    for (m, b) in {(k[0], k[1]) for k in fw}:
+        units = min(r["queued_s"] for k, r in fw.items()
+                    if k[:2] == (m, b) and not k[2].startswith("whole-"))
+        want[(m, b)] = [f"{fw[(m, b, f'whole-{c}')]['end_to_end_s'] * 1e3:.3f} / "
+                        f"{fw[(m, b, f'whole-{c}')]['queued_s'] * 1e3:.3f}"
+                        for c in ("eager", "torchscript", "inductor", "inductor-max-autotune")] \
+            + [f"{units * 1e3:.3f}"]
+    assert forwards == want and len(want) == 6
+    want = {}
+    for o in s["oracle"]:
+        k = (o["model"], o["batch"], o["method"].replace("_", "-"))
+        want[k] = ([f"best-of {o['best_of_s'] * 1e3:.3f}", "-", "-", "-", "-"] if o["incomplete"]
+                   else [f"{o['predicted_s'] * 1e3:.3f}", f"{o['queued_s'] * 1e3:.3f}",
+                         f"{o['regret_units']:+.1%}", f"{o['regret_queued']:+.1%}",
+                         f"{o['regret_end_to_end']:+.0%}"])
+    assert picks == want and len(want) == 12
