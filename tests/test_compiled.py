@@ -119,6 +119,15 @@ def test_a_model_measured_twice_is_refused_naming_both_files(tmp_path):
     (tmp_path / "b.json").write_text(f.read_text())
     with pytest.raises(ValueError, match=r"measured in both a\.json and b\.json"):
         cp.load(tmp_path)
+    # a complete record stands over an incomplete one of the same model and batch
+    doc = json.loads(f.read_text())
+    cut = json.loads(f.read_text())
+    for r in cut["records"]:
+        r["incomplete"] = ["switch costs and the oracle's plans: past the deadline"]
+    (tmp_path / "b.json").write_text(json.dumps(cut))
+    got = cp.load(tmp_path)
+    assert len(got) == len(doc["records"])
+    assert all(r["file"] == "a.json" and r["superseded"] == ["b.json (incomplete)"] for r in got)
     (tmp_path / "b.json").write_text(json.dumps({"suite": "micro", "records": []}))
     with pytest.raises(ValueError, match=r"b\.json: suite 'micro', not 'compiled'"):
         cp.load(tmp_path)

@@ -29,25 +29,33 @@ FORWARD_KINDS = ("whole", "chain", "dp")
 
 def load(folder) -> list:
     """Every record of every ``*.json`` in ``folder``, each with its file's name and
-    provenance; a model and batch measured twice is refused (naming both files)."""
+    provenance. A model and batch measured twice: a complete record stands for it over
+    an incomplete one (a run that reached its deadline inside it; the other is listed
+    in its ``superseded``); two complete ones are refused, naming both files."""
     folder = Path(folder)
     files = sorted(folder.glob("*.json"))
     if not files:
         raise ValueError(f"{folder}: no *.json there (roofsim measure compiled writes them)")
-    out, seen = [], {}
+    by = {}
     for f in files:
         doc = json.loads(f.read_text())
         if doc.get("suite") != "compiled":
             raise ValueError(f"{f}: suite {doc.get('suite')!r}, not 'compiled'")
         for r in doc["records"]:
             key = (r["model"], r["batch"])
-            if key in seen:
-                raise ValueError(f"{r['model']} batch {r['batch']}: measured in both {seen[key]} "
-                                 f"and {f.name}; keep one")
-            seen[key] = f.name
-            out.append({**r, "file": f.name, "provenance": doc["provenance"],
-                        "configs": doc["configs"]})
-    return sorted(out, key=lambda r: (r["model"], r["batch"]))
+            new = {**r, "file": f.name, "provenance": doc["provenance"],
+                   "configs": doc["configs"], "superseded": []}
+            old = by.get(key)
+            if old is None:
+                by[key] = new
+            elif bool(old.get("incomplete")) == bool(r.get("incomplete")):
+                raise ValueError(f"{r['model']} batch {r['batch']}: measured in both "
+                                 f"{old['file']} and {f.name}; keep one")
+            else:
+                keep, drop = (new, old) if old.get("incomplete") else (old, new)
+                keep["superseded"].append(f"{drop['file']} (incomplete)")
+                by[key] = keep
+    return sorted(by.values(), key=lambda r: (r["model"], r["batch"]))
 
 
 def _name(model: str) -> str:
