@@ -7,14 +7,16 @@ pass/fail test.
 The durations are the profiler's, one forward (each launch once, L2 as the forward left
 it): not a harness measurement (medians over repeats behind a spin kernel). Kernels
 with tensor-core instructions (``mma``, ``wgmma``) are listed as out of scope, not
-predicted, and kernels with an instruction the emulator does not run yet (``stmatrix``,
-``ldmatrix``) are listed with it. Each distinct (kernel, grid) is simulated once, sampled,
+predicted, and kernels with an instruction the emulator does not run yet would be listed
+with it. Each distinct (kernel, grid) is simulated once, sampled,
 with the L2 warm (``--l2 warm``, the default: the forward's activations are written just
-before) or cold (``--l2 cold``), compile cached after the first. Predictions include the
+before) or cold (``--l2 cold``), compile cached after the first; or (``--l2 sequence``)
+the forward's launches as one engine run, each finding in the L2 what the launches
+before it left (one array a buffer, shared by the launches that take it). Predictions include the
 preset's GPU-side launch cost, as every time suite's do; the profiler's durations are the
 kernels' own.
 
-    python3 benchmarks/bench_triton.py [--l2 warm|cold] [--json FILE]
+    python3 benchmarks/bench_triton.py [--l2 warm|cold|sequence] [--json FILE]
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ sys.path[:0] = [ROOT]
 import simulator as rs  # noqa: E402
 from simulator.kernelcode.inductor import launches  # noqa: E402
 from simulator.kernelcode.ptx import PTXError  # noqa: E402
-from simulator.kernelcode.timing import simulate_kernel  # noqa: E402
+from simulator.kernelcode.timing import simulate_kernel, simulate_launches  # noqa: E402
 
 DATA = os.path.join(ROOT, "data", "traces", "h100-sxm")
 
@@ -43,8 +45,10 @@ def main(argv):
                   os.path.join(DATA, "torch_resnet50_b8_compiled.json"))
     done, rows = {}, []
     t_all = time.perf_counter()
-    for lau in ls:
-        key = (lau.name, lau.grid, lau.block)
+    if l2 == "sequence":
+        done = _sequence(ls, hw)
+    for pos, lau in enumerate(ls):
+        key = pos if l2 == "sequence" else (lau.name, lau.grid, lau.block)
         if key not in done:
             if "mma" in lau.ptx:
                 done[key] = (None, 0.0, "tensor-core instructions (mma/wgmma): out of scope")
@@ -82,6 +86,37 @@ def main(argv):
     if out:
         with open(out, "w") as f:
             json.dump({"rows": rows}, f, indent=1)
+
+
+def _sequence(ls, hw) -> dict:
+    """Every launch the emulator runs, in the forward's order, as one engine run: each
+    finds in the L2 what the launches before it left (the first the L2 cold). Keyed by
+    the launch's position; a launch left out (tensor cores, an instruction not run yet)
+    with its reason."""
+    from simulator.kernelcode.decode import decode
+    from simulator.kernelcode.ptx import parse
+    out, todo, why = {}, [], {}
+    for i, lau in enumerate(ls):
+        if "mma" in lau.ptx:
+            out[i] = (None, 0.0, "tensor-core instructions (mma/wgmma): out of scope")
+            continue
+        if (lau.name, lau.ptx) not in why:
+            try:                         # an instruction the emulator does not run yet
+                decode(parse(lau.ptx), lau.name)
+                why[(lau.name, lau.ptx)] = ""
+            except PTXError as e:
+                why[(lau.name, lau.ptx)] = "not run: " + str(e).split(": ", 1)[-1][:70]
+        if why[(lau.name, lau.ptx)]:
+            out[i] = (None, 0.0, why[(lau.name, lau.ptx)])
+        else:
+            todo.append(i)
+    t = time.perf_counter()
+    r = simulate_launches([(ls[i].ptx, ls[i].grid, ls[i].block, ls[i].args, ls[i].name,
+                            ls[i].shared_bytes) for i in todo], hw=hw, l2="cold")
+    wall = (time.perf_counter() - t) / max(1, len(todo))
+    for i, lr in zip(todo, r.launches):
+        out[i] = (lr.cycles / hw.clock_hz + hw.kernel_launch_s, wall, "")
+    return out
 
 
 if __name__ == "__main__":

@@ -214,6 +214,10 @@ def test_conv_im2col_launches_from_its_numba_face():
     ([("kernel", (1,), (32,))], "launches[0]"),
     (["not a tuple"], "launches[0]"),
     ([("kernel", (1,), (32,), ())], "launches[0] kernel"),
+    ([(5, (1,), (32,), ())], "launches[0] kernel = 5: a numba @cuda.jit kernel or PTX text"),
+    ([("ptx", (1,), (32,), (), "", 0)], "launches[0] kernel = 'ptx': PTX text needs its entry's"),
+    ([("ptx", (1,), (32,), (), "k", -1)], "launches[0] shared_bytes = -1"),
+    ([("ptx", (1,), (32,), (), "k")], "launches[0]"),
 ])
 def test_simulate_launches_refuses_bad_launches(launches, field):
     with pytest.raises(ValueError, match=re.escape(field)):

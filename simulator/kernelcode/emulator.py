@@ -29,9 +29,9 @@ from numba import njit
 from simulator.kernelcode.alu import alu, ERR_UNSUPPORTED
 from simulator.kernelcode.isa import (
     BASE, F_A, F_B, F_C, F_D, F_D2, F_E, F_F, F_G, F_GN, F_OP, F_TY, F_X1, F_X2,
-    F_X3, OP_ACTIVEMASK, OP_ATOM, OP_BAR, OP_BRA, OP_CVTA, OP_EXIT, OP_LD, OP_NOP,
+    F_X3, F_X4, OP_ACTIVEMASK, OP_ATOM, OP_BAR, OP_BRA, OP_CVTA, OP_EXIT, OP_LD, OP_NOP,
     OP_SHFL, OP_SPECIAL, OP_ST, OP_VOTE, S_CONST, S_GENERIC, S_GLOBAL, S_LOCAL,
-    S_PARAM, S_SHARED, T_F32, T_F64, T_S16, T_S32, T_S64, T_S8, T_U16, T_U64, T_U8)
+    S_PARAM, S_SHARED, T_F32, T_F64, T_S16, T_S32, T_S64, T_S8, T_U16, T_U32, T_U64, T_U8)
 from simulator.kernelcode.lanes import M32, ival, ult64
 
 # launch description L
@@ -303,9 +303,60 @@ def _pop_converged(stk, sp, w):
 
 
 @njit(cache=True)
+def _matrix(row, R, M, M16, M32v, M64, base, emask, w, b, L, regions, E, pc, ev_addr):
+    """ldmatrix / stmatrix (.m8n8 .b16, x1/x2/x4, .trans): lanes 8m..8m+7 give matrix
+    m's row addresses; lane l's register of matrix m holds row l/4, columns 2(l%4) and
+    2(l%4)+1 (with .trans: column l/4 of rows 2(l%4) and 2(l%4)+1), low half first.
+    The trace records each lane's row address (16 bytes a row, as LDSM / STSM read)."""
+    op, space, off0, nmat, trans = row[F_OP], row[F_X1], row[F_X2], row[F_X3], row[F_X4] == 2
+    ca = base + 32 * row[F_A]
+    fields = (F_D, F_D2, F_C, F_E) if op == OP_LD else (F_B, F_C, F_E, F_F)
+    if ev_addr.shape[0] > 0:
+        for l in range(32):
+            ev_addr[l] = R[ca + l] + off0 if l < 8 * nmat else -1
+    for m in range(nmat):
+        reg = base + 32 * row[fields[m]]
+        for l in range(32):
+            if not (emask >> l) & 1:
+                continue
+            t = w * 32 + l
+            if trans:
+                a0 = R[ca + 8 * m + 2 * (l & 3)] + off0 + 2 * (l >> 2)
+                a1 = R[ca + 8 * m + 2 * (l & 3) + 1] + off0 + 2 * (l >> 2)
+                o0 = _resolve(space, a0, 2, op != OP_LD, t, L, regions)
+                o1 = _resolve(space, a1, 2, op != OP_LD, t, L, regions)
+                bad, addr = (o0, a0) if o0 < 0 else (o1, a1)
+                if bad < 0:
+                    E[E_CODE], E[E_PC], E[E_WARP], E[E_LANE] = -bad, pc, w, l
+                    E[E_ADDR], E[E_BLOCK], E[E_SPACE] = addr, b, space
+                    return ERROR
+                if op == OP_LD:
+                    R[reg + l] = (_load(M, M16, M32v, M64, o0, 2, T_U16)
+                                  | (_load(M, M16, M32v, M64, o1, 2, T_U16) << 16))
+                else:
+                    _store(M, M16, M32v, M64, o0, 2, R[reg + l])
+                    _store(M, M16, M32v, M64, o1, 2, R[reg + l] >> 16)
+            else:
+                a = R[ca + 8 * m + (l >> 2)] + off0 + 4 * (l & 3)
+                o = _resolve(space, a, 4, op != OP_LD, t, L, regions)
+                if o < 0:
+                    E[E_CODE], E[E_PC], E[E_WARP], E[E_LANE] = -o, pc, w, l
+                    E[E_ADDR], E[E_BLOCK], E[E_SPACE] = a, b, space
+                    return ERROR
+                if op == OP_LD:
+                    R[reg + l] = _load(M, M16, M32v, M64, o, 4, T_U32)
+                else:
+                    _store(M, M16, M32v, M64, o, 4, R[reg + l])
+    return 0
+
+
+@njit(cache=True)
 def _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base, emask, w, b, L,
             regions, E, pc, ev_addr):
     """ld / st / atom for the active lanes; 0 or ERROR (E filled)."""
+    if row[F_X4] != 0 and row[F_OP] != OP_ATOM:
+        return _matrix(row, R, M, M16, M32v, M64, base, emask, w, b, L, regions, E, pc,
+                       ev_addr)
     op, ty, space, off0, vec = row[F_OP], row[F_TY], row[F_X1], row[F_X2], row[F_X3]
     size = 4
     if ty == T_U64 or ty == T_F64 or ty == T_S64:

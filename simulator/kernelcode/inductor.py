@@ -9,7 +9,9 @@ for its buffers, ``kernel.run(buf3, arg2_1, ..., 6422528, stream=stream0)`` for 
 launch), and the Chrome trace, whose kernel events give each launch's ``grid``,
 ``block`` and duration, in launch order. An extern kernel's output (a cuDNN
 convolution's) takes the size its ``assert_size_stride`` gives, a reused buffer
-(``buf3 = buf2; del buf2  # reuse``) its first name's.
+(``buf3 = buf2; del buf2  # reuse``) its first name's, and is the same array: one array
+a buffer, shared by every launch that takes it, so that a sequence of launches
+(``timing.simulate_launches``) finds in the L2 what the launches before it left.
 
 :func:`launches` pairs them: the n-th launch of a kernel in the wrapper is the n-th
 event of that name in the trace. A pointer argument becomes a float array of its
@@ -127,9 +129,12 @@ def launches(tar_path, trace_path, seed: int = 0) -> list:
                for name, shape, strides, dt in _BUFFER.findall(wrapper)}
     for name, shape, strides in _ASSERTED.findall(wrapper):
         buffers.setdefault(name, (_extent(_ints(shape), _ints(strides)), np.float32))
+    root = {}                        # a reused buffer's name -> the buffer it reuses
     for new, old in _ALIAS.findall(wrapper):
         if old in buffers:
             buffers.setdefault(new, buffers[old])
+            root.setdefault(new, root.get(old, old))
+    arrays = {}                      # one array a buffer, shared by every launch taking it
     from simulator.kernelcode.ptx import parse
     events = {}                      # kernel name -> its events, in launch order
     for e in json.loads(open(trace_path).read())["traceEvents"]:
@@ -154,10 +159,13 @@ def launches(tar_path, trace_path, seed: int = 0) -> list:
         args = []
         for j, a in enumerate(call.args):
             if isinstance(a, ast.Name) and a.id in buffers:
-                n, dt = buffers[a.id]
-                args.append(rng.standard_normal(max(n, 1)).astype(dt) if dt in (np.float32, np.float64,
-                                                                                np.float16)
-                            else np.zeros(max(n, 1), dt))
+                key = root.get(a.id, a.id)
+                if key not in arrays:
+                    n, dt = buffers[key] if key in buffers else buffers[a.id]
+                    arrays[key] = (rng.standard_normal(max(n, 1)).astype(dt)
+                                   if dt in (np.float32, np.float64, np.float16)
+                                   else np.zeros(max(n, 1), dt))
+                args.append(arrays[key])
             elif isinstance(a, ast.Constant) and isinstance(a.value, int):
                 ty = params[j] if j < len(params) else "u32"
                 args.append(np.int64(a.value) if ty.endswith("64") else np.int32(a.value))

@@ -15,7 +15,8 @@ FMNMX, FSEL and FSETP among them, as pipe_alu counts them), transcendental and
 conversion instructions on the SFU/XU (MUFU, I2F, F2I, F2F, FRND, POPC, FLO, BREV), the
 uniform datapath (U*, S2UR: an issue slot, no lane pipe), control (BRA, BSSY, BSYNC, EXIT, ...: an issue slot), BAR.
 Loads and stores go by their space: global and generic (LDG, LD, LDL, ATOMG, RED...:
-the L1/L2/DRAM path), shared (LDS, LDSM, STS, ATOMS: banks). Constant-cache reads (LDC)
+the L1/L2/DRAM path), shared (LDS, LDSM, STS, STSM, ATOMS: banks; LDSM and STSM move
+8x8 b16 matrices, each giving lane a 16-byte row). Constant-cache reads (LDC)
 and shuffles and votes count as ALU work here.
 """
 from __future__ import annotations
@@ -43,7 +44,8 @@ _LOADS = {"LDG": MEM_GLOBAL, "LD": MEM_GENERIC, "LDL": MEM_LOCAL, "LDS": MEM_SHA
           "LDSM": MEM_SHARED, "ATOMG": MEM_GLOBAL, "ATOM": MEM_GENERIC,
           "ATOMS": MEM_SHARED, "LDGSTS": MEM_GLOBAL}
 _STORES = {"STG": MEM_GLOBAL, "ST": MEM_GENERIC, "STL": MEM_LOCAL, "STS": MEM_SHARED,
-           "RED": MEM_GLOBAL, "REDG": MEM_GLOBAL}
+           "STSM": MEM_SHARED, "RED": MEM_GLOBAL, "REDG": MEM_GLOBAL}
+_MATRIX = {"LDSM", "STSM"}     # 8x8 b16 matrices: each giving lane a 16-byte row
 
 
 def _reg_id(kind: str, num: str) -> int:
@@ -70,6 +72,8 @@ def dst_registers(ins, width: int) -> int:
     load's width in words, 2 for 64-bit results (IMAD.WIDE, the FP64 arithmetic, .64
     moves and constant loads, CS2R), else 1."""
     op, mods = ins.op, ins.modifiers
+    if op in _MATRIX:                  # LDSM.16.M88[.2|.4]: a register a matrix
+        return 4 if "4" in mods else 2 if "2" in mods else 1
     if op in _LOADS:
         return max(1, width // 4)
     if (op == "IMAD" and "WIDE" in mods) or (op in ("DADD", "DMUL", "DFMA", "DMNMX")):
@@ -92,6 +96,8 @@ def classify(ins) -> tuple:
         mem, width = _LOADS[op], width_of(opcode)
     elif op in _STORES:
         mem, width = _STORES[op], width_of(opcode)
+    if op in _MATRIX:
+        width = 16
     writes = op not in _STORES and op not in _CONTROL and op != "BAR" and parts
     dst = -1
     srcs = []

@@ -394,24 +394,33 @@ def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", na
 
 
 def _check_launches(launches) -> list:
-    """``launches`` as a list of (kernel, grid, block, args); ValueError naming the one
-    that is not."""
+    """``launches`` as a list of (kernel, grid, block, args[, name, shared_bytes]);
+    ValueError naming the one that is not."""
     if not isinstance(launches, (tuple, list)) or not launches:
         raise ValueError(f"launches = {arg.show(launches)}: a non-empty list of (kernel, "
                          "grid, block, args) tuples")
     out = []
     for i, lc in enumerate(launches):
-        if not isinstance(lc, (tuple, list)) or len(lc) != 4:
+        if not isinstance(lc, (tuple, list)) or len(lc) not in (4, 6):
             raise ValueError(f"launches[{i}] = {arg.show(lc)}: must be a (kernel, grid, "
-                             "block, args) tuple")
-        kernel, grid, block, args = lc
+                             "block, args) or (kernel, grid, block, args, name, "
+                             "shared_bytes) tuple")
+        kernel, grid, block, args = lc[:4]
+        name, shared = (lc[4], lc[5]) if len(lc) == 6 else (None, 0)
         if not isinstance(args, (tuple, list)):
             raise ValueError(f"launches[{i}] args = {arg.show(args)}: a tuple or list of "
                              "the kernel's arguments")
-        if isinstance(kernel, str) or not hasattr(kernel, "py_func"):
+        if isinstance(kernel, str):
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"launches[{i}] kernel = {arg.show(kernel)}: PTX text needs "
+                                 f"its entry's name (name = {arg.show(name)}): give (kernel, "
+                                 "grid, block, args, name, shared_bytes)")
+        elif not hasattr(kernel, "py_func"):
             raise ValueError(f"launches[{i}] kernel = {arg.show(kernel)}: a numba "
-                             "@cuda.jit kernel")
-        out.append((kernel, grid, block, tuple(args), None, 0))
+                             "@cuda.jit kernel or PTX text")
+        if isinstance(shared, bool) or not isinstance(shared, int) or shared < 0:
+            raise ValueError(f"launches[{i}] shared_bytes = {arg.show(shared)}: an int >= 0")
+        out.append((kernel, grid, block, tuple(args), name, shared))
     return out
 
 
@@ -419,7 +428,8 @@ def simulate_launches(launches, *, hw, mode: str = "sampled", l2: str = "cold",
                       policy: str = "gto", budget: float | None = None, trace: int = 0):
     """The SIMT engine's ``Result`` for ``launches`` run back to back on ``hw``, each
     timed from its kernel's own SASS as ``simulate_kernel`` times one: ``launches`` a
-    list of (numba ``@cuda.jit`` kernel, grid, block, args), the args numpy arrays and
+    list of (numba ``@cuda.jit`` kernel, grid, block, args) or (kernel or PTX text,
+    grid, block, args, entry name, dynamic shared bytes), the args numpy arrays and
     numbers (read, not written). The launches share the L2 (one engine run): an array
     that several take is one array, and a launch finds there what an earlier one left
     (``l2`` as in ``simulate_kernel``: the state the first launch finds). Each launch is
