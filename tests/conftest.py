@@ -78,3 +78,16 @@ def warm_engines(root):
         subprocess.run([sys.executable, "-m", "simulator", "simulate", "simt", "--hw", "h100-sxm",
                         "--kernel", "gemm-naive", "--m", "64", "--n", "64", "--k", "64", "--mode",
                         mode], cwd=root, capture_output=True, timeout=900, check=True)
+
+
+@pytest.fixture
+def no_torch(monkeypatch):
+    """This interpreter as one without PyTorch: importing torch or torchvision fails."""
+    import builtins
+    real = builtins.__import__
+
+    def refuse(name, *a, **kw):
+        if name.split(".")[0] in ("torch", "torchvision"):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return real(name, *a, **kw)
+    monkeypatch.setattr(builtins, "__import__", refuse)

@@ -1,7 +1,6 @@
 """Eager against compiled (``roofsim measure compiled``, ``simulator.analysis.compiled``):
 the committed H100 runs read back, the oracle's picks re-derived and held to brute force,
 the regret recomputed from the raw files, the suite refused without PyTorch."""
-import builtins
 import itertools
 import json
 import subprocess
@@ -143,18 +142,7 @@ def test_the_report_prints_every_model_and_batch():
     assert "not measured: switch costs and the oracle's plans: past the deadline" in out.stdout
 
 
-def _no_torch(monkeypatch):
-    real = builtins.__import__
-
-    def no_torch(name, *a, **kw):
-        if name.split(".")[0] in ("torch", "torchvision"):
-            raise ModuleNotFoundError(f"No module named {name!r}")
-        return real(name, *a, **kw)
-    monkeypatch.setattr(builtins, "__import__", no_torch)
-
-
-def test_measure_compiled_without_pytorch_exits_2_and_writes_nothing(tmp_path, capsys, monkeypatch):
-    _no_torch(monkeypatch)
+def test_measure_compiled_without_pytorch_exits_2_and_writes_nothing(tmp_path, capsys, no_torch):
     code = main(["measure", "compiled", "--out", str(tmp_path)])
     cap = capsys.readouterr()
     err = cap.err.strip().splitlines()
@@ -167,8 +155,7 @@ def test_measure_compiled_without_pytorch_exits_2_and_writes_nothing(tmp_path, c
     (["--plan", "oracle"], "--plan applies to the network suite"),
     (["--batch", "0"], "--batch"),
 ])
-def test_measure_compiled_bad_options_exit_2(tmp_path, capsys, monkeypatch, argv, message):
-    _no_torch(monkeypatch)
+def test_measure_compiled_bad_options_exit_2(tmp_path, capsys, no_torch, argv, message):
     code = main(["measure", "compiled", "--out", str(tmp_path)] + argv)
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and message in err[0], err

@@ -535,15 +535,7 @@ def test_calibrate_micro_blocks(tmp_path, name, field, value):
 
 # ---- measure torchvision without PyTorch: refused as the suites without a GPU
 
-def test_measure_torchvision_without_pytorch_exit_2(tmp_path, capsys, monkeypatch):
-    import builtins
-    real = builtins.__import__
-
-    def no_torch(name, *a, **kw):
-        if name.split(".")[0] in ("torch", "torchvision"):
-            raise ModuleNotFoundError(f"No module named {name!r}")
-        return real(name, *a, **kw)
-    monkeypatch.setattr(builtins, "__import__", no_torch)
+def test_measure_torchvision_without_pytorch_exit_2(tmp_path, capsys, no_torch):
     code = main(["measure", "torchvision", "--out", str(tmp_path)])
     cap = capsys.readouterr()
     err = cap.err.strip().splitlines()

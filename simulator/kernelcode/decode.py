@@ -291,14 +291,25 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
         row[F_OP], row[F_TY] = OP_MOV, T_U64
         row[F_D], row[F_A] = dec.dst(ops[0], ins), dec.const(0)
         return row
-    if op in ("ld", "ldu", "st"):
+    if op in ("ld", "ldu", "st", "ldmatrix", "stmatrix"):
+        store = op in ("st", "stmatrix")
         if "L2::cache_hint" in mods and len(ops) == 3:      # the policy operand: a hint
             ins = dataclasses.replace(ins, operands=ops[:2])
         space = next((SPACE_OF[m] for m in mods if m in SPACE_OF), S_GENERIC)
-        vec = next((int(m[1:]) for m in mods if m in ("v2", "v4", "v8")), 1)
-        ty = _type(last, ins)
+        if op.endswith("matrix"):
+            # warp-collective 8x8 matrices of b16 in shared memory: lanes 8m..8m+7 give
+            # the rows of matrix m (16 bytes each), lane l holds row l/4, columns 2(l%4)
+            # and 2(l%4)+1 of each (their transpose with .trans) in one 32-bit register
+            vec = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), 0)
+            if "m8n8" not in mods or "b16" not in mods or not vec:
+                raise _unsupported(ins, "(only .m8n8 .x1/.x2/.x4 .b16 matrices) is not supported")
+            ty = T_U32
+            row[F_X4] = 2 if "trans" in mods else 1
+        else:
+            vec = next((int(m[1:]) for m in mods if m in ("v2", "v4", "v8")), 1)
+            ty = _type(last, ins)
         row[F_TY], row[F_X1], row[F_X3] = ty, space, vec
-        if op == "st":
+        if store:
             addr, value = _operands(ins, 2)
         else:
             value, addr = _operands(ins, 2)
@@ -312,8 +323,9 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
         values = ([p.strip() for p in value.strip("{}").split(",")]
                   if value.startswith("{") else [value])
         if len(values) != vec:
-            raise _unsupported(ins, f"has {len(values)} values for a .v{vec} access")
-        if op == "st":
+            raise _unsupported(ins, f"has {len(values)} values for a "
+                               f"{'.x' if row[F_X4] else '.v'}{vec} access")
+        if store:
             row[F_OP] = OP_ST
             for field, v in zip((F_B, F_C, F_E, F_F), values):
                 row[field] = dec.src(v, ty, ins)
@@ -323,37 +335,6 @@ def _decode_one(dec: _Decoder, ins, labels_out: list) -> list:
                 row[field] = dec.dst(v, ins)
         if vec == 8:
             raise _unsupported(ins, "(a .v8 access) is not supported")
-        return row
-    if op in ("ldmatrix", "stmatrix"):
-        # warp-collective 8x8 matrices of b16 in shared memory: lanes 8m..8m+7 give the
-        # rows of matrix m (16 bytes each), lane l holds row l/4, columns 2(l%4) and
-        # 2(l%4)+1 of each (their transpose with .trans) in one 32-bit register a matrix
-        nmat = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), 0)
-        if "m8n8" not in mods or "b16" not in mods or not nmat:
-            raise _unsupported(ins, "(only .m8n8 .x1/.x2/.x4 .b16 matrices) is not supported")
-        space = next((SPACE_OF[m] for m in mods if m in SPACE_OF), S_GENERIC)
-        if op == "stmatrix":
-            addr, value = _operands(ins, 2)
-        else:
-            value, addr = _operands(ins, 2)
-        if not (addr.startswith("[") and addr.endswith("]")):
-            raise _unsupported(ins, "has an address that is not [reg+imm] or [symbol]")
-        base, off = dec.address_parts(addr[1:-1], ins)
-        values = ([p.strip() for p in value.strip("{}").split(",")]
-                  if value.startswith("{") else [value])
-        if len(values) != nmat:
-            raise _unsupported(ins, f"has {len(values)} registers for .x{nmat}")
-        row[F_TY], row[F_X1], row[F_X2], row[F_X3] = T_U32, space, off, nmat
-        row[F_X4] = 2 if "trans" in mods else 1
-        row[F_A] = base if base is not None else dec.const(0)
-        if op == "stmatrix":
-            row[F_OP] = OP_ST
-            for field, v in zip((F_B, F_C, F_E, F_F), values):
-                row[field] = dec.src(v, T_U32, ins)
-        else:
-            row[F_OP] = OP_LD
-            for field, v in zip((F_D, F_D2, F_C, F_E), values):
-                row[field] = dec.dst(v, ins)
         return row
     if op == "cvta":
         to = "to" in mods
