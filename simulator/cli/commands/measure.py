@@ -20,7 +20,7 @@ def add_measure(sub):
                        description="Run a measurement suite on a real GPU and write SUITE.json "
                        "(records with provenance) into --out.")
     p.add_argument("suite", choices=SUITE_CHOICES,
-                   help="the measurement suite to run (all: every one but network; network: a "
+                   help="the measurement suite to run (all: the numba suites micro to teaching; network: a "
                         "whole forward pass, see --workload, --batch, --plan; torchvision: PyTorch's "
                         "ResNet-50 where PyTorch is importable, --batch default 1,8,32; compiled: PyTorch eager, "
                         "TorchScript and torch.compile (default, max-autotune) end to end and per "
