@@ -266,6 +266,12 @@ def _local_cluster(LocalCluster, n: int):
     which takes it as KeyboardInterrupt within a tenth of a second. (Where threads have
     no signal mask, Windows, SIGINT is ignored while the workers start, as before.)"""
     import threading
+    # workers abandoned at Ctrl-C leave semaphores that multiprocessing's resource
+    # tracker reclaims, saying so on stderr after roofsim's one line: the tracker starts
+    # with this interpreter's -W options, so that note is filtered here
+    quiet = "ignore::UserWarning:multiprocessing.resource_tracker"
+    if quiet not in sys.warnoptions:
+        sys.warnoptions.append(quiet)
     settings = dict(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
     # the workers read their logging config from the environment they start in
     env = os.environ.get("DASK_LOGGING__DISTRIBUTED")
