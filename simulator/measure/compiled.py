@@ -280,6 +280,7 @@ def run_compiled(models=MODELS, batches=(1, 8, 32), reps=10, seed=0, deadline_s=
     """Each model at each batch: the whole model in each configuration, the chain of
     units per configuration, switches, the oracle's picks measured. ``on_record(data)``
     after each (model, batch) finishes (so that a deadline or Ctrl-C keeps them)."""
+    models = check_models(models)
     if device == "cuda":
         torch, tv = _torch()
     else:                                   # a CPU run: only to try the suite's logic

@@ -170,12 +170,11 @@ def _compiled(args, out):
     """PyTorch eager, TorchScript and torch.compile per model and batch, into
     DIR/compiled.json, rewritten after each model and batch (so that --deadline or Ctrl-C
     keeps what finished)."""
-    from simulator.measure.compiled import MODELS, check_models, run_compiled
+    from simulator.measure.compiled import MODELS, run_compiled
     models = items(args.workload or ",".join(MODELS), "--workload")
     bad = [m for m in models if m not in MODELS]
     if bad:
         raise ValueError(f"--workload {bad[0]!r}: the compiled suite runs {', '.join(MODELS)}")
-    models = check_models(models)
     batches = _batches(args, "1,8,32")
     path = out / "compiled.json"
 
