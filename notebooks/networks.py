@@ -253,7 +253,8 @@ print(f"convolutions and FC: H100 {sum(r['analytic_seconds'] for r in both) * 1e
 # 8 and 32 on the H100, eager (cuDNN/cuBLAS), TorchScript (traced, frozen),
 # `torch.compile` (default) and `torch.compile(mode="max-autotune")`, each built whole
 # and as a chain of units (ResNet's blocks, MobileNetV2's stages), timed as issued and
-# queued (`roofsim measure compiled`). The oracle picks a configuration per unit from the
+# queued (`roofsim measure compiled`), compiled with static shapes as one model at one
+# batch gets them. The oracle picks a configuration per unit from the
 # per-layer times with the measured cost of each switch; its pick is then measured.
 
 # %%
@@ -290,12 +291,13 @@ for o in cs["oracle"]:
 
 # %% [markdown]
 # Within its own search space (units, each in one configuration) the oracle is right to
-# within 1.4%, and its total predicts its pick's queued time within 3%. But the search
-# space loses 28-48% of GPU time to compiling the whole model (fusion across blocks),
-# and the per-layer times the oracle reads are the GPU's alone: as issued, 16-20
+# within 1.4%, and its total predicts its pick's queued time within 2%. But the search
+# space loses 14-31% of GPU time to compiling the whole model (fusion across blocks),
+# and the per-layer times the oracle reads are the GPU's alone: as issued, 18-20
 # separately compiled units pay the host 18-20 times over, and CUDA graphs pay off only
 # whole. PyTorch's fastest ResNet-50 at batch 8 is under the fp32 roofline bound --
-# cuDNN's convolutions run TF32 under PyTorch's defaults -- and 2.0-2.5x the TF32 bound:
+# cuDNN's convolutions run TF32 under PyTorch's defaults -- and 1.6-2.4x the TF32 bound
+# at batches 8 and 32:
 
 # %%
 for rb in cs["roofsim"]:

@@ -27,11 +27,31 @@ from .oracle import best_of
 FORWARD_KINDS = ("whole", "chain", "dp")
 
 
+def static_shapes(provenance) -> bool:
+    """Whether a run compiled with static shapes (``dynamic=False``, dynamo reset before
+    each model and batch). The runs before it was set left dynamo's automatic dynamic
+    shapes on: a block after the first of another size, and a batch after the first,
+    got kernels compiled for symbolic sizes."""
+    return (provenance.get("compile") or {}).get("dynamic") is False
+
+
+def _rank(r):
+    return (static_shapes(r["provenance"]), not r.get("incomplete"))
+
+
+def _why(drop, keep):
+    """What ``drop`` lacks that ``keep`` has."""
+    return ", ".join(w for w, d, k in (
+        ("automatic dynamic shapes", *(not static_shapes(r["provenance"]) for r in (drop, keep))),
+        ("incomplete", *(bool(r.get("incomplete")) for r in (drop, keep)))) if d and not k)
+
+
 def load(folder) -> list:
     """Every record of every ``*.json`` in ``folder``, each with its file's name and
-    provenance. A model and batch measured twice: a complete record stands for it over
-    an incomplete one (a run that reached its deadline inside it; the other is listed
-    in its ``superseded``); two complete ones are refused, naming both files."""
+    provenance. A model and batch measured twice: a record compiled with static shapes
+    stands for it over one that was not, then a complete record over an incomplete one
+    (a run that reached its deadline inside it); the other is listed in its
+    ``superseded`` with why. Two of the same standing are refused, naming both files."""
     folder = Path(folder)
     files = sorted(folder.glob("*.json"))
     if not files:
@@ -48,12 +68,12 @@ def load(folder) -> list:
             old = by.get(key)
             if old is None:
                 by[key] = new
-            elif bool(old.get("incomplete")) == bool(r.get("incomplete")):
+            elif _rank(old) == _rank(new):
                 raise ValueError(f"{r['model']} batch {r['batch']}: measured in both "
                                  f"{old['file']} and {f.name}; keep one")
             else:
-                keep, drop = (new, old) if old.get("incomplete") else (old, new)
-                keep["superseded"].append(f"{drop['file']} (incomplete)")
+                keep, drop = (new, old) if _rank(new) > _rank(old) else (old, new)
+                keep["superseded"] += [f"{drop['file']} ({_why(drop, keep)})"] + drop["superseded"]
                 by[key] = keep
     return sorted(by.values(), key=lambda r: (r["model"], r["batch"]))
 

@@ -11,9 +11,18 @@ do not, cuDNN's autotuner off, NCHW) runs in four configurations:
 * ``eager``: the model as it is (cuDNN / cuBLAS kernels);
 * ``torchscript``: ``torch.jit.freeze(torch.jit.trace(model, x))`` (frozen: batch norm
   folded into the convolutions, as ``torch.jit.optimize_for_inference`` does);
-* ``inductor``: ``torch.compile(model)`` (its default mode: Triton kernels);
-* ``inductor-max-autotune``: ``torch.compile(model, mode="max-autotune")`` (kernels
-  chosen by benchmarking, CUDA graphs).
+* ``inductor``: ``torch.compile(model, dynamic=False)`` (its default mode: Triton
+  kernels);
+* ``inductor-max-autotune``: ``torch.compile(model, mode="max-autotune",
+  dynamic=False)`` (kernels chosen by benchmarking, CUDA graphs).
+
+Shapes are static, as a user compiling one model for one batch gets: ``dynamic=False``,
+and dynamo's caches reset before each model and batch. Left to PyTorch's default
+(``dynamic=None``), the second shape one code object sees is compiled for any shape
+(automatic dynamic shapes): every bottleneck block after the first of another size
+(they share one ``forward``) and every batch after the first would get kernels compiled
+for symbolic sizes. The runs before this was set measured that (their provenance has
+no ``compile`` entry); ``simulator.analysis.compiled.load`` prefers a static run.
 
 Each is built twice: the whole model, and the model cut into a chain of units (ResNet's
 stem, its 16 bottleneck blocks and its head; MobileNetV2's 19 feature stages and its
@@ -223,9 +232,9 @@ def _build(torch, module, config, x):
     if config == "torchscript":
         return torch.jit.freeze(torch.jit.trace(module.eval(), x))
     if config == "inductor":
-        return torch.compile(module)
+        return torch.compile(module, dynamic=False)
     if config == "inductor-max-autotune":
-        return torch.compile(module, mode="max-autotune")
+        return torch.compile(module, mode="max-autotune", dynamic=False)
     raise ValueError(f"configuration {config!r}: one of {', '.join(CONFIGS)}")
 
 
@@ -297,6 +306,8 @@ def run_compiled(models=MODELS, batches=(1, 8, 32), reps=10, seed=0, deadline_s=
     clock = clock or Clock(torch, reps)
     data["provenance"]["spin_s_per_cycle"] = clock.s_per_cycle
     data["provenance"]["inductor"] = inductor
+    data["provenance"]["compile"] = {"dynamic": False,
+                                     "dynamo_reset": "before each model and batch"}
 
     def late():
         return deadline_s is not None and time.time() - t_start > deadline_s
@@ -319,6 +330,7 @@ def run_compiled(models=MODELS, batches=(1, 8, 32), reps=10, seed=0, deadline_s=
 def _one(torch, tv, name, b, clock, seed, configs, best_of, dynamic_program, late, device,
          image, say):
     t0 = time.time()
+    torch._dynamo.reset()               # nothing compiled for another model or batch is reused
     torch.manual_seed(seed)
     model = getattr(tv.models, name)(weights=None).to(device).eval()
     x = torch.randn(b, 3, image, image, device=device)
