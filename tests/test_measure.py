@@ -413,6 +413,41 @@ def test_validation_checks_each_record_is_the_launch_it_states(tmp_path, edit, n
     assert "gemm.json" in str(e.value)
 
 
+def test_a_record_may_hold_any_launch_its_kernel_can_make(tmp_path):
+    """A gemm-naive record timed with 32x8 blocks (not the kernel's default 16x16) is the
+    launch it states: it validates, and the prediction is of that launch (its problem
+    built with the record's block, the grid the kernel makes with it); a grid that is not
+    the one that block makes, and a block for a kernel whose block follows from its
+    problem, are still refused."""
+    from simulator.analysis.measurements import problem_of
+    from simulator.analysis.validate import predict_record, record_tasks
+    from simulator.simt import api
+
+    def block_32x8(rs):
+        rs[1].update(block=[32, 8], grid=[8, 32])          # 256^3, threadIdx.x on rows
+    sf = _gemm_file(tmp_path, block_32x8)
+    tasks = record_tasks(H100, [sf])
+    assert len(tasks) == sum(bool(r.get("ok")) for r in sf.records)
+    task = next(t for t in tasks if t.index == 1)
+    prob = problem_of(H100, task.record)
+    assert (prob.grid, prob.block) == ((8, 32, 1), (32, 8, 1))
+    mine = api.build(H100, "gemm-naive", m=256, n=256, k=256, thread_x="rows", block=(32, 8))
+    default = api.build(H100, "gemm-naive", m=256, n=256, k=256, thread_x="rows")
+    row = predict_record(dataclasses.replace(task, engine_budget=0))     # no engine run
+    assert row.measurement.launch_shapes == (((8, 32, 1), (32, 8, 1)),)
+    assert row.analytic.seconds == pytest.approx(
+        api.analytic(H100, mine, l2_warm=False).seconds, rel=1e-12)
+    assert api.analytic(H100, default, l2_warm=False).seconds != api.analytic(
+        H100, mine, l2_warm=False).seconds
+    with pytest.raises(ValueError, match=r"record 1: .*gemm-naive on the record's problem with "
+                                         r"that block launches grid 8x32 block 32x8; the record"):
+        record_tasks(H100, [_gemm_file(tmp_path, lambda rs: rs[1].update(block=[32, 8]))])
+    with pytest.raises(ValueError, match=r"record 3: .*\(gemm-tiled's grid and block follow "
+                                         r"from its problem\)"):
+        record_tasks(H100, [_gemm_file(tmp_path, lambda rs: rs[3].update(block=[8, 32],
+                                                                         grid=[32, 8]))])
+
+
 def test_the_committed_records_are_the_launches_they_state():
     """Every committed kernel record, on its own GPU's preset, passes the checks above."""
     import hwmodels

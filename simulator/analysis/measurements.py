@@ -319,8 +319,27 @@ def _kernel_record(path, i, r):
                              f"{show(conv.get('n'))}: a convolution's n is its batch")
 
 
+def record_args(spec, record: dict) -> dict:
+    """The kernel arguments a record names: its problem (``spec.from_record``) and, where
+    the kernel takes a grid or a block and the record states one launch's, that launch's
+    -- a record may hold any launch the kernel can make, not only its default's."""
+    args = spec.from_record(record)
+    takes = {a.name: a for a in spec.args}
+    for name in ("grid", "block"):
+        if name in takes and name not in args and record.get(name) is not None:
+            d = _dims(record[name])
+            if d is None:                 # several launches' or malformed: checked elsewhere
+                continue
+            t = list(d)
+            while len(t) > takes[name].ndim and t[-1] == 1:
+                t.pop()
+            args[name] = tuple(t)
+    return args
+
+
 def problem_of(hw, record: dict):
-    """The ``simulator.simt.api.Problem`` a kernel record names (built for ``hw``)."""
+    """The ``simulator.simt.api.Problem`` a kernel record names (built for ``hw``), with
+    the record's own grid and block where the kernel takes them (``record_args``)."""
     from simulator.simt import api
     from simulator.simt.kernels import REGISTRY
     spec = REGISTRY.get(record["kernel"])
@@ -328,7 +347,7 @@ def problem_of(hw, record: dict):
         raise ValueError(f"kernel {show(spec.name)} has no measurement records (its SPEC has no "
                          "from_record)")
     try:
-        args = spec.from_record(record)
+        args = record_args(spec, record)
     except KeyError as e:
         raise ValueError(f"field {show(e.args[0])} missing: a {spec.name} record names its problem "
                          f"({', '.join(a.name for a in spec.args)})") from None
@@ -400,10 +419,15 @@ def check_kernel_records(hw, sf: SuiteFile) -> None:
         built = [(p.launch.grid, p.launch.block) for p in prob.programs]
         stated = _stated_shapes(r, len(built))
         if stated is not None and stated != built:
+            takes = {a.name for a in REGISTRY.get(prob.kernel).args} & {"grid", "block"}
+            given = (f"with {' and '.join(f'that {t}' for t in sorted(takes))} "
+                     if takes else "")
+            follows = ("" if takes else f" ({prob.kernel}'s grid and block follow from its "
+                       f"problem)")
             raise ValueError(f"{sf.path}: record {i}: fields 'grid' = {show(r.get('grid'))}, "
                              f"'block' = {show(r.get('block'))}: {prob.kernel} on the record's "
-                             f"problem launches {_fmt(built)}; the record and this roofsim's "
-                             f"kernel disagree")
+                             f"problem {given}launches {_fmt(built)}{follows}; the record and "
+                             f"this roofsim's kernel disagree")
         flops = r.get("flops")
         if flops is not None and flops != prob.op.flops():
             raise ValueError(f"{sf.path}: record {i}: field 'flops' = {show(flops)}: the record's "
@@ -412,7 +436,7 @@ def check_kernel_records(hw, sf: SuiteFile) -> None:
             raise RecordError(sf.path, i, _who(r), "rotation_bytes", r["rotation_bytes"],
                               f"rotating buffer sets must span at least twice the L2 "
                               f"({2 * hw.l2.size_bytes} bytes) for each launch to start cold")
-        key = (prob.kernel, repr(sorted(REGISTRY.get(prob.kernel).from_record(r).items())),
+        key = (prob.kernel, repr(sorted(record_args(REGISTRY.get(prob.kernel), r).items())),
                r.get("buffer_sets", 1), r.get("rotation_bytes"))
         if key in seen:
             raise ValueError(f"{sf.path}: record {i} repeats record {seen[key]} (kernel, "
