@@ -155,7 +155,8 @@ def left_out(doc) -> int:
 # a record's byte counts (0 to measurements.MAX_BYTES; ncu's may be fractional) and its
 # other figures; null where ncu did not give one (the scores leave such a launch out of
 # that counter)
-BYTE_FIELDS = ("dram_bytes", "l2_bytes", "l1_bytes")
+BYTE_FIELDS = ("dram_bytes", "l2_bytes", "l1_bytes", "l2_sm_bytes", "l2_sm_read_bytes",
+               "l2_sm_write_bytes", "l2_fabric_bytes", "xbar_to_l1_bytes", "l1_to_xbar_bytes")
 
 
 def check_record(path, i, r: dict, launches: dict) -> dict:
@@ -196,11 +197,16 @@ def check_record(path, i, r: dict, launches: dict) -> dict:
 
 
 def _simulate(task):
-    """One problem's engine Result (a map_tasks task)."""
-    from simulator.simt import api
+    """One problem's launches as the engine runs them (a map_tasks task): each alone from
+    an empty L2, as ncu's cache control (``--cache-control all``, its default) flushes the
+    L2 before every profiled launch -- the second launch of a problem finds none of what
+    the first wrote there, and reads it from DRAM."""
+    from simulator.simt import api, engine
     hw, item, mode = task
     kernel, kw = problem_of(item)
-    return api.simulate(hw, api.build(hw, kernel, **kw), mode, l2_empty=True)
+    api.announce_compiling()
+    return [engine.simulate(hw, [p], mode=mode, l2_empty=True).launches[0]
+            for p in api.build(hw, kernel, **kw).programs]
 
 
 def run(hw, folder, mode: str = "sampled"):
@@ -221,14 +227,32 @@ def run(hw, folder, mode: str = "sampled"):
         res = res_of[r["problem"]]
         if res is None:
             continue
-        lc = res.launches[r["launch"]]
+        lc = res[r["launch"]]
         pred = {"instructions": lc.instructions, "dram_bytes": lc.bytes_by_level.get("dram"),
                 "l2_bytes": lc.bytes_by_level.get("l2"),
                 "seconds": (lc.cycles or 0.0) / hw.clock_hz}
         rows.append({"problem": r["problem"], "launch": r["launch"],
                      **{f"measured_{k}": r.get(k) for k, _ in COUNTERS},
+                     # the engine's L2 bytes are the SMs' requests: held to the crossbar's
+                     # count where the file has it, else to lts__t_bytes (l2_measured)
+                     "measured_l2_bytes": l2_measured(r), "measured_l2_all_bytes": r.get("l2_bytes"),
                      **{f"engine_{k}": pred[k] for k, _ in COUNTERS}})
     return rows, out.interrupted
+
+
+def l2_measured(r):
+    """A record's L2 bytes as the engine counts them: what the SMs' L1s and the L2
+    exchanged over the crossbar (``xbar_to_l1_bytes`` + ``l1_to_xbar_bytes``: every
+    sector an SM asked for, and every one it wrote), where the file has them; else
+    ``lts__t_bytes`` (an older file). The L2's own lookups count otherwise: the request
+    coalescer in front of it merges SMs' requests for one sector that arrive together
+    (``lts__t_sectors_srcunit_tex`` is 10-40% under the crossbar's reads in the tiled
+    GEMMs, equal in streaming kernels), and ``lts__t_bytes`` adds a second lookup for
+    each that missed the near L2 partition and crossed the fabric to the far one."""
+    x, w = r.get("xbar_to_l1_bytes"), r.get("l1_to_xbar_bytes")
+    if x is not None and w is not None:
+        return x + w
+    return r.get("l2_bytes")
 
 
 def rows(hw, folder, mode: str = "sampled") -> list:

@@ -25,7 +25,9 @@ OTHER_KEYS = {
     "h2d": ("kind", "ok", "bytes", "bandwidth_bytes_per_s") + TIMING_KEYS,
     "tune": ("problem", "candidate", "kernel", "ok", "skipped", "rel_error") + TIMING_KEYS,
     "counters": ("problem", "launch", "ncu_kernel", "seconds", "instructions", "dram_bytes",
-                 "l2_bytes", "l1_bytes", "achieved_occupancy", "ok"),
+                 "l2_bytes", "l1_bytes", "achieved_occupancy", "ok", "l2_sm_bytes",
+                 "l2_sm_read_bytes", "l2_sm_write_bytes", "l2_fabric_bytes", "xbar_to_l1_bytes",
+                 "l1_to_xbar_bytes"),
     # users' numba kernels (``simulator.measure.kernels.RECORD_KEYS``)
     "kernels": ("kernel", "shape", "size", "grid", "block", "shared_bytes", "median_s", "min_s",
                 "max_s", "samples_s", "reps", "inner", "method", "host_bound",

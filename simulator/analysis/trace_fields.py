@@ -77,6 +77,8 @@ INST_UNITS = {f"{p}inst": s for p, s in _PREFIXES}
 #: the units ncu may write a plain count in (shared-memory bank conflicts): none, or a
 #: unit word, each with its SI prefixes
 COUNT_UNITS = {f"{p}{u}": s for p, s in _PREFIXES for u in ("", "conflict", "conflicts")}
+#: the units ncu writes a count of sectors in (32-byte L2 sectors), each in sectors
+SECTOR_UNITS = {f"{p}sector": s for p, s in _PREFIXES}
 
 
 def ncu_units(metric: str) -> dict:
@@ -92,9 +94,12 @@ def ncu_units(metric: str) -> dict:
         return {"%": 1.0}
     if "bank_conflicts" in metric.split(".")[0]:
         return COUNT_UNITS
+    if "sectors" in metric.split(".")[0]:
+        return SECTOR_UNITS
     raise ValueError(f"metrics: {metric!r} is none that roofsim knows the units of (a time "
                      "gpu__time_duration.*, a byte count *bytes*, an instruction count "
-                     "*inst_executed*, a percentage *.pct*, a count *bank_conflicts*)")
+                     "*inst_executed*, a percentage *.pct*, a count *bank_conflicts*, a "
+                     "count of sectors *sectors*)")
 
 
 def columns(path, line, head) -> dict:

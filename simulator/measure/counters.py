@@ -3,6 +3,14 @@ times -- warp instructions executed, DRAM, L2 and L1 bytes, achieved occupancy -
 ``roofsim validate --suites counters`` to hold the engine's own counts to (the way
 Accel-Sim's correlator does).
 
+L2 traffic is counted three ways: ``xbar_to_l1_bytes`` and ``l1_to_xbar_bytes`` (the
+crossbar between the SMs' L1s and the L2: every sector an SM asked for and wrote, the
+quantity the engine counts); ``l2_sm_bytes`` (the L2's lookups from the SMs,
+``lts__t_sectors_srcunit_tex``, reads and writes also apart: fewer where its request
+coalescer merged SMs' requests for one sector); ``l2_bytes`` (``lts__t_bytes``: every
+tag lookup, those again in the far partition over the fabric, ``l2_fabric_bytes``,
+included).
+
 ``ncu --clock-control none --csv --page raw`` profiles one child process that launches
 every problem of ``PROBLEMS`` once (``python3 -m simulator.measure.counters --child``);
 ncu flushes the caches before each profiled launch (its default), so each starts cold,
@@ -21,7 +29,16 @@ from simulator.analysis.counters import PROBLEMS, launches_of, problem_of
 
 METRICS = ("gpu__time_duration.sum", "smsp__inst_executed.sum", "dram__bytes_read.sum",
            "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum",
-           "sm__warps_active.avg.pct_of_peak_sustained_active")
+           "sm__warps_active.avg.pct_of_peak_sustained_active",
+           # the L2's tag lookups by where they come from: the SMs' L1s (reads and writes:
+           # what the engine counts as L2 traffic) and the fabric between the two L2
+           # partitions (a lookup that missed the near partition, looked up again in the
+           # far one) -- lts__t_bytes counts both, and more
+           "lts__t_sectors_srcunit_tex.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+           "lts__t_sectors_srcunit_tex_op_write.sum", "lts__t_sectors_srcunit_ltcfabric.sum",
+           # the same traffic seen from the SMs' side of the crossbar
+           "l1tex__m_xbar2l1tex_read_bytes.sum", "l1tex__m_l1tex2xbar_write_bytes.sum")
+SECTOR_BYTES = 32           # an L2 sector
 
 def _child(items):
     """Launch each problem once (the process ncu profiles)."""
@@ -76,6 +93,13 @@ def run_counters(command=None, items=PROBLEMS) -> dict:
                      "dram_bytes": (c.get("dram__bytes_read.sum", 0.0)
                                     + c.get("dram__bytes_write.sum", 0.0)),
                      "l2_bytes": c.get("lts__t_bytes.sum"), "l1_bytes": c.get("l1tex__t_bytes.sum"),
+                     **{f: (c[m] * SECTOR_BYTES if m in c else None) for f, m in (
+                         ("l2_sm_bytes", "lts__t_sectors_srcunit_tex.sum"),
+                         ("l2_sm_read_bytes", "lts__t_sectors_srcunit_tex_op_read.sum"),
+                         ("l2_sm_write_bytes", "lts__t_sectors_srcunit_tex_op_write.sum"),
+                         ("l2_fabric_bytes", "lts__t_sectors_srcunit_ltcfabric.sum"))},
+                     "xbar_to_l1_bytes": c.get("l1tex__m_xbar2l1tex_read_bytes.sum"),
+                     "l1_to_xbar_bytes": c.get("l1tex__m_l1tex2xbar_write_bytes.sum"),
                      "achieved_occupancy": (c.get("sm__warps_active.avg.pct_of_peak_sustained_active")
                                             or 0.0) / 100, "ok": True})
     return {"suite": "counters", "schema_version": 1, "provenance": prov,
