@@ -39,8 +39,8 @@ from . import isa, walk
 from .core import program_arrays
 from .engine import _launch_occupancy, footprint_bytes, issue_utilization, launch_shape
 from .memory import U_MAX
-from .hwvec import (H_BANKB, H_BANKS, H_FPLAT, H_INTII, H_ISSUE, H_LDSTII, H_SEG, H_SFUII,
-                    H_SFULAT, H_SHLAT, H_SPII, hw_vector)
+from .hwvec import (H_BANKB, H_BANKS, H_FPLAT, H_INTII, H_ISSUE, H_L1LINEB, H_L1LINEC,
+                    H_LDSTII, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, hw_vector)
 
 MAX_ITERS = 64           # loops whose trips all cost alike (trip_period 1)
 MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole periods: a padded
@@ -82,7 +82,7 @@ def _profile(prog, code, h, b, w, lat_mem, segbuf):
     return walk.profile(code, bx, by, bz, w, int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
                         float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]), float(h[H_SHLAT]),
                         float(lat_mem),
-                        _walk_trips(prog), segbuf, *_inner_walk(prog))
+                        _walk_trips(prog), segbuf, *_inner_walk(prog), int(h[H_L1LINEB]))
 
 
 def _walk_trips(prog) -> int:
@@ -197,9 +197,12 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
                                  * h[H_SPII] + (prof_w[P.P_IMAD] + 2 * prof_w[P.P_IMADW]) * h[H_INTII]) / ns,
                        warps * prof_w[P.P_ALU] * h[H_INTII] / ns),
                    warps * prof_w[P.P_SFU] * h[H_SFUII],
-                   warps * (prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]
-                   + warps * (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg / l1.bandwidth_bytes_per_cycle
-                   + warps * prof_w[P.P_SH_PASS] * h[H_LDSTII])
+                   warps * (max((prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]
+                                + (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg
+                                / l1.bandwidth_bytes_per_cycle,
+                                # the L1's tags, one line a cycle (the engine's hold)
+                                prof_w[P.P_GLINES] * h[H_L1LINEC])
+                            + prof_w[P.P_SH_PASS] * h[H_LDSTII]))
 
     to_dram = (1 - h1) * (1 - h2)              # the share of loads that DRAM serves
 

@@ -77,6 +77,7 @@ PROFILE_FIELDS = (
     "alu_instructions",         # P_ALU
     "imad_instructions",        # P_IMAD
     "imad_wide_instructions",   # P_IMADW: two passes where there is an INT32 rate
+    "global_lines",             # P_GLINES: distinct L1 lines of each global access, summed
 )
 P = {name: i for i, name in enumerate(PROFILE_FIELDS)}
 N_PROFILE = len(PROFILE_FIELDS)
@@ -96,18 +97,21 @@ P_BODY_ITERS = P["body_iterations"]
 P_ALU = P["alu_instructions"]
 P_IMAD = P["imad_instructions"]
 P_IMADW = P["imad_wide_instructions"]
+P_GLINES = P["global_lines"]
 
 
 @njit(cache=True, nogil=True)
 def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu, lat_sfu,
-            lat_shared, lat_mem, max_iters, segbuf, ikeep, iper):
+            lat_shared, lat_mem, max_iters, segbuf, ikeep, iper, line_bytes):
     """Counts for one warp of program ``code`` (a ``core.ProgramArrays``), walking at most ``max_iters`` body iterations and scaling the
     body's counts to the warp's trips; with ``ikeep`` > 0, it walks the first ``ikeep``
     trips of each pass of an inner loop of ``iper`` trips (``core.settle`` maps them to
     the nest's) and scales those. ``P_T1`` is the warp's time alone on an SM (in-order
     issue, register dependencies, every load taking ``lat_mem``); ``P_ROUNDS`` counts
-    how often it waits on a load. Global load segments go into ``segbuf`` (row 0 holds
-    the count), for reuse estimates."""
+    how often it waits on a load; ``P_GLINES`` the distinct ``line_bytes`` lines of each
+    global access (the L1 looks up one tag a cycle: an access whose 32 lanes touch 32
+    lines holds the LD/ST unit 32 cycles). Global load segments go into ``segbuf`` (row
+    0 holds the count), for reuse estimates."""
     tmpl, body_end, nregs = code.template, code.body_end, code.n_regs
     tv = np.zeros((1, 32, isa.TV), np.int64)
     addr = np.full((1, 33), -1, np.int64)
@@ -160,6 +164,10 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
             lat = lat_sfu
         elif op == isa.LDG or op == isa.STG:
             m = core._segments(addr, 0, seg_bytes, seg)
+            per = max(1, line_bytes // seg_bytes)
+            for k in range(m):        # (segments sorted)
+                if k == 0 or seg[0, k] // per != seg[0, k - 1] // per:
+                    acc[P_GLINES] += 1
             if op == isa.LDG:
                 acc[P_GLD] += 1
                 acc[P_GLD_SEG] += m

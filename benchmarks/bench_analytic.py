@@ -1,0 +1,67 @@
+"""The analytic model against the measurements: MAPE per suite and device, what-if pairs
+in order, and its time a launch. Prints figures; not a pass/fail test.
+
+Goals (the analytic fast path): at most 12% MAPE on every suite on the H100 and on the
+H200 predicted from the H100's calibration, at least 90% of what-if pairs in order, at
+most 10 ms a launch once a kernel is compiled. The engine is not run (``engine_budget``
+0): this is the analytic model alone, as ``tune``'s first stage, the sweeps and ``plan
+--mode analytic`` use it.
+
+    python3 benchmarks/bench_analytic.py [--suites grid,gemm,conv] [--devices h100-sxm,h200]
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GOAL_MAPE, GOAL_PAIRS, GOAL_MS = 0.12, 0.90, 10.0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suites", default="grid,gemm,conv")
+    ap.add_argument("--devices", default="h100-sxm,h200")
+    a = ap.parse_args(argv)
+    import hwmodels
+    from simulator.analysis import validate
+    from simulator.analysis.measurements import load_suite
+    from simulator.simt import api
+
+    # compile (or load from numba's cache) before anything is timed
+    h100 = hwmodels.get("h100-sxm")
+    api.analytic(h100, api.build(h100, "matadd", m=32, n=48))
+    print(f"{'device':9s} {'suite':5s} {'records':>7s} {'MAPE':>6s} {'median err':>10s} "
+          f"{'pairs in order':>14s} {'ms/launch (median, max)':>24s}")
+    worst = []
+    for dev in a.devices.split(","):
+        hw = hwmodels.get(dev)
+        for suite in a.suites.split(","):
+            sf = load_suite(ROOT / "data" / "measurements" / dev, suite)
+            tasks = validate.record_tasks(hw, [sf])
+            rows, ms = [], []
+            for t in tasks:
+                t0 = time.perf_counter()
+                rows.append(validate.predict_record(dataclasses.replace(t, engine_budget=0)))
+                ms.append((time.perf_counter() - t0) * 1e3)
+            sc = validate.score(rows)["analytic"]
+            errs = [r.predicted_s("analytic") / r.measured_s - 1 for r in rows]
+            pairs = (f"{sc['pairs_in_order']:.1%} of {sc['pairs']}"
+                     if sc["pairs_in_order"] is not None else "-")
+            print(f"{dev:9s} {suite:5s} {sc['n']:7d} {sc['mape']:6.1%} "
+                  f"{statistics.median(errs):+10.1%} {pairs:>14s} "
+                  f"{statistics.median(ms):13.1f} {max(ms):10.1f}")
+            worst += [(abs(e), e, dev, suite, r.label) for e, r in zip(errs, rows)]
+    print("\nlargest errors:")
+    for _, e, dev, suite, label in sorted(worst, reverse=True)[:8]:
+        print(f"  {e:+7.1%}  {dev} {suite}: {label}")
+    print(f"\ngoals: MAPE <= {GOAL_MAPE:.0%} on every suite and device, >= {GOAL_PAIRS:.0%} of "
+          f"pairs in order, <= {GOAL_MS:.0f} ms a launch (each launch here includes building its "
+          f"problem and the roofline bound)")
+
+
+if __name__ == "__main__":
+    main()
