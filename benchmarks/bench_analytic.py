@@ -7,7 +7,11 @@ most 10 ms a launch once a kernel is compiled. The engine is not run (``engine_b
 0): this is the analytic model alone, as ``tune``'s first stage, the sweeps and ``plan
 --mode analytic`` use it.
 
-    python3 benchmarks/bench_analytic.py [--suites grid,gemm,conv] [--devices h100-sxm,h200]
+    python3 benchmarks/bench_analytic.py [--suites grid,gemm,conv,kernels] [--devices h100-sxm,h200]
+
+The kernels suite (users' numba kernels, from their own SASS: the any-kernel path) costs
+minutes: each launch is compiled and its sampled blocks emulated before the model reads
+their warps; its ms/launch column is the model's own time after that.
 """
 from __future__ import annotations
 
@@ -40,6 +44,9 @@ def main(argv=None):
     for dev in a.devices.split(","):
         hw = hwmodels.get(dev)
         for suite in a.suites.split(","):
+            if suite in ("kernels", "teaching"):
+                worst += _kernel_suite(hw, dev, suite)
+                continue
             sf = load_suite(ROOT / "data" / "measurements" / dev, suite)
             tasks = validate.record_tasks(hw, [sf])
             rows, ms = [], []
@@ -61,6 +68,20 @@ def main(argv=None):
     print(f"\ngoals: MAPE <= {GOAL_MAPE:.0%} on every suite and device, >= {GOAL_PAIRS:.0%} of "
           f"pairs in order, <= {GOAL_MS:.0f} ms a launch (each launch here includes building its "
           f"problem and the roofline bound)")
+
+
+def _kernel_suite(hw, dev, suite):
+    """The analytic model on users' kernels (their traced warps), beside the engine."""
+    from simulator.analysis import kernel_suite
+    rows, _ = kernel_suite.run(hw, ROOT / "data" / "measurements" / dev, suite=suite,
+                               mode="analytic")
+    hits, n = kernel_suite.pairs_in_order(rows)
+    errs = [r["engine_seconds"] / r["measured_seconds"] - 1 for r in rows]
+    walls = [r["analytic_wall_seconds"] * 1e3 for r in rows]
+    print(f"{dev:9s} {suite[:5]:5s} {len(rows):7d} {statistics.mean(map(abs, errs)):6.1%} "
+          f"{statistics.median(errs):+10.1%} {f'{hits / n:.1%} of {n}' if n else '-':>14s} "
+          f"{statistics.median(walls):13.1f} {max(walls):10.1f}")
+    return [(abs(e), e, dev, suite, f"{r['kernel']} {r['shape']}") for e, r in zip(errs, rows)]
 
 
 if __name__ == "__main__":

@@ -127,6 +127,35 @@ def test_cli_simulates_an_example_kernel(tmp_path):
     assert (tmp_path / "s.csv").read_text().startswith("pc,")
 
 
+@pytest.mark.parametrize("launcher", ["launch_block_sum", "launch_transpose", "launch_softmax"])
+def test_the_analytic_model_reads_a_user_kernels_traced_warps(launcher):
+    """``mode="analytic"``: the analytic model over the warps a sampled run traces, no
+    cycle simulated. Its warp instructions are the full trace's (every block recorded,
+    the engine's full run) within 3%; its time is the engine's within a factor of two
+    (the model's goal against measurements is benchmarks/bench_analytic.py's)."""
+    k, g, b, a = getattr(ek, launcher)()
+    full = simulate_kernel(k, g, b, a, hw="h100-sxm", mode="full")
+    ana = simulate_kernel(k, g, b, a, hw="h100-sxm", mode="analytic")
+    assert ana.predictor == "analytic" and ana.simulated_fraction is None
+    assert ana.instructions == pytest.approx(full.instructions, rel=0.03)
+    assert 0.5 < ana.seconds / full.seconds < 2.0
+    assert sum(s["warp_instructions"] for s in ana.extra["sass"]) == pytest.approx(
+        ana.instructions, rel=0.03)
+
+
+def test_cli_analytic_mode_prints_its_limiter_and_refuses_a_timeline(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    cmd = [sys.executable, "-m", "simulator", "simulate", "kernel",
+           "examples/kernels.py:launch_transpose", "--hw", "h100-sxm", "--mode", "analytic"]
+    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "analytic model (limited by " in out.stdout and "engine" not in out.stdout
+    bad = subprocess.run(cmd + ["--timeline", str(tmp_path / "t.json")], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert "--timeline needs --mode full or sampled" in bad.stderr
+
+
 def test_validate_kernels_scores_times_counters_and_pairs(tmp_path):
     """The kernels suite's scoring on two records of the committed H100 file, cut to
     small shapes: a row each, the pair (unpadded, padded transpose) compared, and the

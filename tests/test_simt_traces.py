@@ -182,3 +182,47 @@ def test_bad_traces_refused():
         dataclasses.replace(tp, block_work=tp.block_work[:1])
     with pytest.raises(ValueError, match="template programs only"):
         core.program_arrays(tp)
+
+
+# ---------------------------------------------------------------- the analytic model on traces
+
+@pytest.mark.parametrize("hw", [FERMI, H100], ids=["gtx480", "h100-sxm"])
+@pytest.mark.parametrize("case", ["relu", "gemm-tiled", "gemm-naive", "gemm-naive-rows",
+                                  "conv-direct-nhwc"])
+def test_analytic_model_reads_a_trace_as_its_template(hw, case):
+    """The analytic model over the recorded warps of every block (the any-kernel path's
+    input): its warp instructions are the trace's events and its L1 bytes the engine's
+    full run's global-load segments, exactly (every warp counted); against the same
+    model over the template they were expanded from, whose walk samples four blocks,
+    within 20% (a padded convolution's edge blocks skip taps), cycles too."""
+    from simulator.simt import analytic
+    kernel, args = CASES[case]
+    prog = api.build(hw, kernel, **args).programs[0]
+    tp = walk.from_template(prog, hw)
+    a = analytic.predict(hw, [prog])
+    b = analytic.predict(hw, [tp])
+    assert b.instructions == pytest.approx(len(tp.rows), rel=1e-9)
+    full = engine.simulate(hw, [tp], mode="full")
+    assert b.bytes_by_level["l1"] == pytest.approx(full.bytes_by_level["l1"], rel=1e-9)
+    assert b.instructions == pytest.approx(a.instructions, rel=0.20)
+    assert b.cycles == pytest.approx(a.cycles, rel=0.20)
+    assert b.predictor == "analytic" and b.launches[0].limiter in b.launches[0].terms
+
+
+def test_analytic_model_of_a_partial_trace_scales_its_blocks_work():
+    """A trace of some blocks only: the model scales their warps' counts by every block's
+    work over theirs (``block_work``), so a sample of a uniform grid predicts the whole;
+    a trace of no block is refused."""
+    import dataclasses
+    from simulator.simt import analytic
+    prog = api.build(H100, "gemm-tiled", m=128, n=128, k=64, tile=16).programs[0]
+    whole = analytic.predict(H100, [walk.from_template(prog, H100)])
+    part = analytic.predict(H100, [walk.from_template(prog, H100, blocks=[5, 17, 40, 63])])
+    assert part.instructions == pytest.approx(whole.instructions, rel=0.02)
+    assert part.cycles == pytest.approx(whole.cycles, rel=0.05)
+    empty = dataclasses.replace(walk.from_template(prog, H100, blocks=[0]),
+                                rows=np.zeros((0, 6), np.int64), blocks=np.zeros(0, np.int64),
+                                warp_begin=np.zeros(1, np.int64),
+                                addresses=np.zeros((0, 33), np.int64))
+    with pytest.raises(ValueError, match="the trace holds no block"):
+        analytic.predict(H100, [empty])

@@ -68,8 +68,10 @@ def _measured(r: dict, metrics) -> float | None:
     return float(sum(vals))
 
 
-def predict(hw, r: dict, cases: dict) -> dict:
-    """One record's row: measured and predicted time and counters."""
+def predict(hw, r: dict, cases: dict, mode: str = "sampled") -> dict:
+    """One record's row: measured and predicted time and counters (``mode``: the
+    engine's, sampled or full, or the analytic model's; the row's ``engine_*`` fields
+    hold that predictor's)."""
     from simulator.kernelcode.timing import simulate_kernel
     case = cases.get(r["kernel"])
     if case is None:
@@ -81,7 +83,7 @@ def predict(hw, r: dict, cases: dict) -> dict:
         raise ValueError(f"kernel {show(r['kernel'])}: size {show(r['size'])}: {e}") from None
     warm = r.get("buffer_sets", 1) == 1 and not r.get("cold_l2", False)
     res = simulate_kernel(case.kernel, grid, block, list(args), hw=hw, shared_bytes=shared,
-                          l2="warm" if warm else "cold")
+                          l2="warm" if warm else "cold", mode=mode)
     row = {"kernel": r["kernel"], "shape": r["shape"], "measured_seconds": r["median_s"],
            "engine_seconds": res.seconds + hw.kernel_launch_s,
            "engine_instructions": res.instructions,
@@ -91,6 +93,8 @@ def predict(hw, r: dict, cases: dict) -> dict:
            - res.extra.get("dram_prior_write_bytes", 0.0) - res.extra.get("dram_flush_bytes", 0.0),
            "engine_l2_bytes": res.bytes_by_level.get("l2"),
            "simulated_fraction": res.simulated_fraction, "wall_seconds": res.wall_seconds}
+    if mode == "analytic":         # the model's own time, its warps traced
+        row["analytic_wall_seconds"] = res.detail.wall_seconds
     for name, metrics, _ in COUNTERS:
         row[f"measured_{name}"] = _measured(r, metrics)
     threads = _measured(r, ("smsp__thread_inst_executed.sum",))
@@ -107,7 +111,7 @@ def predict(hw, r: dict, cases: dict) -> dict:
     return row
 
 
-def run(hw, folder, progress=None, suite: str = "kernels"):
+def run(hw, folder, progress=None, suite: str = "kernels", mode: str = "sampled"):
     """(a row per ``ok`` record of ``suite`` (kernels or teaching) predicted, whether
     Ctrl-C stopped the run). Records of another GPU than ``hw``'s are refused
     (``measurements.check_device``)."""
@@ -121,7 +125,7 @@ def run(hw, folder, progress=None, suite: str = "kernels"):
     rows = []
     try:
         for k, r in enumerate(todo):
-            rows.append(predict(hw, r, cases))
+            rows.append(predict(hw, r, cases, mode))
             if progress is not None:
                 progress(k + 1, len(todo))
     except KeyboardInterrupt:

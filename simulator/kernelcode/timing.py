@@ -46,7 +46,7 @@ MIN_BUDGET = 2e5
 #: PTX warp-instructions the probe's blocks may run (traced: about 0.5 M a second and
 #: 0.1 KB each); a launch of a few blocks each looping millions of times stops there
 PROBE_MAX = 1e7
-MODES = ("full", "sampled")
+MODES = ("full", "sampled", "analytic")
 L2_STATES = ("cold", "warm", "flushed")
 
 _maps: dict = {}
@@ -446,7 +446,7 @@ def simulate_launches(launches, *, hw, mode: str = "sampled", l2: str = "cold",
 
 def _simulate(launches, hw, mode, l2, policy, budget, trace):
     from simulator import jit
-    from simulator.simt import core, engine
+    from simulator.simt import core, engine, walk
     hw = arg.hardware(hw, "simt")
     mode = arg.choice(mode, "mode", MODES)
     l2 = arg.choice(l2, "l2", L2_STATES)
@@ -462,12 +462,19 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
               for kernel, grid, block, args, name, shared_bytes in launches]
     if len(probes) > 1:
         _place_arrays(probes)
-    blocks, budget = _plan(hw, probes, mode, budget, l2 == "warm", l2 == "flushed")
-    traced = [_trace(p, hw, bl, mode) for p, bl in zip(probes, blocks)]
+    # the analytic model reads the warps a sampled run would simulate
+    walked = "sampled" if mode == "analytic" else mode
+    blocks, budget = _plan(hw, probes, walked, budget, l2 == "warm", l2 == "flushed")
+    traced = [_trace(p, hw, bl, walked) for p, bl in zip(probes, blocks)]
     progs = [prog for prog, _ in traced]
-    jit.announce("SIMT engine", [core.run])
-    res = engine.simulate(hw, progs, policy=policy, mode=mode, trace=trace,
-                          l2_warm=(l2 == "warm"), budget=budget, l2_empty=(l2 == "flushed"))
+    if mode == "analytic":
+        from simulator.simt import analytic
+        jit.announce("SIMT analytic model", [walk.profile_trace])
+        res = analytic.predict(hw, progs, policy, l2_warm=(l2 == "warm"))
+    else:
+        jit.announce("SIMT engine", [core.run])
+        res = engine.simulate(hw, progs, policy=policy, mode=mode, trace=trace,
+                              l2_warm=(l2 == "warm"), budget=budget, l2_empty=(l2 == "flushed"))
     rows, each = [], []
     for k, (p, (prog, tr)) in enumerate(zip(probes, traced)):
         c = p.c
@@ -553,7 +560,9 @@ def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled",
     one launch. ``kernel``: a numba
     ``@cuda.jit`` kernel or PTX text (``name``: its entry); ``args`` numpy arrays and
     numbers (read, not written); ``mode`` sampled (a slice of the blocks, within about
-    ``budget`` warp instructions) or full (every block); ``l2`` cold (the arrays not in
+    ``budget`` warp instructions), full (every block) or analytic (``simt.analytic``'s
+    interval model over the warps a sampled run traces: no cycle simulated; ``l2``
+    flushed counts as cold); ``l2`` cold (the arrays not in
     the L2, which holds earlier launches' lines, the dirty ones written back as they are
     evicted: as in an application or a benchmark rotating buffers), warm (the arrays in
     the L2 where they fit, as a launch repeated back to back) or flushed (the L2 empty, as

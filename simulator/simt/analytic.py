@@ -35,12 +35,12 @@ import numpy as np
 
 from simulator.result import Launch, Result
 
-from . import isa, walk
+from . import isa, traces, walk
 from .core import program_arrays
 from .engine import _launch_occupancy, footprint_bytes, issue_utilization, launch_shape
 from .memory import U_MAX
-from .hwvec import (H_BANKB, H_BANKS, H_FPLAT, H_INTII, H_ISSUE, H_L1LINEB, H_L1LINEC,
-                    H_LDSTII, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, hw_vector)
+from .hwvec import (H_BANKB, H_BANKS, H_FP64II, H_FPLAT, H_INTII, H_ISSUE, H_L1LINEB,
+                    H_L1LINEC, H_LDSTII, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, hw_vector)
 
 MAX_ITERS = 64           # loops whose trips all cost alike (trip_period 1)
 MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole periods: a padded
@@ -134,34 +134,102 @@ def contended(issue: float, w: float, t1: float) -> float:
     return max(issue / busy_fraction(w, own / away), t1)
 
 
+class _TemplateWalk:
+    """A template program's warps for the model: one middle block's warps for the L1's
+    reuse; the first warp of ``BODY_SAMPLES`` blocks spread evenly over the grid for its
+    body (a padded convolution's first block, a corner, skips five of its nine taps), the
+    last block's last warp -- every warp of it in a short grid, where a partly filled
+    block's last warps may have nothing to do -- for itself."""
+
+    def __init__(self, prog, h, wpb):
+        self.prog, self.h, self.wpb = prog, h, wpb
+        self.code = program_arrays(prog)
+        B = prog.launch.blocks
+        self.body = sorted({min(B - 1, (2 * i + 1) * B // (2 * BODY_SAMPLES))
+                            for i in range(BODY_SAMPLES)})
+        self.tail = [(B - 1, w) for w in range(wpb)] if B <= TAIL_ALL_WARPS else [(B - 1, wpb - 1)]
+        self.has_barrier = bool((prog.template[:, 0] == isa.BAR).any())
+
+    def touched(self, lat):
+        segbuf = np.empty(SEGBUF, np.int64)      # row 0 counts the rows written after it
+        segbuf[0] = 0
+        for w in range(self.wpb):
+            _profile(self.prog, self.code, self.h, self.prog.launch.blocks // 2, w, lat, segbuf)
+        return segbuf[1:segbuf[0] + 1]
+
+    def samples(self, lat):
+        scratch = np.zeros(2, np.int64)
+        return ([_profile(self.prog, self.code, self.h, b, 0, lat, scratch) for b in self.body],
+                [_profile(self.prog, self.code, self.h, b, w, lat, scratch) for b, w in self.tail])
+
+
+class _TraceWalk:
+    """A trace program's recorded warps for the model (the any-kernel path): every warp
+    of the blocks it traced, a middle one's for the L1's reuse; the body's average warp
+    scaled by the work of all blocks over the traced ones' (``block_work``), the last
+    block's warps for themselves where it was traced."""
+
+    def __init__(self, prog, h, wpb):
+        self.prog, self.h, self.wpb = prog, h, wpb
+        blocks, B = prog.blocks, prog.launch.blocks
+        if not len(blocks):
+            raise ValueError(f"{prog.name}: the trace holds no block; the analytic model "
+                             "reads the warps it recorded")
+        last = len(blocks) - 1 if blocks[-1] == B - 1 else None
+        pos = np.arange(len(blocks))
+        self.body = [int(p) for p in pos if p != last] or [int(pos[-1])]
+        self.tail = [last if last is not None else int(pos[-1])]
+        # the body's warps stand for blocks 0 to B - 2, the tail's for block B - 1 (each
+        # scaled by the work of what it stands for over its own)
+        work = prog.block_work
+        traced = float(work[blocks[self.body]].mean())
+        rest = float(work[:-1].mean()) if B > 1 else float(work[-1])
+        self.scale = rest / traced if traced > 0 else 1.0
+        own = float(work[blocks[self.tail[0]]])
+        self.tail_scale = float(work[-1]) / own if own > 0 else 1.0
+        self.has_barrier = bool((prog.rows[:, 0] == isa.BAR).any())
+
+    def _warps(self, positions, lat, segbuf):
+        h, p = self.h, self.prog
+        out = []
+        for q in positions:
+            for w in range(self.wpb):
+                k = q * self.wpb + w
+                out.append(walk.profile_trace(
+                    p.rows, p.addresses, int(p.warp_begin[k]), int(p.warp_begin[k + 1]),
+                    int(p.n_regs), int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
+                    float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]),
+                    float(h[H_SHLAT]), float(lat), segbuf, int(h[H_L1LINEB])))
+        return out
+
+    def touched(self, lat):
+        segbuf = np.empty(SEGBUF, np.int64)
+        segbuf[0] = 0
+        self._warps([self.body[len(self.body) // 2]], lat, segbuf)
+        return segbuf[1:segbuf[0] + 1]
+
+    def samples(self, lat):
+        scratch = np.zeros(2, np.int64)
+        body = [x * self.scale for x in self._warps(self.body, lat, scratch)]
+        return body, [x * self.tail_scale for x in self._warps(self.tail, lat, scratch)]
+
+
 def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> AnalyticLaunch:
     occ = _launch_occupancy(hw, prog)
     h = hw_vector(hw, occ, policy, prog.smem_per_block)
-    code = program_arrays(prog)
     sm, l1, l2 = hw.sm, hw.sm.l1, hw.l2
     B = prog.launch.blocks
     wpb = occ.warps_per_sm // occ.blocks_per_sm
     seg = l1.sector_bytes
+    walker = (_TraceWalk if traces.is_trace(prog) else _TemplateWalk)(prog, h, wpb)
     # hit rates from a middle block's warps (segments reused within a block hit the L1;
     # a middle block, since edge blocks of a padded convolution skip their first taps)
-    segbuf = np.empty(SEGBUF, np.int64)      # row 0 counts the rows written after it
-    segbuf[0] = 0
-    for w in range(wpb):
-        _profile(prog, code, h, B // 2, w, l2.latency_cycles, segbuf)
-    touched = segbuf[1:segbuf[0] + 1]
+    touched = walker.touched(l2.latency_cycles)
     h1 = 1.0 - np.unique(touched).size / touched.size if touched.size else 0.0
-    # samples: blocks spread evenly over the grid stand for its body (a padded
-    # convolution's first block, a corner, skips five of its nine taps), the last for itself
-    body_blocks = sorted({min(B - 1, (2 * i + 1) * B // (2 * BODY_SAMPLES)) for i in range(BODY_SAMPLES)})
-    # the last block: its last warp stands for it in a long grid; in a short one (a
-    # block or a few, where it weighs) every warp of it, since a partly filled block's
-    # last warps may have nothing to do
-    tail = [(B - 1, w) for w in range(wpb)] if B <= TAIL_ALL_WARPS else [(B - 1, wpb - 1)]
-    samples = [(b, 0) for b in body_blocks] + tail
-    scratch = np.zeros(2, np.int64)
     P = walk
-    prof0 = [_profile(prog, code, h, b, w, l2.latency_cycles, scratch) for b, w in samples]
-    nb = len(body_blocks)
+    body0, tail0 = walker.samples(l2.latency_cycles)
+    prof0 = body0 + tail0
+    nb = len(body0)
     per_warp = np.mean(prof0[:nb], axis=0)
     last = np.mean(prof0[nb:], axis=0)
     gld_seg_total = per_warp[P.P_GLD_SEG] * wpb * max(B - 1, 0) + last[P.P_GLD_SEG] * wpb
@@ -170,7 +238,8 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     h2 = 1.0 - dram_read / l1_miss_bytes if l1_miss_bytes else 1.0
     lat = h1 * l1.latency_cycles + (1 - h1) * (h2 * l2.latency_cycles + (1 - h2) * hw.dram.latency_cycles)
     # the same samples again at the mixed latency
-    prof = [_profile(prog, code, h, b, w, lat, scratch) for b, w in samples]
+    body, tail = walker.samples(lat)
+    prof = body + tail
     per_warp = np.mean(prof[:nb], axis=0)
     last = np.mean(prof[nb:], axis=0)
     slow = int(np.argmax([x[P.P_T1] for x in prof[nb:]]))
@@ -188,12 +257,16 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
     l2_bpc = l2.bandwidth_bytes_per_cycle
 
-    has_barrier = bool((prog.template[:, 0] == isa.BAR).any())
+    has_barrier = walker.has_barrier
 
     def issue_time(warps, prof_w):
+        # FP64 instructions on a pipe of their own where the target has one
+        fp64 = prof_w[P.P_DFMA] if h[H_FP64II] > 0 else 0.0
+        sp = prof_w[P.P_SP] - fp64
         return max(warps * prof_w[P.P_INSTR] * h[H_ISSUE] / ns,
-                   warps * prof_w[P.P_SP] * h[H_SPII] / ns if not h[H_INTII] else
-                   max(warps * ((prof_w[P.P_SP] - prof_w[P.P_ALU] - prof_w[P.P_IMAD] - prof_w[P.P_IMADW])
+                   warps * fp64 * h[H_FP64II] / ns,
+                   warps * sp * h[H_SPII] / ns if not h[H_INTII] else
+                   max(warps * ((sp - prof_w[P.P_ALU] - prof_w[P.P_IMAD] - prof_w[P.P_IMADW])
                                  * h[H_SPII] + (prof_w[P.P_IMAD] + 2 * prof_w[P.P_IMADW]) * h[H_INTII]) / ns,
                        warps * prof_w[P.P_ALU] * h[H_INTII] / ns),
                    warps * prof_w[P.P_SFU] * h[H_SFUII],

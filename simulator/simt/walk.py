@@ -78,6 +78,7 @@ PROFILE_FIELDS = (
     "imad_instructions",        # P_IMAD
     "imad_wide_instructions",   # P_IMADW: two passes where there is an INT32 rate
     "global_lines",             # P_GLINES: distinct L1 lines of each global access, summed
+    "fp64_instructions",        # P_DFMA: on the FP64 pipe where the target has one
 )
 P = {name: i for i, name in enumerate(PROFILE_FIELDS)}
 N_PROFILE = len(PROFILE_FIELDS)
@@ -98,6 +99,79 @@ P_ALU = P["alu_instructions"]
 P_IMAD = P["imad_instructions"]
 P_IMADW = P["imad_wide_instructions"]
 P_GLINES = P["global_lines"]
+P_DFMA = P["fp64_instructions"]
+
+
+@njit(cache=True, inline='always')
+def _step(acc, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready, ismem,
+          seg_bytes, banks, bank_bytes, line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared,
+          lat_mem):
+    """One instruction of a warp alone (``act`` lanes active, their addresses in
+    ``addr[0]``): issued after the one before and its sources' results, counted into
+    ``acc``; its destination ready after its latency. Returns its issue cycle."""
+    start = t + issue_iv
+    waited_mem = False
+    if r0 >= 0 and ready[r0] > start:
+        start = ready[r0]
+        waited_mem = ismem[r0]
+    if r1 >= 0 and ready[r1] > start:
+        start = ready[r1]
+        waited_mem = ismem[r1]
+    if r2 >= 0 and ready[r2] > start:
+        start = ready[r2]
+        waited_mem = ismem[r2]
+    if waited_mem:
+        acc[P_ROUNDS] += 1
+    acc[P_T1] += start - t
+    t = start
+    acc[P_INSTR] += 1
+    lat = lat_alu
+    mem = False
+    if op == isa.SFU:
+        acc[P_SFU] += 1
+        lat = lat_sfu
+    elif op == isa.LDG or op == isa.STG:
+        m = core._segments(addr, 0, seg_bytes, seg)
+        per = max(1, line_bytes // seg_bytes)
+        for k in range(m):        # (segments sorted)
+            if k == 0 or seg[0, k] // per != seg[0, k - 1] // per:
+                acc[P_GLINES] += 1
+        if op == isa.LDG:
+            acc[P_GLD] += 1
+            acc[P_GLD_SEG] += m
+            lat = lat_mem
+            mem = True
+            for k in range(m):
+                if segbuf[0] + 1 < segbuf.shape[0]:
+                    segbuf[segbuf[0] + 1] = seg[0, k]
+                    segbuf[0] += 1
+        else:
+            acc[P_GST] += 1
+            acc[P_GST_SEG] += m
+    elif op == isa.LDS or op == isa.STS:
+        acc[P_SHR] += 1
+        passes = core._bank_passes(addr, 0, banks, bank_bytes, scratch)
+        acc[P_SH_PASS] += passes
+        lat = lat_shared + (passes - 1)
+    elif op == isa.BAR:
+        lat = 0
+    elif op == isa.UNI:
+        pass
+    else:
+        acc[P_SP] += 1
+        if op == isa.ALU:
+            acc[P_ALU] += 1
+        elif op == isa.IMAD:
+            acc[P_IMAD] += 1
+        elif op == isa.IMADW:
+            acc[P_IMADW] += 1
+        elif op == isa.DFMA:
+            acc[P_DFMA] += 1
+        acc[P_FLOPS] += isa.flops(op, act)
+    if dst >= 0:
+        ready[dst] = t + lat
+        ismem[dst] = mem
+    return t
 
 
 @njit(cache=True, nogil=True)
@@ -143,64 +217,9 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
         if pc >= n:
             break
         acc = body if ph == 1 else tot
-        op = tmpl[pc, 0]
-        dst = tmpl[pc, 1]
-        start = t + issue_iv
-        waited_mem = False
-        for q in range(2, 5):
-            r = tmpl[pc, q]
-            if r >= 0 and ready[r] > start:
-                start = ready[r]
-                waited_mem = ismem[r]
-        if waited_mem:
-            acc[P_ROUNDS] += 1
-        acc[P_T1] += start - t
-        t = start
-        acc[P_INSTR] += 1
-        lat = lat_alu
-        mem = False
-        if op == isa.SFU:
-            acc[P_SFU] += 1
-            lat = lat_sfu
-        elif op == isa.LDG or op == isa.STG:
-            m = core._segments(addr, 0, seg_bytes, seg)
-            per = max(1, line_bytes // seg_bytes)
-            for k in range(m):        # (segments sorted)
-                if k == 0 or seg[0, k] // per != seg[0, k - 1] // per:
-                    acc[P_GLINES] += 1
-            if op == isa.LDG:
-                acc[P_GLD] += 1
-                acc[P_GLD_SEG] += m
-                lat = lat_mem
-                mem = True
-                for k in range(m):
-                    if segbuf[0] + 1 < segbuf.shape[0]:
-                        segbuf[segbuf[0] + 1] = seg[0, k]
-                        segbuf[0] += 1
-            else:
-                acc[P_GST] += 1
-                acc[P_GST_SEG] += m
-        elif op == isa.LDS or op == isa.STS:
-            acc[P_SHR] += 1
-            passes = core._bank_passes(addr, 0, banks, bank_bytes, scratch)
-            acc[P_SH_PASS] += passes
-            lat = lat_shared + (passes - 1)
-        elif op == isa.BAR:
-            lat = 0
-        elif op == isa.UNI:
-            pass
-        else:
-            acc[P_SP] += 1
-            if op == isa.ALU:
-                acc[P_ALU] += 1
-            elif op == isa.IMAD:
-                acc[P_IMAD] += 1
-            elif op == isa.IMADW:
-                acc[P_IMADW] += 1
-            acc[P_FLOPS] += isa.flops(op, act)
-        if dst >= 0:
-            ready[dst] = t + lat
-            ismem[dst] = mem
+        t = _step(acc, tmpl[pc, 0], tmpl[pc, 1], tmpl[pc, 2], tmpl[pc, 3], tmpl[pc, 4], act, t,
+                  addr, seg, scratch, segbuf, ready, ismem, seg_bytes, banks, bank_bytes,
+                  line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem)
         pc += 1
     if walked == 0:
         walked = trips
@@ -209,6 +228,45 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
         tot[k] += body[k] * (1.0 + scale)
     tot[P_T1] = t + body[P_T1] * scale
     tot[P_BODY_ITERS] = full_trips
+    return tot
+
+
+@njit(cache=True, nogil=True)
+def profile_trace(rows, addresses, lo, hi, n_regs, seg_bytes, banks, bank_bytes, issue_iv,
+                  lat_alu, lat_sfu, lat_shared, lat_mem, segbuf, line_bytes):
+    """``profile``'s counts for one recorded warp: events ``rows[lo:hi]`` of a trace
+    program (``traces.TraceProgram``; memory events' lane addresses in ``addresses``),
+    every event walked (an event with no active lane skipped, as the engine skips it)."""
+    addr = np.full((1, 33), -1, np.int64)
+    seg = np.zeros((1, 33), np.int64)
+    scratch = np.zeros((banks + 1, 33), np.int64)
+    ready = np.zeros(max(n_regs, 1))
+    ismem = np.zeros(max(n_regs, 1), np.bool_)
+    tot = np.zeros(N_PROFILE)
+    t = 0.0
+    for e in range(lo, hi):
+        ln = rows[e, 5]
+        act = 0
+        if ln >= 0:
+            for c in range(33):
+                addr[0, c] = addresses[ln, c]
+            for lane in range(32):
+                if addr[0, lane] >= 0:
+                    act += 1
+        else:
+            m = ~ln
+            for lane in range(32):
+                on = (m >> lane) & 1
+                addr[0, lane] = 0 if on else -1
+                act += on
+            addr[0, 32] = 4
+        if act == 0:
+            continue
+        t = _step(tot, rows[e, 0], rows[e, 1], rows[e, 2], rows[e, 3], rows[e, 4], act, t,
+                  addr, seg, scratch, segbuf, ready, ismem, seg_bytes, banks, bank_bytes,
+                  line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem)
+    tot[P_T1] = t
+    tot[P_BODY_ITERS] = 0
     return tot
 
 

@@ -12,6 +12,7 @@ from ..outputs import hw_dict, partial_of, write_json, write_partial, write_time
 EXAMPLES = """examples:
   roofsim simulate kernel examples/kernels.py:launch_transpose --hw h100-sxm
   roofsim simulate kernel examples/kernels.py:launch_block_sum --hw gtx480 --block 128
+  roofsim simulate kernel examples/kernels.py:launch_transpose --hw h100-sxm --mode analytic
   roofsim simulate kernel examples/kernels.py:launch_softmax --hw h100-sxm --mode full --csv sass.csv
   roofsim simulate kernel examples/teaching.py:launch_reduce_interleaved --hw gtx480 --arg n=2^16 --source
 """
@@ -22,7 +23,8 @@ DESCRIPTION = (
     "sm_75 code: CUDA 13 compiles for nothing older), a few blocks run on the PTX "
     "emulator to weigh the grid, the blocks the engine's sampler picks (every block with "
     "--mode full) run recorded, and their warps' SASS streams -- registers, active masks, "
-    "lane addresses -- go through the cycle-level engine. LAUNCHER is a function in "
+    "lane addresses -- go through the cycle-level engine (--mode analytic: the analytic "
+    "model reads the same warps instead, nothing simulated). LAUNCHER is a function in "
     "FILE.py, def launch(grid=None, block=None), returning (kernel, grid, block, args).")
 
 
@@ -45,7 +47,7 @@ def add_kernel(sim):
     p.add_argument("--block", help="threads per block, passed to the launcher (e.g. 256 "
                    "or 32x8)")
     add_launcher_args(p)
-    add_engine(p, modes=("full", "sampled"), flushed=True)
+    add_engine(p, modes=("full", "sampled", "analytic"), flushed=True)
     p.add_argument("--source", action="store_true",
                    help="print the kernel's Python source line by line with what the engine "
                         "made of it: warp instructions, SIMT efficiency (thread instructions "
@@ -66,6 +68,9 @@ def run(args):
 
     if args.top < 0:
         raise ValueError(f"--top {args.top}: must be 0 or more")
+    if args.timeline and args.mode == "analytic":
+        raise ValueError("--timeline needs --mode full or sampled: the analytic model "
+                         "issues no instruction to draw")
     doc = {}
     partial_of(args).keep(lambda: write_partial(args, [], lambda rs: doc))
     hw = load_hw(args, "simt", " (try gtx480, v100, h100-sxm)")
@@ -83,7 +88,9 @@ def run(args):
           f"({lc.occupancy:.0%}, limited by {lc.limited_by}); {lc.waves:.2f} waves; "
           f"{lc.regs_per_thread} regs/thread, {lc.smem_per_block} B shared/block "
           f"({lc.resources_source}); L2 {args.l2}")
-    print(f"  engine{sampling_note(r)}: {r.cycles:.0f} cycles = {format_seconds(r.seconds)}; "
+    model = (f"analytic model (limited by {r.limiter})" if args.mode == "analytic"
+             else f"engine{sampling_note(r)}")
+    print(f"  {model}: {r.cycles:.0f} cycles = {format_seconds(r.seconds)}; "
           f"{r.instructions:,.0f} SASS warp instructions, IPC {r.ipc:.2f}")
     print_traffic(r)
     print_simt(r)
@@ -103,7 +110,8 @@ def run(args):
         from simulator.kernelcode.source import source_view
         print(source_view(r, kernel, kargs, hw))
     print(f"  wall time: {r.wall_seconds:.2f} s (compile, emulate {r.extra['traced_blocks']} "
-          f"of {r.extra['total_blocks']} blocks, engine)")
+          f"of {r.extra['total_blocks']} blocks, "
+          f"{'analytic model' if args.mode == 'analytic' else 'engine'})")
     with partial_of(args).final():
         if args.csv:
             from simulator.table import write_csv
