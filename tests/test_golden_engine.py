@@ -7,9 +7,10 @@ mode, rebuilt since, within 5% in cycles. 29 launches on gtx480
 and h100-sxm: full, sampled (blocks and loop trips) and warm-L2 runs of every kernel. The
 cold rows run from an empty L2 (``l2_empty``), as every cold launch started then; a warm
 row whose arrays overflow the L2 no longer counts the final flush in its DRAM bytes.
-The analytic rows change where the model does (one so far: gemm-naive walking rows on
-the H100, re-taken when the analytic model priced the L1's tags, one line a cycle, as
-the engine does).
+The analytic rows change where the model does: re-taken when it priced the L1's tags,
+one line a cycle, as the engine does (gemm-naive walking rows on the H100), and when its
+body warps were placed by a golden-ratio sequence over the grid's warps instead of each
+of four evenly spaced blocks' first (eleven rows).
 
 The golden file's systolic rows are held by the systolic tests."""
 import json

@@ -192,7 +192,8 @@ def test_bad_traces_refused():
 def test_analytic_model_reads_a_trace_as_its_template(hw, case):
     """The analytic model over the recorded warps of every block (the any-kernel path's
     input): its warp instructions are the trace's events and its L1 bytes the engine's
-    full run's global-load segments, exactly (every warp counted); against the same
+    full run's global-load segments, within 1% (every warp of up to eight blocks walked,
+    scaled by every block's work); against the same
     model over the template they were expanded from, whose walk samples four blocks,
     within 20% (a padded convolution's edge blocks skip taps), cycles too."""
     from simulator.simt import analytic
@@ -201,9 +202,9 @@ def test_analytic_model_reads_a_trace_as_its_template(hw, case):
     tp = walk.from_template(prog, hw)
     a = analytic.predict(hw, [prog])
     b = analytic.predict(hw, [tp])
-    assert b.instructions == pytest.approx(len(tp.rows), rel=1e-9)
+    assert b.instructions == pytest.approx(len(tp.rows), rel=0.01)
     full = engine.simulate(hw, [tp], mode="full")
-    assert b.bytes_by_level["l1"] == pytest.approx(full.bytes_by_level["l1"], rel=1e-9)
+    assert b.bytes_by_level["l1"] == pytest.approx(full.bytes_by_level["l1"], rel=0.01)
     assert b.instructions == pytest.approx(a.instructions, rel=0.20)
     assert b.cycles == pytest.approx(a.cycles, rel=0.20)
     assert b.predictor == "analytic" and b.launches[0].limiter in b.launches[0].terms

@@ -48,8 +48,10 @@ MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole periods: a p
 INNER_WALK = 8           # ... but a nest with an inner loop of alike trips (Program.inner_period,
 #                           a padded NHWC convolution's channels) walks that many of each pass
 SEGBUF = 1 << 20
-BODY_SAMPLES = 4         # blocks whose first warps stand for the grid's body
+BODY_SAMPLES = 4         # warps that stand for the grid's body
+WEYL = (5 ** 0.5 - 1) / 2  # their positions: frac((i + 1/2) x this) of the grid's warps
 TAIL_ALL_WARPS = 4       # grids of at most this many blocks sample every warp of the last
+TRACE_BODY_BLOCKS = 8    # a trace's blocks whose every warp stands for its body
 
 
 @dataclass
@@ -145,7 +147,12 @@ class _TemplateWalk:
         self.prog, self.h, self.wpb = prog, h, wpb
         self.code = program_arrays(prog)
         B = prog.launch.blocks
-        self.body = sorted({min(B - 1, (2 * i + 1) * B // (2 * BODY_SAMPLES))
+        # warps at the points of a golden-ratio (Weyl) sequence over the grid's warps: an
+        # evenly spaced pick aliases with a grid's period (a convolution's output planes:
+        # every one of four evenly spaced blocks of ResNet-50's conv1 at batch 8 is a
+        # plane's first, its warp 0 on the padded top rows, 45% of the taps short)
+        n = B * wpb
+        self.body = sorted({divmod(int(((i + 0.5) * WEYL) % 1.0 * n), wpb)
                             for i in range(BODY_SAMPLES)})
         self.tail = [(B - 1, w) for w in range(wpb)] if B <= TAIL_ALL_WARPS else [(B - 1, wpb - 1)]
         self.has_barrier = bool((prog.template[:, 0] == isa.BAR).any())
@@ -159,15 +166,16 @@ class _TemplateWalk:
 
     def samples(self, lat):
         scratch = np.zeros(2, np.int64)
-        return ([_profile(self.prog, self.code, self.h, b, 0, lat, scratch) for b in self.body],
+        return ([_profile(self.prog, self.code, self.h, b, w, lat, scratch) for b, w in self.body],
                 [_profile(self.prog, self.code, self.h, b, w, lat, scratch) for b, w in self.tail])
 
 
 class _TraceWalk:
     """A trace program's recorded warps for the model (the any-kernel path): every warp
-    of the blocks it traced, a middle one's for the L1's reuse; the body's average warp
-    scaled by the work of all blocks over the traced ones' (``block_work``), the last
-    block's warps for themselves where it was traced."""
+    of up to ``TRACE_BODY_BLOCKS`` of the blocks it traced, spread over them, a middle
+    one's for the L1's reuse; their average warp scaled by the work of all blocks but the
+    last over theirs (``block_work``); the last block's warps for it (the last traced
+    block's, scaled, where it was not traced)."""
 
     def __init__(self, prog, h, wpb):
         self.prog, self.h, self.wpb = prog, h, wpb
@@ -176,9 +184,12 @@ class _TraceWalk:
             raise ValueError(f"{prog.name}: the trace holds no block; the analytic model "
                              "reads the warps it recorded")
         last = len(blocks) - 1 if blocks[-1] == B - 1 else None
-        pos = np.arange(len(blocks))
-        self.body = [int(p) for p in pos if p != last] or [int(pos[-1])]
-        self.tail = [last if last is not None else int(pos[-1])]
+        pos = [int(p) for p in range(len(blocks)) if p != last] or [len(blocks) - 1]
+        # at most TRACE_BODY_BLOCKS of them, spread evenly: a sampled run traces hundreds
+        pick = sorted({pos[(2 * i + 1) * len(pos) // (2 * TRACE_BODY_BLOCKS)]
+                       for i in range(TRACE_BODY_BLOCKS)}) if len(pos) > TRACE_BODY_BLOCKS else pos
+        self.body = pick
+        self.tail = [last if last is not None else pos[-1]]
         # the body's warps stand for blocks 0 to B - 2, the tail's for block B - 1 (each
         # scaled by the work of what it stands for over its own)
         work = prog.block_work
