@@ -10,7 +10,8 @@ row whose arrays overflow the L2 no longer counts the final flush in its DRAM by
 The analytic rows change where the model does: re-taken when it priced the L1's tags,
 one line a cycle, as the engine does (gemm-naive walking rows on the H100), and when its
 body warps were placed by a golden-ratio sequence over the grid's warps instead of each
-of four evenly spaced blocks' first (eleven rows).
+of four evenly spaced blocks' first, a grid of at most 64 warps walked whole (eleven
+rows).
 
 The golden file's systolic rows are held by the systolic tests."""
 import json

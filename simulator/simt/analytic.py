@@ -50,6 +50,7 @@ INNER_WALK = 8           # ... but a nest with an inner loop of alike trips (Pro
 SEGBUF = 1 << 20
 BODY_SAMPLES = 4         # warps that stand for the grid's body
 WEYL = (5 ** 0.5 - 1) / 2  # their positions: frac((i + 1/2) x this) of the grid's warps
+WALK_ALL_WARPS = 64      # grids of at most this many warps are walked whole
 TAIL_ALL_WARPS = 4       # grids of at most this many blocks sample every warp of the last
 TRACE_BODY_BLOCKS = 8    # a trace's blocks whose every warp stands for its body
 
@@ -152,8 +153,11 @@ class _TemplateWalk:
         # every one of four evenly spaced blocks of ResNet-50's conv1 at batch 8 is a
         # plane's first, its warp 0 on the padded top rows, 45% of the taps short)
         n = B * wpb
-        self.body = sorted({divmod(int(((i + 0.5) * WEYL) % 1.0 * n), wpb)
-                            for i in range(BODY_SAMPLES)})
+        if n <= WALK_ALL_WARPS:          # a small grid: its every warp but the last block's
+            self.body = [divmod(k, wpb) for k in range(max(B - 1, 1) * wpb)]
+        else:
+            self.body = sorted({divmod(int(((i + 0.5) * WEYL) % 1.0 * n), wpb)
+                                for i in range(BODY_SAMPLES)})
         self.tail = [(B - 1, w) for w in range(wpb)] if B <= TAIL_ALL_WARPS else [(B - 1, wpb - 1)]
         self.has_barrier = bool((prog.template[:, 0] == isa.BAR).any())
 
