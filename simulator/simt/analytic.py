@@ -1,16 +1,21 @@
 """The analytic fast path: occupancy x waves x per-wave time, in milliseconds.
 
-From a few sampled warps (``walk.profile``: the first warp of ``BODY_SAMPLES`` blocks
-spread evenly over the grid, the last warp of the last block; at most ``MAX_ITERS`` loop
-iterations each, scaled to the warp's trips, or the whole loop where its trips differ)
-the model takes per block: instructions by unit, global-memory segments, shared-memory
-passes, and T1, one warp's time alone on an SM with every load taking the average memory
-latency. A wave (``blocks_per_sm`` blocks on every SM) then lasts the longest of:
+From a few sampled warps (``walk.profile``: ``BODY_SAMPLES`` warps at a golden-ratio
+sequence over the grid's warps -- every warp of a grid of at most ``WALK_ALL_WARPS`` --,
+the last warp of the last block; at most ``MAX_ITERS`` loop iterations each, scaled to
+the warp's trips, or the whole loop where its trips differ) or, for a trace program (a
+user's kernel, the any-kernel path), every recorded warp of up to
+``TRACE_BODY_BLOCKS`` traced blocks and of the last (``walk.profile_trace``, scaled by
+``block_work``), the model takes per block: instructions by unit, global-memory segments
+and lines, shared-memory passes, and T1, one warp's time alone on an SM with every load
+taking the average memory latency. A wave (``blocks_per_sm`` blocks on every SM) then
+lasts the longest of:
 
 * **latency**: T1 -- the warps of a wave run side by side (with barriers, plus the
   block's own issue time, which cannot hide behind its own warps' waits);
-* **issue**: the wave's instructions over the schedulers (and SP, SFU, LD/ST pipes),
-  over the share of time a scheduler's issue slot is busy when its warps also wait on
+* **issue**: the wave's instructions over the schedulers (and SP, INT, FP64, SFU,
+  LD/ST pipes; a global access holds the LD/ST unit for its segments at the L1's
+  bandwidth or its distinct lines at one tag a cycle, as the engine), over the share of time a scheduler's issue slot is busy when its warps also wait on
   their dependencies (``contended``: the machine-repairman model, between T1 for one
   warp and the issue time for many);
 * **bandwidth**: the wave's share of DRAM and L2 bytes at peak bandwidth;
