@@ -232,10 +232,11 @@ def run(hw, folder, mode: str = "sampled"):
                 "l2_bytes": lc.bytes_by_level.get("l2"),
                 "seconds": (lc.cycles or 0.0) / hw.clock_hz}
         rows.append({"problem": r["problem"], "launch": r["launch"],
-                     **{f"measured_{k}": r.get(k) for k, _ in COUNTERS},
                      # the engine's L2 bytes are the SMs' requests: held to the crossbar's
                      # count where the file has it, else to lts__t_bytes (l2_measured)
-                     "measured_l2_bytes": l2_measured(r), "measured_l2_all_bytes": r.get("l2_bytes"),
+                     **{f"measured_{k}": l2_measured(r) if k == "l2_bytes" else r.get(k)
+                        for k, _ in COUNTERS},
+                     "measured_l2_all_bytes": r.get("l2_bytes"),
                      **{f"engine_{k}": pred[k] for k, _ in COUNTERS}})
     return rows, out.interrupted
 

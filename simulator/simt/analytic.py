@@ -15,7 +15,8 @@ lasts the longest of:
   block's own issue time, which cannot hide behind its own warps' waits);
 * **issue**: the wave's instructions over the schedulers (and SP, INT, FP64, SFU,
   LD/ST pipes; a global access holds the LD/ST unit for its segments at the L1's
-  bandwidth or its distinct lines at one tag a cycle, as the engine), over the share of time a scheduler's issue slot is busy when its warps also wait on
+  bandwidth or its distinct lines at one tag a cycle, as the engine), over the share of
+  time a scheduler's issue slot is busy when its warps also wait on
   their dependencies (``contended``: the machine-repairman model, between T1 for one
   warp and the issue time for many);
 * **bandwidth**: the wave's share of DRAM and L2 bytes at peak bandwidth;
@@ -142,12 +143,20 @@ def contended(issue: float, w: float, t1: float) -> float:
     return max(issue / busy_fraction(w, own / away), t1)
 
 
+def _segbuf():
+    """A buffer for the global load segments a walk touches (row 0 counts the rows
+    written after it)."""
+    segbuf = np.empty(SEGBUF, np.int64)
+    segbuf[0] = 0
+    return segbuf
+
+
 class _TemplateWalk:
     """A template program's warps for the model: one middle block's warps for the L1's
-    reuse; the first warp of ``BODY_SAMPLES`` blocks spread evenly over the grid for its
-    body (a padded convolution's first block, a corner, skips five of its nine taps), the
-    last block's last warp -- every warp of it in a short grid, where a partly filled
-    block's last warps may have nothing to do -- for itself."""
+    reuse; ``BODY_SAMPLES`` warps spread over the grid's warps (every warp of a grid of
+    at most ``WALK_ALL_WARPS``) for its body; the last block's last warp -- every warp of
+    it in a short grid, where a partly filled block's last warps may have nothing to do
+    -- for itself."""
 
     def __init__(self, prog, h, wpb):
         self.prog, self.h, self.wpb = prog, h, wpb
@@ -167,8 +176,7 @@ class _TemplateWalk:
         self.has_barrier = bool((prog.template[:, 0] == isa.BAR).any())
 
     def touched(self, lat):
-        segbuf = np.empty(SEGBUF, np.int64)      # row 0 counts the rows written after it
-        segbuf[0] = 0
+        segbuf = _segbuf()
         for w in range(self.wpb):
             _profile(self.prog, self.code, self.h, self.prog.launch.blocks // 2, w, lat, segbuf)
         return segbuf[1:segbuf[0] + 1]
@@ -223,8 +231,7 @@ class _TraceWalk:
         return out
 
     def touched(self, lat):
-        segbuf = np.empty(SEGBUF, np.int64)
-        segbuf[0] = 0
+        segbuf = _segbuf()
         self._warps([self.body[len(self.body) // 2]], lat, segbuf)
         return segbuf[1:segbuf[0] + 1]
 
