@@ -160,3 +160,23 @@ def empty_kernel(out):
     """Does nothing useful: measures launch cost and block launch rate."""
     if cuda.grid(1) == -1:
         out[0] = 1.0
+
+
+@cuda.jit
+def atomic_line_kernel(words, out, iters, spread, cas):
+    """Every lane of every warp hits word ``lane % spread`` of one 128-byte line
+    ``iters`` times: an atomic add of 1 (``cas`` 0), or a compare-and-swap whose compare
+    never matches (``cas`` 1: the L2 reads and compares, nothing changes). Each request's
+    address waits on the last one's result (``acc >> 40`` is 0 but the compiler cannot
+    know), so a warp has one request in flight: one warp measures the round trip, many
+    warps the line's atomic throughput."""
+    lane = cuda.threadIdx.x % 32
+    acc = 0
+    for _ in range(iters):
+        k = (lane + (acc >> 40)) % spread
+        if cas:
+            old = cuda.atomic.cas(words, k, int32(-1), int32(-2))
+        else:
+            old = cuda.atomic.add(words, k, int32(1))
+        acc += old
+    out[cuda.grid(1)] = acc

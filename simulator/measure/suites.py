@@ -22,7 +22,7 @@ from .harness import rotation_sets  # noqa: F401 (suites.rotation_sets: its home
 from . import harness, micro
 
 SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels",
-          "teaching")
+          "teaching", "atomics")
 SLICE_STRIDES = (1, 2, 3, 4, 8, 16, 32)     # lines between the lines read
 LINE_SPREADS = (1, 2, 4, 8, 16, 32)         # lines one warp request touches
 RELU_BLOCKS = (64, 128, 256, 512, 1024)
@@ -487,6 +487,47 @@ def run_lines(c, seed=0, passes=1024):
     return recs
 
 
+ATOMIC_SPREADS = (1, 4, 12, 32)             # distinct words of the line one request hits
+ATOMIC_WARPS = ((1, 32), (132, 32), (132, 128), (132, 512))   # (blocks, threads)
+
+
+def run_atomics(c, seed=0):
+    """Atomics on one 128-byte line: warps whose lanes hit 1 to 32 of its words, each
+    warp with one request in flight. One warp gives the round trip of an atomic; many,
+    how many cycles the L2 spends on a warp's request to one line (the rate a CAS loop
+    under contention runs at). ``cycles_per_request`` uses the clock the provenance
+    records (``clock_rate``, kHz)."""
+    dev = c.get_current_device()
+    clock_hz = 1e3 * dev.CLOCK_RATE
+    recs = []
+    for op in ("add", "cas"):
+        for spread in ATOMIC_SPREADS:
+            for blocks, threads in ATOMIC_WARPS:
+                warps = blocks * threads // 32
+                iters = 2048 if warps <= 132 else 256
+                init = np.zeros(32, np.int32)
+                words = c.to_device(init)
+                out = c.device_array(blocks * threads, np.int64)
+                t = harness.time_launch(lambda st: micro.atomic_line_kernel[blocks, threads, st](
+                    words, out, iters, spread, int(op == "cas")), reps=5)
+                # the check: one more launch from zero, its words against the closed form
+                words = c.to_device(init)
+                micro.atomic_line_kernel[blocks, threads](words, out, iters, spread,
+                                                          int(op == "cas"))
+                got = words.copy_to_host()
+                want = init.copy()
+                if op == "add":
+                    np.add.at(want, np.arange(32) % spread, warps * iters)
+                requests = warps * iters
+                recs.append({"name": "atomic_line", "op": op, "spread_words": spread,
+                             "grid": blocks, "block": threads, "warps": warps, "iters": iters,
+                             **t, "requests": requests,
+                             "cycles_per_request": t["median_s"] * clock_hz / requests,
+                             "cycles_per_warp_request": t["median_s"] * clock_hz / iters,
+                             "ok": bool(np.array_equal(got, want))})
+    return recs
+
+
 def run_kernels(c, seed=0, deadline_s=None):
     from .kernels import run_kernels as run
     return run(c, seed=seed, deadline_s=deadline_s)
@@ -501,7 +542,7 @@ def run_teaching(c, seed=0, deadline_s=None):
 
 RUNNERS = {"micro": run_micro, "grid": run_grid, "gemm": run_gemm, "conv": run_conv, "h2d": run_h2d,
            "resources": run_resources, "slices": run_slices, "lines": run_lines,
-           "kernels": run_kernels, "teaching": run_teaching}
+           "kernels": run_kernels, "teaching": run_teaching, "atomics": run_atomics}
 
 
 def run(suite: str, command=None, deadline_s=None, **kw) -> dict:

@@ -12,7 +12,7 @@ from . import BY_NAME
 
 NEEDS = ("gpu",)
 SUITE_CHOICES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels",
-                 "teaching", "all", "network", "torchvision", "compiled", "counters", "tune")
+                 "teaching", "atomics", "all", "network", "torchvision", "compiled", "counters", "tune")
 
 
 def add_measure(sub):
@@ -20,7 +20,7 @@ def add_measure(sub):
                        description="Run a measurement suite on a real GPU and write SUITE.json "
                        "(records with provenance) into --out.")
     p.add_argument("suite", choices=SUITE_CHOICES,
-                   help="the measurement suite to run (all: the numba suites micro to teaching; network: a "
+                   help="the measurement suite to run (all: the numba suites micro to atomics; network: a "
                         "whole forward pass, see --workload, --batch, --plan; torchvision: PyTorch's "
                         "ResNet-50 where PyTorch is importable, --batch default 1,8,32; compiled: PyTorch eager, "
                         "TorchScript and torch.compile (default, max-autotune) end to end and per "
@@ -28,7 +28,8 @@ def add_measure(sub):
                         "--batch 1,8,32 by default; counters: the kernels "
                         "under Nsight Compute, instructions and bytes; kernels: users' numba "
                         "kernels (simulator.kernelcode.cases) timed and under Nsight Compute; "
-                        "teaching: examples/teaching.py's kernels, measured alike)")
+                        "teaching: examples/teaching.py's kernels, measured alike; atomics: warps' "
+                        "atomic requests to one L2 line, round trip and throughput)")
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
     p.add_argument("--deadline", type=positive_seconds("deadline"), metavar="SECONDS",
                    help="gemm, conv, kernels, teaching: start no new shape after this many seconds; "
@@ -111,6 +112,12 @@ def _suite_table(name, data):
                  or r.get("blocks_per_s") or r.get("latency_s"), r["ok"]] for r in recs]
         print(format_table(["what", "median s", "rate / latency", "ok"], rows,
                            right=[False, True, True, False]))
+    if name == "atomics":
+        rows = [[r["op"], r["spread_words"], r["warps"], r["median_s"], r["cycles_per_request"],
+                 r["cycles_per_warp_request"], r["ok"]] for r in recs]
+        print(format_table(["op", "words", "warps", "median s", "cycles/request",
+                            "cycles/warp request", "ok"], rows,
+                           right=[False, True, True, True, True, True, False]))
     if name == "slices":
         rows = [[r["stride_lines"], r["footprint_bytes"], r["median_s"], r["bandwidth_bytes_per_s"],
                  r["ok"]] for r in recs]
