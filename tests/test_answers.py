@@ -316,11 +316,12 @@ def test_ctrl_c_while_numba_compiles_the_engine(tmp_path, delay):
     """SIGINT during numba's first compile of the engine (an empty cache) in an
     in-process run: it used to end in a segmentation fault now and then (a
     KeyboardInterrupt raised inside the compile); the compile now runs off the main
-    thread, and the command stops within a second, exit 130."""
+    thread, and the command stops within a second, exit 130. (The delay is the command's
+    CPU time: 3 s of wall clock on a busy machine could land before the compile.)"""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
     p, out, err, waited = _interrupt(
         ["validate", "--hw", "h100-sxm", "--measurements", DATA, "--suites", "gemm", "--workers",
-         "1", "--json", str(tmp_path / "v.json")], delay, tmp_path, env)
+         "1", "--json", str(tmp_path / "v.json")], delay, tmp_path, env, cpu=True)
     assert p.returncode == 130, (p.returncode, out, err)
     assert "compiling the SIMT engine" in err and err.strip().endswith("roofsim: interrupted")
     assert waited < 1.5, waited
