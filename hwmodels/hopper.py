@@ -72,7 +72,11 @@ H100_SXM = SIMTGPU(
     l2=Cache(size_bytes=50 * MiB, line_bytes=128, sector_bytes=32, ways=16, banks=80,  # size [DEV]
              latency_cycles=311,                              # [CAL] latency_l2 (8 MiB chase)
              bandwidth_bytes_per_cycle=2939.43788565864,    # [CAL] l2_read: 5.82 TB/s
-             hashed_banks=True),                              # lines hashed over slices and channels
+             hashed_banks=True,                               # lines hashed over slices and channels
+             # [CAL] atomics suite (scripts/fit_atomics.py): one warp's atomic round trip;
+             # a line's atomic unit per warp request (add, CAS) and per further lane on a word
+             atomic_latency_cycles=527, atomic_cycles=4.902, atomic_cas_cycles=9.534,
+             atomic_lane_cycles=1.256),
                                                               # (NVIDIA L2s hash addresses; the
                                                               # function is not public), see core._owner
     dram=DRAM(kind="HBM3 5120-bit", size_bytes=80 * GiB,

@@ -119,12 +119,26 @@ class Cache:
     hashed_banks: bool = p(False, doc="lines go to banks (L2: DRAM channels) by address hash")
     hashed_sets: bool = p(False, doc="lines go to sets by address hash (the index XOR the bits above)")
     lines_per_cycle: float | None = p(None, doc="lines a cycle to a scattered request (-: bytes)")
+    # L2 atomics (roofsim measure atomics; scripts/fit_atomics.py): all four or none
+    atomic_latency_cycles: float | None = p(None, doc="L2: an atomic's round trip, less its service")
+    atomic_cycles: float | None = p(None, doc="L2: a line's atomic unit per warp request (add)")
+    atomic_cas_cycles: float | None = p(None, doc="L2: the same for a compare-and-swap")
+    atomic_lane_cycles: float | None = p(None, doc="L2: more per further lane on one word")
 
     def __post_init__(self):
         _integer(self, "size_bytes", "line_bytes", "sector_bytes", "ways", "banks",
                  "latency_cycles", "mshrs")
         if self.lines_per_cycle is not None:
             _positive(self, "lines_per_cycle")
+        atomics = ("atomic_latency_cycles", "atomic_cycles", "atomic_cas_cycles",
+                   "atomic_lane_cycles")
+        given = [n for n in atomics if getattr(self, n) is not None]
+        if given and len(given) < len(atomics):
+            missing = [n for n in atomics if n not in given]
+            raise ValueError(f"Cache.{missing[0]}: not given, while {given[0]} is; the "
+                             f"atomics figures come together ({', '.join(atomics)})")
+        if given:
+            _positive(self, *atomics)
         _positive(self, "size_bytes", "line_bytes", "sector_bytes", "ways", "banks",
                   "bandwidth_bytes_per_cycle", "mshrs")
         _positive(self, "latency_cycles", allow_zero=True)

@@ -37,13 +37,19 @@ from simulator.kernelcode.lanes import M32, ival, ult64
 # launch description L
 (L_GX, L_GY, L_GZ, L_BX, L_BY, L_BZ, L_NT, L_NW, L_NSLOTS, L_SH_OFF, L_SH_SIZE,
  L_LOC_OFF, L_LOC_SIZE, L_PAR_OFF, L_PAR_SIZE, L_CON_OFF, L_CON_SIZE, L_NSM, L_CARRY,
- L_RECORD, L_DYN_SMEM, L_NBLOCKS, L_DEPTH) = range(23)
-L_SIZE = 23
-# run state S
-S_BLOCK, S_STARTED, S_EXEC, S_THREADS, S_EV, S_ADDR = range(6)
-S_SIZE = 6
-# statuses
-DONE, BUDGET, TRACE_FULL, ERROR = range(4)
+ L_RECORD, L_DYN_SMEM, L_NBLOCKS, L_DEPTH, L_SLOTS, L_SH_STRIDE) = range(25)
+L_SIZE = 25
+# run state S (run_concurrent: S_BLOCK counts the blocks finished, S_NEXT the started)
+S_BLOCK, S_STARTED, S_EXEC, S_THREADS, S_EV, S_ADDR, S_NEXT = range(7)
+S_SIZE = 7
+# statuses (STEP: _step ran one instruction)
+DONE, BUDGET, TRACE_FULL, ERROR, STEP = range(5)
+# run_concurrent's timing T (cycles): an atomic's round trip, a global load's, a line's
+# atomic unit per request (a CAS or exchange; other atomics), per further lane on one
+# word, a shared-memory access
+T_ATOM_LAT, T_LOAD_LAT, T_CAS, T_ATOM, T_LANE, T_SHARED = range(6)
+T_SIZE = 6
+HASH = 1 << 12                  # run_concurrent's table of lines' atomic units
 # errors E[0]
 ERR_OOB, ERR_MISALIGNED, ERR_READONLY, ERR_DEPTH = 1, 2, 3, 4
 E_CODE, E_PC, E_WARP, E_LANE, E_ADDR, E_BLOCK, E_SPACE = range(7)
@@ -52,17 +58,18 @@ W_RUN, W_BAR, W_DONE = range(3)
 
 @njit(cache=True)
 def _resolve(space, a, size, write, t, L, regions):
-    """Buffer offset of state-space address ``a`` for thread ``t`` of the block, or a
-    negative error code (-ERR_*)."""
+    """Buffer offset of state-space address ``a`` for thread ``t`` (warp-major over the
+    resident blocks' slots: slot ``t // (32 x warps a block)``), or a negative error
+    code (-ERR_*)."""
     if a % size != 0:
         return -ERR_MISALIGNED
     if space == S_GENERIC:
         off = a - BASE
-        sh, shs = L[L_SH_OFF], L[L_SH_SIZE]
+        sh, shs, st = L[L_SH_OFF], L[L_SH_SIZE], L[L_SH_STRIDE]
         lo, los = L[L_LOC_OFF], L[L_LOC_SIZE]
         co, cos = L[L_CON_OFF], L[L_CON_SIZE]
-        if off >= sh and off < sh + shs:
-            return off if off + size <= sh + shs else -ERR_OOB
+        if shs > 0 and off >= sh and off < sh + st * (L[L_SLOTS] - 1) + shs:
+            return off if (off - sh) % st + size <= shs else -ERR_OOB
         if los > 0 and off >= lo and off < lo + los:
             return off + t * los if off + size <= lo + los else -ERR_OOB
         if cos > 0 and off >= co and off < co + cos:
@@ -79,7 +86,8 @@ def _resolve(space, a, size, write, t, L, regions):
     if a < 0:
         return -ERR_OOB
     if space == S_SHARED:
-        return L[L_SH_OFF] + a if a + size <= L[L_SH_SIZE] else -ERR_OOB
+        return L[L_SH_OFF] + t // (32 * L[L_NW]) * L[L_SH_STRIDE] + a \
+            if a + size <= L[L_SH_SIZE] else -ERR_OOB
     if space == S_LOCAL:
         return L[L_LOC_OFF] + t * L[L_LOC_SIZE] + a if a + size <= L[L_LOC_SIZE] \
             else -ERR_OOB
@@ -281,19 +289,37 @@ def _vote(row, R, base, mask):
 
 
 @njit(cache=True)
-def _start_block(b, R, tmpl, M, L, stk, sp, wstat):
+def _start_block(slot, R, tmpl, M, L, stk, sp, wstat):
+    """Block slot ``slot``'s warps at their first instruction, its shared memory and its
+    threads' local memory zeroed."""
     nw, ns, nt = L[L_NW], L[L_NSLOTS], L[L_NT]
     span = ns * 32
-    for w in range(nw):
+    for wl in range(nw):
+        w = slot * nw + wl
         R[w * span:(w + 1) * span] = tmpl
-        n = min(32, nt - w * 32)
+        n = min(32, nt - wl * 32)
         sp[w] = 0
         stk[w, 0, 0] = 0
         stk[w, 0, 1] = -1
         stk[w, 0, 2] = (1 << n) - 1
         wstat[w] = W_RUN
-    M[L[L_SH_OFF]:L[L_SH_OFF] + L[L_SH_SIZE]] = 0
-    M[L[L_LOC_OFF]:L[L_LOC_OFF] + nt * L[L_LOC_SIZE]] = 0
+    sh = L[L_SH_OFF] + slot * L[L_SH_STRIDE]
+    M[sh:sh + L[L_SH_SIZE]] = 0
+    per = nw * 32 * L[L_LOC_SIZE]
+    M[L[L_LOC_OFF] + slot * per:L[L_LOC_OFF] + (slot + 1) * per] = 0
+
+
+@njit(cache=True)
+def _home(a, w, L):
+    """Generic address ``a`` of warp ``w`` as block slot 0 would see it: a slot's shared
+    window moved onto slot 0's, so that a trace's shared addresses are every block's."""
+    slot = w // L[L_NW]
+    if slot == 0:
+        return a
+    lo = BASE + L[L_SH_OFF] + slot * L[L_SH_STRIDE]
+    if a >= lo and a < lo + L[L_SH_SIZE]:
+        return a - slot * L[L_SH_STRIDE]
+    return a
 
 
 @njit(cache=True)
@@ -313,7 +339,7 @@ def _matrix(row, R, M, M16, M32v, M64, base, emask, w, b, L, regions, E, pc, ev_
     fields = (F_D, F_D2, F_C, F_E) if op == OP_LD else (F_B, F_C, F_E, F_F)
     if ev_addr.shape[0] > 0:
         for l in range(32):
-            ev_addr[l] = R[ca + l] + off0 if l < 8 * nmat else -1
+            ev_addr[l] = _home(R[ca + l] + off0, w, L) if l < 8 * nmat else -1
     for m in range(nmat):
         reg = base + 32 * row[fields[m]]
         for l in range(32):
@@ -372,7 +398,7 @@ def _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base, emask, w, b
             continue
         a = R[ca + l] + off0
         if ev_addr.shape[0] > 0:
-            ev_addr[l] = a
+            ev_addr[l] = _home(a, w, L) if space == S_GENERIC else a
         t = w * 32 + l
         for k in range(vec if op != OP_ATOM else 1):
             off = _resolve(space, a + k * size, size, op != OP_LD, t, L, regions)
@@ -395,154 +421,169 @@ def _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base, emask, w, b
     return 0
 
 
-@njit(cache=True, error_model="numpy")
-def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
-        block_hi, ev, ev_addr, scratch, order):
-    """Run the blocks at positions S[S_BLOCK] to ``block_hi`` of ``order`` (see the
-    module's docstring)."""
-    RF32 = R.view(np.float32)
-    RF64 = R.view(np.float64)
-    M16, M32v, M64 = M.view(np.uint16), M.view(np.uint32), M.view(np.int64)
-    MF32, MF64 = M.view(np.float32), M.view(np.float64)
+@njit(cache=True, inline="always")
+def _step(code, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, regions, L, S, stk, sp, wstat,
+          wcount, tcount, E, ev, ev_addr, scratch, no_addr, w, b, wl):
+    """Warp ``w`` (warp ``wl`` of block ``b``) executes its next instruction: STEP (a
+    barrier leaves it W_BAR), TRACE_FULL (nothing done: the trace arrays are full) or
+    ERROR (``E`` filled)."""
     nw, ns = L[L_NW], L[L_NSLOTS]
     carry = L[L_CARRY]
     depth = L[L_DEPTH]
     record = L[L_RECORD] != 0
+    base = w * ns * 32
+    top = sp[w]
+    pc = stk[w, top, 0]
+    mask = stk[w, top, 2]
+    row = code[pc]
+    op = row[F_OP]
+    emask = mask
+    g = row[F_G]
+    if g >= 0:
+        neg = row[F_GN] != 0
+        emask = 0
+        cg = base + 32 * g
+        for l in range(32):
+            if (mask >> l) & 1 and ((R[cg + l] != 0) != neg):
+                emask |= 1 << l
+    is_mem = op == OP_LD or op == OP_ST or op == OP_ATOM
+    if record:
+        if S[S_EV] >= ev.shape[0] or (is_mem and S[S_ADDR] >= ev_addr.shape[0]):
+            return TRACE_FULL
+        k = S[S_EV]
+        ev[k, 0] = b * nw + wl
+        ev[k, 1] = pc
+        ev[k, 2] = mask
+        ev[k, 3] = S[S_ADDR] if is_mem else -1
+        S[S_EV] = k + 1
+    S[S_EXEC] += 1
+    wcount[pc] += 1
+    n_act = 0
+    x = mask
+    while x:
+        x &= x - 1
+        n_act += 1
+    tcount[pc] += n_act
+    S[S_THREADS] += n_act
+    nxt = pc + 1
+    if op == OP_BRA:
+        taken = emask if g >= 0 else mask
+        target, rpc = row[F_X1], row[F_X2]
+        if taken == mask:
+            stk[w, top, 0] = target
+        elif taken == 0:
+            stk[w, top, 0] = nxt
+        else:
+            if stk[w, top, 1] == rpc:
+                sp[w] -= 1
+            else:
+                stk[w, top, 0] = rpc
+            if sp[w] + 2 >= depth:
+                E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_DEPTH, pc, w, b
+                return ERROR
+            for entry_pc, entry_mask in ((target, taken), (nxt, mask & ~taken)):
+                if entry_pc != rpc:
+                    sp[w] += 1
+                    stk[w, sp[w], 0] = entry_pc
+                    stk[w, sp[w], 1] = rpc
+                    stk[w, sp[w], 2] = entry_mask
+        _pop_converged(stk, sp, w)
+        return STEP
+    if op == OP_EXIT:
+        if emask != 0:
+            for k in range(sp[w] + 1):
+                stk[w, k, 2] &= ~emask
+        if stk[w, top, 2] != 0:
+            stk[w, top, 0] = nxt
+        _pop_converged(stk, sp, w)
+        return STEP
+    if op == OP_BAR:
+        stk[w, top, 0] = nxt
+        _pop_converged(stk, sp, w)
+        wstat[w] = W_BAR
+        return STEP
+    if emask != 0:
+        if is_mem:
+            if record:
+                rec = ev_addr[S[S_ADDR]]
+                rec[:] = -1
+                S[S_ADDR] += 1
+            else:
+                rec = no_addr
+            if _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64,
+                       base, emask, w, b, L, regions, E, pc, rec) != 0:
+                return ERROR
+        elif op == OP_SPECIAL:
+            cd = base + 32 * row[F_D]
+            for l in range(32):
+                if (emask >> l) & 1:
+                    R[cd + l] = _special(row[F_X1], l, wl, b, L, S)
+        elif op == OP_CVTA:
+            shift = 0
+            sp_ = row[F_X1]
+            if sp_ == S_SHARED:
+                shift = BASE + L[L_SH_OFF] + (w // nw) * L[L_SH_STRIDE]
+            elif sp_ == S_LOCAL:
+                shift = BASE + L[L_LOC_OFF]
+            elif sp_ == S_CONST:
+                shift = BASE + L[L_CON_OFF]
+            elif sp_ == S_PARAM:
+                shift = BASE + L[L_PAR_OFF]
+            if row[F_X2] != 0:
+                shift = -shift
+            cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
+            for l in range(32):
+                if (emask >> l) & 1:
+                    R[cd + l] = R[ca + l] + shift
+        elif op == OP_SHFL:
+            _shfl(row, R, base, emask, scratch)
+        elif op == OP_VOTE:
+            _vote(row, R, base, emask)
+        elif op == OP_ACTIVEMASK:
+            cd = base + 32 * row[F_D]
+            for l in range(32):
+                if (emask >> l) & 1:
+                    R[cd + l] = mask
+        elif op != OP_NOP:
+            if alu(row, R, RF32, RF64, base, emask, carry) != 0:
+                E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = \
+                    ERR_UNSUPPORTED, pc, w, b
+                return ERROR
+    stk[w, top, 0] = nxt
+    _pop_converged(stk, sp, w)
+    return STEP
+
+
+@njit(cache=True, error_model="numpy")
+def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
+        block_hi, ev, ev_addr, scratch, order):
+    """Run the blocks at positions S[S_BLOCK] to ``block_hi`` of ``order`` one after
+    another (see the module's docstring)."""
+    RF32 = R.view(np.float32)
+    RF64 = R.view(np.float64)
+    M16, M32v, M64 = M.view(np.uint16), M.view(np.uint32), M.view(np.int64)
+    MF32, MF64 = M.view(np.float32), M.view(np.float64)
+    nw = L[L_NW]
     no_addr = ev_addr[:0, 0]
     stop = S[S_EXEC] + budget
     while S[S_BLOCK] < block_hi:
         b = order[S[S_BLOCK]] if order.shape[0] > 0 else S[S_BLOCK]
         if S[S_STARTED] == 0:
-            _start_block(b, R, tmpl, M, L, stk, sp, wstat)
+            _start_block(0, R, tmpl, M, L, stk, sp, wstat)
             S[S_STARTED] = 1
         while True:
             for w in range(nw):
-                base = w * ns * 32
                 while wstat[w] == W_RUN:
                     if sp[w] < 0:
                         wstat[w] = W_DONE
                         break
                     if S[S_EXEC] >= stop:
                         return BUDGET
-                    top = sp[w]
-                    pc = stk[w, top, 0]
-                    mask = stk[w, top, 2]
-                    row = code[pc]
-                    op = row[F_OP]
-                    emask = mask
-                    g = row[F_G]
-                    if g >= 0:
-                        neg = row[F_GN] != 0
-                        emask = 0
-                        cg = base + 32 * g
-                        for l in range(32):
-                            if (mask >> l) & 1 and ((R[cg + l] != 0) != neg):
-                                emask |= 1 << l
-                    is_mem = op == OP_LD or op == OP_ST or op == OP_ATOM
-                    if record:
-                        if S[S_EV] >= ev.shape[0] or (is_mem and S[S_ADDR] >= ev_addr.shape[0]):
-                            return TRACE_FULL
-                        k = S[S_EV]
-                        ev[k, 0] = b * nw + w
-                        ev[k, 1] = pc
-                        ev[k, 2] = mask
-                        ev[k, 3] = S[S_ADDR] if is_mem else -1
-                        S[S_EV] = k + 1
-                    S[S_EXEC] += 1
-                    wcount[pc] += 1
-                    n_act = 0
-                    x = mask
-                    while x:
-                        x &= x - 1
-                        n_act += 1
-                    tcount[pc] += n_act
-                    S[S_THREADS] += n_act
-                    nxt = pc + 1
-                    if op == OP_BRA:
-                        taken = emask if g >= 0 else mask
-                        target, rpc = row[F_X1], row[F_X2]
-                        if taken == mask:
-                            stk[w, top, 0] = target
-                        elif taken == 0:
-                            stk[w, top, 0] = nxt
-                        else:
-                            if stk[w, top, 1] == rpc:
-                                sp[w] -= 1
-                            else:
-                                stk[w, top, 0] = rpc
-                            if sp[w] + 2 >= depth:
-                                E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_DEPTH, pc, w, b
-                                return ERROR
-                            for entry_pc, entry_mask in ((target, taken), (nxt, mask & ~taken)):
-                                if entry_pc != rpc:
-                                    sp[w] += 1
-                                    stk[w, sp[w], 0] = entry_pc
-                                    stk[w, sp[w], 1] = rpc
-                                    stk[w, sp[w], 2] = entry_mask
-                        _pop_converged(stk, sp, w)
-                        continue
-                    if op == OP_EXIT:
-                        if emask != 0:
-                            for k in range(sp[w] + 1):
-                                stk[w, k, 2] &= ~emask
-                        if stk[w, top, 2] != 0:
-                            stk[w, top, 0] = nxt
-                        _pop_converged(stk, sp, w)
-                        continue
-                    if op == OP_BAR:
-                        stk[w, top, 0] = nxt
-                        _pop_converged(stk, sp, w)
-                        wstat[w] = W_BAR
-                        break
-                    if emask != 0:
-                        if is_mem:
-                            if record:
-                                rec = ev_addr[S[S_ADDR]]
-                                rec[:] = -1
-                                S[S_ADDR] += 1
-                            else:
-                                rec = no_addr
-                            if _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64,
-                                       base, emask, w, b, L, regions, E, pc, rec) != 0:
-                                return ERROR
-                        elif op == OP_SPECIAL:
-                            cd = base + 32 * row[F_D]
-                            for l in range(32):
-                                if (emask >> l) & 1:
-                                    R[cd + l] = _special(row[F_X1], l, w, b, L, S)
-                        elif op == OP_CVTA:
-                            shift = 0
-                            sp_ = row[F_X1]
-                            if sp_ == S_SHARED:
-                                shift = BASE + L[L_SH_OFF]
-                            elif sp_ == S_LOCAL:
-                                shift = BASE + L[L_LOC_OFF]
-                            elif sp_ == S_CONST:
-                                shift = BASE + L[L_CON_OFF]
-                            elif sp_ == S_PARAM:
-                                shift = BASE + L[L_PAR_OFF]
-                            if row[F_X2] != 0:
-                                shift = -shift
-                            cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
-                            for l in range(32):
-                                if (emask >> l) & 1:
-                                    R[cd + l] = R[ca + l] + shift
-                        elif op == OP_SHFL:
-                            _shfl(row, R, base, emask, scratch)
-                        elif op == OP_VOTE:
-                            _vote(row, R, base, emask)
-                        elif op == OP_ACTIVEMASK:
-                            cd = base + 32 * row[F_D]
-                            for l in range(32):
-                                if (emask >> l) & 1:
-                                    R[cd + l] = mask
-                        elif op != OP_NOP:
-                            if alu(row, R, RF32, RF64, base, emask, carry) != 0:
-                                E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = \
-                                    ERR_UNSUPPORTED, pc, w, b
-                                return ERROR
-                    stk[w, top, 0] = nxt
-                    _pop_converged(stk, sp, w)
+                    r = _step(code, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, regions, L,
+                              S, stk, sp, wstat, wcount, tcount, E, ev, ev_addr, scratch,
+                              no_addr, w, b, w)
+                    if r != STEP:
+                        return r
             waiting = False
             for w in range(nw):
                 if wstat[w] == W_BAR:
@@ -556,3 +597,205 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
         S[S_STARTED] = 0
     return DONE
 
+
+@njit(cache=True)
+def _before(ht, hw, i, j):
+    return ht[i] < ht[j] or (ht[i] == ht[j] and hw[i] < hw[j])
+
+
+@njit(cache=True)
+def _push(ht, hw, hn, t, w):
+    """Warp ``w`` ready at cycle ``t`` into the binary heap ``ht``/``hw`` of ``hn[0]``."""
+    i = hn[0]
+    hn[0] += 1
+    ht[i], hw[i] = t, w
+    while i > 0:
+        p = (i - 1) // 2
+        if not _before(ht, hw, i, p):
+            break
+        ht[i], ht[p] = ht[p], ht[i]
+        hw[i], hw[p] = hw[p], hw[i]
+        i = p
+
+
+@njit(cache=True)
+def _pop(ht, hw, hn):
+    """(cycle, warp) of the earliest ready warp, taken off the heap."""
+    t, w = ht[0], hw[0]
+    hn[0] -= 1
+    n = hn[0]
+    ht[0], hw[0] = ht[n], hw[n]
+    i = 0
+    while True:
+        lo, r = 2 * i + 1, 2 * i + 2
+        m = i
+        if lo < n and _before(ht, hw, lo, m):
+            m = lo
+        if r < n and _before(ht, hw, r, m):
+            m = r
+        if m == i:
+            break
+        ht[i], ht[m] = ht[m], ht[i]
+        hw[i], hw[m] = hw[m], hw[i]
+        i = m
+    return t, w
+
+
+@njit(cache=True)
+def _atomic_lines(row, R, base, emask, L, lines):
+    """The lines (128 bytes) a global atomic's active lanes hit, each with the most lanes
+    on one of its words: ``lines[k] = (line, lanes)`` for k < the count returned; 0
+    for an atomic on shared memory."""
+    off0 = row[F_X2]
+    ca = base + 32 * row[F_A]
+    n = 0
+    sh = BASE + L[L_SH_OFF]
+    shend = sh + L[L_SH_STRIDE] * (L[L_SLOTS] - 1) + L[L_SH_SIZE]
+    for l in range(32):
+        if not (emask >> l) & 1:
+            continue
+        a = R[ca + l] + off0
+        if row[F_X1] == S_SHARED or (row[F_X1] == S_GENERIC and a >= sh and a < shend):
+            return 0
+        line = a >> 7
+        k = 0
+        while k < n and lines[k, 0] != line:
+            k += 1
+        if k == n:
+            lines[n, 0], lines[n, 1] = line, 0
+            n += 1
+        same = 0                                  # lanes before l on l's word
+        for j in range(l):
+            if (emask >> j) & 1 and R[ca + j] + off0 == a:
+                same += 1
+        lines[k, 1] = max(lines[k, 1], same + 1)
+    return n
+
+
+@njit(cache=True, error_model="numpy")
+def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
+                   block_hi, ev, ev_addr, scratch, order, T, clock, slot_block, ht, hw, hn,
+                   busy_line, busy_t, lines):
+    """Run the blocks of ``order`` (positions up to ``block_hi``) ``L[L_SLOTS]`` at a time,
+    their warps interleaved by time as the GPU runs them, so that atomics land in the
+    order their warps reach the L2: a CAS loop retries as often as other warps' successes
+    make it.
+
+    Every warp has a clock (cycles): an instruction takes one; a global load returns
+    after ``T[T_LOAD_LAT]``; an atomic reaches its lines' atomic units half its round
+    trip ``T[T_ATOM_LAT]`` after issue, waits its turn at each (one request at a time, a
+    unit busy ``T[T_CAS]`` or ``T[T_ATOM]`` a request and ``T[T_LANE]`` for each further
+    lane on one word: the atomics suite's measurements) and returns half the round trip
+    after its service. The warp with the earliest clock runs next, until it has issued a global
+    access (a heap orders them), so that atomics apply in the order they reach their
+    lines. A finished block's slot takes the next block; a barrier releases its block's
+    warps at the latest one's clock."""
+    RF32 = R.view(np.float32)
+    RF64 = R.view(np.float64)
+    M16, M32v, M64 = M.view(np.uint16), M.view(np.uint32), M.view(np.int64)
+    MF32, MF64 = M.view(np.float32), M.view(np.float64)
+    nw, K = L[L_NW], L[L_SLOTS]
+    no_addr = ev_addr[:0, 0]
+    stop = S[S_EXEC] + budget
+    if S[S_STARTED] == 0:
+        for s in range(K):
+            slot_block[s] = -1
+            if S[S_NEXT] < block_hi:
+                slot_block[s] = order[S[S_NEXT]] if order.shape[0] > 0 else S[S_NEXT]
+                S[S_NEXT] += 1
+                _start_block(s, R, tmpl, M, L, stk, sp, wstat)
+                for wl in range(nw):
+                    clock[s * nw + wl] = 0.0
+                    _push(ht, hw, hn, 0.0, s * nw + wl)
+        S[S_STARTED] = 1
+    while hn[0] > 0:
+        t, w = _pop(ht, hw, hn)
+        s = w // nw
+        b = slot_block[s]
+        base = w * L[L_NSLOTS] * 32
+        while True:
+            if sp[w] < 0:
+                wstat[w] = W_DONE
+                break
+            if S[S_EXEC] >= stop:
+                _push(ht, hw, hn, t, w)
+                return BUDGET
+            row = code[stk[w, sp[w], 0]]
+            op = row[F_OP]
+            glob = (op == OP_ATOM or ((op == OP_LD or op == OP_ST) and row[F_X4] == 0)) \
+                and (row[F_X1] == S_GLOBAL or row[F_X1] == S_GENERIC)
+            nl = 0
+            if op == OP_ATOM:
+                mask = stk[w, sp[w], 2]
+                emask = mask
+                g = row[F_G]
+                if g >= 0:
+                    emask = 0
+                    for l in range(32):
+                        if (mask >> l) & 1 and ((R[base + 32 * g + l] != 0) != (row[F_GN] != 0)):
+                            emask |= 1 << l
+                nl = _atomic_lines(row, R, base, emask, L, lines) if emask != 0 else 0
+            r = _step(code, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, regions, L, S, stk,
+                      sp, wstat, wcount, tcount, E, ev, ev_addr, scratch, no_addr, w, b,
+                      w - s * nw)
+            if r != STEP:
+                _push(ht, hw, hn, t, w)
+                return r
+            if op == OP_ATOM:
+                if nl == 0:
+                    t += T[T_SHARED]
+                else:
+                    arrive = t + 0.5 * T[T_ATOM_LAT]
+                    each = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
+                    done = arrive
+                    for k in range(nl):
+                        h = lines[k, 0] & (HASH - 1)
+                        if busy_line[h] != lines[k, 0]:
+                            busy_line[h], busy_t[h] = lines[k, 0], 0.0
+                        start = max(arrive, busy_t[h])
+                        busy_t[h] = start + each + T[T_LANE] * (lines[k, 1] - 1)
+                        done = max(done, busy_t[h])
+                    t = done + 0.5 * T[T_ATOM_LAT] if row[F_D] >= 0 else t + 1.0
+                clock[w] = t
+                if wstat[w] == W_RUN:
+                    _push(ht, hw, hn, t, w)
+                break
+            t += T[T_LOAD_LAT] if (glob and op == OP_LD) else 1.0
+            if wstat[w] == W_BAR:
+                break
+            if glob:
+                _push(ht, hw, hn, t, w)
+                break
+        clock[w] = t
+        if wstat[w] == W_RUN:
+            continue
+        # at a barrier or done: release the block's barrier once none of its warps runs;
+        # start the next block in the slot once all are done
+        running, done_all, latest = False, True, 0.0
+        for wl in range(nw):
+            x = s * nw + wl
+            if wstat[x] == W_RUN:
+                running = True
+            if wstat[x] != W_DONE:
+                done_all = False
+            latest = max(latest, clock[x])
+        if running:
+            continue
+        if not done_all:
+            for wl in range(nw):
+                x = s * nw + wl
+                if wstat[x] == W_BAR:
+                    wstat[x] = W_RUN
+                    clock[x] = latest
+                    _push(ht, hw, hn, latest, x)
+            continue
+        S[S_BLOCK] += 1
+        slot_block[s] = -1
+        if S[S_NEXT] < block_hi:
+            slot_block[s] = order[S[S_NEXT]] if order.shape[0] > 0 else S[S_NEXT]
+            S[S_NEXT] += 1
+            _start_block(s, R, tmpl, M, L, stk, sp, wstat)
+            for wl in range(nw):
+                clock[s * nw + wl] = latest
+                _push(ht, hw, hn, latest, s * nw + wl)
+    return DONE

@@ -172,7 +172,8 @@ def _param_bytes(prog, flat, kernel_name):
 
 def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
                    cc=(9, 0), nsm=132, record=False, progress=None,
-                   blocks=None, write_back=True, max_record=None) -> Emulation:
+                   blocks=None, write_back=True, max_record=None, concurrent=None,
+                   resident=None, atomics=None) -> Emulation:
     """Run ``kernel[grid, block](*args)`` on the CPU from the kernel's PTX.
 
     ``kernel`` is a numba ``@cuda.jit`` kernel (compiled here, no GPU needed) or PTX
@@ -189,6 +190,13 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     is not there). ``write_back=False`` leaves the arrays as they were. ``max_record``:
     with ``record``, a ValueError once the trace holds more warp-instructions than that
     (its memory and time grow with it), naming the blocks.
+
+    ``concurrent``: run ``resident`` blocks at a time (default: as many as ``nsm`` SMs
+    hold by the thread limit), their warps interleaved by time so that atomics land in
+    the order their warps reach the L2 (``emulator.run_concurrent``; ``atomics`` its
+    timing, ``emulator.T_*``: default the H100's, ``atomic_timing``). Default (None):
+    for a kernel with an atomic compare-and-swap or exchange, whose lock-free loops
+    retry as often as other warps' successes make them; blocks one after another else.
     """
     gdims = _dims(grid, "grid", MAX_GRID)
     bdims = _dims(block, "block", MAX_BLOCK)
@@ -232,8 +240,25 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     con_off = (off + 255) // 256 * 256
     par_off = (con_off + prog.const_bytes + 255) // 256 * 256
     sh_off = (par_off + prog.param_bytes + 255) // 256 * 256
-    loc_off = (sh_off + shared_total + 255) // 256 * 256
-    total = (loc_off + nthreads * prog.local_bytes + 4095) // 4096 * 4096
+    nw = (nthreads + 31) // 32
+    nblocks = gdims[0] * gdims[1] * gdims[2]
+    order = _block_order(blocks, nblocks)
+    nrun = len(order) if blocks is not None else nblocks
+    if concurrent is None:
+        concurrent = bool(np.any((prog.code[:, isa.F_OP] == isa.OP_ATOM)
+                                 & np.isin(prog.code[:, isa.F_X3], (isa.ATOM["cas"],
+                                                                     isa.ATOM["exch"]))))
+    slots = 1
+    if concurrent:
+        if resident is None:
+            resident = nsm * max(1, min(32, 2048 // (32 * nw)))
+        if isinstance(resident, bool) or not isinstance(resident, (int, np.integer)) \
+                or resident < 1:
+            raise ValueError(f"resident={resident!r}: expected an int >= 1 (blocks at a time)")
+        slots = int(min(resident, nrun))
+    sh_stride = (shared_total + 255) // 256 * 256
+    loc_off = (sh_off + slots * sh_stride + 255) // 256 * 256
+    total = (loc_off + slots * nw * 32 * prog.local_bytes + 4095) // 4096 * 4096
     M = np.zeros(total, dtype=np.uint8)
     for (lo, hi, _), o in zip(segs, seg_off):
         if hi > lo:
@@ -254,10 +279,6 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     params = _param_bytes(prog, flat, kname)
     M[par_off:par_off + len(params)] = np.frombuffer(params, np.uint8)
 
-    nw = (nthreads + 31) // 32
-    nblocks = gdims[0] * gdims[1] * gdims[2]
-    order = _block_order(blocks, nblocks)
-    nrun = len(order) if blocks is not None else nblocks
     L = np.zeros(em.L_SIZE, dtype=np.int64)
     L[em.L_GX:em.L_GZ + 1] = gdims
     L[em.L_BX:em.L_BZ + 1] = bdims
@@ -268,13 +289,15 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     L[em.L_CON_OFF], L[em.L_CON_SIZE] = con_off, prog.const_bytes
     L[em.L_NSM], L[em.L_CARRY], L[em.L_RECORD] = nsm, prog.carry_slot, int(bool(record))
     L[em.L_DYN_SMEM], L[em.L_NBLOCKS], L[em.L_DEPTH] = shared_bytes, nblocks, DEPTH
+    L[em.L_SLOTS], L[em.L_SH_STRIDE] = slots, sh_stride
     tmpl = np.zeros(prog.nslots * 32, dtype=np.int64)
     for s, v in zip(prog.const_slots, prog.const_values):
         tmpl[s * 32:(s + 1) * 32] = v
-    R = np.zeros(nw * prog.nslots * 32, dtype=np.int64)
-    stk = np.zeros((nw, DEPTH, 3), dtype=np.int64)
-    sp = np.zeros(nw, dtype=np.int64)
-    wstat = np.zeros(nw, dtype=np.int64)
+    nwt = slots * nw
+    R = np.zeros(nwt * prog.nslots * 32, dtype=np.int64)
+    stk = np.zeros((nwt, DEPTH, 3), dtype=np.int64)
+    sp = np.zeros(nwt, dtype=np.int64)
+    wstat = np.zeros(nwt, dtype=np.int64)
     n = prog.code.shape[0]
     wcount = np.zeros(n, dtype=np.int64)
     tcount = np.zeros(n, dtype=np.int64)
@@ -285,18 +308,30 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     ev_addr = np.zeros((1 << 12 if record else 0, 32), dtype=np.int64)
     scratch = np.zeros(32, dtype=np.int64)
     from simulator import jit
-    jit.announce("PTX emulator", [em.run])
+    if concurrent:
+        T = atomic_timing() if atomics is None else np.asarray(atomics, np.float64)
+        if T.shape != (em.T_SIZE,) or not np.isfinite(T).all() or (T < 0).any():
+            raise ValueError(f"atomics={atomics!r}: expected {em.T_SIZE} cycle counts >= 0 "
+                             "(emulator.T_*)")
+        extra = (T, np.zeros(nwt), np.zeros(slots, np.int64), np.zeros(nwt),
+                 np.zeros(nwt, np.int64), np.zeros(1, np.int64),
+                 np.full(em.HASH, -1, np.int64), np.zeros(em.HASH), np.zeros((32, 2), np.int64))
+        runner = em.run_concurrent
+    else:
+        extra, runner = (), em.run
+    jit.announce("PTX emulator", [runner])
     # numba compiles the interpreter on its first call (once, cached): a call with no
     # budget compiles it and starts block 0, outside the emulation's wall time
-    em.run(prog.code, R, tmpl, M, reg, L, S, stk, sp, wstat, wcount, tcount, E, 0, nrun,
-           ev, ev_addr, scratch, order)
+    runner(prog.code, R, tmpl, M, reg, L, S, stk, sp, wstat, wcount, tcount, E, 0, nrun,
+           ev, ev_addr, scratch, order, *extra)
     t0 = time.perf_counter()
     while True:
-        status = em.run(prog.code, R, tmpl, M, reg, L, S, stk, sp, wstat, wcount, tcount,
-                        E, SLICE, nrun, ev, ev_addr, scratch, order)
+        status = runner(prog.code, R, tmpl, M, reg, L, S, stk, sp, wstat, wcount, tcount,
+                        E, SLICE, nrun, ev, ev_addr, scratch, order, *extra)
         if status == em.DONE:
             break
         if status == em.ERROR:
+            E[em.E_WARP] %= nw                 # a slot's warp: the block's own warp
             raise ValueError(_error_text(prog, kname, E, L, reg))
         if status == em.TRACE_FULL:
             if max_record is not None and S[em.S_EV] > max_record:
@@ -330,6 +365,29 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
                  "program": prog}
     return Emulation(kname, gdims, bdims, int(S[em.S_EXEC]), int(S[em.S_THREADS]), wall,
                      per, trace)
+
+
+def atomic_timing(hw=None) -> np.ndarray:
+    """``run_concurrent``'s timing (``emulator.T_*``, cycles) from preset ``hw``'s L2
+    (default the H100 SXM's): its atomics' round trip and a line's atomic unit per
+    request and per further lane on one word (``atomic_*`` fields: the atomics suite's
+    measurements), a global load's L2 latency, a shared access's latency. A preset
+    without atomics figures takes the H100's in cycles, with its own L2 latency for the
+    round trip's share beyond the H100's."""
+    import hwmodels
+    h100 = hwmodels.get("h100-sxm").l2
+    hw = hwmodels.get("h100-sxm") if hw is None else hw
+    l2 = hw.l2
+    measured = l2.atomic_latency_cycles is not None
+    src = l2 if measured else h100
+    lat = l2.atomic_latency_cycles if measured else \
+        h100.atomic_latency_cycles - h100.latency_cycles + l2.latency_cycles
+    T = np.zeros(em.T_SIZE)
+    T[em.T_ATOM_LAT], T[em.T_LOAD_LAT] = lat, l2.latency_cycles
+    T[em.T_CAS], T[em.T_ATOM] = src.atomic_cas_cycles, src.atomic_cycles
+    T[em.T_LANE] = src.atomic_lane_cycles
+    T[em.T_SHARED] = hw.sm.shared_latency_cycles
+    return T
 
 
 def _block_order(blocks, nblocks) -> np.ndarray:

@@ -31,7 +31,7 @@ import numpy as np
 
 from simulator import arguments as arg
 from simulator.kernelcode import sassclass, sassmap
-from simulator.kernelcode.launch import _dims, MAX_BLOCK, MAX_GRID, emulate_kernel
+from simulator.kernelcode.launch import _dims, MAX_BLOCK, MAX_GRID, atomic_timing, emulate_kernel
 from simulator.kernelcode.lineinfo import ptx_lines
 from simulator.kernelcode.toolchain import KernelPTX, cc_of, kernel_ptx, sass, sm_arch
 
@@ -140,10 +140,10 @@ def _work(grid, ids, counts) -> np.ndarray:
     return out
 
 
-def _record(kernel, grid, block, args, blocks, name, shared_bytes, cc, nsm, most=FULL_TRACE_MAX):
+def _record(kernel, grid, block, args, blocks, name, shared_bytes, cc, hw, most=FULL_TRACE_MAX):
     return emulate_kernel(kernel, grid, block, list(args), name=name, shared_bytes=shared_bytes,
-                          cc=cc, nsm=nsm, record=True, blocks=blocks, write_back=False,
-                          max_record=most)
+                          cc=cc, nsm=hw.sm_count, record=True, blocks=blocks, write_back=False,
+                          max_record=most, atomics=atomic_timing(hw))
 
 
 def _per_block(tr: sassmap.Traces) -> np.ndarray:
@@ -228,9 +228,9 @@ def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes)
     from simulator.simt.kernels.launch import Launch
     g, b = _dims(grid, "grid", MAX_GRID), _dims(block, "block", MAX_BLOCK)
     launch = Launch(g, b)
-    cc, nsm = c.kptx.cc, hw.sm_count
+    cc = c.kptx.cc
     probe = _probe_ids(launch.grid)
-    em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, nsm, PROBE_MAX)
+    em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, hw, PROBE_MAX)
     ptr = sassmap.warp_traces(c.smap, em.trace)
     work = _work(launch.grid, probe, _per_block(ptr))
     params, names = E.params(launch)
@@ -359,7 +359,7 @@ def _trace(p: _Probe, hw, blocks, mode):
         rec = p.em.trace
     else:
         rec = _record(p.kernel, p.g, p.b, p.args, blocks, p.name, p.shared_bytes, c.kptx.cc,
-                      hw.sm_count).trace
+                      hw).trace
     tr = _moved(p, p.ptr if rec is p.em.trace else sassmap.warp_traces(c.smap, rec))
     work = p.work
     if mode == "full":
@@ -475,10 +475,11 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
         jit.announce("SIMT engine", [core.run])
         res = engine.simulate(hw, progs, policy=policy, mode=mode, trace=trace,
                               l2_warm=(l2 == "warm"), budget=budget, l2_empty=(l2 == "flushed"))
-    rows, each = [], []
+    rows, each, atomics = [], [], []
     for k, (p, (prog, tr)) in enumerate(zip(probes, traced)):
         c = p.c
         scale = float(prog.block_work.sum()) / max(1.0, float(prog.block_work[prog.blocks].sum()))
+        atomics.append(atomic_unit_cycles(c, tr, hw, scale))
         ns = len(c.sass.instrs)
         counts = np.bincount(tr.sass_index, minlength=ns) * scale
         threads = np.bincount(tr.sass_index, weights=_popcount(tr.masks), minlength=ns) * scale
@@ -505,6 +506,7 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
     per = [efficiency([r for r in rows if r.get("launch", 0) == k]) for k in range(len(probes))]
     res = dataclasses.replace(res, simt_efficiency=efficiency(rows), launches=[
         dataclasses.replace(lc, simt_efficiency=e) for lc, e in zip(res.launches, per)])
+    res = _atomics_bound(res, atomics, hw)
     extra = {**res.extra, "sass": rows, "arch": each[0]["arch"],
              "traced_blocks": sum(e["traced_blocks"] for e in each),
              "total_blocks": sum(e["total_blocks"] for e in each)}
@@ -512,6 +514,63 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
         extra["launches"] = each
     return dataclasses.replace(res, workload=" + ".join(e["workload"] for e in each),
                                wall_seconds=time.perf_counter() - wall, extra=extra)
+
+
+def _atomic_kind(text: str) -> int:
+    """0: not an atomic on global memory; 1: an atomic (add, min, ...); 2: a CAS or an
+    exchange (the atomics suite's two rates)."""
+    op = text.split()[1] if text.startswith("@") else text.split()[0]
+    name = op.split(".")[0]
+    if name not in ("ATOMG", "REDG", "ATOM", "RED"):
+        return 0
+    return 2 if (".CAS" in op or ".EXCH" in op) else 1
+
+
+def atomic_unit_cycles(c: Compiled, tr: sassmap.Traces, hw, scale: float = 1.0) -> float:
+    """The cycles the busiest L2 line's atomic unit works through the traced warps'
+    atomics (times ``scale``, the launch's work over the traced): each warp request to
+    a line holds it ``atomic_cycles`` (a CAS or an exchange: ``atomic_cas_cycles``) and
+    ``atomic_lane_cycles`` for each further lane on its busiest word (the preset's L2,
+    ``launch.atomic_timing``). One line serves one request at a time, so a launch whose
+    warps pile atomics onto a few words takes at least this long however its SMs run."""
+    from simulator.kernelcode import emulator as em
+    kind = np.array([_atomic_kind(i.text) for i in c.sass.instrs] + [0], np.int64)
+    k = kind[np.minimum(tr.sass_index, len(kind) - 1)]
+    sel = np.flatnonzero((k > 0) & (tr.rows[:, 5] >= 0))
+    if not len(sel):
+        return 0.0
+    T = atomic_timing(hw)
+    a = tr.addresses[tr.rows[sel, 5], :32]
+    r, lane = np.nonzero(a >= 0)
+    if not len(r):
+        return 0.0
+    words, lanes = np.unique(np.stack([r, a[r, lane]]), axis=1, return_counts=True)
+    req_lines, inv = np.unique(np.stack([words[0], words[1] >> 7]), axis=1, return_inverse=True)
+    most = np.zeros(req_lines.shape[1], np.int64)
+    np.maximum.at(most, inv.ravel(), lanes)
+    each = np.where(k[sel][req_lines[0]] == 2, T[em.T_CAS], T[em.T_ATOM])
+    busy = each + T[em.T_LANE] * (most - 1)
+    _, line_of = np.unique(req_lines[1], return_inverse=True)
+    return float(np.bincount(line_of.ravel(), weights=busy).max() * scale)
+
+
+def _atomics_bound(res, atomics, hw):
+    """``res`` with each launch at least its busiest line's atomic-unit cycles
+    (``atomic_unit_cycles``; the engine times an atomic as a load and does not queue
+    them at their lines): a launch the bound exceeds takes it, limited by
+    ``l2 atomics``; ``extra["atomic_unit_cycles"]`` lists each launch's bound."""
+    launches, added = [], 0.0
+    for lc, cyc in zip(res.launches, atomics):
+        if lc.cycles is not None and cyc > lc.cycles:
+            added += (cyc - lc.cycles) / hw.clock_hz
+            lc = dataclasses.replace(lc, cycles=cyc, limiter="l2 atomics")
+        launches.append(lc)
+    extra = {**res.extra, "atomic_unit_cycles": [float(x) for x in atomics]}
+    if not added:
+        return dataclasses.replace(res, extra=extra)
+    return dataclasses.replace(res, seconds=res.seconds + added, launches=launches,
+                               cycles=(res.cycles or 0.0) + added * hw.clock_hz,
+                               limiter="l2 atomics", extra=extra)
 
 
 def _engine_columns(rows, lr, counts) -> None:

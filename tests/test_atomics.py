@@ -1,0 +1,156 @@
+"""Atomics under contention: the emulator's concurrent run (blocks resident together,
+warps interleaved by time, atomics queued at their lines) against closed forms and the
+one-block-at-a-time run, and the L2 atomic unit's bound against its closed form."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import hwmodels
+import simulator as rs
+from simulator.kernelcode import emulator as em
+from simulator.kernelcode import timing
+from simulator.kernelcode.cases.base import compare
+from simulator.kernelcode.cases.examples import all_cases
+from simulator.kernelcode.launch import atomic_timing, emulate_kernel
+from simulator.measure import micro
+
+ROOT = Path(__file__).resolve().parents[1]
+H100 = hwmodels.get("h100-sxm")
+
+
+@cuda.jit
+def cas_counter(counter, tries):
+    """Lane 0 of every warp adds 1 to counter[0] with a CAS loop and counts its tries."""
+    if cuda.threadIdx.x % 32 == 0:
+        n = 0
+        old = counter[0]
+        while True:
+            n += 1
+            assumed = old
+            old = cuda.atomic.cas(counter, 0, assumed, assumed + 1)
+            if old == assumed:
+                break
+        tries[cuda.grid(1) // 32] = n
+
+
+def test_a_cas_loop_retries_once_for_each_warp_that_got_there_first():
+    """Closed form of the line's first-come order: all 16 warps (8 blocks of 2, resident
+    together) read 0 and reach the line in warp order; the first succeeds, every other
+    fails and reads the new value, and so on: warp k tries k + 1 times. One block after
+    another, nothing contends: one try each."""
+    for concurrent, want in ((True, np.arange(1, 17)), (False, np.ones(16))):
+        counter, tries = np.zeros(1, np.int32), np.zeros(16, np.int32)
+        emulate_kernel(cas_counter, (8,), (64,), [counter, tries], concurrent=concurrent)
+        assert counter[0] == 16
+        assert np.array_equal(tries, want), (concurrent, tries)
+
+
+def test_the_default_runs_a_cas_kernel_concurrently_and_others_one_block_at_a_time():
+    counter, tries = np.zeros(1, np.int32), np.zeros(16, np.int32)
+    emulate_kernel(cas_counter, (8,), (64,), [counter, tries])
+    assert tries.max() == 16
+    # one block resident at a time: only a block's two warps contend
+    counter, tries = np.zeros(1, np.int32), np.zeros(16, np.int32)
+    emulate_kernel(cas_counter, (8,), (64,), [counter, tries], resident=1)
+    assert np.array_equal(tries, np.tile([1, 2], 8))
+
+
+@pytest.mark.parametrize("bad", [0, -3, 1.5, True])
+def test_a_bad_resident_count_is_refused_naming_it(bad):
+    with pytest.raises(ValueError, match="resident="):
+        emulate_kernel(cas_counter, (8,), (64,), [np.zeros(1, np.int32), np.zeros(16, np.int32)],
+                       concurrent=True, resident=bad)
+
+
+def test_the_contended_atomics_case_gives_numpys_answer_run_concurrently():
+    case = next(c for c in all_cases()[0] if c.name == "atomics_minmax_cas")
+    grid, block, args, _ = case.setup(np.random.default_rng(3), n=1 << 11, block=128)
+    before = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+    emulate_kernel(case.kernel, grid, block, args, concurrent=True)
+    assert compare(case, args, case.expected(before)) == []
+
+
+@pytest.mark.parametrize("name,size", [("reduce_interleaved", {"n": 1 << 12}),
+                                       ("transpose_tile33", {"rows": 64, "cols": 96})])
+def test_a_kernel_without_atomics_traces_the_same_run_concurrently(name, size):
+    """Shared memory, barriers and no races: each block's warps run the same streams
+    with the same addresses whether the blocks run together (each slot with its own
+    shared memory) or one after another -- the traces, once per warp, are equal."""
+    kernel, grid, block, args = rs.load_launcher(f"{ROOT / 'examples' / 'teaching.py'}:"
+                                                 f"launch_{name}", **size)
+    outs, traces = [], []
+    for concurrent in (False, True):
+        a = [np.copy(x) if isinstance(x, np.ndarray) else x for x in args]
+        e = emulate_kernel(kernel, grid, block, a, record=True, concurrent=concurrent,
+                           resident=3)
+        outs.append(a)
+        traces.append(e.trace)
+    for x, y in zip(*outs):
+        if isinstance(x, np.ndarray):
+            assert np.array_equal(x, y)
+    (s0, s1) = [t["events"][np.argsort(t["events"][:, 0], kind="stable")] for t in traces]
+    assert np.array_equal(s0[:, :3], s1[:, :3])
+    a0 = traces[0]["addresses"][s0[s0[:, 3] >= 0, 3]]
+    a1 = traces[1]["addresses"][s1[s1[:, 3] >= 0, 3]]
+    assert np.array_equal(a0, a1)
+
+
+@pytest.mark.parametrize("spread,cas", [(32, 0), (12, 1), (4, 0), (1, 1)])
+def test_the_atomic_unit_bound_is_its_closed_form(spread, cas):
+    """The atomics suite's kernel: 4 warps x 8 requests on one line, the busiest word
+    with ceil(32 / spread) lanes: 32 requests, each the unit's time for the op plus a
+    lane's for each further lane on that word."""
+    kernel = micro.atomic_line_kernel
+    args = [np.zeros(32, np.int32), np.zeros(128, np.int64), 8, spread, cas]
+    c = timing.compile_kernel(kernel, args, timing.cc_of(H100))
+    _, tr, _ = timing.trace_program(c, kernel, H100, (1,), (128,), args, mode="full")
+    l2 = H100.l2
+    each = l2.atomic_cas_cycles if cas else l2.atomic_cycles
+    want = 32 * (each + l2.atomic_lane_cycles * (-(-32 // spread) - 1))
+    assert timing.atomic_unit_cycles(c, tr, H100) == pytest.approx(want, rel=1e-9)
+
+
+def test_a_launch_bound_by_its_atomic_unit_says_so():
+    """2,048 requests of 32 lanes on one word: the unit's 2,048 x (9.5 + 31 x 1.26)
+    cycles are far beyond what the engine times for the SMs; the launch takes them."""
+    kernel = micro.atomic_line_kernel
+    args = [np.zeros(32, np.int32), np.zeros(1024, np.int64), 64, 1, 1]
+    r = rs.simulate_kernel(kernel, (8,), (128,), args, hw=H100, mode="full")
+    l2 = H100.l2
+    want = 32 * 64 * (l2.atomic_cas_cycles + 31 * l2.atomic_lane_cycles)
+    assert r.extra["atomic_unit_cycles"] == [pytest.approx(want)]
+    assert r.limiter == "l2 atomics" and r.launches[0].limiter == "l2 atomics"
+    assert r.seconds == pytest.approx(want / H100.clock_hz, rel=1e-6)
+
+
+def test_atomic_timing_reads_the_preset_and_a_preset_without_figures_takes_the_h100s():
+    t = atomic_timing(H100)
+    assert t[em.T_ATOM_LAT] == H100.l2.atomic_latency_cycles
+    assert t[em.T_CAS] == H100.l2.atomic_cas_cycles
+    fermi = hwmodels.get("gtx480")
+    assert fermi.l2.atomic_latency_cycles is None
+    tf = atomic_timing(fermi)
+    assert tf[em.T_CAS] == H100.l2.atomic_cas_cycles
+    assert tf[em.T_ATOM_LAT] == (H100.l2.atomic_latency_cycles - H100.l2.latency_cycles
+                                 + fermi.l2.latency_cycles)
+
+
+def test_the_atomics_figures_come_together():
+    with pytest.raises(ValueError, match="atomic_cycles: not given"):
+        hwmodels.with_overrides(hwmodels.get("gtx480"), ["l2.atomic_latency_cycles=500"])
+
+
+def test_the_preset_is_the_fit_of_its_measurements():
+    """hopper.py's figures are scripts/fit_atomics.py's over the committed atomics suite."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("fit", ROOT / "scripts" / "fit_atomics.py")
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    recs = json.loads((ROOT / "data" / "measurements" / "h100-sxm" / "atomics.json")
+                      .read_text())["records"]
+    got = fit.fit(recs)
+    for k, v in got.items():
+        assert getattr(H100.l2, k) == pytest.approx(v, rel=1e-3), k
