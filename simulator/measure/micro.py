@@ -180,3 +180,42 @@ def atomic_line_kernel(words, out, iters, spread, cas):
             old = cuda.atomic.add(words, k, int32(1))
         acc += old
     out[cuda.grid(1)] = acc
+
+
+@cuda.jit
+def cas_lanes_kernel(counter, tries, lanes, keys):
+    """The first ``lanes`` lanes of every warp add 1 to ``counter[lane % keys]`` with a
+    CAS loop, each counting its tries: how a warp's several lanes on one word fare."""
+    lane = cuda.threadIdx.x % 32
+    if lane < lanes:
+        k = lane % keys
+        n = 0
+        old = counter[k]
+        while True:
+            n += 1
+            assumed = old
+            old = cuda.atomic.cas(counter, k, assumed, assumed + 1)
+            if old == assumed:
+                break
+        tries[cuda.grid(1)] = n
+
+
+@cuda.jit
+def cas_order_kernel(counter, tries, rank):
+    """Lane 0 of every warp adds 1 to ``counter[0]`` with a CAS loop: its tries and the
+    value it found when it succeeded (its place in the order of successes). A line that
+    served its requests first come, first served would give the k-th warp to succeed
+    k tries (all warps read 0 at once); how far the tries fall short of that says how
+    unfair the L2's arbitration among warps and SMs is."""
+    if cuda.threadIdx.x % 32 == 0:
+        w = cuda.grid(1) // 32
+        n = 0
+        old = counter[0]
+        while True:
+            n += 1
+            assumed = old
+            old = cuda.atomic.cas(counter, 0, assumed, assumed + 1)
+            if old == assumed:
+                break
+        tries[w] = n
+        rank[w] = old

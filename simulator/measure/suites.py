@@ -22,7 +22,7 @@ from .harness import rotation_sets  # noqa: F401 (suites.rotation_sets: its home
 from . import harness, micro
 
 SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels",
-          "teaching", "atomics")
+          "teaching", "atomics", "atomic_order")
 SLICE_STRIDES = (1, 2, 3, 4, 8, 16, 32)     # lines between the lines read
 LINE_SPREADS = (1, 2, 4, 8, 16, 32)         # lines one warp request touches
 RELU_BLOCKS = (64, 128, 256, 512, 1024)
@@ -528,6 +528,43 @@ def run_atomics(c, seed=0):
     return recs
 
 
+def run_atomic_order(c, seed=0):
+    """The order a contended CAS loop's successes come in (``micro.cas_order_kernel``):
+    one lane a warp, each warp's tries and place, five launches of each shape; against
+    the first come, first served line's W(W+1)/2 tries for W warps."""
+    recs = []
+    for blocks, threads in ((32, 128), (132, 32), (132, 128), (128, 128)):
+        warps = blocks * threads // 32
+        for rep in range(5):
+            counter = c.to_device(np.zeros(1, np.int32))
+            tries = c.device_array(warps, np.int32)
+            rank = c.device_array(warps, np.int32)
+            micro.cas_order_kernel[blocks, threads](counter, tries, rank)
+            t, r = tries.copy_to_host(), rank.copy_to_host()
+            recs.append({"name": "cas_order", "grid": blocks, "block": threads, "warps": warps,
+                         "launch": rep, "tries": t.tolist(), "rank": r.tolist(),
+                         "total_tries": int(t.sum()), "first_come_tries": warps * (warps + 1) // 2,
+                         "ok": bool(int(counter.copy_to_host()[0]) == warps
+                                    and np.array_equal(np.sort(r), np.arange(warps)))})
+    # several lanes of a warp on one word: the first ``lanes`` lanes on ``keys`` words
+    for blocks, threads in ((32, 128), (128, 128)):
+        for lanes, keys in ((2, 1), (32, 1), (32, 12), (12, 12)):
+            warps = blocks * threads // 32
+            for rep in range(3):
+                counter = c.to_device(np.zeros(32, np.int32))
+                tries = c.to_device(np.zeros(blocks * threads, np.int32))
+                micro.cas_lanes_kernel[blocks, threads](counter, tries, lanes, keys)
+                t = tries.copy_to_host().reshape(warps, 32)
+                want = np.zeros(32, np.int32)
+                np.add.at(want, np.arange(lanes) % keys, warps)
+                recs.append({"name": "cas_lanes", "grid": blocks, "block": threads,
+                             "warps": warps, "lanes": lanes, "keys": keys, "launch": rep,
+                             "tries": t[:, :lanes].tolist(), "total_tries": int(t.sum()),
+                             "first_come_tries": None,
+                             "ok": bool(np.array_equal(counter.copy_to_host(), want))})
+    return recs
+
+
 def run_kernels(c, seed=0, deadline_s=None):
     from .kernels import run_kernels as run
     return run(c, seed=seed, deadline_s=deadline_s)
@@ -542,7 +579,8 @@ def run_teaching(c, seed=0, deadline_s=None):
 
 RUNNERS = {"micro": run_micro, "grid": run_grid, "gemm": run_gemm, "conv": run_conv, "h2d": run_h2d,
            "resources": run_resources, "slices": run_slices, "lines": run_lines,
-           "kernels": run_kernels, "teaching": run_teaching, "atomics": run_atomics}
+           "kernels": run_kernels, "teaching": run_teaching, "atomics": run_atomics,
+           "atomic_order": run_atomic_order}
 
 
 def run(suite: str, command=None, deadline_s=None, **kw) -> dict:

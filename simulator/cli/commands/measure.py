@@ -12,7 +12,7 @@ from . import BY_NAME
 
 NEEDS = ("gpu",)
 SUITE_CHOICES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels",
-                 "teaching", "atomics", "all", "network", "torchvision", "compiled", "counters", "tune")
+                 "teaching", "atomics", "atomic_order", "all", "network", "torchvision", "compiled", "counters", "tune")
 
 
 def add_measure(sub):
@@ -29,7 +29,8 @@ def add_measure(sub):
                         "under Nsight Compute, instructions and bytes; kernels: users' numba "
                         "kernels (simulator.kernelcode.cases) timed and under Nsight Compute; "
                         "teaching: examples/teaching.py's kernels, measured alike; atomics: warps' "
-                        "atomic requests to one L2 line, round trip and throughput)")
+                        "atomic requests to one L2 line, round trip and throughput; atomic_order: the "
+                        "order a contended CAS loop's successes come in)")
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
     p.add_argument("--deadline", type=positive_seconds("deadline"), metavar="SECONDS",
                    help="gemm, conv, kernels, teaching: start no new shape after this many seconds; "
@@ -118,6 +119,12 @@ def _suite_table(name, data):
         print(format_table(["op", "words", "warps", "median s", "cycles/request",
                             "cycles/warp request", "ok"], rows,
                            right=[False, True, True, True, True, True, False]))
+    if name == "atomic_order":
+        rows = [[f"{r['name']} {r['grid']}x{r['block']}" + (f" {r['lanes']} lanes on {r['keys']}"
+                                                              if "lanes" in r else ""),
+                 r["launch"], r["total_tries"], r["first_come_tries"], r["ok"]] for r in recs]
+        print(format_table(["what", "launch", "tries", "first come, first served",
+                            "ok"], rows, right=[False, True, True, True, False]))
     if name == "slices":
         rows = [[r["stride_lines"], r["footprint_bytes"], r["median_s"], r["bandwidth_bytes_per_s"],
                  r["ok"]] for r in recs]
