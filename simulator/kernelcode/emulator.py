@@ -68,7 +68,10 @@ def _resolve(space, a, size, write, t, L, regions):
         sh, shs, st = L[L_SH_OFF], L[L_SH_SIZE], L[L_SH_STRIDE]
         lo, los = L[L_LOC_OFF], L[L_LOC_SIZE]
         co, cos = L[L_CON_OFF], L[L_CON_SIZE]
-        if shs > 0 and off >= sh and off < sh + st * (L[L_SLOTS] - 1) + shs:
+        if L[L_SLOTS] == 1:        # one block at a time (no division on the hot path)
+            if off >= sh and off < sh + shs:
+                return off if off + size <= sh + shs else -ERR_OOB
+        elif shs > 0 and off >= sh and off < sh + st * (L[L_SLOTS] - 1) + shs:
             return off if (off - sh) % st + size <= shs else -ERR_OOB
         if los > 0 and off >= lo and off < lo + los:
             return off + t * los if off + size <= lo + los else -ERR_OOB
@@ -86,8 +89,11 @@ def _resolve(space, a, size, write, t, L, regions):
     if a < 0:
         return -ERR_OOB
     if space == S_SHARED:
-        return L[L_SH_OFF] + t // (32 * L[L_NW]) * L[L_SH_STRIDE] + a \
-            if a + size <= L[L_SH_SIZE] else -ERR_OOB
+        if a + size > L[L_SH_SIZE]:
+            return -ERR_OOB
+        if L[L_SLOTS] == 1:
+            return L[L_SH_OFF] + a
+        return L[L_SH_OFF] + t // (32 * L[L_NW]) * L[L_SH_STRIDE] + a
     if space == S_LOCAL:
         return L[L_LOC_OFF] + t * L[L_LOC_SIZE] + a if a + size <= L[L_LOC_SIZE] \
             else -ERR_OOB
@@ -423,15 +429,11 @@ def _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base, emask, w, b
 
 @njit(cache=True, inline="always")
 def _step(code, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, regions, L, S, stk, sp, wstat,
-          wcount, tcount, E, ev, ev_addr, scratch, no_addr, w, b, wl):
-    """Warp ``w`` (warp ``wl`` of block ``b``) executes its next instruction: STEP (a
-    barrier leaves it W_BAR), TRACE_FULL (nothing done: the trace arrays are full) or
-    ERROR (``E`` filled)."""
-    nw, ns = L[L_NW], L[L_NSLOTS]
-    carry = L[L_CARRY]
-    depth = L[L_DEPTH]
-    record = L[L_RECORD] != 0
-    base = w * ns * 32
+          wcount, tcount, E, ev, ev_addr, scratch, no_addr, w, b, wl, nw, base, record):
+    """Warp ``w`` (warp ``wl`` of block ``b``; ``nw`` warps a block, its registers from
+    ``base``) executes its next instruction: STEP (a barrier leaves it W_BAR),
+    TRACE_FULL (nothing done: the trace arrays are full) or ERROR (``E`` filled)."""
+    carry, depth = L[L_CARRY], L[L_DEPTH]
     top = sp[w]
     pc = stk[w, top, 0]
     mask = stk[w, top, 2]
@@ -563,7 +565,8 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
     RF64 = R.view(np.float64)
     M16, M32v, M64 = M.view(np.uint16), M.view(np.uint32), M.view(np.int64)
     MF32, MF64 = M.view(np.float32), M.view(np.float64)
-    nw = L[L_NW]
+    nw, ns = L[L_NW], L[L_NSLOTS]
+    record = L[L_RECORD] != 0
     no_addr = ev_addr[:0, 0]
     stop = S[S_EXEC] + budget
     while S[S_BLOCK] < block_hi:
@@ -573,6 +576,7 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
             S[S_STARTED] = 1
         while True:
             for w in range(nw):
+                base = w * ns * 32
                 while wstat[w] == W_RUN:
                     if sp[w] < 0:
                         wstat[w] = W_DONE
@@ -581,7 +585,7 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
                         return BUDGET
                     r = _step(code, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, regions, L,
                               S, stk, sp, wstat, wcount, tcount, E, ev, ev_addr, scratch,
-                              no_addr, w, b, w)
+                              no_addr, w, b, w, nw, base, record)
                     if r != STEP:
                         return r
             waiting = False
@@ -695,6 +699,7 @@ def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcou
     M16, M32v, M64 = M.view(np.uint16), M.view(np.uint32), M.view(np.int64)
     MF32, MF64 = M.view(np.float32), M.view(np.float64)
     nw, K = L[L_NW], L[L_SLOTS]
+    record = L[L_RECORD] != 0
     no_addr = ev_addr[:0, 0]
     stop = S[S_EXEC] + budget
     if S[S_STARTED] == 0:
@@ -737,7 +742,7 @@ def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcou
                 nl = _atomic_lines(row, R, base, emask, L, lines) if emask != 0 else 0
             r = _step(code, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, regions, L, S, stk,
                       sp, wstat, wcount, tcount, E, ev, ev_addr, scratch, no_addr, w, b,
-                      w - s * nw)
+                      w - s * nw, nw, base, record)
             if r != STEP:
                 _push(ht, hw, hn, t, w)
                 return r
