@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from numba import cuda
 
 import hwmodels
 import simulator as rs
@@ -21,19 +20,12 @@ ROOT = Path(__file__).resolve().parents[1]
 H100 = hwmodels.get("h100-sxm")
 
 
-@cuda.jit
-def cas_counter(counter, tries):
-    """Lane 0 of every warp adds 1 to counter[0] with a CAS loop and counts its tries."""
-    if cuda.threadIdx.x % 32 == 0:
-        n = 0
-        old = counter[0]
-        while True:
-            n += 1
-            assumed = old
-            old = cuda.atomic.cas(counter, 0, assumed, assumed + 1)
-            if old == assumed:
-                break
-        tries[cuda.grid(1) // 32] = n
+def _cas_counter(**kw):
+    """micro.cas_order_kernel (lane 0 of every warp adds 1 with a CAS loop) on 8 blocks of
+    two warps: (the counter, each warp's tries, each warp's place among the successes)."""
+    counter, tries, rank = np.zeros(1, np.int32), np.zeros(16, np.int32), np.zeros(16, np.int32)
+    emulate_kernel(micro.cas_order_kernel, (8,), (64,), [counter, tries, rank], **kw)
+    return counter, tries, rank
 
 
 def test_a_cas_loop_retries_once_for_each_warp_that_got_there_first():
@@ -42,27 +34,21 @@ def test_a_cas_loop_retries_once_for_each_warp_that_got_there_first():
     fails and reads the new value, and so on: warp k tries k + 1 times. One block after
     another, nothing contends: one try each."""
     for concurrent, want in ((True, np.arange(1, 17)), (False, np.ones(16))):
-        counter, tries = np.zeros(1, np.int32), np.zeros(16, np.int32)
-        emulate_kernel(cas_counter, (8,), (64,), [counter, tries], concurrent=concurrent)
-        assert counter[0] == 16
+        counter, tries, rank = _cas_counter(concurrent=concurrent)
+        assert counter[0] == 16 and np.array_equal(rank, np.arange(16))
         assert np.array_equal(tries, want), (concurrent, tries)
 
 
 def test_the_default_runs_a_cas_kernel_concurrently_and_others_one_block_at_a_time():
-    counter, tries = np.zeros(1, np.int32), np.zeros(16, np.int32)
-    emulate_kernel(cas_counter, (8,), (64,), [counter, tries])
-    assert tries.max() == 16
+    assert _cas_counter()[1].max() == 16
     # one block resident at a time: only a block's two warps contend
-    counter, tries = np.zeros(1, np.int32), np.zeros(16, np.int32)
-    emulate_kernel(cas_counter, (8,), (64,), [counter, tries], resident=1)
-    assert np.array_equal(tries, np.tile([1, 2], 8))
+    assert np.array_equal(_cas_counter(resident=1)[1], np.tile([1, 2], 8))
 
 
 @pytest.mark.parametrize("bad", [0, -3, 1.5, True])
 def test_a_bad_resident_count_is_refused_naming_it(bad):
     with pytest.raises(ValueError, match="resident="):
-        emulate_kernel(cas_counter, (8,), (64,), [np.zeros(1, np.int32), np.zeros(16, np.int32)],
-                       concurrent=True, resident=bad)
+        _cas_counter(concurrent=True, resident=bad)
 
 
 def test_the_contended_atomics_case_gives_numpys_answer_run_concurrently():

@@ -556,15 +556,20 @@ def _step(code, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, regions, L, S, stk
     return STEP
 
 
+@njit(cache=True)
+def _views(R, M):
+    """The register file as float32 and float64, the memory as 16-, 32- and 64-bit words
+    and as float32 and float64."""
+    return (R.view(np.float32), R.view(np.float64), M.view(np.uint16), M.view(np.uint32),
+            M.view(np.int64), M.view(np.float32), M.view(np.float64))
+
+
 @njit(cache=True, error_model="numpy")
 def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
         block_hi, ev, ev_addr, scratch, order):
     """Run the blocks at positions S[S_BLOCK] to ``block_hi`` of ``order`` one after
     another (see the module's docstring)."""
-    RF32 = R.view(np.float32)
-    RF64 = R.view(np.float64)
-    M16, M32v, M64 = M.view(np.uint16), M.view(np.uint32), M.view(np.int64)
-    MF32, MF64 = M.view(np.float32), M.view(np.float64)
+    RF32, RF64, M16, M32v, M64, MF32, MF64 = _views(R, M)
     nw, ns = L[L_NW], L[L_NSLOTS]
     record = L[L_RECORD] != 0
     no_addr = ev_addr[:0, 0]
@@ -676,6 +681,22 @@ def _atomic_lines(row, R, base, emask, L, lines):
     return n
 
 
+@njit(cache=True)
+def _next_block(s, t, R, tmpl, M, L, S, stk, sp, wstat, block_hi, order, clock, slot_block,
+                ht, hw, hn):
+    """Slot ``s`` takes the next block of ``order`` (-1: none left), its warps ready at
+    cycle ``t``."""
+    slot_block[s] = -1
+    if S[S_NEXT] < block_hi:
+        slot_block[s] = order[S[S_NEXT]] if order.shape[0] > 0 else S[S_NEXT]
+        S[S_NEXT] += 1
+        _start_block(s, R, tmpl, M, L, stk, sp, wstat)
+        nw = L[L_NW]
+        for wl in range(nw):
+            clock[s * nw + wl] = t
+            _push(ht, hw, hn, t, s * nw + wl)
+
+
 @njit(cache=True, error_model="numpy")
 def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
                    block_hi, ev, ev_addr, scratch, order, T, clock, slot_block, ht, hw, hn,
@@ -694,24 +715,15 @@ def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcou
     access (a heap orders them), so that atomics apply in the order they reach their
     lines. A finished block's slot takes the next block; a barrier releases its block's
     warps at the latest one's clock."""
-    RF32 = R.view(np.float32)
-    RF64 = R.view(np.float64)
-    M16, M32v, M64 = M.view(np.uint16), M.view(np.uint32), M.view(np.int64)
-    MF32, MF64 = M.view(np.float32), M.view(np.float64)
+    RF32, RF64, M16, M32v, M64, MF32, MF64 = _views(R, M)
     nw, K = L[L_NW], L[L_SLOTS]
     record = L[L_RECORD] != 0
     no_addr = ev_addr[:0, 0]
     stop = S[S_EXEC] + budget
     if S[S_STARTED] == 0:
         for s in range(K):
-            slot_block[s] = -1
-            if S[S_NEXT] < block_hi:
-                slot_block[s] = order[S[S_NEXT]] if order.shape[0] > 0 else S[S_NEXT]
-                S[S_NEXT] += 1
-                _start_block(s, R, tmpl, M, L, stk, sp, wstat)
-                for wl in range(nw):
-                    clock[s * nw + wl] = 0.0
-                    _push(ht, hw, hn, 0.0, s * nw + wl)
+            _next_block(s, 0.0, R, tmpl, M, L, S, stk, sp, wstat, block_hi, order, clock,
+                        slot_block, ht, hw, hn)
         S[S_STARTED] = 1
     while hn[0] > 0:
         t, w = _pop(ht, hw, hn)
@@ -795,12 +807,6 @@ def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcou
                     _push(ht, hw, hn, latest, x)
             continue
         S[S_BLOCK] += 1
-        slot_block[s] = -1
-        if S[S_NEXT] < block_hi:
-            slot_block[s] = order[S[S_NEXT]] if order.shape[0] > 0 else S[S_NEXT]
-            S[S_NEXT] += 1
-            _start_block(s, R, tmpl, M, L, stk, sp, wstat)
-            for wl in range(nw):
-                clock[s * nw + wl] = latest
-                _push(ht, hw, hn, latest, s * nw + wl)
+        _next_block(s, latest, R, tmpl, M, L, S, stk, sp, wstat, block_hi, order, clock,
+                    slot_block, ht, hw, hn)
     return DONE
