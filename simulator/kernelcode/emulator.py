@@ -773,9 +773,7 @@ def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcou
                         busy_t[h] = start + each + T[T_LANE] * (lines[k, 1] - 1)
                         done = max(done, busy_t[h])
                     t = done + 0.5 * T[T_ATOM_LAT] if row[F_D] >= 0 else t + 1.0
-                clock[w] = t
-                if wstat[w] == W_RUN:
-                    _push(ht, hw, hn, t, w)
+                _push(ht, hw, hn, t, w)
                 break
             t += T[T_LOAD_LAT] if (glob and op == OP_LD) else 1.0
             if wstat[w] == W_BAR:

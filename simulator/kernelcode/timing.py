@@ -516,14 +516,12 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
                                wall_seconds=time.perf_counter() - wall, extra=extra)
 
 
-def _atomic_kind(text: str) -> int:
-    """0: not an atomic on global memory; 1: an atomic (add, min, ...); 2: a CAS or an
-    exchange (the atomics suite's two rates)."""
-    op = text.split()[1] if text.startswith("@") else text.split()[0]
-    name = op.split(".")[0]
-    if name not in ("ATOMG", "REDG", "ATOM", "RED"):
+def _atomic_kind(ins) -> int:
+    """SASS instruction ``ins``: 0, not an atomic on global memory; 1, an atomic (add,
+    min, ...); 2, a CAS or an exchange (the atomics suite's two rates)."""
+    if ins.op not in ("ATOMG", "REDG", "ATOM", "RED"):
         return 0
-    return 2 if (".CAS" in op or ".EXCH" in op) else 1
+    return 2 if (".CAS" in ins.opcode or ".EXCH" in ins.opcode) else 1
 
 
 def atomic_unit_cycles(c: Compiled, tr: sassmap.Traces, hw, scale: float = 1.0) -> float:
@@ -534,7 +532,7 @@ def atomic_unit_cycles(c: Compiled, tr: sassmap.Traces, hw, scale: float = 1.0) 
     ``launch.atomic_timing``). One line serves one request at a time, so a launch whose
     warps pile atomics onto a few words takes at least this long however its SMs run."""
     from simulator.kernelcode import emulator as em
-    kind = np.array([_atomic_kind(i.text) for i in c.sass.instrs] + [0], np.int64)
+    kind = np.array([_atomic_kind(i) for i in c.sass.instrs] + [0], np.int64)
     k = kind[np.minimum(tr.sass_index, len(kind) - 1)]
     sel = np.flatnonzero((k > 0) & (tr.rows[:, 5] >= 0))
     if not len(sel):
