@@ -112,6 +112,22 @@ def test_a_launch_bound_by_its_atomic_unit_says_so():
     assert r.seconds == pytest.approx(want / H100.clock_hz, rel=1e-6)
 
 
+def test_the_cli_says_when_the_atomics_bound_the_launch(tmp_path):
+    import subprocess
+    import sys
+    f = tmp_path / "atl.py"
+    f.write_text("import numpy as np\nfrom simulator.measure import micro\n"
+                 "def launch():\n    return micro.atomic_line_kernel, (8,), (128,), "
+                 "[np.zeros(32, np.int32), np.zeros(1024, np.int64), 64, 1, 1]\n")
+    out = subprocess.run([sys.executable, "-m", "simulator", "simulate", "kernel",
+                          f"{f}:launch", "--hw", "h100-sxm", "--mode", "full"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    want = 32 * 64 * (H100.l2.atomic_cas_cycles + 31 * H100.l2.atomic_lane_cycles)
+    assert f"limited by the L2's atomics: the busiest line's atomic unit works {want:,.0f} " \
+        "cycles" in out.stdout
+
+
 def test_atomic_timing_reads_the_preset_and_a_preset_without_figures_takes_the_h100s():
     t = atomic_timing(H100)
     assert t[em.T_ATOM_LAT] == H100.l2.atomic_latency_cycles

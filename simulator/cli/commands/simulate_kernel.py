@@ -92,6 +92,9 @@ def run(args):
              else f"engine{sampling_note(r)}")
     print(f"  {model}: {r.cycles:.0f} cycles = {format_seconds(r.seconds)}; "
           f"{r.instructions:,.0f} SASS warp instructions, IPC {r.ipc:.2f}")
+    if r.limiter == "l2 atomics":
+        print(f"  limited by the L2's atomics: the busiest line's atomic unit works "
+              f"{max(r.extra['atomic_unit_cycles']):,.0f} cycles (one warp request at a time)")
     print_traffic(r)
     print_simt(r)
     if args.top:
