@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import cuda
 
 import hwmodels
 import simulator as rs
@@ -181,12 +182,46 @@ def test_one_lane_a_warp_retries_about_as_the_h100s_line_serves_first_come(grid)
     assert 1.0 <= tries.sum() / measured <= 1.4, (tries.sum(), measured)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: a warp's several lanes on one word retry "
-                   "about twice as often as on the H100 (the lanes of a request are served one "
-                   "after another; what the hardware does instead is not known)")
-def test_a_warps_lanes_on_one_word_retry_as_on_the_h100():
+@pytest.mark.parametrize("lanes,keys", [(2, 1), (32, 12), (32, 1)])
+def test_a_warps_lanes_on_one_word_retry_as_on_the_h100(lanes, keys):
+    """The H100's tries (atomic_order suite) with several lanes of every warp on one word,
+    128 warps: a line serving whole requests first come, first served retried 1.2-2.2x
+    as often (each warp's next try a whole round after its last); served a pass at a
+    time, each pass back at the end of the line's queue, within the 15% the blocks'
+    staggered starts spare (as with one lane a warp, above)."""
     counter = np.zeros(32, np.int32)
     tries = np.zeros(32 * 128, np.int32)
-    emulate_kernel(micro.cas_lanes_kernel, (32,), (128,), [counter, tries, 32, 12])
-    measured = _measured_tries("cas_lanes", grid=32, lanes=32, keys=12)
-    assert abs(tries.sum() / measured - 1) <= 0.25, (tries.sum(), measured)
+    emulate_kernel(micro.cas_lanes_kernel, (32,), (128,), [counter, tries, lanes, keys])
+    assert np.array_equal(counter[:keys], np.bincount(np.arange(lanes) % keys) * 128)
+    measured = _measured_tries("cas_lanes", grid=32, lanes=lanes, keys=keys)
+    assert 0.9 <= tries.sum() / measured <= 1.25, (tries.sum(), measured)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: with 512 warps on the line the H100 "
+                   "retries 1.3-1.55x less than a first-come line gives, its warps trying "
+                   "in about two rounds of three; what arbitration does that is not known")
+@pytest.mark.parametrize("lanes,keys", [(2, 1), (12, 12)])
+def test_512_warps_retry_as_on_the_h100(lanes, keys):
+    counter = np.zeros(32, np.int32)
+    tries = np.zeros(128 * 128, np.int32)
+    emulate_kernel(micro.cas_lanes_kernel, (128,), (128,), [counter, tries, lanes, keys])
+    measured = _measured_tries("cas_lanes", grid=128, lanes=lanes, keys=keys)
+    assert 0.9 <= tries.sum() / measured <= 1.25, (tries.sum(), measured)
+
+
+@cuda.jit
+def _add_old(word, old):
+    old[cuda.threadIdx.x] = cuda.atomic.add(word, 0, 1)
+
+
+def test_a_request_with_lanes_on_one_word_is_served_a_pass_at_a_time_between_others():
+    """Closed form of the pass order: two warps (one block) each add 1 to one word from all
+    32 lanes, reaching the line together. Warp 0's first pass (lane 0), then warp 1's, then
+    warp 0's second pass back at the end of the queue, and so on: lane l of warp w reads
+    2 l + w. Whole requests first come, first served would give warp 0 0-31 and warp 1
+    32-63. The line is busy each request's first pass and a lane's time a further pass."""
+    word, old = np.zeros(1, np.int32), np.zeros(64, np.int32)
+    emulate_kernel(_add_old, (1,), (64,), [word, old], concurrent=True)
+    assert word[0] == 64
+    lane, w = np.arange(64) % 32, np.arange(64) // 32
+    assert np.array_equal(old, 2 * lane + w), old

@@ -37,8 +37,8 @@ from simulator.kernelcode.lanes import M32, ival, ult64
 # launch description L
 (L_GX, L_GY, L_GZ, L_BX, L_BY, L_BZ, L_NT, L_NW, L_NSLOTS, L_SH_OFF, L_SH_SIZE,
  L_LOC_OFF, L_LOC_SIZE, L_PAR_OFF, L_PAR_SIZE, L_CON_OFF, L_CON_SIZE, L_NSM, L_CARRY,
- L_RECORD, L_DYN_SMEM, L_NBLOCKS, L_DEPTH, L_SLOTS, L_SH_STRIDE) = range(25)
-L_SIZE = 25
+ L_RECORD, L_DYN_SMEM, L_NBLOCKS, L_DEPTH, L_SLOTS, L_SH_STRIDE, L_AMASK) = range(26)
+L_SIZE = 26
 # run state S (run_concurrent: S_BLOCK counts the blocks finished, S_NEXT the started)
 S_BLOCK, S_STARTED, S_EXEC, S_THREADS, S_EV, S_ADDR, S_NEXT = range(7)
 S_SIZE = 7
@@ -512,8 +512,11 @@ def _step(code, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, regions, L, S, stk
                 S[S_ADDR] += 1
             else:
                 rec = no_addr
-            if _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64,
-                       base, emask, w, b, L, regions, E, pc, rec) != 0:
+            # an atomic applies the lanes of L_AMASK now (run_concurrent: the first of
+            # its passes at the line); all of them elsewhere (L_AMASK = -1)
+            if _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base,
+                       emask & L[L_AMASK] if op == OP_ATOM else emask, w, b, L, regions,
+                       E, pc, rec) != 0:
                 return ERROR
         elif op == OP_SPECIAL:
             cd = base + 32 * row[F_D]
@@ -682,6 +685,50 @@ def _atomic_lines(row, R, base, emask, L, lines):
 
 
 @njit(cache=True)
+def _first_lanes(row, R, base, mask):
+    """Of an atomic's lanes ``mask``, the first on each word: one pass at its lines."""
+    ca = base + 32 * row[F_A]
+    first = 0
+    for l in range(32):
+        if not (mask >> l) & 1:
+            continue
+        a = R[ca + l]
+        j = 0
+        while j < l and not ((first >> j) & 1 and R[ca + j] == a):
+            j += 1
+        if j == l:
+            first |= 1 << l
+    return first
+
+
+@njit(cache=True)
+def _trace_lanes(row, R, base, mask, w, L, rec):
+    """The addresses of an atomic's lanes ``mask`` into its trace record ``rec`` (lanes
+    applied later than the instruction's step)."""
+    ca = base + 32 * row[F_A]
+    for l in range(32):
+        if (mask >> l) & 1:
+            a = R[ca + l] + row[F_X2]
+            rec[l] = _home(a, w, L) if row[F_X1] == S_GENERIC else a
+
+
+@njit(cache=True)
+def _serve(arrive, each, nl, lines, busy_line, busy_t, lane=0.0):
+    """A request reaching ``nl`` lines (``lines[k] = (line, most lanes on one of its
+    words)``) at ``arrive`` waits for each line's unit, holding it ``each`` plus ``lane``
+    for each further lane on one word; when the last is done."""
+    done = arrive
+    for k in range(nl):
+        h = lines[k, 0] & (HASH - 1)
+        if busy_line[h] != lines[k, 0]:
+            busy_line[h], busy_t[h] = lines[k, 0], 0.0
+        start = max(arrive, busy_t[h])
+        busy_t[h] = start + each + lane * (lines[k, 1] - 1)
+        done = max(done, busy_t[h])
+    return done
+
+
+@njit(cache=True)
 def _next_block(s, t, R, tmpl, M, L, S, stk, sp, wstat, block_hi, order, clock, slot_block,
                 ht, hw, hn):
     """Slot ``s`` takes the next block of ``order`` (-1: none left), its warps ready at
@@ -700,7 +747,7 @@ def _next_block(s, t, R, tmpl, M, L, S, stk, sp, wstat, block_hi, order, clock, 
 @njit(cache=True, error_model="numpy")
 def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
                    block_hi, ev, ev_addr, scratch, order, T, clock, slot_block, ht, hw, hn,
-                   busy_line, busy_t, lines):
+                   busy_line, busy_t, lines, apend):
     """Run the blocks of ``order`` (positions up to ``block_hi``) ``L[L_SLOTS]`` at a time,
     their warps interleaved by time as the GPU runs them, so that atomics land in the
     order their warps reach the L2: a CAS loop retries as often as other warps' successes
@@ -714,7 +761,13 @@ def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcou
     after its service. The warp with the earliest clock runs next, until it has issued a global
     access (a heap orders them), so that atomics apply in the order they reach their
     lines. A finished block's slot takes the next block; a barrier releases its block's
-    warps at the latest one's clock."""
+    warps at the latest one's clock.
+
+    A line serves a request's lanes on one word one pass at a time, and a request with
+    several lanes on a word goes back to the end of the line's queue after each pass
+    (``apend[w]``: the lanes still to apply and the atomic's pc), so that other warps'
+    requests come between them: the lanes of one CAS see other warps' successes, and
+    the line is busy ``T[T_LANE]`` a further pass, as the atomics suite measured."""
     RF32, RF64, M16, M32v, M64, MF32, MF64 = _views(R, M)
     nw, K = L[L_NW], L[L_SLOTS]
     record = L[L_RECORD] != 0
@@ -730,6 +783,21 @@ def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcou
         s = w // nw
         b = slot_block[s]
         base = w * L[L_NSLOTS] * 32
+        if apend[w, 0] != 0:
+            # the next pass of warp w's atomic reaches the head of its lines' queues
+            row = code[apend[w, 1]]
+            pm = _first_lanes(row, R, base, apend[w, 0])
+            nl = _atomic_lines(row, R, base, pm, L, lines)
+            if _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base, pm, w, b,
+                       L, regions, E, apend[w, 1], no_addr) != 0:
+                return ERROR
+            apend[w, 0] &= ~pm
+            done = _serve(t + 0.5 * T[T_ATOM_LAT], T[T_LANE], nl, lines, busy_line, busy_t)
+            t = done - 0.5 * T[T_ATOM_LAT] if apend[w, 0] != 0 else \
+                done + 0.5 * T[T_ATOM_LAT]
+            clock[w] = t
+            _push(ht, hw, hn, t, w)
+            continue
         while True:
             if sp[w] < 0:
                 wstat[w] = W_DONE
@@ -742,6 +810,8 @@ def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcou
             glob = (op == OP_ATOM or ((op == OP_LD or op == OP_ST) and row[F_X4] == 0)) \
                 and (row[F_X1] == S_GLOBAL or row[F_X1] == S_GENERIC)
             nl = 0
+            first = 0
+            pc0 = stk[w, sp[w], 0]
             if op == OP_ATOM:
                 mask = stk[w, sp[w], 2]
                 emask = mask
@@ -752,26 +822,34 @@ def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcou
                         if (mask >> l) & 1 and ((R[base + 32 * g + l] != 0) != (row[F_GN] != 0)):
                             emask |= 1 << l
                 nl = _atomic_lines(row, R, base, emask, L, lines) if emask != 0 else 0
+                first = emask
+                if nl > 0 and row[F_D] >= 0:
+                    first = _first_lanes(row, R, base, emask)
+                L[L_AMASK] = first
             r = _step(code, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, regions, L, S, stk,
                       sp, wstat, wcount, tcount, E, ev, ev_addr, scratch, no_addr, w, b,
                       w - s * nw, nw, base, record)
+            L[L_AMASK] = -1
             if r != STEP:
                 _push(ht, hw, hn, t, w)
                 return r
             if op == OP_ATOM:
                 if nl == 0:
                     t += T[T_SHARED]
-                else:
-                    arrive = t + 0.5 * T[T_ATOM_LAT]
+                elif first != emask:
+                    # the first pass is served; the others go back in the lines' queues
+                    rest = emask & ~first
+                    if record:
+                        _trace_lanes(row, R, base, rest, w, L, ev_addr[S[S_ADDR] - 1])
+                    apend[w, 0], apend[w, 1] = rest, pc0
                     each = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
-                    done = arrive
-                    for k in range(nl):
-                        h = lines[k, 0] & (HASH - 1)
-                        if busy_line[h] != lines[k, 0]:
-                            busy_line[h], busy_t[h] = lines[k, 0], 0.0
-                        start = max(arrive, busy_t[h])
-                        busy_t[h] = start + each + T[T_LANE] * (lines[k, 1] - 1)
-                        done = max(done, busy_t[h])
+                    nl = _atomic_lines(row, R, base, first, L, lines)
+                    t = _serve(t + 0.5 * T[T_ATOM_LAT], each, nl, lines, busy_line,
+                               busy_t) - 0.5 * T[T_ATOM_LAT]
+                else:
+                    each = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
+                    done = _serve(t + 0.5 * T[T_ATOM_LAT], each, nl, lines, busy_line,
+                                  busy_t, T[T_LANE])
                     t = done + 0.5 * T[T_ATOM_LAT] if row[F_D] >= 0 else t + 1.0
                 _push(ht, hw, hn, t, w)
                 break

@@ -289,7 +289,7 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     L[em.L_CON_OFF], L[em.L_CON_SIZE] = con_off, prog.const_bytes
     L[em.L_NSM], L[em.L_CARRY], L[em.L_RECORD] = nsm, prog.carry_slot, int(bool(record))
     L[em.L_DYN_SMEM], L[em.L_NBLOCKS], L[em.L_DEPTH] = shared_bytes, nblocks, DEPTH
-    L[em.L_SLOTS], L[em.L_SH_STRIDE] = slots, sh_stride
+    L[em.L_SLOTS], L[em.L_SH_STRIDE], L[em.L_AMASK] = slots, sh_stride, -1
     tmpl = np.zeros(prog.nslots * 32, dtype=np.int64)
     for s, v in zip(prog.const_slots, prog.const_values):
         tmpl[s * 32:(s + 1) * 32] = v
@@ -315,7 +315,8 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
                              "(emulator.T_*)")
         extra = (T, np.zeros(nwt), np.zeros(slots, np.int64), np.zeros(nwt),
                  np.zeros(nwt, np.int64), np.zeros(1, np.int64),
-                 np.full(em.HASH, -1, np.int64), np.zeros(em.HASH), np.zeros((32, 2), np.int64))
+                 np.full(em.HASH, -1, np.int64), np.zeros(em.HASH), np.zeros((32, 2), np.int64),
+                 np.zeros((nwt, 2), np.int64))
         runner = em.run_concurrent
     else:
         extra, runner = (), em.run
