@@ -37,19 +37,19 @@ from simulator.kernelcode.lanes import M32, ival, ult64
 # launch description L
 (L_GX, L_GY, L_GZ, L_BX, L_BY, L_BZ, L_NT, L_NW, L_NSLOTS, L_SH_OFF, L_SH_SIZE,
  L_LOC_OFF, L_LOC_SIZE, L_PAR_OFF, L_PAR_SIZE, L_CON_OFF, L_CON_SIZE, L_NSM, L_CARRY,
- L_RECORD, L_DYN_SMEM, L_NBLOCKS, L_DEPTH, L_SLOTS, L_SH_STRIDE, L_AMASK) = range(26)
-L_SIZE = 26
-# run state S (run_concurrent: S_BLOCK counts the blocks finished, S_NEXT the started)
+ L_RECORD, L_DYN_SMEM, L_NBLOCKS, L_DEPTH, L_SLOTS, L_SH_STRIDE) = range(25)
+L_SIZE = 25
+# run state S (blocks together: S_BLOCK counts the blocks finished, S_NEXT the started)
 S_BLOCK, S_STARTED, S_EXEC, S_THREADS, S_EV, S_ADDR, S_NEXT = range(7)
 S_SIZE = 7
-# statuses (STEP: _step ran one instruction)
-DONE, BUDGET, TRACE_FULL, ERROR, STEP = range(5)
-# run_concurrent's timing T (cycles): an atomic's round trip, a global load's, a line's
+# statuses
+DONE, BUDGET, TRACE_FULL, ERROR = range(4)
+# the timing T of blocks run together (cycles): an atomic's round trip, a global load's, a line's
 # atomic unit per request (a CAS or exchange; other atomics), per further lane on one
 # word, a shared-memory access
 T_ATOM_LAT, T_LOAD_LAT, T_CAS, T_ATOM, T_LANE, T_SHARED = range(6)
 T_SIZE = 6
-HASH = 1 << 12                  # run_concurrent's table of lines' atomic units
+HASH = 1 << 12                  # the table of lines' atomic units (blocks together)
 # errors E[0]
 ERR_OOB, ERR_MISALIGNED, ERR_READONLY, ERR_DEPTH = 1, 2, 3, 4
 E_CODE, E_PC, E_WARP, E_LANE, E_ADDR, E_BLOCK, E_SPACE = range(7)
@@ -427,189 +427,6 @@ def _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base, emask, w, b
     return 0
 
 
-@njit(cache=True, inline="always")
-def _step(code, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, regions, L, S, stk, sp, wstat,
-          wcount, tcount, E, ev, ev_addr, scratch, no_addr, w, b, wl, nw, base, record):
-    """Warp ``w`` (warp ``wl`` of block ``b``; ``nw`` warps a block, its registers from
-    ``base``) executes its next instruction: STEP (a barrier leaves it W_BAR),
-    TRACE_FULL (nothing done: the trace arrays are full) or ERROR (``E`` filled)."""
-    carry, depth = L[L_CARRY], L[L_DEPTH]
-    top = sp[w]
-    pc = stk[w, top, 0]
-    mask = stk[w, top, 2]
-    row = code[pc]
-    op = row[F_OP]
-    emask = mask
-    g = row[F_G]
-    if g >= 0:
-        neg = row[F_GN] != 0
-        emask = 0
-        cg = base + 32 * g
-        for l in range(32):
-            if (mask >> l) & 1 and ((R[cg + l] != 0) != neg):
-                emask |= 1 << l
-    is_mem = op == OP_LD or op == OP_ST or op == OP_ATOM
-    if record:
-        if S[S_EV] >= ev.shape[0] or (is_mem and S[S_ADDR] >= ev_addr.shape[0]):
-            return TRACE_FULL
-        k = S[S_EV]
-        ev[k, 0] = b * nw + wl
-        ev[k, 1] = pc
-        ev[k, 2] = mask
-        ev[k, 3] = S[S_ADDR] if is_mem else -1
-        S[S_EV] = k + 1
-    S[S_EXEC] += 1
-    wcount[pc] += 1
-    n_act = 0
-    x = mask
-    while x:
-        x &= x - 1
-        n_act += 1
-    tcount[pc] += n_act
-    S[S_THREADS] += n_act
-    nxt = pc + 1
-    if op == OP_BRA:
-        taken = emask if g >= 0 else mask
-        target, rpc = row[F_X1], row[F_X2]
-        if taken == mask:
-            stk[w, top, 0] = target
-        elif taken == 0:
-            stk[w, top, 0] = nxt
-        else:
-            if stk[w, top, 1] == rpc:
-                sp[w] -= 1
-            else:
-                stk[w, top, 0] = rpc
-            if sp[w] + 2 >= depth:
-                E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_DEPTH, pc, w, b
-                return ERROR
-            for entry_pc, entry_mask in ((target, taken), (nxt, mask & ~taken)):
-                if entry_pc != rpc:
-                    sp[w] += 1
-                    stk[w, sp[w], 0] = entry_pc
-                    stk[w, sp[w], 1] = rpc
-                    stk[w, sp[w], 2] = entry_mask
-        _pop_converged(stk, sp, w)
-        return STEP
-    if op == OP_EXIT:
-        if emask != 0:
-            for k in range(sp[w] + 1):
-                stk[w, k, 2] &= ~emask
-        if stk[w, top, 2] != 0:
-            stk[w, top, 0] = nxt
-        _pop_converged(stk, sp, w)
-        return STEP
-    if op == OP_BAR:
-        stk[w, top, 0] = nxt
-        _pop_converged(stk, sp, w)
-        wstat[w] = W_BAR
-        return STEP
-    if emask != 0:
-        if is_mem:
-            if record:
-                rec = ev_addr[S[S_ADDR]]
-                rec[:] = -1
-                S[S_ADDR] += 1
-            else:
-                rec = no_addr
-            # an atomic applies the lanes of L_AMASK now (run_concurrent: the first of
-            # its passes at the line); all of them elsewhere (L_AMASK = -1)
-            if _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base,
-                       emask & L[L_AMASK] if op == OP_ATOM else emask, w, b, L, regions,
-                       E, pc, rec) != 0:
-                return ERROR
-        elif op == OP_SPECIAL:
-            cd = base + 32 * row[F_D]
-            for l in range(32):
-                if (emask >> l) & 1:
-                    R[cd + l] = _special(row[F_X1], l, wl, b, L, S)
-        elif op == OP_CVTA:
-            shift = 0
-            sp_ = row[F_X1]
-            if sp_ == S_SHARED:
-                shift = BASE + L[L_SH_OFF] + (w // nw) * L[L_SH_STRIDE]
-            elif sp_ == S_LOCAL:
-                shift = BASE + L[L_LOC_OFF]
-            elif sp_ == S_CONST:
-                shift = BASE + L[L_CON_OFF]
-            elif sp_ == S_PARAM:
-                shift = BASE + L[L_PAR_OFF]
-            if row[F_X2] != 0:
-                shift = -shift
-            cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
-            for l in range(32):
-                if (emask >> l) & 1:
-                    R[cd + l] = R[ca + l] + shift
-        elif op == OP_SHFL:
-            _shfl(row, R, base, emask, scratch)
-        elif op == OP_VOTE:
-            _vote(row, R, base, emask)
-        elif op == OP_ACTIVEMASK:
-            cd = base + 32 * row[F_D]
-            for l in range(32):
-                if (emask >> l) & 1:
-                    R[cd + l] = mask
-        elif op != OP_NOP:
-            if alu(row, R, RF32, RF64, base, emask, carry) != 0:
-                E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = \
-                    ERR_UNSUPPORTED, pc, w, b
-                return ERROR
-    stk[w, top, 0] = nxt
-    _pop_converged(stk, sp, w)
-    return STEP
-
-
-@njit(cache=True)
-def _views(R, M):
-    """The register file as float32 and float64, the memory as 16-, 32- and 64-bit words
-    and as float32 and float64."""
-    return (R.view(np.float32), R.view(np.float64), M.view(np.uint16), M.view(np.uint32),
-            M.view(np.int64), M.view(np.float32), M.view(np.float64))
-
-
-@njit(cache=True, error_model="numpy")
-def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
-        block_hi, ev, ev_addr, scratch, order):
-    """Run the blocks at positions S[S_BLOCK] to ``block_hi`` of ``order`` one after
-    another (see the module's docstring)."""
-    RF32, RF64, M16, M32v, M64, MF32, MF64 = _views(R, M)
-    nw, ns = L[L_NW], L[L_NSLOTS]
-    record = L[L_RECORD] != 0
-    no_addr = ev_addr[:0, 0]
-    stop = S[S_EXEC] + budget
-    while S[S_BLOCK] < block_hi:
-        b = order[S[S_BLOCK]] if order.shape[0] > 0 else S[S_BLOCK]
-        if S[S_STARTED] == 0:
-            _start_block(0, R, tmpl, M, L, stk, sp, wstat)
-            S[S_STARTED] = 1
-        while True:
-            for w in range(nw):
-                base = w * ns * 32
-                while wstat[w] == W_RUN:
-                    if sp[w] < 0:
-                        wstat[w] = W_DONE
-                        break
-                    if S[S_EXEC] >= stop:
-                        return BUDGET
-                    r = _step(code, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, regions, L,
-                              S, stk, sp, wstat, wcount, tcount, E, ev, ev_addr, scratch,
-                              no_addr, w, b, w, nw, base, record)
-                    if r != STEP:
-                        return r
-            waiting = False
-            for w in range(nw):
-                if wstat[w] == W_BAR:
-                    waiting = True
-            if not waiting:
-                break
-            for w in range(nw):
-                if wstat[w] == W_BAR:
-                    wstat[w] = W_RUN
-        S[S_BLOCK] += 1
-        S[S_STARTED] = 0
-    return DONE
-
-
 @njit(cache=True)
 def _before(ht, hw, i, j):
     return ht[i] < ht[j] or (ht[i] == ht[j] and hw[i] < hw[j])
@@ -745,45 +562,81 @@ def _next_block(s, t, R, tmpl, M, L, S, stk, sp, wstat, block_hi, order, clock, 
 
 
 @njit(cache=True, error_model="numpy")
-def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
-                   block_hi, ev, ev_addr, scratch, order, T, clock, slot_block, ht, hw, hn,
-                   busy_line, busy_t, lines, apend):
-    """Run the blocks of ``order`` (positions up to ``block_hi``) ``L[L_SLOTS]`` at a time,
-    their warps interleaved by time as the GPU runs them, so that atomics land in the
-    order their warps reach the L2: a CAS loop retries as often as other warps' successes
-    make it.
+def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
+        block_hi, ev, ev_addr, scratch, order, T, clock, slot_block, ht, hw, hn,
+        busy_line, busy_t, lines, apend):
+    """Run the blocks of ``order`` (positions ``S[S_BLOCK]`` up to ``block_hi``): one
+    after another, each block's warps round-robin between barriers (``T`` empty: see the
+    module's docstring), or, with the timing ``T``, ``L[L_SLOTS]`` at a time, their warps
+    interleaved by time as the GPU runs them, so that atomics land in the order their
+    warps reach the L2: a CAS loop retries as often as other warps' successes make it.
 
-    Every warp has a clock (cycles): an instruction takes one; a global load returns
-    after ``T[T_LOAD_LAT]``; an atomic reaches its lines' atomic units half its round
-    trip ``T[T_ATOM_LAT]`` after issue, waits its turn at each (one request at a time, a
-    unit busy ``T[T_CAS]`` or ``T[T_ATOM]`` a request and ``T[T_LANE]`` for each further
-    lane on one word: the atomics suite's measurements) and returns half the round trip
-    after its service. The warp with the earliest clock runs next, until it has issued a global
-    access (a heap orders them), so that atomics apply in the order they reach their
-    lines. A finished block's slot takes the next block; a barrier releases its block's
-    warps at the latest one's clock.
+    Blocks together: every warp has a clock (cycles): an instruction takes one; a global
+    load returns after ``T[T_LOAD_LAT]``; an atomic reaches its lines' atomic units half
+    its round trip ``T[T_ATOM_LAT]`` after issue, waits its turn at each and returns half
+    the round trip after its service. The warp with the earliest clock runs next, until
+    it has issued a global access (a heap orders them), so that atomics apply in the
+    order they reach their lines. A finished block's slot takes the next block; a
+    barrier releases its block's warps at the latest one's clock. A line serves a
+    request's lanes on one word one pass at a time (a unit busy ``T[T_CAS]`` or
+    ``T[T_ATOM]`` the first pass, ``T[T_LANE]`` each further one: the atomics suite's
+    measurements), and a request with several lanes on a word goes back to the end of
+    the line's queue after each pass (``apend[w]``: the lanes still to apply and the
+    atomic's pc), so that other warps' requests come between them.
 
-    A line serves a request's lanes on one word one pass at a time, and a request with
-    several lanes on a word goes back to the end of the line's queue after each pass
-    (``apend[w]``: the lanes still to apply and the atomic's pc), so that other warps'
-    requests come between them: the lanes of one CAS see other warps' successes, and
-    the line is busy ``T[T_LANE]`` a further pass, as the atomics suite measured."""
-    RF32, RF64, M16, M32v, M64, MF32, MF64 = _views(R, M)
-    nw, K = L[L_NW], L[L_SLOTS]
+    One loop serves both orders, the instruction written once: numba's inlining of a
+    shared step function costs a quarter of the rate (array arguments' reference counts)."""
+    RF32, RF64 = R.view(np.float32), R.view(np.float64)
+    M16, M32v, M64 = M.view(np.uint16), M.view(np.uint32), M.view(np.int64)
+    MF32, MF64 = M.view(np.float32), M.view(np.float64)
+    nw, ns, K = L[L_NW], L[L_NSLOTS], L[L_SLOTS]
+    carry, depth = L[L_CARRY], L[L_DEPTH]
     record = L[L_RECORD] != 0
+    conc = T.shape[0] > 0
     no_addr = ev_addr[:0, 0]
     stop = S[S_EXEC] + budget
-    if S[S_STARTED] == 0:
+    if conc and S[S_STARTED] == 0:
         for s in range(K):
             _next_block(s, 0.0, R, tmpl, M, L, S, stk, sp, wstat, block_hi, order, clock,
                         slot_block, ht, hw, hn)
         S[S_STARTED] = 1
-    while hn[0] > 0:
-        t, w = _pop(ht, hw, hn)
-        s = w // nw
-        b = slot_block[s]
-        base = w * L[L_NSLOTS] * 32
-        if apend[w, 0] != 0:
+    while True:
+        # the next warp to run: the earliest on the heap, or the block's first running
+        t = 0.0
+        s = 0
+        if conc:
+            if hn[0] == 0:
+                return DONE
+            t, w = _pop(ht, hw, hn)
+            s = w // nw
+            b = slot_block[s]
+        else:
+            if S[S_BLOCK] >= block_hi:
+                return DONE
+            b = order[S[S_BLOCK]] if order.shape[0] > 0 else S[S_BLOCK]
+            if S[S_STARTED] == 0:
+                _start_block(0, R, tmpl, M, L, stk, sp, wstat)
+                S[S_STARTED] = 1
+            w = -1
+            waiting = False
+            for x in range(nw):
+                if wstat[x] == W_RUN:
+                    w = x
+                    break
+                if wstat[x] == W_BAR:
+                    waiting = True
+            if w < 0:
+                if waiting:                     # every warp at the barrier: release
+                    for x in range(nw):
+                        if wstat[x] == W_BAR:
+                            wstat[x] = W_RUN
+                else:                           # the block is done
+                    S[S_BLOCK] += 1
+                    S[S_STARTED] = 0
+                continue
+        wl = w - s * nw
+        base = w * ns * 32
+        if conc and apend[w, 0] != 0:
             # the next pass of warp w's atomic reaches the head of its lines' queues
             row = code[apend[w, 1]]
             pm = _first_lanes(row, R, base, apend[w, 0])
@@ -803,86 +656,193 @@ def run_concurrent(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcou
                 wstat[w] = W_DONE
                 break
             if S[S_EXEC] >= stop:
-                _push(ht, hw, hn, t, w)
+                if conc:
+                    _push(ht, hw, hn, t, w)
                 return BUDGET
-            row = code[stk[w, sp[w], 0]]
+            top = sp[w]
+            pc = stk[w, top, 0]
+            mask = stk[w, top, 2]
+            row = code[pc]
             op = row[F_OP]
-            glob = (op == OP_ATOM or ((op == OP_LD or op == OP_ST) and row[F_X4] == 0)) \
-                and (row[F_X1] == S_GLOBAL or row[F_X1] == S_GENERIC)
+            emask = mask
+            g = row[F_G]
+            if g >= 0:
+                neg = row[F_GN] != 0
+                emask = 0
+                cg = base + 32 * g
+                for l in range(32):
+                    if (mask >> l) & 1 and ((R[cg + l] != 0) != neg):
+                        emask |= 1 << l
+            is_mem = op == OP_LD or op == OP_ST or op == OP_ATOM
+            if record:
+                if S[S_EV] >= ev.shape[0] or (is_mem and S[S_ADDR] >= ev_addr.shape[0]):
+                    if conc:
+                        _push(ht, hw, hn, t, w)
+                    return TRACE_FULL
+                k = S[S_EV]
+                ev[k, 0] = b * nw + wl
+                ev[k, 1] = pc
+                ev[k, 2] = mask
+                ev[k, 3] = S[S_ADDR] if is_mem else -1
+                S[S_EV] = k + 1
+            S[S_EXEC] += 1
+            wcount[pc] += 1
+            n_act = 0
+            x = mask
+            while x:
+                x &= x - 1
+                n_act += 1
+            tcount[pc] += n_act
+            S[S_THREADS] += n_act
+            nxt = pc + 1
+            ti = t                              # the instruction's issue cycle
+            t = ti + 1.0
+            if op == OP_BRA:
+                taken = emask if g >= 0 else mask
+                target, rpc = row[F_X1], row[F_X2]
+                if taken == mask:
+                    stk[w, top, 0] = target
+                elif taken == 0:
+                    stk[w, top, 0] = nxt
+                else:
+                    if stk[w, top, 1] == rpc:
+                        sp[w] -= 1
+                    else:
+                        stk[w, top, 0] = rpc
+                    if sp[w] + 2 >= depth:
+                        E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_DEPTH, pc, w, b
+                        return ERROR
+                    for entry_pc, entry_mask in ((target, taken), (nxt, mask & ~taken)):
+                        if entry_pc != rpc:
+                            sp[w] += 1
+                            stk[w, sp[w], 0] = entry_pc
+                            stk[w, sp[w], 1] = rpc
+                            stk[w, sp[w], 2] = entry_mask
+                _pop_converged(stk, sp, w)
+                continue
+            if op == OP_EXIT:
+                if emask != 0:
+                    for k in range(sp[w] + 1):
+                        stk[w, k, 2] &= ~emask
+                if stk[w, top, 2] != 0:
+                    stk[w, top, 0] = nxt
+                _pop_converged(stk, sp, w)
+                continue
+            if op == OP_BAR:
+                stk[w, top, 0] = nxt
+                _pop_converged(stk, sp, w)
+                wstat[w] = W_BAR
+                break
+            glob = False
             nl = 0
-            first = 0
-            pc0 = stk[w, sp[w], 0]
-            if op == OP_ATOM:
-                mask = stk[w, sp[w], 2]
-                emask = mask
-                g = row[F_G]
-                if g >= 0:
-                    emask = 0
-                    for l in range(32):
-                        if (mask >> l) & 1 and ((R[base + 32 * g + l] != 0) != (row[F_GN] != 0)):
-                            emask |= 1 << l
-                nl = _atomic_lines(row, R, base, emask, L, lines) if emask != 0 else 0
-                first = emask
-                if nl > 0 and row[F_D] >= 0:
-                    first = _first_lanes(row, R, base, emask)
-                L[L_AMASK] = first
-            r = _step(code, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, regions, L, S, stk,
-                      sp, wstat, wcount, tcount, E, ev, ev_addr, scratch, no_addr, w, b,
-                      w - s * nw, nw, base, record)
-            L[L_AMASK] = -1
-            if r != STEP:
-                _push(ht, hw, hn, t, w)
-                return r
-            if op == OP_ATOM:
-                if nl == 0:
-                    t += T[T_SHARED]
-                elif first != emask:
-                    # the first pass is served; the others go back in the lines' queues
-                    rest = emask & ~first
+            first = emask
+            if conc and is_mem:
+                glob = (op == OP_ATOM or row[F_X4] == 0) and \
+                    (row[F_X1] == S_GLOBAL or row[F_X1] == S_GENERIC)
+                if op == OP_ATOM and emask != 0:
+                    # a global atomic's first pass now; its further passes (lanes on a
+                    # word already served) go back in the lines' queues
+                    nl = _atomic_lines(row, R, base, emask, L, lines)
+                    if nl > 0 and row[F_D] >= 0:
+                        first = _first_lanes(row, R, base, emask)
+            if emask != 0:
+                if is_mem:
                     if record:
-                        _trace_lanes(row, R, base, rest, w, L, ev_addr[S[S_ADDR] - 1])
-                    apend[w, 0], apend[w, 1] = rest, pc0
-                    each = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
+                        rec = ev_addr[S[S_ADDR]]
+                        rec[:] = -1
+                        S[S_ADDR] += 1
+                    else:
+                        rec = no_addr
+                    if _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64,
+                               base, first, w, b, L, regions, E, pc, rec) != 0:
+                        return ERROR
+                    if first != emask and record:
+                        _trace_lanes(row, R, base, emask & ~first, w, L, rec)
+                elif op == OP_SPECIAL:
+                    cd = base + 32 * row[F_D]
+                    for l in range(32):
+                        if (emask >> l) & 1:
+                            R[cd + l] = _special(row[F_X1], l, wl, b, L, S)
+                elif op == OP_CVTA:
+                    shift = 0
+                    sp_ = row[F_X1]
+                    if sp_ == S_SHARED:
+                        shift = BASE + L[L_SH_OFF] + s * L[L_SH_STRIDE]
+                    elif sp_ == S_LOCAL:
+                        shift = BASE + L[L_LOC_OFF]
+                    elif sp_ == S_CONST:
+                        shift = BASE + L[L_CON_OFF]
+                    elif sp_ == S_PARAM:
+                        shift = BASE + L[L_PAR_OFF]
+                    if row[F_X2] != 0:
+                        shift = -shift
+                    cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
+                    for l in range(32):
+                        if (emask >> l) & 1:
+                            R[cd + l] = R[ca + l] + shift
+                elif op == OP_SHFL:
+                    _shfl(row, R, base, emask, scratch)
+                elif op == OP_VOTE:
+                    _vote(row, R, base, emask)
+                elif op == OP_ACTIVEMASK:
+                    cd = base + 32 * row[F_D]
+                    for l in range(32):
+                        if (emask >> l) & 1:
+                            R[cd + l] = mask
+                elif op != OP_NOP:
+                    if alu(row, R, RF32, RF64, base, emask, carry) != 0:
+                        E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = \
+                            ERR_UNSUPPORTED, pc, w, b
+                        return ERROR
+            stk[w, top, 0] = nxt
+            _pop_converged(stk, sp, w)
+            if not conc:
+                continue
+            if op == OP_ATOM:
+                each = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
+                if nl == 0:
+                    t = ti + T[T_SHARED]
+                elif first != emask:
+                    apend[w, 0], apend[w, 1] = emask & ~first, pc
                     nl = _atomic_lines(row, R, base, first, L, lines)
-                    t = _serve(t + 0.5 * T[T_ATOM_LAT], each, nl, lines, busy_line,
+                    t = _serve(ti + 0.5 * T[T_ATOM_LAT], each, nl, lines, busy_line,
                                busy_t) - 0.5 * T[T_ATOM_LAT]
                 else:
-                    each = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
-                    done = _serve(t + 0.5 * T[T_ATOM_LAT], each, nl, lines, busy_line,
+                    done = _serve(ti + 0.5 * T[T_ATOM_LAT], each, nl, lines, busy_line,
                                   busy_t, T[T_LANE])
-                    t = done + 0.5 * T[T_ATOM_LAT] if row[F_D] >= 0 else t + 1.0
+                    t = done + 0.5 * T[T_ATOM_LAT] if row[F_D] >= 0 else ti + 1.0
                 _push(ht, hw, hn, t, w)
-                break
-            t += T[T_LOAD_LAT] if (glob and op == OP_LD) else 1.0
-            if wstat[w] == W_BAR:
                 break
             if glob:
+                if op == OP_LD:
+                    t = ti + T[T_LOAD_LAT]
                 _push(ht, hw, hn, t, w)
                 break
+        if not conc:
+            continue
         clock[w] = t
         if wstat[w] == W_RUN:
             continue
         # at a barrier or done: release the block's barrier once none of its warps runs;
         # start the next block in the slot once all are done
         running, done_all, latest = False, True, 0.0
-        for wl in range(nw):
-            x = s * nw + wl
-            if wstat[x] == W_RUN:
+        for x in range(nw):
+            v = s * nw + x
+            if wstat[v] == W_RUN:
                 running = True
-            if wstat[x] != W_DONE:
+            if wstat[v] != W_DONE:
                 done_all = False
-            latest = max(latest, clock[x])
+            latest = max(latest, clock[v])
         if running:
             continue
         if not done_all:
-            for wl in range(nw):
-                x = s * nw + wl
-                if wstat[x] == W_BAR:
-                    wstat[x] = W_RUN
-                    clock[x] = latest
-                    _push(ht, hw, hn, latest, x)
+            for x in range(nw):
+                v = s * nw + x
+                if wstat[v] == W_BAR:
+                    wstat[v] = W_RUN
+                    clock[v] = latest
+                    _push(ht, hw, hn, latest, v)
             continue
         S[S_BLOCK] += 1
         _next_block(s, latest, R, tmpl, M, L, S, stk, sp, wstat, block_hi, order, clock,
                     slot_block, ht, hw, hn)
-    return DONE

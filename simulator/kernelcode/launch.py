@@ -193,7 +193,7 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
 
     ``concurrent``: run ``resident`` blocks at a time (default: as many as ``nsm`` SMs
     hold by the thread limit), their warps interleaved by time so that atomics land in
-    the order their warps reach the L2 (``emulator.run_concurrent``; ``atomics`` its
+    the order their warps reach the L2 (``emulator.run`` with a timing; ``atomics`` its
     timing, ``emulator.T_*``: default the H100's, ``atomic_timing``). Default (None):
     for a kernel with an atomic compare-and-swap or exchange, whose lock-free loops
     retry as often as other warps' successes make them; blocks one after another else.
@@ -289,7 +289,7 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     L[em.L_CON_OFF], L[em.L_CON_SIZE] = con_off, prog.const_bytes
     L[em.L_NSM], L[em.L_CARRY], L[em.L_RECORD] = nsm, prog.carry_slot, int(bool(record))
     L[em.L_DYN_SMEM], L[em.L_NBLOCKS], L[em.L_DEPTH] = shared_bytes, nblocks, DEPTH
-    L[em.L_SLOTS], L[em.L_SH_STRIDE], L[em.L_AMASK] = slots, sh_stride, -1
+    L[em.L_SLOTS], L[em.L_SH_STRIDE] = slots, sh_stride
     tmpl = np.zeros(prog.nslots * 32, dtype=np.int64)
     for s, v in zip(prog.const_slots, prog.const_values):
         tmpl[s * 32:(s + 1) * 32] = v
@@ -317,9 +317,11 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
                  np.zeros(nwt, np.int64), np.zeros(1, np.int64),
                  np.full(em.HASH, -1, np.int64), np.zeros(em.HASH), np.zeros((32, 2), np.int64),
                  np.zeros((nwt, 2), np.int64))
-        runner = em.run_concurrent
-    else:
-        extra, runner = (), em.run
+    else:          # one block after another: no timing (T empty), no heap, no lines
+        i0, f0 = np.zeros(0, np.int64), np.zeros(0)
+        extra = (f0, f0, i0, f0, i0, np.zeros(1, np.int64), i0, f0,
+                 np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64))
+    runner = em.run
     jit.announce("PTX emulator", [runner])
     # numba compiles the interpreter on its first call (once, cached): a call with no
     # budget compiles it and starts block 0, outside the emulation's wall time
@@ -369,7 +371,7 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
 
 
 def atomic_timing(hw=None) -> np.ndarray:
-    """``run_concurrent``'s timing (``emulator.T_*``, cycles) from preset ``hw``'s L2
+    """The timing of blocks run together (``emulator.T_*``, cycles) from preset ``hw``'s L2
     (default the H100 SXM's): its atomics' round trip and a line's atomic unit per
     request and per further lane on one word (``atomic_*`` fields: the atomics suite's
     measurements), a global load's L2 latency, a shared access's latency. A preset
