@@ -29,11 +29,13 @@ from .units import show
 PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "int8")
 
 
-def p(*args, doc: str, **kw):
-    """Declare a parameter: ``p(default, doc="...")`` or ``p(doc="...")`` (required)."""
+def p(*args, doc: str, only: str | None = None, **kw):
+    """Declare a parameter: ``p(default, doc="...")`` or ``p(doc="...")`` (required);
+    ``only="l2"``: a field of a shared schema that means something only where the
+    parent's field is named so (the Cache's atomics figures: the L2's, not the L1's)."""
     if args:
         kw["default"] = args[0]
-    return field(metadata={"doc": doc}, **kw)
+    return field(metadata={"doc": doc, "only": only}, **kw)
 
 
 def doc(cls, name: str) -> str:
@@ -120,10 +122,10 @@ class Cache:
     hashed_sets: bool = p(False, doc="lines go to sets by address hash (the index XOR the bits above)")
     lines_per_cycle: float | None = p(None, doc="lines a cycle to a scattered request (-: bytes)")
     # L2 atomics (roofsim measure atomics; scripts/fit_atomics.py): all four or none
-    atomic_latency_cycles: float | None = p(None, doc="L2: an atomic's round trip, less its service")
-    atomic_cycles: float | None = p(None, doc="L2: a line's atomic unit per warp request (add)")
-    atomic_cas_cycles: float | None = p(None, doc="L2: the same for a compare-and-swap")
-    atomic_lane_cycles: float | None = p(None, doc="L2: more per further lane on one word")
+    atomic_latency_cycles: float | None = p(None, doc="L2: an atomic's round trip, less its service", only="l2")
+    atomic_cycles: float | None = p(None, doc="L2: a line's atomic unit per warp request (add)", only="l2")
+    atomic_cas_cycles: float | None = p(None, doc="L2: the same for a compare-and-swap", only="l2")
+    atomic_lane_cycles: float | None = p(None, doc="L2: more per further lane on one word", only="l2")
 
     def __post_init__(self):
         _integer(self, "size_bytes", "line_bytes", "sector_bytes", "ways", "banks",
@@ -342,6 +344,11 @@ class SIMTGPU(_Device):
             raise ValueError(f"SIMTGPU.compute_capability = {show(self.compute_capability)}: must "
                              "be a string such as '9.0'")
         _positive(self, "kernel_launch_s", allow_zero=True)
+        for f in dataclasses.fields(Cache):
+            v = getattr(self.sm.l1, f.name)
+            if f.metadata.get("only") == "l2" and v is not None:
+                raise ValueError(f"sm.l1.{f.name} = {show(v)}: the atomics figures are the "
+                                 f"L2's (l2.{f.name}); the L1 takes none")
         limits.check(self)
 
     @property

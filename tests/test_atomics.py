@@ -146,6 +146,20 @@ def test_the_atomics_figures_come_together():
         hwmodels.with_overrides(hwmodels.get("gtx480"), ["l2.atomic_latency_cycles=500"])
 
 
+def test_the_l1_takes_no_atomics_figures_and_hw_show_lists_only_the_l2s(tmp_path):
+    four = [f"sm.l1.{n}=3" for n in ("atomic_latency_cycles", "atomic_cycles",
+                                     "atomic_cas_cycles", "atomic_lane_cycles")]
+    with pytest.raises(ValueError, match=r"sm\.l1\.atomic_latency_cycles = 3.*the L2's"):
+        hwmodels.with_overrides(hwmodels.get("h100-sxm"), four)
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "simulator", "hw", "show", "h100-sxm"],
+                         capture_output=True, text=True, check=True).stdout
+    shown = [ln.split()[0] for ln in out.splitlines() if "atomic" in ln]
+    assert shown == ["l2.atomic_latency_cycles", "l2.atomic_cycles", "l2.atomic_cas_cycles",
+                     "l2.atomic_lane_cycles"], shown
+
+
 def test_the_preset_is_the_fit_of_its_measurements():
     """hopper.py's figures are scripts/fit_atomics.py's over the committed atomics suite."""
     import importlib.util

@@ -51,6 +51,8 @@ def run_show(args):
             v = getattr(obj, f.name)
             if dataclasses.is_dataclass(v):
                 walk(v, f"{prefix}{f.name}.")
+            elif f.metadata.get("only") and not prefix.endswith(f"{f.metadata['only']}."):
+                continue                    # e.g. the L2's atomics figures, not the L1's
             elif f.name not in ("name", "description"):
                 rows.append([f"{prefix}{f.name}", pretty(f.name, v), doc(type(obj), f.name)])
     walk(hw, "")
