@@ -239,3 +239,62 @@ def test_a_request_with_lanes_on_one_word_is_served_a_pass_at_a_time_between_oth
     assert word[0] == 64
     lane, w = np.arange(64) % 32, np.arange(64) // 32
     assert np.array_equal(old, 2 * lane + w), old
+
+
+def _line_add_ptx(dst: str) -> str:
+    """Every thread adds 1 to word 0 of ``pw`` with ``atom.global.add.u64``, its result in
+    register ``dst`` (``%rd1``: the address register itself), and stores it to out[i]."""
+    return """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 pw, .param .u64 po)
+{
+.reg .b64 %rd<10>;
+.reg .b32 %r<6>;
+ld.param.u64 %rd1, [pw];
+ld.param.u64 %rd3, [po];
+mov.u32 %r1, %tid.x;
+mov.u32 %r2, %ctaid.x;
+mov.u32 %r3, %ntid.x;
+mad.lo.s32 %r4, %r2, %r3, %r1;
+mul.wide.u32 %rd4, %r4, 8;
+add.s64 %rd5, %rd3, %rd4;
+atom.global.add.u64 DST, [%rd1], 1;
+st.global.u64 [%rd5], DST;
+ret;
+}
+""".replace("DST", dst)
+
+
+def test_an_atomic_whose_result_overwrites_its_address_queues_at_its_own_line():
+    """The lines an atomic's passes hold are the lines of its addresses, read before its
+    first pass writes results: naming the result register as the address register
+    changes no value any thread reads (4 blocks of 3 warps, all on one word)."""
+    outs = []
+    for dst in ("%rd1", "%rd2"):
+        word, out = np.zeros(1, np.uint64), np.zeros(384, np.uint64)
+        emulate_kernel(_line_add_ptx(dst), (4,), (96,), [word, out], concurrent=True)
+        assert word[0] == 384
+        outs.append(out)
+    assert np.array_equal(np.sort(outs[0]), np.arange(384))
+    assert np.array_equal(outs[0], outs[1])
+
+
+def test_a_concurrent_run_is_the_same_however_its_calls_fall(monkeypatch):
+    """Where a budget or a full trace stops the emulator changes nothing: the warp it
+    stopped goes on first at the next call. Every thread's tries in the contended CAS
+    loop are the same run in one call, in calls of 7 warp-instructions, and recorded
+    (its trace arrays filling and growing)."""
+    import simulator.kernelcode.launch as launch
+
+    def tries(**kw):
+        counter, t = np.zeros(32, np.int32), np.zeros(8 * 128, np.int32)
+        emulate_kernel(micro.cas_lanes_kernel, (8,), (128,), [counter, t, 32, 12],
+                       concurrent=True, **kw)
+        return t
+    whole = tries()
+    recorded = tries(record=True)
+    monkeypatch.setattr(launch, "SLICE", 7)
+    sliced = tries()
+    assert whole.sum() > 8 * 128          # they contend
+    assert np.array_equal(whole, sliced) and np.array_equal(whole, recorded)

@@ -40,8 +40,8 @@ from simulator.kernelcode.lanes import M32, ival, ult64
  L_RECORD, L_DYN_SMEM, L_NBLOCKS, L_DEPTH, L_SLOTS, L_SH_STRIDE) = range(25)
 L_SIZE = 25
 # run state S (blocks together: S_BLOCK counts the blocks finished, S_NEXT the started)
-S_BLOCK, S_STARTED, S_EXEC, S_THREADS, S_EV, S_ADDR, S_NEXT = range(7)
-S_SIZE = 7
+S_BLOCK, S_STARTED, S_EXEC, S_THREADS, S_EV, S_ADDR, S_NEXT, S_RESUME = range(8)
+S_SIZE = 8
 # statuses
 DONE, BUDGET, TRACE_FULL, ERROR = range(4)
 # the timing T of blocks run together (cycles): an atomic's round trip, a global load's, a line's
@@ -582,7 +582,10 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
     ``T[T_ATOM]`` the first pass, ``T[T_LANE]`` each further one: the atomics suite's
     measurements), and a request with several lanes on a word goes back to the end of
     the line's queue after each pass (``apend[w]``: the lanes still to apply and the
-    atomic's pc), so that other warps' requests come between them.
+    atomic's pc), so that other warps' requests come between them. (A reduction, with
+    no result to wait for, is served whole: ``T[T_LANE]`` a further lane.) A warp that
+    a budget or a full trace stops goes on first at the next call (``S[S_RESUME]``), so
+    that where the calls fall changes nothing.
 
     One loop serves both orders, the instruction written once: numba's inlining of a
     shared step function costs a quarter of the rate (array arguments' reference counts)."""
@@ -605,9 +608,14 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
         t = 0.0
         s = 0
         if conc:
-            if hn[0] == 0:
+            if S[S_RESUME] > 0:                 # the warp a budget or a full trace stopped
+                w = S[S_RESUME] - 1
+                t = clock[w]
+                S[S_RESUME] = 0
+            elif hn[0] == 0:
                 return DONE
-            t, w = _pop(ht, hw, hn)
+            else:
+                t, w = _pop(ht, hw, hn)
             s = w // nw
             b = slot_block[s]
         else:
@@ -656,8 +664,9 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
                 wstat[w] = W_DONE
                 break
             if S[S_EXEC] >= stop:
-                if conc:
-                    _push(ht, hw, hn, t, w)
+                if conc:                        # it goes on first next call, as if
+                    clock[w] = t                # nothing had stopped it
+                    S[S_RESUME] = w + 1
                 return BUDGET
             top = sp[w]
             pc = stk[w, top, 0]
@@ -677,7 +686,8 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
             if record:
                 if S[S_EV] >= ev.shape[0] or (is_mem and S[S_ADDR] >= ev_addr.shape[0]):
                     if conc:
-                        _push(ht, hw, hn, t, w)
+                        clock[w] = t
+                        S[S_RESUME] = w + 1
                     return TRACE_FULL
                 k = S[S_EV]
                 ev[k, 0] = b * nw + wl
@@ -803,8 +813,9 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
                 if nl == 0:
                     t = ti + T[T_SHARED]
                 elif first != emask:
+                    # (``lines`` from before the first pass wrote its results: every
+                    # line has a first lane, and a destination may be the address)
                     apend[w, 0], apend[w, 1] = emask & ~first, pc
-                    nl = _atomic_lines(row, R, base, first, L, lines)
                     t = _serve(ti + 0.5 * T[T_ATOM_LAT], each, nl, lines, busy_line,
                                busy_t) - 0.5 * T[T_ATOM_LAT]
                 else:
