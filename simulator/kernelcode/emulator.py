@@ -810,7 +810,7 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
                 continue
             if op == OP_ATOM:
                 each = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
-                if nl == 0:
+                if nl == 0:                     # shared memory, or every lane guarded off
                     t = ti + T[T_SHARED]
                 elif first != emask:
                     # (``lines`` from before the first pass wrote its results: every

@@ -45,16 +45,17 @@ from pathlib import Path
 
 import numpy as np
 
+from simulator.analysis.kernel_suite import XBAR
+
 METRICS = ("gpu__time_duration.sum", "smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
            "smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
            "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum",
-           "sm__warps_active.avg.pct_of_peak_sustained_active",
-           # the L2 traffic the engine counts: what the SMs' L1s and the L2 exchanged over
-           # the crossbar (lts__t_bytes counts every tag lookup, the far partition's again:
-           # the counters suite, simulator.measure.counters)
-           "l1tex__m_xbar2l1tex_read_bytes.sum", "l1tex__m_l1tex2xbar_write_bytes.sum")
+           "sm__warps_active.avg.pct_of_peak_sustained_active") + XBAR
+# XBAR: the L2 traffic the engine counts, what the SMs' L1s and the L2 exchanged over the
+# crossbar (lts__t_bytes counts every tag lookup, the far partition's again: the counters
+# suite, simulator.measure.counters)
 REPS = 5                     # timing samples a record
 MAX_SETS = 256               # buffer sets at most (a working set under 600 KB stays warm-ish)
 CHUNK = 24                   # (case, shape)s a child process under ncu launches
