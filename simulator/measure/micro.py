@@ -76,6 +76,29 @@ def lines_read_kernel(src, out, nlines, spread, passes):
 
 
 @cuda.jit
+def lines_write_kernel(dst, nlines, spread, passes):
+    """L1-to-L2 store throughput by lines per request, written as a naive transpose
+    writes: each block stores into its own ``nlines`` lines (a power of two) of ``dst``
+    (int32), all its warps into the same lines, each its own words. In each pass a warp
+    makes 4 requests; in request ``j`` lane ``l`` of warp ``w`` stores word
+    ``(l // spread + (32 // spread) w) % 32`` of line ``base + j spread + l % spread``
+    (modulo ``nlines``); ``base`` moves on ``4 spread`` lines a pass. 1 line: a coalesced
+    128-byte store; 32: one word to each of 32 lines, warp w's word w of each (the
+    transpose's ``out[col, row]`` with threadIdx.x on col). Each word holds its index."""
+    lane = cuda.threadIdx.x % 32
+    mask = nlines - 1
+    region = cuda.blockIdx.x * nlines * 32
+    off = lane % spread
+    word = (lane // spread + (32 // spread) * (cuda.threadIdx.x // 32)) & 31
+    base = 0
+    for _ in range(passes):
+        for j in range(4):
+            k = region + ((base + j * spread + off) & mask) * 32 + word
+            dst[k] = k
+        base = (base + 4 * spread) & mask
+
+
+@cuda.jit
 def chase_kernel(nxt, start, steps, out):
     """One thread follows ``j = nxt[j]`` ``steps`` times from ``start``: each load waits
     for the last."""

@@ -484,6 +484,56 @@ def run_lines(c, seed=0, passes=1024):
                          "passes": passes, "grid": grid, "block": block,
                          "warps_per_sm": blocks_per_sm * block // 32, **t, "requests": requests,
                          "requests_per_sm_per_s": requests / sms / t["median_s"], "ok": ok})
+    return recs + _run_lines_write(c, sms, WRITE_LINES, passes)
+
+
+def lines_write_reference(grid, block, nlines, spread, passes):
+    """What ``micro.lines_write_kernel`` leaves in a zeroed buffer (numpy): every word it
+    stores holds its own index, the others 0."""
+    out = np.zeros(grid * nlines * 32, np.int32)
+    t = np.arange(grid * block)
+    lane, b, w = t % 32, t // block, (t % block) // 32
+    off, word = lane % spread, (lane // spread + (32 // spread) * w) % 32
+    base = 0
+    for _ in range(passes):
+        for j in range(4):
+            k = b * nlines * 32 + ((base + j * spread + off) % nlines) * 32 + word
+            out[k] = k
+        base = (base + 4 * spread) % nlines
+    return out
+
+
+WRITE_LINES = 1024     # a block's lines for the stores (128 KiB): each pass new lines
+
+
+# (blocks, threads) of the stores: one block on every SM with 8 or 32 warps, eight of 8
+# warps on every SM, and one of 32 warps on a quarter and a sixteenth of the SMs (a
+# limit of each SM's shows as the same rate an SM there; one of the L2's, as a higher)
+def _write_shapes(sms):
+    return ((sms, 256), (sms * 8, 256), (sms, 1024), (max(1, sms // 4), 1024),
+            (max(1, sms // 16), 1024))
+
+
+def _run_lines_write(c, sms, nlines, passes):
+    """L2-resident stores whose warp requests touch 1 to 32 lines (one word a lane, as a
+    naive transpose writes): the time per request per SM says how many lines an SM
+    sends the L2 a cycle, on all SMs and on a quarter of them."""
+    recs = []
+    for grid, block in _write_shapes(sms):
+        dst = c.device_array(grid * nlines * 32, np.int32)
+        used = min(grid, sms)
+        for spread in LINE_SPREADS:
+            t = harness.time_launch(lambda st: micro.lines_write_kernel[grid, block, st](
+                dst, nlines, spread, passes), reps=7)
+            dst = c.to_device(np.zeros(grid * nlines * 32, np.int32))
+            micro.lines_write_kernel[grid, block](dst, nlines, spread, 3)
+            ok = bool(np.array_equal(dst.copy_to_host(),
+                                     lines_write_reference(grid, block, nlines, spread, 3)))
+            requests = grid * block // 32 * 4 * passes
+            recs.append({"name": "lines_write", "lines_per_request": spread, "nlines": nlines,
+                         "passes": passes, "grid": grid, "block": block, "sms_used": used,
+                         "warps_per_sm": grid * block // 32 // used, **t, "requests": requests,
+                         "requests_per_sm_per_s": requests / used / t["median_s"], "ok": ok})
     return recs
 
 

@@ -132,12 +132,12 @@ def _suite_table(name, data):
                            right=[True, True, True, True, False]))
     if name == "lines":
         clock = 1e3 * (data["provenance"]["attributes"].get("clock_rate") or 0)   # kHz
-        rows = [[r["warps_per_sm"], r["lines_per_request"], r["median_s"],
-                 r["requests_per_sm_per_s"], clock / r["requests_per_sm_per_s"] if clock else None,
-                 r["ok"]] for r in recs]
-        print(format_table(["warps/SM", "lines/request", "median s", "requests/SM/s",
-                            "cycles/request", "ok"], rows,
-                           right=[True, True, True, True, True, False]))
+        rows = [[r["name"], r.get("sms_used", "all"), r["warps_per_sm"], r["lines_per_request"],
+                 r["median_s"], r["requests_per_sm_per_s"],
+                 clock / r["requests_per_sm_per_s"] if clock else None, r["ok"]] for r in recs]
+        print(format_table(["what", "SMs", "warps/SM", "lines/request", "median s",
+                            "requests/SM/s", "cycles/request", "ok"], rows,
+                           right=[False, True, True, True, True, True, True, False]))
 
 
 def _batches(args, default):
