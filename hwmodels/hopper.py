@@ -41,7 +41,10 @@ HOPPER_SM = SM(
     l1=Cache(size_bytes=28 * KiB, line_bytes=128, sector_bytes=32, ways=4,  # 256 KiB array - 228 [WP]
              latency_cycles=72,                               # [CAL] latency_l1 (load-to-use, chase)
              bandwidth_bytes_per_cycle=128.0,                 # [WP] 128 B/clk per SM
-             lines_per_cycle=1.0,                             # [CAL] lines suite: 8, 16, 32 lines
+             lines_per_cycle=1.0,
+             # [CAL] lines suite, its stores on a sixteenth of the SMs: about 2.1 cycles
+             # a line that a store writes part of a sector of (scripts/fit_partial_writes.py)
+             partial_lines_per_cycle=0.4735,                             # [CAL] lines suite: 8, 16, 32 lines
                                                               # a request take 8.0, 16.0, 32.1 cycles
              hashed_sets=True,    # [NCU] rows a power of two apart do not thrash a few sets:
                                   # thread-per-row matvec (kernels suite, 4096- and 1024-float
@@ -76,7 +79,11 @@ H100_SXM = SIMTGPU(
              # [CAL] atomics suite (scripts/fit_atomics.py): one warp's atomic round trip;
              # a line's atomic unit per warp request (add, CAS) and per further lane on a word
              atomic_latency_cycles=527, atomic_cycles=4.902, atomic_cas_cycles=9.534,
-             atomic_lane_cycles=1.256),
+             atomic_lane_cycles=1.256,
+             # [CAL] lines suite, its stores on every SM: a slice takes 2.4-2.9 cycles for a
+             # write to part of a line's sector (4-16 B a line, as a naive transpose
+             # stores), the median of its six such cases (scripts/fit_partial_writes.py)
+             partial_write_cycles=2.528),
                                                               # (NVIDIA L2s hash addresses; the
                                                               # function is not public), see core._owner
     dram=DRAM(kind="HBM3 5120-bit", size_bytes=80 * GiB,

@@ -48,8 +48,10 @@ LIMITS: dict[str, tuple] = {
     "Cache.bandwidth_bytes_per_cycle": _PER_CYCLE,
     "Cache.mshrs": _COUNT,
     "Cache.lines_per_cycle": (1e-6, 1e4, "at most 10,000 lines a cycle"),
+    "Cache.partial_lines_per_cycle": (1e-6, 1e4, "at most 10,000 lines a cycle"),
     **{f"Cache.{n}": _CYCLES for n in ("atomic_latency_cycles", "atomic_cycles",
-                                        "atomic_cas_cycles", "atomic_lane_cycles")},
+                                        "atomic_cas_cycles", "atomic_lane_cycles",
+                                        "partial_write_cycles")},
     "DRAM.size_bytes": (2**20, 2**50, "1 MiB to 1 PiB"),
     "DRAM.bandwidth_bytes_per_s": (1e6, 1e16, "1 MB/s to 10 PB/s; HBM3e gives about 5 TB/s "
                                               "and a SCALE-Sim CALC array 1 PB/s (unlimited)"),

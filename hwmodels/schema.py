@@ -121,17 +121,28 @@ class Cache:
     hashed_banks: bool = p(False, doc="lines go to banks (L2: DRAM channels) by address hash")
     hashed_sets: bool = p(False, doc="lines go to sets by address hash (the index XOR the bits above)")
     lines_per_cycle: float | None = p(None, doc="lines a cycle to a scattered request (-: bytes)")
+    partial_lines_per_cycle: float | None = p(
+        None, doc="lines a cycle to a store writing part of a sector of each (-: lines_per_cycle)",
+        only="l1")
     # L2 atomics (roofsim measure atomics; scripts/fit_atomics.py): all four or none
     atomic_latency_cycles: float | None = p(None, doc="L2: an atomic's round trip, less its service", only="l2")
     atomic_cycles: float | None = p(None, doc="L2: a line's atomic unit per warp request (add)", only="l2")
     atomic_cas_cycles: float | None = p(None, doc="L2: the same for a compare-and-swap", only="l2")
     atomic_lane_cycles: float | None = p(None, doc="L2: more per further lane on one word", only="l2")
+    # (roofsim measure lines, its stores): -: a part-sector write costs a sector's service
+    partial_write_cycles: float | None = p(
+        None, doc="L2: a slice's least cycles for a line write with a part-written sector",
+        only="l2")
 
     def __post_init__(self):
         _integer(self, "size_bytes", "line_bytes", "sector_bytes", "ways", "banks",
                  "latency_cycles", "mshrs")
         if self.lines_per_cycle is not None:
             _positive(self, "lines_per_cycle")
+        if self.partial_write_cycles is not None:
+            _positive(self, "partial_write_cycles")
+        if self.partial_lines_per_cycle is not None:
+            _positive(self, "partial_lines_per_cycle")
         atomics = ("atomic_latency_cycles", "atomic_cycles", "atomic_cas_cycles",
                    "atomic_lane_cycles")
         given = [n for n in atomics if getattr(self, n) is not None]
@@ -347,8 +358,12 @@ class SIMTGPU(_Device):
         for f in dataclasses.fields(Cache):
             v = getattr(self.sm.l1, f.name)
             if f.metadata.get("only") == "l2" and v is not None:
-                raise ValueError(f"sm.l1.{f.name} = {show(v)}: the atomics figures are the "
-                                 f"L2's (l2.{f.name}); the L1 takes none")
+                raise ValueError(f"sm.l1.{f.name} = {show(v)}: an L2 figure (l2.{f.name}); "
+                                 "the L1 takes none")
+            v = getattr(self.l2, f.name)
+            if f.metadata.get("only") == "l1" and v is not None:
+                raise ValueError(f"l2.{f.name} = {show(v)}: an L1 figure (sm.l1.{f.name}); "
+                                 "the L2 takes none")
         limits.check(self)
 
     @property

@@ -149,7 +149,7 @@ def test_the_atomics_figures_come_together():
 def test_the_l1_takes_no_atomics_figures_and_hw_show_lists_only_the_l2s(tmp_path):
     four = [f"sm.l1.{n}=3" for n in ("atomic_latency_cycles", "atomic_cycles",
                                      "atomic_cas_cycles", "atomic_lane_cycles")]
-    with pytest.raises(ValueError, match=r"sm\.l1\.atomic_latency_cycles = 3.*the L2's"):
+    with pytest.raises(ValueError, match=r"sm\.l1\.atomic_latency_cycles = 3.*an L2 figure"):
         hwmodels.with_overrides(hwmodels.get("h100-sxm"), four)
     import subprocess
     import sys
@@ -158,6 +158,16 @@ def test_the_l1_takes_no_atomics_figures_and_hw_show_lists_only_the_l2s(tmp_path
     shown = [ln.split()[0] for ln in out.splitlines() if "atomic" in ln]
     assert shown == ["l2.atomic_latency_cycles", "l2.atomic_cycles", "l2.atomic_cas_cycles",
                      "l2.atomic_lane_cycles"], shown
+    # the L2's cost of a part-written sector likewise
+    with pytest.raises(ValueError, match=r"sm\.l1\.partial_write_cycles = 2.*an L2 figure"):
+        hwmodels.with_overrides(hwmodels.get("h100-sxm"), ["sm.l1.partial_write_cycles=2"])
+    assert [ln.split()[0] for ln in out.splitlines() if "partial_write" in ln] == \
+        ["l2.partial_write_cycles"]
+    # and the L1's rate for part-written lines is the L1's only
+    with pytest.raises(ValueError, match=r"l2\.partial_lines_per_cycle = 1.*an L1 figure"):
+        hwmodels.with_overrides(hwmodels.get("h100-sxm"), ["l2.partial_lines_per_cycle=1"])
+    assert [ln.split()[0] for ln in out.splitlines() if "partial_lines" in ln] == \
+        ["sm.l1.partial_lines_per_cycle"]
 
 
 def test_the_preset_is_the_fit_of_its_measurements():

@@ -91,6 +91,23 @@ def test_lines_read_kernel_under_the_simulator():
     assert lines_read_reference(src, nlines, 4, 1, 64)[5] == pytest.approx(first)
 
 
+def test_lines_write_kernel_under_the_simulator():
+    """The lines suite's store kernel leaves what the numpy reference says, for requests
+    touching 1, 4 and 32 lines; with 32, the warps of a block store into the same lines,
+    warp w word w of each (a naive transpose's stores), lane l into line l."""
+    from simulator.measure.suites import lines_write_reference
+    nlines, passes, grid, block = 32, 2, 2, 64
+    for spread in (1, 4, 32):
+        dst = np.zeros(grid * nlines * 32, np.int32)
+        micro.lines_write_kernel[grid, block](dst, nlines, spread, passes)
+        assert np.array_equal(dst, lines_write_reference(grid, block, nlines, spread, passes))
+    ref = lines_write_reference(grid, block, nlines, 32, 1).reshape(grid, nlines, 32)
+    # one pass of block 1: its 4 requests all land on lines 0..31 (32 lines wrap), warps
+    # 0 and 1 storing words 0 and 1 of each
+    idx = np.arange(grid * nlines * 32).reshape(grid, nlines, 32)
+    assert np.array_equal(ref[1, :, :2], idx[1, :, :2]) and not ref[1, :, 2:].any()
+
+
 # ------------------------------------------------------------------ committed data
 
 PROV_KEYS = {"device", "compute_capability", "nvidia_smi", "cuda_runtime", "cuda_driver_api",
@@ -195,7 +212,8 @@ def test_l1_serves_one_line_a_cycle_as_the_h100_shows():
     cause of the naive GEMM with threadIdx.x on rows running 0.70-0.79x (README)."""
     clock = H100.clock_hz
     cyc = {r["lines_per_request"]: clock / r["requests_per_sm_per_s"]
-           for r in load_suite(DATA, "lines").records if r["warps_per_sm"] == 64}
+           for r in load_suite(DATA, "lines").records
+           if r["name"] == "lines_read" and r["warps_per_sm"] == 64}
     assert cyc[1] < 8.5 and abs(cyc[4] / cyc[1] - 1) < 0.05
     for lines in (16, 32):
         assert cyc[lines] == pytest.approx(lines, rel=0.05)
@@ -669,3 +687,22 @@ def test_validate_takes_a_users_own_copy_of_the_preset(tmp_path, capsys):
                                                     'compute_capability = "8.0"'))
     args[2] = str(tmp_path / "old.toml")
     assert main(args) == 2 and "measured on 'NVIDIA H100" in capsys.readouterr().err
+
+
+def test_partial_write_cost_is_the_fit_of_the_lines_suite():
+    """hopper.py's l2.partial_write_cycles and sm.l1.partial_lines_per_cycle are
+    scripts/fit_partial_writes.py's over the committed lines suite; and on every SM the
+    stores the first rests on are the L2's limit, not an SM's: with a quarter of the
+    SMs, 32 warps each, an SM's scattered stores run faster."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "fitpw", Path(__file__).resolve().parents[1] / "scripts" / "fit_partial_writes.py")
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    data = json.loads((DATA / "lines.json").read_text())
+    assert H100.l2.partial_write_cycles == pytest.approx(fit.fit(data, H100.l2.banks), rel=1e-3)
+    assert H100.sm.l1.partial_lines_per_cycle == pytest.approx(fit.fit_sm(data), rel=1e-3)
+    rate = {(r["sms_used"], r["lines_per_request"]): r["requests_per_sm_per_s"]
+            for r in data["records"] if r["name"] == "lines_write" and r["block"] == 1024}
+    for lines in (8, 16, 32):
+        assert rate[(33, lines)] > 1.5 * rate[(132, lines)]

@@ -19,7 +19,8 @@ lasts the longest of:
   time a scheduler's issue slot is busy when its warps also wait on
   their dependencies (``contended``: the machine-repairman model, between T1 for one
   warp and the issue time for many);
-* **bandwidth**: the wave's share of DRAM and L2 bytes at peak bandwidth;
+* **bandwidth**: the wave's share of DRAM and L2 bytes at peak bandwidth (a store to
+  part of a sector holding its slice ``l2.partial_write_cycles``);
 * **concurrency** (Little's law): the wave's missing bytes at the bandwidth that the
   outstanding requests allow, ``min(MSHRs, warps x loads per round) x segment / latency``.
 
@@ -46,7 +47,7 @@ from .core import program_arrays
 from .engine import _launch_occupancy, footprint_bytes, issue_utilization, launch_shape
 from .memory import U_MAX
 from .hwvec import (H_BANKB, H_BANKS, H_FP64II, H_FPLAT, H_INTII, H_ISSUE, H_L1LINEB,
-                    H_L1LINEC, H_LDSTII, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, hw_vector)
+                    H_L1LINEC, H_L1PLINEC, H_LDSTII, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, hw_vector)
 
 MAX_ITERS = 64           # loops whose trips all cost alike (trip_period 1)
 MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole periods: a padded
@@ -281,6 +282,14 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     store_bytes = (per_warp[P.P_GST_SEG] * wpb * max(B - 1, 0) + last[P.P_GST_SEG] * wpb) * seg
     dram_total = dram_read + (0.0 if l2_warm else min(store_bytes, float(prog.min_bytes)))
     l2_total = l1_miss_bytes + store_bytes
+    # a store's write to a line with a part-written sector holds its slice at least
+    # l2.partial_write_cycles, not its sectors' service (the engine's
+    # ``_line_write_service``): the excess, over the slices
+    def launch_sum(k):
+        return per_warp[k] * wpb * max(B - 1, 0) + last[k] * wpb
+    svc = l2.sector_bytes / (l2.bandwidth_bytes_per_cycle / l2.banks)
+    partial_t = max((l2.partial_write_cycles or 0.0) * launch_sum(P.P_GST_PART)
+                    - svc * launch_sum(P.P_GST_PSEG) * seg / l2.sector_bytes, 0.0) / l2.banks
     dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
     l2_bpc = l2.bandwidth_bytes_per_cycle
 
@@ -297,6 +306,8 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
                                  * h[H_SPII] + (prof_w[P.P_IMAD] + 2 * prof_w[P.P_IMADW]) * h[H_INTII]) / ns,
                        warps * prof_w[P.P_ALU] * h[H_INTII] / ns),
                    warps * prof_w[P.P_SFU] * h[H_SFUII],
+                   # an SM sends the L2 a store's part-written lines at their own rate
+                   warps * prof_w[P.P_GST_PART] * h[H_L1PLINEC],
                    warps * (max((prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]
                                 + (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg
                                 / l1.bandwidth_bytes_per_cycle,
@@ -318,7 +329,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
         # adds to the warp's latency instead of hiding behind it
         own_issue = issue_time(wpb, prof_w) if has_barrier else 0.0
         fixed = {"launch": float(blocks_per_sm * sm.block_launch_cycles),
-                 "dram": float(dram_t), "l2": float(l2_total * frac / l2_bpc)}
+                 "dram": float(dram_t), "l2": float((l2_total / l2_bpc + partial_t) * frac)}
 
         def at(u):
             # a load's latency at DRAM utilisation u (memory.dram_wait: loaded latency)

@@ -74,8 +74,8 @@ from . import dispatch, isa, memory
 from .traces import TRACE, settle_trace, trace_live, trace_warp
 from .hwvec import (H_BANKB, H_BANKS, H_BPS, H_BSTART, H_FPLAT, H_GTO, H_FP64II, H_INTII, H_ISSUE, H_L1BW,
                     H_L1HASH,
-                    H_L1LINEB, H_L1LINEC,
-                    H_L1SETS, H_L1WAYS, H_L2SEC, H_LAUNCH, H_LDSTII, H_MAXW, H_MSHR, H_NSCHED,
+                    H_L1LINEB, H_L1LINEC, H_L1PLINEC,
+                    H_L1SETS, H_L1WAYS, H_L2LINE, H_L2PART, H_L2SEC, H_L2SVC, H_LAUNCH, H_LDSTII, H_MAXW, H_MSHR, H_NSCHED,
                     H_NSM, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, H_WPB)
 from .memory import l1_fill, l1_holds, l1_read, l1_write, l2_access, last_use
 from .stats import (C_BARRIER, C_DEPENDENCY, C_DRAMB, C_ISSUED, C_L1B, C_L2B, C_MEMORY, C_MSHR,
@@ -247,6 +247,7 @@ class SMs(NamedTuple):
     launch_free: np.ndarray  # the cycle its dispatcher may start a block
     sfu_free: np.ndarray     # the cycle its SFU is free
     ldst_free: np.ndarray    # the cycle its LD/ST unit is free
+    store_free: np.ndarray   # the cycle it may send the L2 its next part-written line
     mshr: np.ndarray         # (sm, mshrs) min-heaps of outstanding completion cycles
     n_mshr: np.ndarray       # outstanding entries of each
     l1_tags: np.ndarray      # (sm, sets, ways) the L1s (``memory``'s cache arrays)
@@ -363,6 +364,54 @@ def _access_segments(addr, g, seg_bytes, out, width):
             s += 1
     last_use((addr, out))
     return m
+
+
+@njit(cache=True, inline='always')
+def _line_run(addr, g, seg, k, m, seg_bytes, per):
+    """The segments ``seg[g, k:j]`` (sorted) of one line of ``per`` segments, from k:
+    (j, whether warp g's lanes write part of any of them)."""
+    line = seg[g, k] // per
+    j = k
+    partial = False
+    while j < m and seg[g, j] // per == line:
+        if _segment_bytes(addr, g, seg[g, j], seg_bytes, addr[g, 32]) < seg_bytes:
+            partial = True
+        j += 1
+    last_use((addr, seg))
+    return j, partial
+
+
+@njit(cache=True, inline='always')
+def _line_write_service(addr, g, seg, k, m, seg_bytes, hp):
+    """A store's write to one L2 line, its segments ``seg[g, k:j]`` (sorted): the cycles
+    each of its sectors holds the line's slice -- a sector's service, or where the lanes
+    write part of any of them, together at least ``l2.partial_write_cycles`` (a slice
+    reads, merges and writes a request's part-written sectors: the lines suite's stores,
+    1 to 4 sectors of a line a request). Returns (cycles a sector, j, whether part-written)."""
+    per_seg = max(1, seg_bytes // int(hp[H_L2SEC]))
+    j, partial = _line_run(addr, g, seg, k, m, seg_bytes, max(1, int(hp[H_L2LINE]) // per_seg))
+    svc = hp[H_L2SVC]
+    if partial and hp[H_L2PART] > 0:
+        svc = max(svc, hp[H_L2PART] / ((j - k) * per_seg))
+    last_use((addr, seg, hp))
+    return svc, j, partial
+
+
+@njit(cache=True, inline='always')
+def _segment_bytes(addr, g, s, seg_bytes, width):
+    """Bytes of segment s that warp g's lanes access with ``width``-byte accesses (lanes
+    on one word counted each: such a store counts as whole)."""
+    lo_s = s * seg_bytes
+    n = 0
+    for lane in range(32):
+        a = addr[g, lane]
+        if a < 0:
+            continue
+        lo, hi = max(a, lo_s), min(a + max(width, 1), lo_s + seg_bytes)
+        if hi > lo:
+            n += hi - lo
+    last_use((addr,))
+    return n
 
 
 @njit(cache=True, inline='always')
@@ -546,7 +595,8 @@ def _new_schedulers(n_sm, n_sched, maxw, t0):
 
 @njit(cache=True)
 def _new_sms(n_sm, nm, l1s, l1w, t0):
-    return SMs(np.full(n_sm, t0), np.zeros(n_sm), np.zeros(n_sm), np.zeros((n_sm, nm)),
+    return SMs(np.full(n_sm, t0), np.zeros(n_sm), np.zeros(n_sm), np.zeros(n_sm),
+               np.zeros((n_sm, nm)),
                np.zeros(n_sm, np.int64), np.full((n_sm, l1s, l1w), -1, np.int64),
                np.zeros((n_sm, l1s, l1w), np.int64), np.zeros((n_sm, l1s, l1w)))
 
@@ -964,17 +1014,18 @@ def _shared_access(g, sm, t, op, dst, act, hp, w, sms, st, scratch):
 
 
 @njit(cache=True, inline='always')
-def _store_segment(store, s, g, sm, t, stamp, end_t, hp, w, bs, sms, l2, st):
+def _store_segment(store, s, svc, g, sm, t, stamp, end_t, hp, w, bs, sms, l2, st):
     """Where ``store``: segment s of warp g's store at cycle t, written through the L1
-    (dropping its copy) to the L2's sectors; it holds an MSHR until the L2 accepts it,
-    and its block retires no sooner. Returns end_t."""
+    (dropping its copy) to the L2's sectors, each holding its slice ``svc`` cycles
+    (``_line_write_service``); it holds an MSHR until the L2 accepts it, and its block
+    retires no sooner. Returns end_t."""
     if store:
         seg_bytes = int(hp[H_SEG])
         l2_per_seg = max(1, seg_bytes // int(hp[H_L2SEC]))
         l1_write(s, hp, sms.l1_tags, sm, st)
         acc = t
         for u in range(l2_per_seg):
-            acc = max(acc, l2_access(s * l2_per_seg + u, t, True, hp, l2, stamp, st))
+            acc = max(acc, l2_access(s * l2_per_seg + u, t, True, svc, hp, l2, stamp, st))
         # the write occupies an MSHR until the L2 accepts it; the block retires no sooner
         # (the micro suite's block_residency: a store adds some 50 cycles to a block's
         # life, not an L2 round trip)
@@ -1001,7 +1052,8 @@ def _load_segment(load, s, sm, t, stamp, done, hp, sms, l2, st):
             l2_per_seg = max(1, seg_bytes // int(hp[H_L2SEC]))
             d = t
             for u in range(l2_per_seg):
-                d = max(d, l2_access(s * l2_per_seg + u, t, False, hp, l2, stamp, st))
+                d = max(d, l2_access(s * l2_per_seg + u, t, False, hp[H_L2SVC], hp, l2, stamp,
+                                     st))
             l1_fill(s, hp, sms.l1_tags, sms.l1_lru, sms.l1_fill, sm, stamp, d)
             sms.n_mshr[sm] = _alloc(sms.mshr, sm, sms.n_mshr[sm], int(hp[H_MSHR]), t, d)
         if d > done:
@@ -1013,7 +1065,8 @@ def _load_segment(load, s, sm, t, stamp, done, hp, sms, l2, st):
 @njit(cache=True, inline='always')
 def _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st):
     """A global load or store of warp g issued at cycle t: the LD/ST unit held for its
-    segments (or its lines, one tag a cycle), each segment stored (``_store_segment``) or
+    segments (or its lines, one tag a cycle; a store's part-written lines then leave the
+    SM one each ``1 / sm.l1.partial_lines_per_cycle``), each segment stored (``_store_segment``) or
     loaded (``_load_segment``); a load's destination is ready when its last segment
     arrives. (Other instructions: nothing.) Returns (end_t -- a store's acknowledgement
     may end the run later --, the cycle its last segment's data arrived or, a store, the
@@ -1034,11 +1087,24 @@ def _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st):
             hold = max(hold, lines * hp[H_L1LINEC])
         sms.ldst_free[sm] = t + hold
         store = op == isa.STG
+        svc = hp[H_L2SVC]
+        run_end = 0
+        ts = t
         for k in range(m):
+            if store and k >= run_end:
+                svc, run_end, partial = _line_write_service(w.addr, g, w.seg, k, m, seg_bytes,
+                                                            hp)
+                # a part-written line leaves the SM at ``sm.l1.partial_lines_per_cycle``
+                # (the lines suite's stores on a sixteenth of the SMs: about 2.1 cycles
+                # a line), behind the LD/ST unit: loads go on meanwhile
+                ts = t
+                if partial and hp[H_L1PLINEC] > 0:
+                    ts = max(t, sms.store_free[sm])
+                    sms.store_free[sm] = ts + hp[H_L1PLINEC]
             # (both called, each acting on its own kind: see ``memory.last_use``; a
             # store's segments' acknowledgements gather in done, then end_t)
-            done = _store_segment(store, w.seg[g, k], g, sm, t, stamp, done, hp, w, bs, sms,
-                                  l2, st)
+            done = _store_segment(store, w.seg[g, k], svc, g, sm, ts, stamp, done, hp, w, bs,
+                                  sms, l2, st)
             done = _load_segment(not store, w.seg[g, k], sm, t, stamp, done, hp, sms, l2, st)
         if store and m > 0 and done > end_t:
             end_t = done

@@ -30,7 +30,7 @@ from simulator.arguments import show
 from simulator.result import Launch, Result
 
 from . import core, isa, memory, traces
-from .hwvec import (H_BPS, H_DCH, H_DSVC, H_L2BANKS, H_L2OWN, H_L2PRIOR, H_L2SETS, H_L2SVC, H_NSM,  # noqa: F401
+from .hwvec import (H_BPS, H_DCH, H_DSVC, H_L2BANKS, H_L2OWN, H_L2PART, H_L2PRIOR, H_L2SETS, H_L2SVC, H_NSM,  # noqa: F401
                     H_WPB,
                     hw_vector,
                     l1_capacity)  # (l1_capacity: the engine's API)
@@ -459,6 +459,7 @@ def slice_vector(hw, h, sms: int, share: float, whole_l2: bool = True) -> np.nda
     channels = max(1, round(hw.dram.channels * share))
     hs[H_L2BANKS] = banks
     hs[H_L2SVC] = hw.l2.sector_bytes / (hw.l2.bandwidth_bytes_per_cycle * share / banks)
+    hs[H_L2PART] = h[H_L2PART] * banks / (hw.l2.banks * share)   # the same cut
     hs[H_DCH] = channels
     hs[H_DSVC] = hw.l2.sector_bytes / (hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction
                                        * share / hw.clock_hz / channels)

@@ -63,6 +63,7 @@ HW_FIELDS = (
     ("l2_banks", lambda c: c.l2.banks),
     ("l2_service_cycles", lambda c: c.l2.sector_bytes / (c.l2.bandwidth_bytes_per_cycle
                                                          / c.l2.banks)),   # a sector at a bank
+    ("l2_partial_cycles", lambda c: c.l2.partial_write_cycles or 0.0),  # 0: a sector's
     ("dram_latency", lambda c: c.dram.latency_cycles),
     ("dram_channels", lambda c: c.dram.channels),
     ("dram_service_cycles", lambda c: c.l2.sector_bytes / (c.dram.bandwidth_bytes_per_s
@@ -88,6 +89,8 @@ HW_FIELDS = (
     ("l2_owned_fraction", lambda c: 1.0),
     # an L1 that serves a request's scattered lines one tag at a time: cycles per line
     ("l1_line_cycles", lambda c: 1.0 / c.l1.lines_per_cycle if c.l1.lines_per_cycle else 0.0),
+    ("l1_partial_line_cycles", lambda c: 1.0 / c.l1.partial_lines_per_cycle
+     if c.l1.partial_lines_per_cycle else 0.0),
     ("l1_line_bytes", lambda c: c.l1.line_bytes),
     ("l1_hashed", lambda c: float(c.l1.hashed_sets)),                  # 1: hashed L1 sets
     # the first L2 sector of lines earlier launches left (engine.prior_base); -1: none
@@ -124,6 +127,7 @@ H_L2SEC = H["l2_sector_bytes"]
 H_L2LAT = H["l2_latency"]
 H_L2BANKS = H["l2_banks"]
 H_L2SVC = H["l2_service_cycles"]
+H_L2PART = H["l2_partial_cycles"]
 H_DLAT = H["dram_latency"]
 H_DCH = H["dram_channels"]
 H_DSVC = H["dram_service_cycles"]
@@ -138,6 +142,7 @@ H_FP64II = H["fp64_ii"]
 H_L2HASH = H["l2_hashed"]
 H_L2OWN = H["l2_owned_fraction"]
 H_L1LINEC = H["l1_line_cycles"]
+H_L1PLINEC = H["l1_partial_line_cycles"]
 H_L1LINEB = H["l1_line_bytes"]
 H_L1HASH = H["l1_hashed"]
 H_L2PRIOR = H["l2_prior_base"]

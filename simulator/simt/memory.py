@@ -296,9 +296,10 @@ def dram_wait(hp, load):
 
 
 @njit(cache=True, inline='always')
-def l2_access(s2, t, write, hp, l2, stamp, st):
-    """One L2 sector request arriving at cycle t; returns its completion cycle. ``l2`` is
-    the :class:`L2State` it reads and updates.
+def l2_access(s2, t, write, svc, hp, l2, stamp, st):
+    """One L2 sector request arriving at cycle t, holding its bank ``svc`` cycles (a
+    sector's service, or a write to part of one: ``l2.partial_write_cycles``); returns
+    its completion cycle. ``l2`` is the :class:`L2State` it reads and updates.
 
     A slice of the SMs (``hp[H_L2OWN]`` < 1, sampled mode) keeps ``l2.seen``, a flag per
     sector it has held: a read miss to a sector never held is a first touch, which the
@@ -307,7 +308,7 @@ def l2_access(s2, t, write, hp, l2, stamp, st):
     sets, ways = int(hp[H_L2SETS]), int(hp[H_L2WAYS])
     bank = owner(s2 // int(hp[H_L2LINE]), int(hp[H_L2BANKS]), hp[H_L2HASH] > 0)
     start = max(t, l2.bank_free[bank])
-    l2.bank_free[bank] = start + hp[H_L2SVC]
+    l2.bank_free[bank] = start + svc
     wy = lookup(l2.tags, 0, s2, sets, ways)
     if wy >= 0:
         # a hit (the miss's path is a helper, the hit's written out: see ``last_use``)
@@ -316,7 +317,7 @@ def l2_access(s2, t, write, hp, l2, stamp, st):
         if write:
             l2.dirty[0, set_, wy] = True
             st[S_L2WB] += hp[H_L2SEC]
-            done = start + hp[H_L2SVC]
+            done = start + svc
         else:
             st[S_L2HIT] += 1
             st[S_L2RB] += hp[H_L2SEC]

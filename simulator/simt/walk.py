@@ -79,6 +79,8 @@ PROFILE_FIELDS = (
     "imad_wide_instructions",   # P_IMADW: two passes where there is an INT32 rate
     "global_lines",             # P_GLINES: distinct L1 lines of each global access, summed
     "fp64_instructions",        # P_DFMA: on the FP64 pipe where the target has one
+    "global_store_partial",     # P_GST_PART: lines a store writes part of a sector of
+    "global_store_partial_segments",  # P_GST_PSEG: those lines' segments
 )
 P = {name: i for i, name in enumerate(PROFILE_FIELDS)}
 N_PROFILE = len(PROFILE_FIELDS)
@@ -100,6 +102,8 @@ P_IMAD = P["imad_instructions"]
 P_IMADW = P["imad_wide_instructions"]
 P_GLINES = P["global_lines"]
 P_DFMA = P["fp64_instructions"]
+P_GST_PART = P["global_store_partial"]
+P_GST_PSEG = P["global_store_partial_segments"]
 
 
 @njit(cache=True, inline='always')
@@ -148,6 +152,19 @@ def _step(acc, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready, i
         else:
             acc[P_GST] += 1
             acc[P_GST_SEG] += m
+            # its lines (the L1's, the L2's on every preset that sets partial writes'
+            # cost) with a part-written segment, and their segments (``_line_write_service``)
+            k = 0
+            while k < m:
+                j, partial = k, False
+                while j < m and seg[0, j] // per == seg[0, k] // per:
+                    if core._segment_bytes(addr, 0, seg[0, j], seg_bytes, addr[0, 32]) < seg_bytes:
+                        partial = True
+                    j += 1
+                if partial:
+                    acc[P_GST_PART] += 1
+                    acc[P_GST_PSEG] += j - k
+                k = j
     elif op == isa.LDS or op == isa.STS:
         acc[P_SHR] += 1
         passes = core._bank_passes(addr, 0, banks, bank_bytes, scratch)
