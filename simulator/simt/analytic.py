@@ -19,8 +19,8 @@ lasts the longest of:
   time a scheduler's issue slot is busy when its warps also wait on
   their dependencies (``contended``: the machine-repairman model, between T1 for one
   warp and the issue time for many);
-* **bandwidth**: the wave's share of DRAM and L2 bytes at peak bandwidth (a store to
-  part of a sector holding its slice ``l2.partial_write_cycles``);
+* **bandwidth**: the wave's share of DRAM and L2 bytes at peak bandwidth (a store's
+  line write with a part-written sector holding its slice ``l2.partial_write_cycles``);
 * **concurrency** (Little's law): the wave's missing bytes at the bandwidth that the
   outstanding requests allow, ``min(MSHRs, warps x loads per round) x segment / latency``.
 

@@ -298,8 +298,9 @@ def dram_wait(hp, load):
 @njit(cache=True, inline='always')
 def l2_access(s2, t, write, svc, hp, l2, stamp, st):
     """One L2 sector request arriving at cycle t, holding its bank ``svc`` cycles (a
-    sector's service, or a write to part of one: ``l2.partial_write_cycles``); returns
-    its completion cycle. ``l2`` is the :class:`L2State` it reads and updates.
+    sector's service, or its share of a line write with a part-written sector:
+    ``core._line_write_service``); returns its completion cycle. ``l2`` is the
+    :class:`L2State` it reads and updates.
 
     A slice of the SMs (``hp[H_L2OWN]`` < 1, sampled mode) keeps ``l2.seen``, a flag per
     sector it has held: a read miss to a sector never held is a first touch, which the

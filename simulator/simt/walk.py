@@ -156,11 +156,7 @@ def _step(acc, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready, i
             # cost) with a part-written segment, and their segments (``_line_write_service``)
             k = 0
             while k < m:
-                j, partial = k, False
-                while j < m and seg[0, j] // per == seg[0, k] // per:
-                    if core._segment_bytes(addr, 0, seg[0, j], seg_bytes, addr[0, 32]) < seg_bytes:
-                        partial = True
-                    j += 1
+                j, partial = core._line_run(addr, 0, seg, k, m, seg_bytes, per)
                 if partial:
                     acc[P_GST_PART] += 1
                     acc[P_GST_PSEG] += j - k
