@@ -41,11 +41,11 @@ HOPPER_SM = SM(
     l1=Cache(size_bytes=28 * KiB, line_bytes=128, sector_bytes=32, ways=4,  # 256 KiB array - 228 [WP]
              latency_cycles=72,                               # [CAL] latency_l1 (load-to-use, chase)
              bandwidth_bytes_per_cycle=128.0,                 # [WP] 128 B/clk per SM
-             lines_per_cycle=1.0,
+             lines_per_cycle=1.0,                             # [CAL] lines suite: 8, 16, 32 lines
+                                                              # a request take 8.0, 16.0, 32.1 cycles
              # [CAL] lines suite, its stores on a sixteenth of the SMs: about 2.1 cycles
              # a line that a store writes part of a sector of (scripts/fit_partial_writes.py)
-             partial_lines_per_cycle=0.4735,                             # [CAL] lines suite: 8, 16, 32 lines
-                                                              # a request take 8.0, 16.0, 32.1 cycles
+             partial_lines_per_cycle=0.4735,
              hashed_sets=True,    # [NCU] rows a power of two apart do not thrash a few sets:
                                   # thread-per-row matvec (kernels suite, 4096- and 1024-float
                                   # rows) moves 103 MB through the L2, as hashed sets give;

@@ -517,7 +517,7 @@ def _write_shapes(sms):
 def _run_lines_write(c, sms, nlines, passes):
     """L2-resident stores whose warp requests touch 1 to 32 lines (one word a lane, as a
     naive transpose writes): the time per request per SM says how many lines an SM
-    sends the L2 a cycle, on all SMs and on a quarter of them."""
+    sends the L2 a cycle, on all SMs and on a quarter and a sixteenth of them."""
     recs = []
     for grid, block in _write_shapes(sms):
         dst = c.device_array(grid * nlines * 32, np.int32)

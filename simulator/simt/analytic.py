@@ -47,7 +47,8 @@ from .core import program_arrays
 from .engine import _launch_occupancy, footprint_bytes, issue_utilization, launch_shape
 from .memory import U_MAX
 from .hwvec import (H_BANKB, H_BANKS, H_FP64II, H_FPLAT, H_INTII, H_ISSUE, H_L1LINEB,
-                    H_L1LINEC, H_L1PLINEC, H_LDSTII, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, hw_vector)
+                    H_L1LINEC, H_L1PLINEC, H_L2PART, H_L2SVC, H_LDSTII, H_SEG, H_SFUII,
+                    H_SFULAT, H_SHLAT, H_SPII, hw_vector)
 
 MAX_ITERS = 64           # loops whose trips all cost alike (trip_period 1)
 MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole periods: a padded
@@ -260,7 +261,11 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     nb = len(body0)
     per_warp = np.mean(prof0[:nb], axis=0)
     last = np.mean(prof0[nb:], axis=0)
-    gld_seg_total = per_warp[P.P_GLD_SEG] * wpb * max(B - 1, 0) + last[P.P_GLD_SEG] * wpb
+    def launch_sum(k):
+        # a profile field over the launch: the body's warp for all blocks but the last
+        # (``per_warp`` and ``last`` as they stand when it is called)
+        return per_warp[k] * wpb * max(B - 1, 0) + last[k] * wpb
+    gld_seg_total = launch_sum(P.P_GLD_SEG)
     l1_miss_bytes = (1 - h1) * gld_seg_total * seg
     dram_read = 0.0 if l2_warm else min(l1_miss_bytes, float(prog.min_bytes))
     h2 = 1.0 - dram_read / l1_miss_bytes if l1_miss_bytes else 1.0
@@ -279,17 +284,15 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
                 (prof[nb + slow][P.P_T1] - prof0[nb + slow][P.P_T1]) / dl) if dl > 1e-9 else (0.0, 0.0)
     R = occ.blocks_per_sm
     ns = sm.warp_schedulers
-    store_bytes = (per_warp[P.P_GST_SEG] * wpb * max(B - 1, 0) + last[P.P_GST_SEG] * wpb) * seg
+    store_bytes = launch_sum(P.P_GST_SEG) * seg
     dram_total = dram_read + (0.0 if l2_warm else min(store_bytes, float(prog.min_bytes)))
     l2_total = l1_miss_bytes + store_bytes
     # a store's write to a line with a part-written sector holds its slice at least
     # l2.partial_write_cycles, not its sectors' service (the engine's
     # ``_line_write_service``): the excess, over the slices
-    def launch_sum(k):
-        return per_warp[k] * wpb * max(B - 1, 0) + last[k] * wpb
-    svc = l2.sector_bytes / (l2.bandwidth_bytes_per_cycle / l2.banks)
-    partial_t = max((l2.partial_write_cycles or 0.0) * launch_sum(P.P_GST_PART)
-                    - svc * launch_sum(P.P_GST_PSEG) * seg / l2.sector_bytes, 0.0) / l2.banks
+    partial_t = max(h[H_L2PART] * launch_sum(P.P_GST_PART)
+                    - h[H_L2SVC] * launch_sum(P.P_GST_PSEG) * seg / l2.sector_bytes,
+                    0.0) / l2.banks
     dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
     l2_bpc = l2.bandwidth_bytes_per_cycle
 
@@ -366,7 +369,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
         cycles += t_tail
         terms = terms or tail_terms
     cycles += sm.block_launch_cycles              # the first block's dispatch
-    instr = per_warp[P.P_INSTR] * wpb * max(B - 1, 0) + last[P.P_INSTR] * wpb
+    instr = launch_sum(P.P_INSTR)
     return AnalyticLaunch(prog, float(cycles), occ, B / C, terms, max(terms, key=terms.get),
                           {"l1": float(h1), "l2": float(h2)}, float(instr),
                           {"l1": float(gld_seg_total * seg), "l2": float(l2_total),
