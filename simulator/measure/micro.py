@@ -242,3 +242,58 @@ def cas_order_kernel(counter, tries, rank):
                 break
         tries[w] = n
         rank[w] = old
+
+
+# %smid and %globaltimer, which numba does not expose: two PTX functions (C ABI) linked
+# into the kernel that calls them (simulator/measure/sm_clock.ptx).
+SM_CLOCK_PTX = __import__("pathlib").Path(__file__).with_name("sm_clock.ptx")
+
+
+def _simulating():
+    from numba import config
+    return bool(config.ENABLE_CUDASIM)
+
+
+@cuda.jit(device=True)
+def _zero():
+    return 0
+
+
+def cas_trace_kernel(smid=None, globaltimer=None):
+    """The CAS loop of ``cas_lanes_kernel`` (the first ``lanes`` lanes of every warp, each
+    on its own word: lane l increments ``counter[l]``), traced: lane 0 of warp w writes
+    its SM's id (``sm[w]``), the global timer in ns at its first try and at its success
+    (``t0[w]``, ``t1[w]``), its tries (``tries[w]``) and the value each try found
+    (``seen[w, i]``, the first ``seen.shape[1]`` tries): between two tries a warp missed
+    the successes whose values it skipped. ``smid`` and ``globaltimer`` are device
+    functions (default: the PTX ones; under numba's simulator, stand-ins giving 0)."""
+    if smid is None and _simulating():
+        smid = globaltimer = _zero
+    if smid is None:
+        smid = cuda.declare_device("roofsim_smid", "uint32()", link=[str(SM_CLOCK_PTX)],
+                                   abi="c")
+        globaltimer = cuda.declare_device("roofsim_globaltimer", "uint64()",
+                                          link=[str(SM_CLOCK_PTX)], abi="c")
+
+    @cuda.jit
+    def kernel(counter, lanes, tries, seen, sm, t0, t1):
+        lane = cuda.threadIdx.x % 32
+        w = cuda.grid(1) // 32
+        if lane < lanes:
+            if lane == 0:
+                sm[w] = smid()
+                t0[w] = globaltimer()
+            n = 0
+            old = counter[lane]
+            while True:
+                assumed = old
+                old = cuda.atomic.cas(counter, lane, assumed, assumed + 1)
+                if lane == 0 and n < seen.shape[1]:
+                    seen[w, n] = old
+                n += 1
+                if old == assumed:
+                    break
+            if lane == 0:
+                t1[w] = globaltimer()
+                tries[w] = n
+    return kernel

@@ -22,7 +22,7 @@ from .harness import rotation_sets  # noqa: F401 (suites.rotation_sets: its home
 from . import harness, micro
 
 SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels",
-          "teaching", "atomics", "atomic_order")
+          "teaching", "atomics", "atomic_order", "atomic_trace")
 SLICE_STRIDES = (1, 2, 3, 4, 8, 16, 32)     # lines between the lines read
 LINE_SPREADS = (1, 2, 4, 8, 16, 32)         # lines one warp request touches
 RELU_BLOCKS = (64, 128, 256, 512, 1024)
@@ -615,6 +615,59 @@ def run_atomic_order(c, seed=0):
     return recs
 
 
+TRACE_SHAPES = ((32, 128), (64, 128), (128, 128), (128, 32), (32, 512))
+
+
+def _skips(seen, tries):
+    """A warp's tries as the successes it missed between them: for each try after the
+    first, how far the value it found moved on from the one before (1: no success missed),
+    as one string of digits and letters (base 36, ``z`` for 35 or more)."""
+    d = np.diff(seen[:min(tries, seen.size)])
+    return "".join(np.base_repr(int(min(x, 35)), 36).lower() for x in d)
+
+
+def run_atomic_trace(c, seed=0, shapes=TRACE_SHAPES):
+    """A contended CAS loop traced (``micro.cas_trace_kernel``): the first 1 or 12 lanes of
+    every warp, each on its own word of one line, on 32, 64 and 128 blocks of 4 warps,
+    128 blocks of 1 warp and 32 blocks of 16; each warp's SM, its tries, its first try's and
+    its success's global time (ns, relative to the launch's first try), and the values its
+    tries found as the successes it missed between them (``skips``, the first launch of
+    each shape). Which warps and SMs retry less than first come, first served says where
+    the L2's arbitration departs from it."""
+    kernel = micro.cas_trace_kernel()
+    recs = []
+    for blocks, threads in shapes:
+        warps = blocks * threads // 32
+        for lanes in (1, 12):
+            for rep in range(2):
+                counter = c.to_device(np.zeros(32, np.int32))
+                tries = c.to_device(np.zeros(warps, np.int32))
+                seen = c.to_device(np.full((warps, warps + 8), -1, np.int32))
+                sm = c.to_device(np.zeros(warps, np.uint32))
+                t0, t1 = (c.to_device(np.zeros(warps, np.uint64)) for _ in range(2))
+                kernel[blocks, threads](counter, lanes, tries, seen, sm, t0, t1)
+                t, s = tries.copy_to_host(), seen.copy_to_host()
+                a0, a1 = t0.copy_to_host(), t1.copy_to_host()
+                start = int(a0.min())
+                got = counter.copy_to_host()
+                want = np.zeros(32, np.int32)
+                want[:lanes] = warps
+                ok = bool(np.array_equal(got, want) and np.array_equal(
+                    np.sort(s[np.arange(warps), np.minimum(t, s.shape[1]) - 1]),
+                    np.arange(warps)))
+                rec = {"name": "cas_trace", "grid": blocks, "block": threads, "warps": warps,
+                       "lanes": lanes, "launch": rep, "tries": t.tolist(),
+                       "sm": sm.copy_to_host().tolist(),
+                       "start_ns": (a0 - start).astype(np.int64).tolist(),
+                       "success_ns": (a1 - start).astype(np.int64).tolist(),
+                       "total_tries": int(t.sum()) * lanes,
+                       "first_come_tries": lanes * warps * (warps + 1) // 2, "ok": ok}
+                if rep == 0:
+                    rec["skips"] = [_skips(s[w], t[w]) for w in range(warps)]
+                recs.append(rec)
+    return recs
+
+
 def run_kernels(c, seed=0, deadline_s=None):
     from .kernels import run_kernels as run
     return run(c, seed=seed, deadline_s=deadline_s)
@@ -630,7 +683,7 @@ def run_teaching(c, seed=0, deadline_s=None):
 RUNNERS = {"micro": run_micro, "grid": run_grid, "gemm": run_gemm, "conv": run_conv, "h2d": run_h2d,
            "resources": run_resources, "slices": run_slices, "lines": run_lines,
            "kernels": run_kernels, "teaching": run_teaching, "atomics": run_atomics,
-           "atomic_order": run_atomic_order}
+           "atomic_order": run_atomic_order, "atomic_trace": run_atomic_trace}
 
 
 def run(suite: str, command=None, deadline_s=None, **kw) -> dict:

@@ -12,7 +12,7 @@ from . import BY_NAME
 
 NEEDS = ("gpu",)
 SUITE_CHOICES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels",
-                 "teaching", "atomics", "atomic_order", "all", "network", "torchvision", "compiled", "counters", "tune")
+                 "teaching", "atomics", "atomic_order", "atomic_trace", "all", "network", "torchvision", "compiled", "counters", "tune")
 
 
 def add_measure(sub):
@@ -30,7 +30,8 @@ def add_measure(sub):
                         "kernels (simulator.kernelcode.cases) timed and under Nsight Compute; "
                         "teaching: examples/teaching.py's kernels, measured alike; atomics: warps' "
                         "atomic requests to one L2 line, round trip and throughput; atomic_order: the "
-                        "order a contended CAS loop's successes come in)")
+                        "order a contended CAS loop's successes come in; atomic_trace: the same loop traced, "
+                        "each warp's SM, times and the successes it missed)")
     p.add_argument("--out", default=".", metavar="DIR", help="existing folder for SUITE.json")
     p.add_argument("--deadline", type=positive_seconds("deadline"), metavar="SECONDS",
                    help="gemm, conv, kernels, teaching: start no new shape after this many seconds; "
@@ -125,6 +126,13 @@ def _suite_table(name, data):
                  r["launch"], r["total_tries"], r["first_come_tries"], r["ok"]] for r in recs]
         print(format_table(["what", "launch", "tries", "first come, first served",
                             "ok"], rows, right=[False, True, True, True, False]))
+    if name == "atomic_trace":
+        rows = [[f"{r['grid']}x{r['block']} {r['lanes']} lanes", r["launch"], r["total_tries"],
+                 r["first_come_tries"], round(r["total_tries"] / r["first_come_tries"], 3),
+                 max(r["success_ns"]) / 1e3, len(set(r["sm"])), r["ok"]] for r in recs]
+        print(format_table(["what", "launch", "tries", "first come, first served", "ratio",
+                            "last success us", "SMs", "ok"], rows,
+                           right=[False, True, True, True, True, True, True, False]))
     if name == "slices":
         rows = [[r["stride_lines"], r["footprint_bytes"], r["median_s"], r["bandwidth_bytes_per_s"],
                  r["ok"]] for r in recs]
