@@ -80,6 +80,9 @@ H100_SXM = SIMTGPU(
              # a line's atomic unit per warp request (add, CAS) and per further lane on a word
              atomic_latency_cycles=527, atomic_cycles=4.902, atomic_cas_cycles=9.534,
              atomic_lane_cycles=1.256,
+             # [CAL] atomic_trace suite (scripts/fit_atomic_queue.py): the requests a line's
+             # atomic unit serves in their order of arrival; those beyond get in unordered
+             atomic_queue_requests=128,
              # [CAL] lines suite, its stores on every SM: a slice takes 2.4-2.9 cycles for a
              # write to part of a line's sector (4-16 B a line, as a naive transpose
              # stores), the median of its six such cases (scripts/fit_partial_writes.py)

@@ -49,6 +49,7 @@ LIMITS: dict[str, tuple] = {
     "Cache.mshrs": _COUNT,
     "Cache.lines_per_cycle": (1e-6, 1e4, "at most 10,000 lines a cycle"),
     "Cache.partial_lines_per_cycle": (1e-6, 1e4, "at most 10,000 lines a cycle"),
+    "Cache.atomic_queue_requests": (1, 4096, "1 to 4,096 requests"),
     **{f"Cache.{n}": _CYCLES for n in ("atomic_latency_cycles", "atomic_cycles",
                                         "atomic_cas_cycles", "atomic_lane_cycles",
                                         "partial_write_cycles")},

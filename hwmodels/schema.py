@@ -128,7 +128,10 @@ class Cache:
     atomic_latency_cycles: float | None = p(None, doc="L2: an atomic's round trip, less its service", only="l2")
     atomic_cycles: float | None = p(None, doc="L2: a line's atomic unit per warp request (add)", only="l2")
     atomic_cas_cycles: float | None = p(None, doc="L2: the same for a compare-and-swap", only="l2")
-    atomic_lane_cycles: float | None = p(None, doc="L2: more per further lane on one word", only="l2")
+    atomic_lane_cycles: float | None = p(None, doc="L2: more per further lane on one word; a lone lane's request", only="l2")
+    # (roofsim measure atomic_trace; scripts/fit_atomic_queue.py)
+    atomic_queue_requests: int | None = p(
+        None, doc="L2: requests a line's atomic unit queues in arrival order (-: all)", only="l2")
     # (roofsim measure lines, its stores): -: a part-sector write costs a sector's service
     partial_write_cycles: float | None = p(
         None, doc="L2: a slice's least cycles for a line write with a part-written sector",
@@ -143,6 +146,9 @@ class Cache:
             _positive(self, "partial_write_cycles")
         if self.partial_lines_per_cycle is not None:
             _positive(self, "partial_lines_per_cycle")
+        if self.atomic_queue_requests is not None:
+            _integer(self, "atomic_queue_requests")
+            _positive(self, "atomic_queue_requests")
         atomics = ("atomic_latency_cycles", "atomic_cycles", "atomic_cas_cycles",
                    "atomic_lane_cycles")
         given = [n for n in atomics if getattr(self, n) is not None]

@@ -100,14 +100,38 @@ def test_the_atomic_unit_bound_is_its_closed_form(spread, cas):
     assert timing.atomic_unit_cycles(c, tr, H100) == pytest.approx(want, rel=1e-9)
 
 
-def test_a_launch_bound_by_its_atomic_unit_says_so():
-    """2,048 requests of 32 lanes on one word: the unit's 2,048 x (9.5 + 31 x 1.26)
-    cycles are far beyond what the engine times for the SMs; the launch takes them."""
-    kernel = micro.atomic_line_kernel
-    args = [np.zeros(32, np.int32), np.zeros(1024, np.int64), 64, 1, 1]
-    r = rs.simulate_kernel(kernel, (8,), (128,), args, hw=H100, mode="full")
+ADDS = """import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def adds_on_one_word(word, out, iters):
+    acc = 0
+    for _ in range(iters):
+        acc += cuda.atomic.add(word, 0, 1)
+    out[cuda.grid(1)] = acc
+
+
+def launch():
+    return adds_on_one_word, (8,), (128,), [np.zeros(1, np.int32), np.zeros(1024, np.int32), 64]
+"""
+
+
+def _adds_kernel(tmp_path):
+    """(the file, its launch: kernel, grid, block, args), loaded as the CLI loads it."""
+    f = tmp_path / "adds.py"
+    f.write_text(ADDS)
+    return f, rs.load_launcher(f"{f}:launch")
+
+
+def test_a_launch_bound_by_its_atomic_unit_says_so(tmp_path):
+    """2,048 atomic adds of 32 lanes on one word (no CAS: the blocks run one after
+    another): the unit's 2,048 x (4.9 + 31 x 1.26) cycles are far beyond what the engine
+    times for the SMs; the launch takes them."""
+    _, (kernel, grid, block, args) = _adds_kernel(tmp_path)
+    r = rs.simulate_kernel(kernel, grid, block, args, hw=H100, mode="full")
     l2 = H100.l2
-    want = 32 * 64 * (l2.atomic_cas_cycles + 31 * l2.atomic_lane_cycles)
+    want = 32 * 64 * (l2.atomic_cycles + 31 * l2.atomic_lane_cycles)
     assert r.extra["atomic_unit_cycles"] == [pytest.approx(want)]
     assert r.limiter == "l2 atomics" and r.launches[0].limiter == "l2 atomics"
     assert r.seconds == pytest.approx(want / H100.clock_hz, rel=1e-6)
@@ -116,15 +140,12 @@ def test_a_launch_bound_by_its_atomic_unit_says_so():
 def test_the_cli_says_when_the_atomics_bound_the_launch(tmp_path):
     import subprocess
     import sys
-    f = tmp_path / "atl.py"
-    f.write_text("import numpy as np\nfrom simulator.measure import micro\n"
-                 "def launch():\n    return micro.atomic_line_kernel, (8,), (128,), "
-                 "[np.zeros(32, np.int32), np.zeros(1024, np.int64), 64, 1, 1]\n")
+    f, _ = _adds_kernel(tmp_path)
     out = subprocess.run([sys.executable, "-m", "simulator", "simulate", "kernel",
                           f"{f}:launch", "--hw", "h100-sxm", "--mode", "full"], cwd=ROOT,
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    want = 32 * 64 * (H100.l2.atomic_cas_cycles + 31 * H100.l2.atomic_lane_cycles)
+    want = 32 * 64 * (H100.l2.atomic_cycles + 31 * H100.l2.atomic_lane_cycles)
     assert f"limited by the L2's atomics: the busiest line's atomic unit works {want:,.0f} " \
         "cycles" in out.stdout
 
@@ -139,6 +160,10 @@ def test_atomic_timing_reads_the_preset_and_a_preset_without_figures_takes_the_h
     assert tf[em.T_CAS] == H100.l2.atomic_cas_cycles
     assert tf[em.T_ATOM_LAT] == (H100.l2.atomic_latency_cycles - H100.l2.latency_cycles
                                  + fermi.l2.latency_cycles)
+    assert t[em.T_QUEUE] == tf[em.T_QUEUE] == H100.l2.atomic_queue_requests
+    # a queue set on a preset without the other figures is its own
+    mine = hwmodels.with_overrides(fermi, ["l2.atomic_queue_requests=16"])
+    assert atomic_timing(mine)[em.T_QUEUE] == 16
 
 
 def test_the_atomics_figures_come_together():
@@ -157,7 +182,7 @@ def test_the_l1_takes_no_atomics_figures_and_hw_show_lists_only_the_l2s(tmp_path
                          capture_output=True, text=True, check=True).stdout
     shown = [ln.split()[0] for ln in out.splitlines() if "atomic" in ln]
     assert shown == ["l2.atomic_latency_cycles", "l2.atomic_cycles", "l2.atomic_cas_cycles",
-                     "l2.atomic_lane_cycles"], shown
+                     "l2.atomic_lane_cycles", "l2.atomic_queue_requests"], shown
     # the L2's cost of a part-written sector likewise
     with pytest.raises(ValueError, match=r"sm\.l1\.partial_write_cycles = 2.*an L2 figure"):
         hwmodels.with_overrides(hwmodels.get("h100-sxm"), ["sm.l1.partial_write_cycles=2"])
@@ -197,8 +222,9 @@ def _measured_tries(name, **shape):
 @pytest.mark.parametrize("grid", [32, 128])
 def test_one_lane_a_warp_retries_about_as_the_h100s_line_serves_first_come(grid):
     """The H100's order of successes (atomic_order suite, one lane a warp on one word):
-    near first come, first served -- the k-th warp to succeed tried about k times; the
-    blocks' staggered starts spare it 15-27% of the W(W+1)/2 tries."""
+    near first come, first served -- the k-th warp to succeed tried about k times, yet
+    15-27% short of the W(W+1)/2 tries. Not the blocks' starts (the atomic_trace suite
+    has them all within 0.4 us): what spares those tries is not modelled."""
     counter = np.zeros(1, np.int32)
     tries, rank = np.zeros(grid * 4, np.int32), np.zeros(grid * 4, np.int32)
     emulate_kernel(micro.cas_order_kernel, (grid,), (128,), [counter, tries, rank])
@@ -211,8 +237,8 @@ def test_a_warps_lanes_on_one_word_retry_as_on_the_h100(lanes, keys):
     """The H100's tries (atomic_order suite) with several lanes of every warp on one word,
     128 warps: a line serving whole requests first come, first served retried 1.2-2.2x
     as often (each warp's next try a whole round after its last); served a pass at a
-    time, each pass back at the end of the line's queue, within the 15% the blocks'
-    staggered starts spare (as with one lane a warp, above)."""
+    time, each pass back at the end of the line's queue, within the 15% the H100 spares
+    everywhere (as with one lane a warp, above)."""
     counter = np.zeros(32, np.int32)
     tries = np.zeros(32 * 128, np.int32)
     emulate_kernel(micro.cas_lanes_kernel, (32,), (128,), [counter, tries, lanes, keys])
@@ -221,16 +247,153 @@ def test_a_warps_lanes_on_one_word_retry_as_on_the_h100(lanes, keys):
     assert 0.9 <= tries.sum() / measured <= 1.25, (tries.sum(), measured)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: with 512 warps on the line the H100 "
-                   "retries 1.3-1.55x less than a first-come line gives, its warps trying "
-                   "in about two rounds of three; what arbitration does that is not known")
 @pytest.mark.parametrize("lanes,keys", [(2, 1), (12, 12)])
 def test_512_warps_retry_as_on_the_h100(lanes, keys):
+    """512 warps on one line: first come, first served retried 1.3-1.55x as often as
+    the H100. With the line's queue bounded (``l2.atomic_queue_requests``, fit to the
+    atomic_trace suite, not to these), the requests beyond it get in in no order and
+    the fresh ones among them sooner: within the 15% of the smaller shapes."""
     counter = np.zeros(32, np.int32)
     tries = np.zeros(128 * 128, np.int32)
     emulate_kernel(micro.cas_lanes_kernel, (128,), (128,), [counter, tries, lanes, keys])
     measured = _measured_tries("cas_lanes", grid=128, lanes=lanes, keys=keys)
     assert 0.9 <= tries.sum() / measured <= 1.25, (tries.sum(), measured)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: 512 warps of 32 lanes on 12 words, three "
+                   "passes a request, retry 0.87x the H100's tries in the emulator (first "
+                   "come, first served gave 1.37x); how the H100 orders a held request's "
+                   "further passes is not measured")
+def test_512_warps_of_several_passes_retry_as_on_the_h100():
+    counter = np.zeros(32, np.int32)
+    tries = np.zeros(128 * 128, np.int32)
+    emulate_kernel(micro.cas_lanes_kernel, (128,), (128,), [counter, tries, 32, 12])
+    measured = _measured_tries("cas_lanes", grid=128, lanes=32, keys=12)
+    assert 0.9 <= tries.sum() / measured <= 1.25, (tries.sum(), measured)
+
+
+TRACE = json.loads((ROOT / "data" / "measurements" / "h100-sxm" / "atomic_trace.json")
+                   .read_text())
+
+
+def _trace_shape(grid, block, lanes):
+    """The atomic_trace suite's launches of one shape: (median total tries, median cycles
+    from the first try to the last success at the suite's clock)."""
+    clock = TRACE["provenance"]["attributes"]["clock_rate"] * 1e3
+    rs_ = [r for r in TRACE["records"] if (r["grid"], r["block"], r["lanes"]) == (grid, block, lanes)]
+    assert rs_ and all(r["ok"] for r in rs_)
+    return (float(np.median([r["total_tries"] for r in rs_])),
+            float(np.median([max(r["success_ns"]) for r in rs_])) * 1e-9 * clock)
+
+
+@pytest.mark.parametrize("grid,block,lanes", [(32, 128, 1), (128, 128, 1), (32, 128, 12),
+                                              (64, 128, 12), (128, 128, 12), (32, 512, 12),
+                                              (128, 32, 12)])
+def test_a_contended_cas_loop_tries_and_takes_as_long_as_on_the_h100(grid, block, lanes):
+    """The atomic_trace suite: 1 or 12 lanes of every warp, each on its own word of one
+    line, 128 to 512 warps. The emulator's tries are 1.1-1.2x the H100's at every shape
+    (the factor above, common to all: first come, first served gave 1.5x at 512 warps
+    of 12 lanes), and its last warp's clock is within 10% of the H100's time from the
+    first try to the last success: a lone lane's request holds the line about a fourth
+    of a whole warp's (first come at 9.5 cycles a request took 4x the H100's time with
+    one lane), twelve lanes' about half."""
+    counter = np.zeros(32, np.int32)
+    tries = np.zeros(grid * block, np.int32)
+    emu = emulate_kernel(micro.cas_lanes_kernel, (grid,), (block,),
+                         [counter, tries, lanes, lanes])
+    assert np.array_equal(counter[:lanes], np.full(lanes, grid * block // 32))
+    want_tries, want_cycles = _trace_shape(grid, block, lanes)
+    assert 1.05 <= tries.sum() / want_tries <= 1.25, (tries.sum(), want_tries)
+    assert emu.cycles == pytest.approx(want_cycles, rel=0.10), (emu.cycles, want_cycles)
+
+
+def test_a_lone_lanes_request_holds_the_line_a_fraction_of_a_whole_warps():
+    """first_pass_cycles: a lone lane the one-lane figure, all 32 the warp's, in
+    proportion between; a further pass the one-lane figure (the atomics suite's
+    closed form for 32 lanes is unchanged)."""
+    full, one = H100.l2.atomic_cas_cycles, H100.l2.atomic_lane_cycles
+    assert em.first_pass_cycles(full, one, 1) == pytest.approx(one)
+    assert em.first_pass_cycles(full, one, 32) == pytest.approx(full)
+    assert em.first_pass_cycles(full, one, 12) == pytest.approx(one + (full - one) * 11 / 31)
+
+
+@cuda.jit
+def _one_add(word, old):
+    if cuda.threadIdx.x % 32 == 0:
+        old[cuda.grid(1) // 32] = cuda.atomic.add(word, 0, 1)
+
+
+def test_requests_beyond_the_queue_get_in_in_no_order_and_those_within_in_theirs():
+    """Closed form of the bounded queue: 64 warps (one lane each, 16 blocks of 4) reach
+    one word at once. An unbounded queue serves them in warp order: warp w reads w.
+    A queue of 4: warp 0 is served on arrival and warps 1-4 wait in order (they read
+    1-4); the other 59 get in one at a time as places open, drawn: they read 5-63 in
+    some order that is not theirs, the same on every run."""
+    def reads(queue):
+        T = atomic_timing(H100)
+        T[em.T_QUEUE] = queue
+        word, old = np.zeros(1, np.int32), np.zeros(64, np.int32)
+        emulate_kernel(_one_add, (16,), (128,), [word, old], concurrent=True, atomics=T)
+        assert word[0] == 64
+        return old
+    assert np.array_equal(reads(0), np.arange(64))
+    held = reads(4)
+    assert np.array_equal(held[:5], np.arange(5))
+    assert np.array_equal(np.sort(held[5:]), np.arange(5, 64))
+    assert not np.array_equal(held[5:], np.arange(5, 64))
+    assert np.array_equal(reads(4), held)
+
+
+def test_the_atomic_unit_bound_charges_a_lone_lanes_request_its_own_figure():
+    """64 warps, one lane each, one add each on one word: 64 one-lane first passes."""
+    args = [np.zeros(1, np.int32), np.zeros(64, np.int32)]
+    c = timing.compile_kernel(_one_add, args, timing.cc_of(H100))
+    _, tr, _ = timing.trace_program(c, _one_add, H100, (16,), (128,), args, mode="full")
+    assert timing.atomic_unit_cycles(c, tr, H100) == \
+        pytest.approx(64 * H100.l2.atomic_lane_cycles, rel=1e-9)
+
+
+def test_a_contended_loop_takes_at_least_its_emulated_run(tmp_path):
+    """The engine times an atomic as a load: 512 warps of 12 lanes in a CAS loop on one
+    line take what the emulator's run of them together takes (the H100's time within
+    10%, above), limited by ``contended atomics``; a kernel whose blocks run one after
+    another has no such run."""
+    args = [np.zeros(32, np.int32), np.zeros(128 * 128, np.int32), 12, 12]
+    r = rs.simulate_kernel(micro.cas_lanes_kernel, (128,), (128,), list(args), hw=H100,
+                           mode="full")
+    emu = emulate_kernel(micro.cas_lanes_kernel, (128,), (128,),
+                         [np.zeros(32, np.int32), np.zeros(128 * 128, np.int32), 12, 12])
+    assert r.extra["contended_cycles"] == [pytest.approx(emu.cycles)]
+    assert r.limiter == "contended atomics" and r.launches[0].limiter == "contended atomics"
+    assert r.cycles == pytest.approx(emu.cycles) and r.cycles > max(r.extra["atomic_unit_cycles"])
+    kernel, grid, block, args = _adds_kernel(tmp_path)[1]
+    r2 = rs.simulate_kernel(kernel, grid, block, args, hw=H100)
+    assert r2.extra["contended_cycles"] == [None]
+    # and the CLI says which bound held
+    import subprocess
+    import sys
+    f = tmp_path / "cas12.py"
+    f.write_text("import numpy as np\nfrom simulator.measure import micro\n"
+                 "def launch():\n    return micro.cas_lanes_kernel, (128,), (128,), "
+                 "[np.zeros(32, np.int32), np.zeros(128 * 128, np.int32), 12, 12]\n")
+    out = subprocess.run([sys.executable, "-m", "simulator", "simulate", "kernel",
+                          f"{f}:launch", "--hw", "h100-sxm", "--mode", "full"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert f"limited by contended atomics: its blocks run together take {emu.cycles:,.0f} " \
+        "cycles" in out.stdout
+
+
+def test_the_preset_queue_is_the_fit_of_the_trace():
+    """hopper.py's atomic_queue_requests is scripts/fit_atomic_queue.py's pick over the
+    committed atomic_trace suite, among its neighbours."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("fq", ROOT / "scripts" / "fit_atomic_queue.py")
+    fq = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fq)
+    q = H100.l2.atomic_queue_requests
+    best, table = fq.fit(TRACE["records"], candidates=(q // 2, q * 3 // 4, q, q * 3 // 2))
+    assert best == q, table
 
 
 @cuda.jit

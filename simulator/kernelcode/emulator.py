@@ -40,15 +40,16 @@ from simulator.kernelcode.lanes import M32, ival, ult64
  L_RECORD, L_DYN_SMEM, L_NBLOCKS, L_DEPTH, L_SLOTS, L_SH_STRIDE) = range(25)
 L_SIZE = 25
 # run state S (blocks together: S_BLOCK counts the blocks finished, S_NEXT the started)
-S_BLOCK, S_STARTED, S_EXEC, S_THREADS, S_EV, S_ADDR, S_NEXT, S_RESUME = range(8)
-S_SIZE = 8
+S_BLOCK, S_STARTED, S_EXEC, S_THREADS, S_EV, S_ADDR, S_NEXT, S_RESUME, S_DRAW = range(9)
+S_SIZE = 9
 # statuses
 DONE, BUDGET, TRACE_FULL, ERROR = range(4)
 # the timing T of blocks run together (cycles): an atomic's round trip, a global load's, a line's
-# atomic unit per request (a CAS or exchange; other atomics), per further lane on one
-# word, a shared-memory access
-T_ATOM_LAT, T_LOAD_LAT, T_CAS, T_ATOM, T_LANE, T_SHARED = range(6)
-T_SIZE = 6
+# atomic unit per pass on all 32 words (a CAS or exchange; other atomics) and on one word,
+# a shared-memory access, the requests a line's unit queues in their order of arrival
+# (0: all of them)
+T_ATOM_LAT, T_LOAD_LAT, T_CAS, T_ATOM, T_LANE, T_SHARED, T_QUEUE = range(7)
+T_SIZE = 7
 HASH = 1 << 12                  # the table of lines' atomic units (blocks together)
 # errors E[0]
 ERR_OOB, ERR_MISALIGNED, ERR_READONLY, ERR_DEPTH = 1, 2, 3, 4
@@ -473,8 +474,8 @@ def _pop(ht, hw, hn):
 @njit(cache=True)
 def _atomic_lines(row, R, base, emask, L, lines):
     """The lines (128 bytes) a global atomic's active lanes hit, each with the most lanes
-    on one of its words: ``lines[k] = (line, lanes)`` for k < the count returned; 0
-    for an atomic on shared memory."""
+    on one of its words and its lanes: ``lines[k] = (line, most, lanes)`` for k < the
+    count returned; 0 for an atomic on shared memory."""
     off0 = row[F_X2]
     ca = base + 32 * row[F_A]
     n = 0
@@ -491,13 +492,14 @@ def _atomic_lines(row, R, base, emask, L, lines):
         while k < n and lines[k, 0] != line:
             k += 1
         if k == n:
-            lines[n, 0], lines[n, 1] = line, 0
+            lines[n, 0], lines[n, 1], lines[n, 2] = line, 0, 0
             n += 1
         same = 0                                  # lanes before l on l's word
         for j in range(l):
             if (emask >> j) & 1 and R[ca + j] + off0 == a:
                 same += 1
         lines[k, 1] = max(lines[k, 1], same + 1)
+        lines[k, 2] += 1
     return n
 
 
@@ -530,19 +532,114 @@ def _trace_lanes(row, R, base, mask, w, L, rec):
 
 
 @njit(cache=True)
-def _serve(arrive, each, nl, lines, busy_line, busy_t, lane=0.0):
-    """A request reaching ``nl`` lines (``lines[k] = (line, most lanes on one of its
-    words)``) at ``arrive`` waits for each line's unit, holding it ``each`` plus ``lane``
-    for each further lane on one word; when the last is done."""
+def first_pass_cycles(full, one, lanes):
+    """A line's atomic unit on a request's first pass, with ``lanes`` of its lanes on the
+    line: ``one`` for a lone lane, ``full`` for all 32 (the atomics suite's warps), in
+    proportion between (the atomic_trace suite: a lone lane's CAS takes no more than a
+    fourth of a whole warp's, twelve lanes' about half). Each further pass (lanes on a
+    word already served) takes ``one``."""
+    return one + (full - one) * (lanes - 1) / 31.0
+
+
+@njit(cache=True)
+def _serve(arrive, full, one, mode, nl, lines, busy_line, busy_t, qring, qhead):
+    """A request's pass reaching ``nl`` lines (``lines[k] = (line, most lanes on one of
+    its words, its lanes)``) at ``arrive`` waits for each line's unit, holding it
+    ``first_pass_cycles`` (``mode`` 0), ``one`` (1: a further pass) or both and ``one``
+    for each further lane on a word (2: the whole request at once); when the last is
+    done. Each line's unit keeps the start cycles of its last requests (``qring``,
+    ``qhead``) for ``_queue_full``."""
     done = arrive
+    Q = qring.shape[1]
     for k in range(nl):
         h = lines[k, 0] & (HASH - 1)
         if busy_line[h] != lines[k, 0]:
-            busy_line[h], busy_t[h] = lines[k, 0], 0.0
+            busy_line[h], busy_t[h], qhead[h] = lines[k, 0], 0.0, 0
         start = max(arrive, busy_t[h])
-        busy_t[h] = start + each + lane * (lines[k, 1] - 1)
+        if mode == 1:
+            busy_t[h] = start + one
+        else:
+            busy_t[h] = start + first_pass_cycles(full, one, lines[k, 2]) + \
+                (one * (lines[k, 1] - 1) if mode == 2 else 0.0)
+        qring[h, qhead[h] % Q] = start
+        qhead[h] += 1
         done = max(done, busy_t[h])
     return done
+
+
+@njit(cache=True)
+def _queue_full(arrive, nl, lines, busy_line, qring, qhead, Q):
+    """(-1, -1) where each of the ``nl`` lines' units has fewer than ``Q`` requests
+    waiting at ``arrive`` (``Q`` 0: no bound); else the cycle the fullest of them starts
+    the oldest of its last ``Q`` (one more fits then) and its slot in the table."""
+    slot, hs = -1.0, -1
+    if Q <= 0:
+        return slot, hs
+    for k in range(nl):
+        h = lines[k, 0] & (HASH - 1)
+        if busy_line[h] != lines[k, 0] or qhead[h] < Q:
+            continue
+        oldest = qring[h, qhead[h] % Q]
+        if oldest > arrive and oldest > slot:
+            slot, hs = oldest, h
+    return slot, hs
+
+
+@njit(cache=True)
+def _hold(w, h, slot, T, pools, pnext, ht, hw, hn, nwt):
+    """Warp ``w``'s request waits beyond the full queue of unit ``h`` (``pools[0, h]``
+    the first of those waiting, ``pnext`` the next, ``pools[1, h]`` how many); the unit
+    takes one of them at ``slot`` (its token on the heap: warp number ``nwt + h``)."""
+    pnext[w] = pools[0, h]
+    pools[0, h] = w
+    pools[1, h] += 1
+    if pools[2, h] == 0:
+        pools[2, h] = 1
+        _push(ht, hw, hn, slot - 0.5 * T[T_ATOM_LAT], nwt + h)
+
+
+@njit(cache=True)
+def _take(h, S, pools, pnext):
+    """One of the requests waiting beyond unit ``h``'s queue, drawn (``_draw``), taken
+    off its list."""
+    k = int(_draw(S) * pools[1, h])
+    prev, u = -1, pools[0, h]
+    for _ in range(k):
+        prev, u = u, pnext[u]
+    if prev < 0:
+        pools[0, h] = pnext[u]
+    else:
+        pnext[prev] = pnext[u]
+    pools[1, h] -= 1
+    return u
+
+
+@njit(cache=True)
+def _rearm(arrive, nl, lines, T, qring, qhead, pools, ht, hw, hn, nwt):
+    """After a request got into the ``nl`` lines' queues at ``arrive``: a unit with
+    requests still waiting beyond its queue and no token on the heap gets one for when
+    its next place opens."""
+    Q = int(T[T_QUEUE])
+    for k in range(nl):
+        h = lines[k, 0] & (HASH - 1)
+        if pools[1, h] > 0 and pools[2, h] == 0:
+            nxt = arrive
+            if qhead[h] >= Q:
+                nxt = max(arrive, qring[h, qhead[h] % Q])
+            pools[2, h] = 1
+            _push(ht, hw, hn, nxt - 0.5 * T[T_ATOM_LAT], nwt + h)
+
+
+@njit(cache=True)
+def _draw(S):
+    """A deterministic draw in [0, 1) (splitmix64 of the run's count of draws): the order
+    in which requests waiting beyond a line's queue get in."""
+    x = np.uint64(S[S_DRAW]) * np.uint64(0x9E3779B97F4A7C15)
+    S[S_DRAW] += 1
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x = x ^ (x >> np.uint64(31))
+    return float(x >> np.uint64(11)) / 9007199254740992.0
 
 
 @njit(cache=True)
@@ -564,7 +661,7 @@ def _next_block(s, t, R, tmpl, M, L, S, stk, sp, wstat, block_hi, order, clock, 
 @njit(cache=True, error_model="numpy")
 def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
         block_hi, ev, ev_addr, scratch, order, T, clock, slot_block, ht, hw, hn,
-        busy_line, busy_t, lines, apend):
+        busy_line, busy_t, lines, apend, qring, qhead, pools, pnext):
     """Run the blocks of ``order`` (positions ``S[S_BLOCK]`` up to ``block_hi``): one
     after another, each block's warps round-robin between barriers (``T`` empty: see the
     module's docstring), or, with the timing ``T``, ``L[L_SLOTS]`` at a time, their warps
@@ -578,12 +675,18 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
     it has issued a global access (a heap orders them), so that atomics apply in the
     order they reach their lines. A finished block's slot takes the next block; a
     barrier releases its block's warps at the latest one's clock. A line serves a
-    request's lanes on one word one pass at a time (a unit busy ``T[T_CAS]`` or
-    ``T[T_ATOM]`` the first pass, ``T[T_LANE]`` each further one: the atomics suite's
-    measurements), and a request with several lanes on a word goes back to the end of
-    the line's queue after each pass (``apend[w]``: the lanes still to apply and the
-    atomic's pc), so that other warps' requests come between them. (A reduction, with
-    no result to wait for, is served whole: ``T[T_LANE]`` a further lane.) A warp that
+    request's lanes on one word one pass at a time (a unit busy ``first_pass_cycles``
+    the first, between ``T[T_LANE]`` for a lone lane and ``T[T_CAS]`` or ``T[T_ATOM]``
+    for 32, and ``T[T_LANE]`` each further one: the atomics and atomic_trace suites'
+    measurements), and a request with several lanes on a word
+    goes back to the line's queue after each pass (``apend[w]``: the lanes still to apply
+    and the atomic's pc), so that other warps' requests come between them. (A reduction,
+    with no result to wait for, is served whole: ``T[T_LANE]`` a further lane.) A line's
+    unit queues ``T[T_QUEUE]`` requests in their order of arrival; a request with a
+    result that finds that many waiting is held back unapplied (``_hold``), and each
+    time a place opens, which of those held back gets in is drawn (``_take``): the H100
+    serves a contended CAS loop so (the atomic_trace suite), its tries fewer than first
+    come, first served where the queue is full. A warp that
     a budget or a full trace stops goes on first at the next call (``S[S_RESUME]``), so
     that where the calls fall changes nothing.
 
@@ -596,6 +699,7 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
     carry, depth = L[L_CARRY], L[L_DEPTH]
     record = L[L_RECORD] != 0
     conc = T.shape[0] > 0
+    nwt = clock.shape[0]                # warps; heap entries from nwt on are units' tokens
     no_addr = ev_addr[:0, 0]
     stop = S[S_EXEC] + budget
     if conc and S[S_STARTED] == 0:
@@ -616,6 +720,10 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
                 return DONE
             else:
                 t, w = _pop(ht, hw, hn)
+                if w >= nwt:                    # a unit's token: a held request gets in
+                    pools[2, w - nwt] = 0
+                    w = _take(w - nwt, S, pools, pnext)
+                    clock[w] = t
             s = w // nw
             b = slot_block[s]
         else:
@@ -645,15 +753,33 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
         wl = w - s * nw
         base = w * ns * 32
         if conc and apend[w, 0] != 0:
-            # the next pass of warp w's atomic reaches the head of its lines' queues
+            # the next pass of warp w's atomic reaches its lines' units (or comes back
+            # when one more fits in their queues)
             row = code[apend[w, 1]]
             pm = _first_lanes(row, R, base, apend[w, 0])
-            nl = _atomic_lines(row, R, base, pm, L, lines)
+            # (a request held back: its first pass, costed by all its lanes)
+            nl = _atomic_lines(row, R, base, apend[w, 0] if apend[w, 2] != 0 else pm, L,
+                               lines)
+            slot, hs = -1.0, -1
+            if apend[w, 2] != 0:                # held back: in now if a place is open
+                slot, hs = _queue_full(t + 0.5 * T[T_ATOM_LAT], nl, lines, busy_line, qring,
+                                       qhead, int(T[T_QUEUE]))
+            if slot >= 0:
+                clock[w] = t
+                _hold(w, hs, slot, T, pools, pnext, ht, hw, hn, nwt)
+                _rearm(t + 0.5 * T[T_ATOM_LAT], nl, lines, T, qring, qhead, pools, ht, hw,
+                       hn, nwt)
+                continue
             if _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base, pm, w, b,
                        L, regions, E, apend[w, 1], no_addr) != 0:
                 return ERROR
             apend[w, 0] &= ~pm
-            done = _serve(t + 0.5 * T[T_ATOM_LAT], T[T_LANE], nl, lines, busy_line, busy_t)
+            full = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
+            done = _serve(t + 0.5 * T[T_ATOM_LAT], full, T[T_LANE], 1 - apend[w, 2], nl,
+                          lines, busy_line, busy_t, qring, qhead)
+            apend[w, 2] = 0
+            _rearm(t + 0.5 * T[T_ATOM_LAT], nl, lines, T, qring, qhead, pools, ht, hw, hn,
+                   nwt)
             t = done - 0.5 * T[T_ATOM_LAT] if apend[w, 0] != 0 else \
                 done + 0.5 * T[T_ATOM_LAT]
             clock[w] = t
@@ -746,6 +872,7 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
             glob = False
             nl = 0
             first = emask
+            held, hs = -1.0, -1
             if conc and is_mem:
                 glob = (op == OP_ATOM or row[F_X4] == 0) and \
                     (row[F_X1] == S_GLOBAL or row[F_X1] == S_GENERIC)
@@ -755,6 +882,9 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
                     nl = _atomic_lines(row, R, base, emask, L, lines)
                     if nl > 0 and row[F_D] >= 0:
                         first = _first_lanes(row, R, base, emask)
+                        # a full queue holds the request back, unapplied
+                        held, hs = _queue_full(ti + 0.5 * T[T_ATOM_LAT], nl, lines,
+                                               busy_line, qring, qhead, int(T[T_QUEUE]))
             if emask != 0:
                 if is_mem:
                     if record:
@@ -763,10 +893,13 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
                         S[S_ADDR] += 1
                     else:
                         rec = no_addr
-                    if _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64,
-                               base, first, w, b, L, regions, E, pc, rec) != 0:
+                    if held >= 0:
+                        if record:
+                            _trace_lanes(row, R, base, emask, w, L, rec)
+                    elif _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64,
+                                 base, first, w, b, L, regions, E, pc, rec) != 0:
                         return ERROR
-                    if first != emask and record:
+                    elif first != emask and record:
                         _trace_lanes(row, R, base, emask & ~first, w, L, rec)
                 elif op == OP_SPECIAL:
                     cd = base + 32 * row[F_D]
@@ -809,18 +942,23 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
             if not conc:
                 continue
             if op == OP_ATOM:
-                each = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
+                full = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
                 if nl == 0:                     # shared memory, or every lane guarded off
                     t = ti + T[T_SHARED]
+                elif held >= 0:                 # in when a place opens
+                    apend[w, 0], apend[w, 1], apend[w, 2] = emask, pc, 1
+                    clock[w] = ti
+                    _hold(w, hs, held, T, pools, pnext, ht, hw, hn, nwt)
+                    break
                 elif first != emask:
                     # (``lines`` from before the first pass wrote its results: every
                     # line has a first lane, and a destination may be the address)
                     apend[w, 0], apend[w, 1] = emask & ~first, pc
-                    t = _serve(ti + 0.5 * T[T_ATOM_LAT], each, nl, lines, busy_line,
-                               busy_t) - 0.5 * T[T_ATOM_LAT]
+                    t = _serve(ti + 0.5 * T[T_ATOM_LAT], full, T[T_LANE], 0, nl, lines,
+                               busy_line, busy_t, qring, qhead) - 0.5 * T[T_ATOM_LAT]
                 else:
-                    done = _serve(ti + 0.5 * T[T_ATOM_LAT], each, nl, lines, busy_line,
-                                  busy_t, T[T_LANE])
+                    done = _serve(ti + 0.5 * T[T_ATOM_LAT], full, T[T_LANE], 2, nl,
+                                  lines, busy_line, busy_t, qring, qhead)
                     t = done + 0.5 * T[T_ATOM_LAT] if row[F_D] >= 0 else ti + 1.0
                 _push(ht, hw, hn, t, w)
                 break

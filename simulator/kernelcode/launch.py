@@ -48,6 +48,8 @@ class Emulation:
     per_instruction: list      # (PTX line, text, warp executions, thread executions)
     trace: dict | None = None  # with record=True: 'events' (warp, pc, mask, addr row)
                                # and 'addresses' (rows of 32 addresses, -1 inactive)
+    cycles: float | None = None  # blocks together: the last warp's clock (an instruction
+                                 # a cycle, atomics and loads as ``atomic_timing``)
 
     @property
     def simt_efficiency(self) -> float:
@@ -313,14 +315,18 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
         if T.shape != (em.T_SIZE,) or not np.isfinite(T).all() or (T < 0).any():
             raise ValueError(f"atomics={atomics!r}: expected {em.T_SIZE} cycle counts >= 0 "
                              "(emulator.T_*)")
-        extra = (T, np.zeros(nwt), np.zeros(slots, np.int64), np.zeros(nwt),
-                 np.zeros(nwt, np.int64), np.zeros(1, np.int64),
-                 np.full(em.HASH, -1, np.int64), np.zeros(em.HASH), np.zeros((32, 2), np.int64),
-                 np.zeros((nwt, 2), np.int64))
+        pools = np.zeros((3, em.HASH), np.int64)
+        pools[0] = -1
+        extra = (T, np.zeros(nwt), np.zeros(slots, np.int64), np.zeros(nwt + em.HASH),
+                 np.zeros(nwt + em.HASH, np.int64), np.zeros(1, np.int64),
+                 np.full(em.HASH, -1, np.int64), np.zeros(em.HASH), np.zeros((32, 3), np.int64),
+                 np.zeros((nwt, 3), np.int64), np.zeros((em.HASH, max(1, int(T[em.T_QUEUE])))),
+                 np.zeros(em.HASH, np.int64), pools, np.zeros(nwt, np.int64))
     else:          # one block after another: no timing (T empty), no heap, no lines
         i0, f0 = np.zeros(0, np.int64), np.zeros(0)
         extra = (f0, f0, i0, f0, i0, np.zeros(1, np.int64), i0, f0,
-                 np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64))
+                 np.zeros((0, 3), np.int64), np.zeros((0, 3), np.int64), np.zeros((0, 1)), i0,
+                 np.zeros((3, 0), np.int64), i0)
     runner = em.run
     jit.announce("PTX emulator", [runner])
     # numba compiles the interpreter on its first call (once, cached): a call with no
@@ -367,14 +373,15 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
                  "local": (isa.BASE + loc_off, prog.local_bytes),
                  "program": prog}
     return Emulation(kname, gdims, bdims, int(S[em.S_EXEC]), int(S[em.S_THREADS]), wall,
-                     per, trace)
+                     per, trace, float(extra[1].max()) if concurrent and nwt else None)
 
 
 def atomic_timing(hw=None) -> np.ndarray:
     """The timing of blocks run together (``emulator.T_*``, cycles) from preset ``hw``'s L2
-    (default the H100 SXM's): its atomics' round trip and a line's atomic unit per
-    request and per further lane on one word (``atomic_*`` fields: the atomics suite's
-    measurements), a global load's L2 latency, a shared access's latency. A preset
+    (default the H100 SXM's): its atomics' round trip, a line's atomic unit per pass
+    on 32 words and on one, the requests it queues in order (``atomic_*`` fields: the
+    atomics and atomic_trace suites' measurements), a global load's L2 latency, a
+    shared access's latency. The queue is the preset's where it gives one, else the H100's. A preset
     without atomics figures takes the H100's in cycles, with its own L2 latency for the
     round trip's share beyond the H100's."""
     import hwmodels
@@ -390,6 +397,7 @@ def atomic_timing(hw=None) -> np.ndarray:
     T[em.T_CAS], T[em.T_ATOM] = src.atomic_cas_cycles, src.atomic_cycles
     T[em.T_LANE] = src.atomic_lane_cycles
     T[em.T_SHARED] = hw.sm.shared_latency_cycles
+    T[em.T_QUEUE] = l2.atomic_queue_requests or h100.atomic_queue_requests or 0
     return T
 
 
