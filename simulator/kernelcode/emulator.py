@@ -45,9 +45,9 @@ S_SIZE = 9
 # statuses
 DONE, BUDGET, TRACE_FULL, ERROR = range(4)
 # the timing T of blocks run together (cycles): an atomic's round trip, a global load's, a line's
-# atomic unit per pass on all 32 words (a CAS or exchange; other atomics) and on one word,
-# a shared-memory access, the requests a line's unit queues in their order of arrival
-# (0: all of them)
+# atomic unit on a request's first pass with 32 lanes (a CAS or exchange; other atomics) and
+# with one (and on each further pass), a shared-memory access, the requests a line's unit
+# queues in their order of arrival (0: all of them)
 T_ATOM_LAT, T_LOAD_LAT, T_CAS, T_ATOM, T_LANE, T_SHARED, T_QUEUE = range(7)
 T_SIZE = 7
 HASH = 1 << 12                  # the table of lines' atomic units (blocks together)
