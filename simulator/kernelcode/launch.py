@@ -378,12 +378,13 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
 
 def atomic_timing(hw=None) -> np.ndarray:
     """The timing of blocks run together (``emulator.T_*``, cycles) from preset ``hw``'s L2
-    (default the H100 SXM's): its atomics' round trip, a line's atomic unit per pass
-    on 32 words and on one, the requests it queues in order (``atomic_*`` fields: the
-    atomics and atomic_trace suites' measurements), a global load's L2 latency, a
-    shared access's latency. The queue is the preset's where it gives one, else the H100's. A preset
-    without atomics figures takes the H100's in cycles, with its own L2 latency for the
-    round trip's share beyond the H100's."""
+    (default the H100 SXM's): its atomics' round trip, a line's atomic unit on a
+    request's first pass with 32 lanes and with one (and on each further pass), the
+    requests it queues in order (``atomic_*`` fields: the atomics and atomic_trace
+    suites' measurements), a global load's L2 latency, a shared access's latency. A
+    preset without atomics figures takes the H100's in cycles, with its own L2 latency
+    for the round trip's share beyond the H100's; the queue is the preset's where it
+    gives one, else the H100's."""
     import hwmodels
     h100 = hwmodels.get("h100-sxm").l2
     hw = hwmodels.get("h100-sxm") if hw is None else hw

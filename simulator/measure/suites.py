@@ -632,8 +632,10 @@ def run_atomic_trace(c, seed=0, shapes=TRACE_SHAPES):
     128 blocks of 1 warp and 32 blocks of 16; each warp's SM, its tries, its first try's and
     its success's global time (ns, relative to the launch's first try), and the values its
     tries found as the successes it missed between them (``skips``, the first launch of
-    each shape). Which warps and SMs retry less than first come, first served says where
-    the L2's arbitration departs from it."""
+    each shape). Lane 0 records; ``total_tries`` is its tries times the lanes (a request's
+    lanes, each on its own word, succeed together: the atomic_order suite found every
+    lane's tries equal with 12 lanes on 12 words). Which warps and SMs retry less than
+    first come, first served says where the L2's arbitration departs from it."""
     kernel = micro.cas_trace_kernel()
     recs = []
     for blocks, threads in shapes:
