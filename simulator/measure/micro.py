@@ -2,6 +2,8 @@
 the presets are calibrated from."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from numba import cuda, float32, int32  # importing needs no GPU; kernels compile on first launch
 
 CHASE_STEPS = 1 << 16
@@ -246,7 +248,7 @@ def cas_order_kernel(counter, tries, rank):
 
 # %smid and %globaltimer, which numba does not expose: two PTX functions (C ABI) linked
 # into the kernel that calls them (simulator/measure/sm_clock.ptx).
-SM_CLOCK_PTX = __import__("pathlib").Path(__file__).with_name("sm_clock.ptx")
+SM_CLOCK_PTX = Path(__file__).with_name("sm_clock.ptx")
 
 
 def _simulating():
