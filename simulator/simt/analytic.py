@@ -13,20 +13,30 @@ lasts the longest of:
 
 * **latency**: T1 -- the warps of a wave run side by side (with barriers, plus the
   block's own issue time, which cannot hide behind its own warps' waits);
-* **issue**: the wave's instructions over the schedulers (and SP, INT, FP64, SFU,
-  LD/ST pipes; a global access holds the LD/ST unit for its segments at the L1's
-  bandwidth or its distinct lines at one tag a cycle, as the engine), over the share of
-  time a scheduler's issue slot is busy when its warps also wait on
-  their dependencies (``contended``: the machine-repairman model, between T1 for one
-  warp and the issue time for many);
+* **issue**: the busiest of the wave's units (the schedulers' issue slots; the SP, INT,
+  FP64 pipes; the SFU; the LD/ST unit, where a global access holds it for its segments
+  at the L1's bandwidth or its distinct lines at one tag a cycle, as the engine), or the
+  latency where that is longer, times their **interference**: a scheduler's warps run
+  together on the first ``scheduler.REC_ROWS`` instructions a walked warp issued
+  (``scheduler.run``: the engine's issue rules without its memory system), over the
+  larger of one warp's time alone and the busiest unit's; on the recording and on its
+  first half, carried on linearly to the warp's length. A warp waits at a busy pipe while
+  another idles, a block's warps leave each barrier together, GTO lets the oldest warps
+  run ahead and the last run alone: none of it is in the busiest unit alone;
 * **bandwidth**: the wave's share of DRAM and L2 bytes at peak bandwidth (a store's
   line write with a part-written sector holding its slice ``l2.partial_write_cycles``);
 * **concurrency** (Little's law): the wave's missing bytes at the bandwidth that the
-  outstanding requests allow, ``min(MSHRs, warps x loads per round) x segment / latency``.
+  outstanding requests allow, ``min(MSHRs, warps x segments in flight) x segment /
+  latency``, a warp's segments in flight being its segments x the load latency over T1.
 
 The average latency mixes L1, L2 and DRAM latency by hit rates estimated from the
-samples: an L1 hit is a segment the sampled block touches again; DRAM reads are the
-launch's compulsory bytes (the rest of the L1 misses hit in L2). The last, partial wave
+samples: an L1 hit is a segment the sampled block touches again -- one still on its way
+from an earlier miss when it is asked for (the walked warps' own clocks) waits out that
+miss (``_pending_hits``); DRAM reads are the launch's compulsory bytes, the rest of the
+L1 misses hit in L2 -- but the blocks of a wave run in step, so the SMs that share a
+sector ask for it together and wait on its one DRAM read: in a launch of one wave every
+L1 miss waits on DRAM where its data comes from there at all, in more a wave's share of
+them. The last, partial wave
 is priced the same way with its blocks. Each SM starts a block at most every
 ``block_launch_cycles``, which bounds a wave from below too. Every
 assumption here is the engine's simplification simplified again: the engine is the
@@ -42,11 +52,11 @@ import numpy as np
 
 from simulator.result import Launch, Result
 
-from . import isa, traces, walk
+from . import isa, scheduler, traces, walk
 from .core import program_arrays
 from .engine import _launch_occupancy, footprint_bytes, issue_utilization, launch_shape
 from .memory import U_MAX
-from .hwvec import (H_BANKB, H_BANKS, H_FP64II, H_FPLAT, H_INTII, H_ISSUE, H_L1LINEB,
+from .hwvec import (H_BANKB, H_BANKS, H_FP64II, H_GTO, H_FPLAT, H_INTII, H_ISSUE, H_L1LINEB,
                     H_L1LINEC, H_L1PLINEC, H_L2PART, H_L2SVC, H_LDSTII, H_SEG, H_SFUII,
                     H_SFULAT, H_SHLAT, H_SPII, hw_vector)
 
@@ -74,6 +84,7 @@ class AnalyticLaunch:
     hit_rates: dict
     warp_instructions: float
     bytes_by_level: dict
+    units: dict = None     # per full wave: each unit's busy cycles (issue_terms)
 
 
 @dataclass
@@ -87,13 +98,16 @@ class AnalyticResult:
     wall_seconds: float
 
 
-def _profile(prog, code, h, b, w, lat_mem, segbuf):
+_NO_RECORDING = np.zeros((1, len(scheduler.REC_COLUMNS)), np.int64)
+
+
+def _profile(prog, code, h, b, w, lat_mem, segbuf, rec=_NO_RECORDING):
     bx, by, bz = b % prog.launch.grid[0], (b // prog.launch.grid[0]) % prog.launch.grid[1], \
         b // (prog.launch.grid[0] * prog.launch.grid[1])
     return walk.profile(code, bx, by, bz, w, int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
                         float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]), float(h[H_SHLAT]),
                         float(lat_mem),
-                        _walk_trips(prog), segbuf, *_inner_walk(prog), int(h[H_L1LINEB]))
+                        _walk_trips(prog), segbuf, *_inner_walk(prog), int(h[H_L1LINEB]), rec)
 
 
 def _walk_trips(prog) -> int:
@@ -111,38 +125,24 @@ def _inner_walk(prog):
     return (INNER_WALK, per) if prog.trip_period > 1 and per >= 2 * INNER_WALK else (0, 0)
 
 
-def busy_fraction(w: float, r: float) -> float:
-    """The machine-repairman model: the fraction of time one server (a scheduler's issue
-    slot, or the pipe that binds it) is busy with ``w`` customers (warps), each needing
-    ``r`` times as long in service as it spends away (waiting on its dependencies)
-    between two services; exponential times. Exact for whole ``w``, interpolated
-    between."""
-    w, r = max(float(w), 1.0), float(r)
-
-    def busy(n):
-        term, total = 1.0, 1.0
-        for k in range(1, n + 1):
-            term *= (n - k + 1) * r
-            total += term
-            if total > 1e300:            # busy all the time, to any precision
-                return 1.0
-        return 1.0 - 1.0 / total
-    lo = int(w)
-    b = busy(lo)
-    return b + (busy(lo + 1) - b) * (w - lo) if w > lo else b
-
-
-def contended(issue: float, w: float, t1: float) -> float:
-    """A scheduler's time for its ``w`` warps when all of them together need ``issue``
-    cycles of its issue slot (or its binding pipe) and one alone takes ``t1``: their
-    service over the busy fraction (``busy_fraction``), not the larger of the two, which
-    holds only if no warp ever waits for another. One warp alone: ``t1``; many: ``issue``."""
-    w = max(w, 1.0)
-    own = issue / w                    # one warp's service
-    away = t1 - own                    # and its waits between services
-    if own <= 0 or away <= 0:
-        return max(issue, t1)
-    return max(issue / busy_fraction(w, own / away), t1)
+def _pending_hits(touched, miss: float):
+    """(the share of the accesses in ``touched`` -- rows of a global load segment and
+    the cycle its warp, walked alone from cycle 0, asked for it -- that hit a segment
+    an earlier access missed and whose data is still on its way, ``miss`` cycles after
+    that miss; their average wait for it). The L1 holds such a segment's line already
+    but not its data: the warps of a block asking for one line in one iteration (a GEMM's
+    row broadcast to its block) all wait the first one's miss."""
+    if not len(touched):
+        return 0.0, 0.0
+    order = np.lexsort((touched[:, 1], touched[:, 0]))
+    segs, when = touched[order, 0], touched[order, 1].astype(float)
+    start = np.ones(len(segs), bool)
+    start[1:] = segs[1:] != segs[:-1]
+    first = when[np.maximum.accumulate(np.where(start, np.arange(len(segs)), 0))]
+    left = first + miss - when
+    pending = ~start & (left > 0)
+    n = int(pending.sum())
+    return n / len(segs), float(left[pending].mean()) if n else 0.0
 
 
 def _segbuf():
@@ -163,6 +163,7 @@ class _TemplateWalk:
     def __init__(self, prog, h, wpb):
         self.prog, self.h, self.wpb = prog, h, wpb
         self.code = program_arrays(prog)
+        self.n_regs = int(self.code.n_regs)
         B = prog.launch.blocks
         # warps at the points of a golden-ratio (Weyl) sequence over the grid's warps: an
         # evenly spaced pick aliases with a grid's period (a convolution's output planes:
@@ -179,9 +180,11 @@ class _TemplateWalk:
 
     def touched(self, lat):
         segbuf = _segbuf()
+        self.rec = scheduler.recording()
         for w in range(self.wpb):
-            _profile(self.prog, self.code, self.h, self.prog.launch.blocks // 2, w, lat, segbuf)
-        return segbuf[1:segbuf[0] + 1]
+            _profile(self.prog, self.code, self.h, self.prog.launch.blocks // 2, w, lat, segbuf,
+                     self.rec if w == 0 else _NO_RECORDING)
+        return segbuf[1:segbuf[0] + 1].reshape(-1, 2)
 
     def samples(self, lat):
         scratch = np.zeros(2, np.int64)
@@ -218,8 +221,9 @@ class _TraceWalk:
         own = float(work[blocks[self.tail[0]]])
         self.tail_scale = float(work[-1]) / own if own > 0 else 1.0
         self.has_barrier = bool((prog.rows[:, 0] == isa.BAR).any())
+        self.n_regs = int(prog.n_regs)
 
-    def _warps(self, positions, lat, segbuf):
+    def _warps(self, positions, lat, segbuf, rec=_NO_RECORDING):
         h, p = self.h, self.prog
         out = []
         for q in positions:
@@ -229,13 +233,15 @@ class _TraceWalk:
                     p.rows, p.addresses, int(p.warp_begin[k]), int(p.warp_begin[k + 1]),
                     int(p.n_regs), int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
                     float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]),
-                    float(h[H_SHLAT]), float(lat), segbuf, int(h[H_L1LINEB])))
+                    float(h[H_SHLAT]), float(lat), segbuf, int(h[H_L1LINEB]),
+                    rec if (q, w) == (positions[0], 0) else _NO_RECORDING))
         return out
 
     def touched(self, lat):
         segbuf = _segbuf()
-        self._warps([self.body[len(self.body) // 2]], lat, segbuf)
-        return segbuf[1:segbuf[0] + 1]
+        self.rec = scheduler.recording()
+        self._warps([self.body[len(self.body) // 2]], lat, segbuf, self.rec)
+        return segbuf[1:segbuf[0] + 1].reshape(-1, 2)
 
     def samples(self, lat):
         scratch = np.zeros(2, np.int64)
@@ -254,7 +260,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     # hit rates from a middle block's warps (segments reused within a block hit the L1;
     # a middle block, since edge blocks of a padded convolution skip their first taps)
     touched = walker.touched(l2.latency_cycles)
-    h1 = 1.0 - np.unique(touched).size / touched.size if touched.size else 0.0
+    h1 = 1.0 - np.unique(touched[:, 0]).size / len(touched) if len(touched) else 0.0
     P = walk
     body0, tail0 = walker.samples(l2.latency_cycles)
     prof0 = body0 + tail0
@@ -269,7 +275,17 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     l1_miss_bytes = (1 - h1) * gld_seg_total * seg
     dram_read = 0.0 if l2_warm else min(l1_miss_bytes, float(prog.min_bytes))
     h2 = 1.0 - dram_read / l1_miss_bytes if l1_miss_bytes else 1.0
-    lat = h1 * l1.latency_cycles + (1 - h1) * (h2 * l2.latency_cycles + (1 - h2) * hw.dram.latency_cycles)
+    # the share of L1 misses that wait on DRAM: the misses to DRAM, and the L2 hits on a
+    # sector another SM's miss is still fetching -- the blocks of a wave run in step, so
+    # the blocks that share a sector ask for it together: in a launch of one wave, every
+    # L1 miss whose sector comes from DRAM at all (a wave's share of them in more)
+    from_dram = 1 - h2
+    if h2 < 1:
+        from_dram = min(1.0, max(1 - h2, 1 / max(B / (occ.blocks_per_sm * hw.sm_count), 1.0)))
+    miss = (1 - from_dram) * l2.latency_cycles + from_dram * hw.dram.latency_cycles
+    # and L1 hits on a segment still on its way wait for it
+    pend, wait = _pending_hits(touched, miss)
+    lat = (h1 - pend) * l1.latency_cycles + pend * max(wait, l1.latency_cycles) + (1 - h1) * miss
     # the same samples again at the mixed latency
     body, tail = walker.samples(lat)
     prof = body + tail
@@ -299,34 +315,81 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     has_barrier = walker.has_barrier
 
     def issue_time(warps, prof_w):
-        # FP64 instructions on a pipe of their own where the target has one
+        return max(issue_terms(warps, prof_w).values())
+
+    def issue_terms(warps, prof_w):
+        # each unit's busy cycles for ``warps`` warps of the profile: the issue slots,
+        # the pipes (FP64 on a pipe of its own where the target has one) and the LD/ST unit
         fp64 = prof_w[P.P_DFMA] if h[H_FP64II] > 0 else 0.0
         sp = prof_w[P.P_SP] - fp64
-        return max(warps * prof_w[P.P_INSTR] * h[H_ISSUE] / ns,
-                   warps * fp64 * h[H_FP64II] / ns,
-                   warps * sp * h[H_SPII] / ns if not h[H_INTII] else
-                   max(warps * ((sp - prof_w[P.P_ALU] - prof_w[P.P_IMAD] - prof_w[P.P_IMADW])
-                                 * h[H_SPII] + (prof_w[P.P_IMAD] + 2 * prof_w[P.P_IMADW]) * h[H_INTII]) / ns,
-                       warps * prof_w[P.P_ALU] * h[H_INTII] / ns),
-                   warps * prof_w[P.P_SFU] * h[H_SFUII],
-                   # an SM sends the L2 a store's part-written lines at their own rate
-                   warps * prof_w[P.P_GST_PART] * h[H_L1PLINEC],
-                   warps * (max((prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]
-                                + (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg
-                                / l1.bandwidth_bytes_per_cycle,
-                                # the L1's tags, one line a cycle (the engine's hold)
-                                prof_w[P.P_GLINES] * h[H_L1LINEC])
-                            + prof_w[P.P_SH_PASS] * h[H_LDSTII]))
+        return {
+            "slot": warps * prof_w[P.P_INSTR] * h[H_ISSUE] / ns,
+            "fp64": warps * fp64 * h[H_FP64II] / ns,
+            "fp32": warps * sp * h[H_SPII] / ns if not h[H_INTII] else
+            warps * ((sp - prof_w[P.P_ALU] - prof_w[P.P_IMAD] - prof_w[P.P_IMADW])
+                     * h[H_SPII] + (prof_w[P.P_IMAD] + 2 * prof_w[P.P_IMADW]) * h[H_INTII]) / ns,
+            "int": warps * prof_w[P.P_ALU] * h[H_INTII] / ns if h[H_INTII] else 0.0,
+            "sfu": warps * prof_w[P.P_SFU] * h[H_SFUII],
+            # an SM sends the L2 a store's part-written lines at their own rate
+            "partial": warps * prof_w[P.P_GST_PART] * h[H_L1PLINEC],
+            "ldst": warps * (max((prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]
+                                 + (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg
+                                 / l1.bandwidth_bytes_per_cycle,
+                                 # the L1's tags, one line a cycle (the engine's hold)
+                                 prof_w[P.P_GLINES] * h[H_L1LINEC])
+                             + prof_w[P.P_SH_PASS] * h[H_LDSTII])}
 
-    to_dram = (1 - h1) * (1 - h2)              # the share of loads that DRAM serves
+    def issue_term(units, n, latency, length):
+        # the busiest unit or the latency, whichever is longer, times the interference of
+        # a scheduler's n warps on one another (``interference``)
+        return interference(n, length) * max(max(units.values()), latency)
+
+    rec, n_regs = walker.rec, int(walker.n_regs)
+    lat_mix = lat
+    sim_args = (int(h[H_GTO] > 0), float(ns), float(h[H_ISSUE]), float(h[H_SPII]),
+                float(h[H_INTII]), float(h[H_FP64II]), float(h[H_SFUII]), float(h[H_LDSTII]),
+                seg / l1.bandwidth_bytes_per_cycle, float(h[H_L1LINEC]))
+    per_block = max(1, round(wpb / ns)) if has_barrier else 1
+    factors = {}
+
+    def interference(n, length):
+        # the scheduler's n warps started together on the recorded warp
+        # (``scheduler.run``), over the larger of one warp alone and the busiest unit's
+        # n x demand; run on the whole recording and on its first half, and carried on
+        # linearly to the warp's length: a fill and drain that does not grow with it (a
+        # short grid-stride loop's warps all waiting on their first loads) and one that
+        # does (GTO letting the oldest warps run ahead, the last ones alone at the end)
+        n = max(int(round(n)), 1)
+        if n not in factors:
+            k = int(rec[0, 0])
+            half = max(k // 2, 1)
+
+            def cost(rows):
+                together = scheduler.run(rec, n, per_block, n_regs, *sim_args, lat_mix, rows)
+                alone = scheduler.run(rec, 1, 1, n_regs, sim_args[0], 1.0, *sim_args[2:],
+                                      lat_mix, rows)
+                return together, max(alone, n * scheduler.demand(rec, *sim_args[1:], rows))
+            (t_k, b_k), (t_h, b_h) = cost(k), cost(half)
+            factors[n] = (k, t_k, b_k, max(t_k - t_h, 0.0) / max(k - half, 1),
+                          max(b_k - b_h, 0.0) / max(k - half, 1))
+        k, t_k, b_k, dt, db = factors[n]
+        extra = max(length - k, 0.0)
+        bound = b_k + db * extra
+        return max((t_k + dt * extra) / bound, 1.0) if bound > 0 else 1.0
+
+    to_dram = (1 - h1) * from_dram             # the share of loads that wait on DRAM
 
     def wave(blocks_per_sm, prof_w, slope, blocks_in_wave):
         warps = blocks_per_sm * wpb
         frac = blocks_in_wave / B
         miss_bytes = l1_miss_bytes * frac    # loads wait for their data; stores do not
-        per_round = prof_w[P.P_GLD_SEG] / max(prof_w[P.P_ROUNDS], 1.0)
-        inflight = min(float(l1.mshrs), warps * max(per_round, 1.0)) * hw.sm_count
-        issue_w = issue_time(warps, prof_w)
+        # a warp's segments in flight on average (Little's law over its time alone: each
+        # for a load's latency), not per wait on a load -- a grid-stride loop waits on
+        # most loads, but the walk counts every wait, short ones too
+        per_warp_inflight = (prof_w[P.P_GLD_SEG] * lat / prof_w[P.P_T1] if prof_w[P.P_T1] > 0
+                             else prof_w[P.P_GLD_SEG])
+        inflight = min(float(l1.mshrs), warps * max(per_warp_inflight, 1.0)) * hw.sm_count
+        units = issue_terms(warps, prof_w)
         dram_t = dram_total * frac / dram_bpc
         # a block's warps wait for each other at every barrier, so its own issue time
         # adds to the warp's latency instead of hiding behind it
@@ -342,7 +405,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
             # cycle; written without dividing by the latency, which may be 0 (a preset's
             # latencies set to 0 cost nothing here, not a division by zero)
             conc = miss_bytes * (lat + extra) / (inflight * seg) if miss_bytes else 0.0
-            terms = {"latency": float(latency), "issue": float(contended(issue_w, warps / ns, latency)),
+            terms = {"latency": float(latency), "issue": float(issue_term(units, warps / ns, latency, prof_w[P.P_INSTR])),
                      **fixed, "concurrency": float(conc)}
             return max(terms.values()), terms
 
@@ -356,24 +419,25 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
                 t, terms = at(u)
                 lo, hi = (u, hi) if dram_t / t > u else (lo, u)
             t, terms = at(lo)
-        return t, terms
+        return t, terms, units
 
     C = R * hw.sm_count
     full, rest = divmod(B, C)
-    t_full, terms = wave(R, per_warp, t1_slope[0], C) if full else (0.0, None)
+    t_full, terms, units = wave(R, per_warp, t1_slope[0], C) if full else (0.0, None, None)
     cycles = full * t_full
     if rest:
         alone = full == 0 and B == 1
-        t_tail, tail_terms = wave(math.ceil(rest / hw.sm_count), last if alone else (per_warp + last) / 2,
+        t_tail, tail_terms, tail_units = wave(math.ceil(rest / hw.sm_count), last if alone else (per_warp + last) / 2,
                                   t1_slope[1] if alone else sum(t1_slope) / 2, rest)
         cycles += t_tail
-        terms = terms or tail_terms
+        terms, units = terms or tail_terms, units or tail_units
     cycles += sm.block_launch_cycles              # the first block's dispatch
     instr = launch_sum(P.P_INSTR)
     return AnalyticLaunch(prog, float(cycles), occ, B / C, terms, max(terms, key=terms.get),
                           {"l1": float(h1), "l2": float(h2)}, float(instr),
                           {"l1": float(gld_seg_total * seg), "l2": float(l2_total),
-                           "dram": float(dram_total)})
+                           "dram": float(dram_total)},
+                          {k: float(v) for k, v in units.items()})
 
 
 def predict(hw, programs, policy: str = "gto", l2_warm: bool = False) -> Result:

@@ -109,10 +109,11 @@ P_GST_PSEG = P["global_store_partial_segments"]
 @njit(cache=True, inline='always')
 def _step(acc, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready, ismem,
           seg_bytes, banks, bank_bytes, line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared,
-          lat_mem):
+          lat_mem, rec):
     """One instruction of a warp alone (``act`` lanes active, their addresses in
     ``addr[0]``): issued after the one before and its sources' results, counted into
-    ``acc``; its destination ready after its latency. Returns its issue cycle."""
+    ``acc``; its destination ready after its latency; recorded in ``rec`` while it has
+    room (``REC_COLUMNS``; row 0 holds the count). Returns its issue cycle."""
     start = t + issue_iv
     waited_mem = False
     if r0 >= 0 and ready[r0] > start:
@@ -131,24 +132,29 @@ def _step(acc, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready, i
     acc[P_INSTR] += 1
     lat = lat_alu
     mem = False
+    units = 0         # (recorded) an access's segments or bank passes
+    lines = 0         # and a global access's distinct lines
     if op == isa.SFU:
         acc[P_SFU] += 1
         lat = lat_sfu
     elif op == isa.LDG or op == isa.STG:
         m = core._segments(addr, 0, seg_bytes, seg)
         per = max(1, line_bytes // seg_bytes)
+        units = m
         for k in range(m):        # (segments sorted)
             if k == 0 or seg[0, k] // per != seg[0, k - 1] // per:
-                acc[P_GLINES] += 1
+                lines += 1
+        acc[P_GLINES] += lines
         if op == isa.LDG:
             acc[P_GLD] += 1
             acc[P_GLD_SEG] += m
             lat = lat_mem
             mem = True
             for k in range(m):
-                if segbuf[0] + 1 < segbuf.shape[0]:
+                if segbuf[0] + 2 < segbuf.shape[0]:
                     segbuf[segbuf[0] + 1] = seg[0, k]
-                    segbuf[0] += 1
+                    segbuf[segbuf[0] + 2] = int(t)
+                    segbuf[0] += 2
         else:
             acc[P_GST] += 1
             acc[P_GST_SEG] += m
@@ -165,6 +171,7 @@ def _step(acc, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready, i
         acc[P_SHR] += 1
         passes = core._bank_passes(addr, 0, banks, bank_bytes, scratch)
         acc[P_SH_PASS] += passes
+        units = passes
         lat = lat_shared + (passes - 1)
     elif op == isa.BAR:
         lat = 0
@@ -184,12 +191,23 @@ def _step(acc, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready, i
     if dst >= 0:
         ready[dst] = t + lat
         ismem[dst] = mem
+    k = rec[0, 0]
+    if k + 1 < rec.shape[0]:
+        rec[k + 1, 0] = op
+        rec[k + 1, 1] = dst
+        rec[k + 1, 2] = r0
+        rec[k + 1, 3] = r1
+        rec[k + 1, 4] = r2
+        rec[k + 1, 5] = int(lat + 0.5)
+        rec[k + 1, 6] = units
+        rec[k + 1, 7] = lines
+        rec[0, 0] = k + 1
     return t
 
 
 @njit(cache=True, nogil=True)
 def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu, lat_sfu,
-            lat_shared, lat_mem, max_iters, segbuf, ikeep, iper, line_bytes):
+            lat_shared, lat_mem, max_iters, segbuf, ikeep, iper, line_bytes, rec):
     """Counts for one warp of program ``code`` (a ``core.ProgramArrays``), walking at most ``max_iters`` body iterations and scaling the
     body's counts to the warp's trips; with ``ikeep`` > 0, it walks the first ``ikeep``
     trips of each pass of an inner loop of ``iper`` trips (``core.settle`` maps them to
@@ -197,8 +215,10 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
     issue, register dependencies, every load taking ``lat_mem``); ``P_ROUNDS`` counts
     how often it waits on a load; ``P_GLINES`` the distinct ``line_bytes`` lines of each
     global access (the L1 looks up one tag a cycle: an access whose 32 lanes touch 32
-    lines holds the LD/ST unit 32 cycles). Global load segments go into ``segbuf`` (row
-    0 holds the count), for reuse estimates."""
+    lines holds the LD/ST unit 32 cycles). Global load segments go into ``segbuf``, each
+    with the cycle the warp asked for it (pairs; row 0 holds the number of entries), for
+    reuse estimates; its first instructions into ``rec`` (``scheduler.REC_COLUMNS``;
+    row 0 holds their number), for ``scheduler.run``."""
     tmpl, body_end, nregs = code.template, code.body_end, code.n_regs
     tv = np.zeros((1, 32, isa.TV), np.int64)
     addr = np.full((1, 33), -1, np.int64)
@@ -232,7 +252,7 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
         acc = body if ph == 1 else tot
         t = _step(acc, tmpl[pc, 0], tmpl[pc, 1], tmpl[pc, 2], tmpl[pc, 3], tmpl[pc, 4], act, t,
                   addr, seg, scratch, segbuf, ready, ismem, seg_bytes, banks, bank_bytes,
-                  line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem)
+                  line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, rec)
         pc += 1
     if walked == 0:
         walked = trips
@@ -246,7 +266,7 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
 
 @njit(cache=True, nogil=True)
 def profile_trace(rows, addresses, lo, hi, n_regs, seg_bytes, banks, bank_bytes, issue_iv,
-                  lat_alu, lat_sfu, lat_shared, lat_mem, segbuf, line_bytes):
+                  lat_alu, lat_sfu, lat_shared, lat_mem, segbuf, line_bytes, rec):
     """``profile``'s counts for one recorded warp: events ``rows[lo:hi]`` of a trace
     program (``traces.TraceProgram``; memory events' lane addresses in ``addresses``),
     every event walked (an event with no active lane skipped, as the engine skips it)."""
@@ -277,7 +297,7 @@ def profile_trace(rows, addresses, lo, hi, n_regs, seg_bytes, banks, bank_bytes,
             continue
         t = _step(tot, rows[e, 0], rows[e, 1], rows[e, 2], rows[e, 3], rows[e, 4], act, t,
                   addr, seg, scratch, segbuf, ready, ismem, seg_bytes, banks, bank_bytes,
-                  line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem)
+                  line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, rec)
     tot[P_T1] = t
     tot[P_BODY_ITERS] = 0
     return tot

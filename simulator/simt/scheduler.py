@@ -1,0 +1,196 @@
+"""One warp scheduler's warps run together on a recorded warp's instructions: the
+analytic model's measure of how much its units interfere.
+
+The analytic model prices a wave by the busiest of its units (the issue slot, each pipe,
+the LD/ST unit) and its warps' latency, as if the others never stood in the way. They
+do: a warp in order waits at its next instruction's pipe while another pipe idles, the
+warps of a block meet at each barrier and start their next phase together, and the
+loads they then issue wait together. :func:`run` plays a scheduler's ``n`` warps through
+``rec`` -- the first instructions a walked warp issued (``walk.profile``'s recording,
+``REC_COLUMNS``) -- with the engine's rules and none of its memory system: one issue a
+cycle, GTO (the last warp first, then the oldest) or LRR; the FP32, INT32 and FP64 pipes
+its own, each held for its initiation interval; the SM's SFU and LD/ST unit shared by
+its schedulers alike, so each of this one's uses holds them for ``share`` times its
+cycles; a destination ready after its latency (a global load's, ``lat_mem``: the average
+of the L1, L2 and DRAM the model estimates); a block's warps on this scheduler
+(``per_block``) waiting for each other at a barrier. The cycles it takes over the
+larger of one warp's time alone and the busiest unit's ``n`` x demand is the
+interference factor the model applies to its issue term (``analytic.predict_launch``).
+
+Costs: ``n`` x the recording's rows issues, each looking at up to ``n`` warps (16 warps
+of 2,048 rows: about a millisecond)."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import isa
+
+REC_ROWS = 4096      # instructions of a warp recorded for the run
+# a recorded instruction (walk._step): opcode, destination and source registers (-1:
+# none), its latency (a global load's: the model's average at the walk), its segments
+# (global access) or bank passes (shared access), its distinct lines (global access)
+REC_COLUMNS = ("op", "dst", "r0", "r1", "r2", "latency", "units", "lines")
+
+INF = 1e300
+
+
+def recording(rows: int = REC_ROWS) -> np.ndarray:
+    """An empty recording of up to ``rows`` instructions (row 0 holds the count)."""
+    rec = np.zeros((rows + 1, len(REC_COLUMNS)), np.int64)
+    return rec
+
+
+@njit(cache=True, nogil=True)
+def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii, sfu_ii,
+        ldst_ii, seg_over_bw, line_cycles, lat_mem, rows):
+    """Cycles ``n`` warps of one scheduler take to issue every instruction of ``rec``
+    (row 0: the count; rows 1..: ``REC_COLUMNS``), each warp starting at cycle 0; see the
+    module's docstring for the rules. ``per_block``: warps of a block on this scheduler
+    (a barrier waits for them); ``share``: schedulers sharing the SM's SFU and LD/ST
+    unit (their uses held that many times as long); ``seg_over_bw``: cycles a global
+    segment holds the LD/ST unit at the L1's bandwidth; ``line_cycles``: a line's tag
+    lookup."""
+    k_rows = min(rec[0, 0], rows)
+    if k_rows <= 0 or n <= 0:
+        return 0.0
+    nr = max(n_regs, 1)
+    ready = np.zeros((n, nr))
+    pc = np.ones(n, np.int64)            # the next row (1-based)
+    at_bar = np.zeros(n, np.bool_)
+    arrived = np.zeros(n // max(per_block, 1) + 1, np.int64)
+    sp_free = 0.0
+    int_free = 0.0
+    fp64_free = 0.0
+    sfu_free = 0.0
+    ldst_free = 0.0
+    t = 0.0
+    done = 0
+    end = 0.0
+    last = -1
+    while done < n:
+        pick = -1
+        soonest = INF
+        for j in range(-1, n):
+            if j < 0:
+                if not gto or last < 0:
+                    continue
+                g = last
+            elif gto:
+                g = j
+                if g == last:
+                    continue
+            else:
+                g = (last + 1 + j) % n
+            if pc[g] > k_rows or at_bar[g]:
+                continue
+            row = pc[g]
+            op = rec[row, 0]
+            when = t
+            for c in range(2, 5):
+                r = rec[row, c]
+                if r >= 0 and r < nr and ready[g, r] > when:
+                    when = ready[g, r]
+            if op == isa.SFU:
+                unit = sfu_free
+            elif op >= isa.LDG and op <= isa.STS:
+                unit = ldst_free
+            elif op == isa.BAR or op == isa.UNI:
+                unit = t
+            elif op == isa.ALU and int_ii > 0:
+                unit = int_free
+            elif op == isa.DFMA and fp64_ii > 0:
+                unit = fp64_free
+            else:
+                unit = sp_free
+            if unit > when:
+                when = unit
+            if when > t:
+                if when < soonest:
+                    soonest = when
+                continue
+            pick = g
+            break
+        if pick < 0:
+            if soonest >= INF:           # (cannot happen: a barrier's last warp issues)
+                break
+            t = soonest
+            continue
+        g = pick
+        row = pc[g]
+        op = rec[row, 0]
+        dst = rec[row, 1]
+        lat = float(rec[row, 5])
+        if op == isa.SFU:
+            sfu_free = t + sfu_ii * share
+        elif op == isa.LDG or op == isa.STG:
+            hold = max(ldst_ii + rec[row, 6] * seg_over_bw, rec[row, 7] * line_cycles)
+            ldst_free = t + hold * share
+            if op == isa.LDG:
+                lat = lat_mem
+        elif op == isa.LDS or op == isa.STS:
+            ldst_free = t + ldst_ii * rec[row, 6] * share
+        elif op == isa.ALU and int_ii > 0:
+            int_free = t + int_ii
+        elif op == isa.DFMA and fp64_ii > 0:
+            fp64_free = t + fp64_ii
+        elif op == isa.IMAD and int_ii > 0:
+            sp_free = t + int_ii
+        elif op == isa.IMADW and int_ii > 0:
+            sp_free = t + 2 * int_ii
+        elif op != isa.BAR and op != isa.UNI:
+            sp_free = t + sp_ii
+        if dst >= 0 and dst < nr:
+            ready[g, dst] = t + lat
+        last = g
+        if op == isa.BAR and per_block > 1:
+            blk = g // per_block
+            first = blk * per_block
+            size = min(per_block, n - first)
+            arrived[blk] += 1
+            if arrived[blk] < size:
+                at_bar[g] = True
+            else:
+                arrived[blk] = 0
+                for q in range(first, first + size):
+                    at_bar[q] = False
+                    if q != g:
+                        pc[q] += 1
+                        if pc[q] > k_rows:
+                            done += 1
+                            end = max(end, t + issue_iv)
+        if not at_bar[g]:
+            pc[g] += 1
+            if pc[g] > k_rows:
+                done += 1
+                end = max(end, t + issue_iv)
+        t += issue_iv
+    return max(end, t)
+
+
+@njit(cache=True, nogil=True)
+def demand(rec, share, issue_iv, sp_ii, int_ii, fp64_ii, sfu_ii, ldst_ii, seg_over_bw,
+           line_cycles, rows):
+    """The busiest unit's cycles for one warp of the first ``rows`` of ``rec`` on a
+    scheduler (``run``'s rules: the SFU's and the LD/ST unit's ``share`` times theirs)."""
+    slot = sp = it = dp = sfu = ldst = 0.0
+    for row in range(1, min(rec[0, 0], rows) + 1):
+        op = rec[row, 0]
+        slot += issue_iv
+        if op == isa.SFU:
+            sfu += sfu_ii * share
+        elif op == isa.LDG or op == isa.STG:
+            ldst += max(ldst_ii + rec[row, 6] * seg_over_bw, rec[row, 7] * line_cycles) * share
+        elif op == isa.LDS or op == isa.STS:
+            ldst += ldst_ii * rec[row, 6] * share
+        elif op == isa.ALU and int_ii > 0:
+            it += int_ii
+        elif op == isa.DFMA and fp64_ii > 0:
+            dp += fp64_ii
+        elif op == isa.IMAD and int_ii > 0:
+            sp += int_ii
+        elif op == isa.IMADW and int_ii > 0:
+            sp += 2 * int_ii
+        elif op != isa.BAR and op != isa.UNI:
+            sp += sp_ii
+    return max(slot, sp, it, dp, sfu, ldst)
