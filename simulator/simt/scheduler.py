@@ -18,7 +18,8 @@ larger of one warp's time alone and the busiest unit's ``n`` x demand is the
 interference factor the model applies to its issue term (``analytic.predict_launch``).
 
 Costs: ``n`` x the recording's rows issues, each looking at up to ``n`` warps (16 warps
-of 2,048 rows: about a millisecond)."""
+of 4,096 rows: about 2 ms; the model runs it four times for each number of warps a
+wave has: the recording and its first half, together and one warp alone)."""
 from __future__ import annotations
 
 import numpy as np
@@ -44,8 +45,9 @@ def recording(rows: int = REC_ROWS) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii, sfu_ii,
         ldst_ii, seg_over_bw, line_cycles, lat_mem, rows):
-    """Cycles ``n`` warps of one scheduler take to issue every instruction of ``rec``
-    (row 0: the count; rows 1..: ``REC_COLUMNS``), each warp starting at cycle 0; see the
+    """Cycles ``n`` warps of one scheduler take to issue the first ``rows`` instructions
+    of ``rec`` (row 0: their count; rows 1..: ``REC_COLUMNS``), each warp starting at
+    cycle 0; see the
     module's docstring for the rules. ``per_block``: warps of a block on this scheduler
     (a barrier waits for them); ``share``: schedulers sharing the SM's SFU and LD/ST
     unit (their uses held that many times as long); ``seg_over_bw``: cycles a global
