@@ -350,7 +350,16 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
                 float(h[H_INTII]), float(h[H_FP64II]), float(h[H_SFUII]), float(h[H_LDSTII]),
                 seg / l1.bandwidth_bytes_per_cycle, float(h[H_L1LINEC]))
     per_block = max(1, round(wpb / ns)) if has_barrier else 1
-    factors = {}
+    factors, one_warp = {}, {}
+
+    def warp_alone(rows):
+        # (one warp's time alone on the SM, the busiest unit's time for one warp on a
+        # scheduler) over the recording's first ``rows``: the same for every n
+        if rows not in one_warp:
+            one_warp[rows] = (scheduler.run(rec, 1, 1, n_regs, sim_args[0], 1.0, *sim_args[2:],
+                                         lat_mix, rows),
+                           scheduler.demand(rec, *sim_args[1:], rows))
+        return one_warp[rows]
 
     def interference(n, length):
         # the scheduler's n warps started together on the recorded warp
@@ -365,10 +374,9 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
             half = max(k // 2, 1)
 
             def cost(rows):
-                together = scheduler.run(rec, n, per_block, n_regs, *sim_args, lat_mix, rows)
-                alone = scheduler.run(rec, 1, 1, n_regs, sim_args[0], 1.0, *sim_args[2:],
-                                      lat_mix, rows)
-                return together, max(alone, n * scheduler.demand(rec, *sim_args[1:], rows))
+                one, busiest = warp_alone(rows)
+                return (scheduler.run(rec, n, per_block, n_regs, *sim_args, lat_mix, rows),
+                        max(one, n * busiest))
             (t_k, b_k), (t_h, b_h) = cost(k), cost(half)
             factors[n] = (k, t_k, b_k, max(t_k - t_h, 0.0) / max(k - half, 1),
                           max(b_k - b_h, 0.0) / max(k - half, 1))

@@ -42,6 +42,43 @@ def recording(rows: int = REC_ROWS) -> np.ndarray:
     return rec
 
 
+# the units an instruction holds (``_uses``): none (a barrier, a uniform instruction),
+# this scheduler's FP32, INT32 and FP64 pipes, the SM's SFU and LD/ST unit
+NONE, SP, INT, FP64, SFU, LDST = range(6)
+
+
+@njit(cache=True, nogil=True)
+def _uses(rec, k_rows, share, sp_ii, int_ii, fp64_ii, sfu_ii, ldst_ii, seg_over_bw,
+          line_cycles):
+    """(the unit each of the first ``k_rows`` instructions of ``rec`` holds, the cycles
+    it holds it): the engine's rules (``core._pick_warp``, ``core._arithmetic``), the
+    SM's units ``share`` times as long."""
+    unit = np.zeros(k_rows + 1, np.int64)
+    hold = np.zeros(k_rows + 1)
+    for row in range(1, k_rows + 1):
+        op = rec[row, 0]
+        if op == isa.SFU:
+            unit[row], hold[row] = SFU, sfu_ii * share
+        elif op == isa.LDG or op == isa.STG:
+            unit[row] = LDST
+            hold[row] = max(ldst_ii + rec[row, 6] * seg_over_bw, rec[row, 7] * line_cycles) * share
+        elif op == isa.LDS or op == isa.STS:
+            unit[row], hold[row] = LDST, ldst_ii * rec[row, 6] * share
+        elif op == isa.BAR or op == isa.UNI:
+            unit[row] = NONE
+        elif op == isa.ALU and int_ii > 0:
+            unit[row], hold[row] = INT, int_ii
+        elif op == isa.DFMA and fp64_ii > 0:
+            unit[row], hold[row] = FP64, fp64_ii
+        elif op == isa.IMAD and int_ii > 0:
+            unit[row], hold[row] = SP, int_ii
+        elif op == isa.IMADW and int_ii > 0:
+            unit[row], hold[row] = SP, 2 * int_ii
+        else:
+            unit[row], hold[row] = SP, sp_ii
+    return unit, hold
+
+
 @njit(cache=True, nogil=True)
 def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii, sfu_ii,
         ldst_ii, seg_over_bw, line_cycles, lat_mem, rows):
@@ -61,11 +98,9 @@ def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii,
     pc = np.ones(n, np.int64)            # the next row (1-based)
     at_bar = np.zeros(n, np.bool_)
     arrived = np.zeros(n // max(per_block, 1) + 1, np.int64)
-    sp_free = 0.0
-    int_free = 0.0
-    fp64_free = 0.0
-    sfu_free = 0.0
-    ldst_free = 0.0
+    unit, hold = _uses(rec, k_rows, share, sp_ii, int_ii, fp64_ii, sfu_ii, ldst_ii,
+                       seg_over_bw, line_cycles)
+    free = np.zeros(6)                   # the cycle each unit is next free (NONE: never held)
     t = 0.0
     done = 0
     end = 0.0
@@ -87,26 +122,11 @@ def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii,
             if pc[g] > k_rows or at_bar[g]:
                 continue
             row = pc[g]
-            op = rec[row, 0]
-            when = t
+            when = max(t, free[unit[row]])
             for c in range(2, 5):
                 r = rec[row, c]
                 if r >= 0 and r < nr and ready[g, r] > when:
                     when = ready[g, r]
-            if op == isa.SFU:
-                unit = sfu_free
-            elif op >= isa.LDG and op <= isa.STS:
-                unit = ldst_free
-            elif op == isa.BAR or op == isa.UNI:
-                unit = t
-            elif op == isa.ALU and int_ii > 0:
-                unit = int_free
-            elif op == isa.DFMA and fp64_ii > 0:
-                unit = fp64_free
-            else:
-                unit = sp_free
-            if unit > when:
-                when = unit
             if when > t:
                 if when < soonest:
                     soonest = when
@@ -122,26 +142,9 @@ def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii,
         row = pc[g]
         op = rec[row, 0]
         dst = rec[row, 1]
-        lat = float(rec[row, 5])
-        if op == isa.SFU:
-            sfu_free = t + sfu_ii * share
-        elif op == isa.LDG or op == isa.STG:
-            hold = max(ldst_ii + rec[row, 6] * seg_over_bw, rec[row, 7] * line_cycles)
-            ldst_free = t + hold * share
-            if op == isa.LDG:
-                lat = lat_mem
-        elif op == isa.LDS or op == isa.STS:
-            ldst_free = t + ldst_ii * rec[row, 6] * share
-        elif op == isa.ALU and int_ii > 0:
-            int_free = t + int_ii
-        elif op == isa.DFMA and fp64_ii > 0:
-            fp64_free = t + fp64_ii
-        elif op == isa.IMAD and int_ii > 0:
-            sp_free = t + int_ii
-        elif op == isa.IMADW and int_ii > 0:
-            sp_free = t + 2 * int_ii
-        elif op != isa.BAR and op != isa.UNI:
-            sp_free = t + sp_ii
+        lat = lat_mem if op == isa.LDG else float(rec[row, 5])
+        if unit[row] != NONE:
+            free[unit[row]] = t + hold[row]
         if dst >= 0 and dst < nr:
             ready[g, dst] = t + lat
         last = g
@@ -175,24 +178,11 @@ def demand(rec, share, issue_iv, sp_ii, int_ii, fp64_ii, sfu_ii, ldst_ii, seg_ov
            line_cycles, rows):
     """The busiest unit's cycles for one warp of the first ``rows`` of ``rec`` on a
     scheduler (``run``'s rules: the SFU's and the LD/ST unit's ``share`` times theirs)."""
-    slot = sp = it = dp = sfu = ldst = 0.0
-    for row in range(1, min(rec[0, 0], rows) + 1):
-        op = rec[row, 0]
-        slot += issue_iv
-        if op == isa.SFU:
-            sfu += sfu_ii * share
-        elif op == isa.LDG or op == isa.STG:
-            ldst += max(ldst_ii + rec[row, 6] * seg_over_bw, rec[row, 7] * line_cycles) * share
-        elif op == isa.LDS or op == isa.STS:
-            ldst += ldst_ii * rec[row, 6] * share
-        elif op == isa.ALU and int_ii > 0:
-            it += int_ii
-        elif op == isa.DFMA and fp64_ii > 0:
-            dp += fp64_ii
-        elif op == isa.IMAD and int_ii > 0:
-            sp += int_ii
-        elif op == isa.IMADW and int_ii > 0:
-            sp += 2 * int_ii
-        elif op != isa.BAR and op != isa.UNI:
-            sp += sp_ii
-    return max(slot, sp, it, dp, sfu, ldst)
+    k_rows = min(rec[0, 0], rows)
+    unit, hold = _uses(rec, k_rows, share, sp_ii, int_ii, fp64_ii, sfu_ii, ldst_ii,
+                       seg_over_bw, line_cycles)
+    busy = np.zeros(6)
+    for row in range(1, k_rows + 1):
+        busy[unit[row]] += hold[row]
+    busy[NONE] = k_rows * issue_iv       # (the issue slot)
+    return busy.max()
