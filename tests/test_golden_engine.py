@@ -11,7 +11,8 @@ The analytic rows change where the model does: re-taken when it priced the L1's 
 one line a cycle, as the engine does (gemm-naive walking rows on the H100), and when its
 body warps were placed by a golden-ratio sequence over the grid's warps instead of each
 of four evenly spaced blocks' first, a grid of at most 64 warps walked whole (eleven
-rows). The engine's full-mode figures of the H100's gemm-naive walking rows were re-taken
+rows), and when it walked 32 loop trips of a warp instead of 64 (eleven rows: its scaled
+instruction counts move by under 0.1%). The engine's full-mode figures of the H100's gemm-naive walking rows were re-taken
 when a store's part-written lines got their L2 slice's and their SM's costs (the lines
 suite: its C stores write 4 bytes of each of 32 lines; +0.19% in cycles).
 

@@ -562,11 +562,12 @@ def test_hopper_l1_serves_scattered_lines_one_a_cycle():
 
 
 def _recording(rows):
-    """A ``scheduler`` recording of ``rows`` (op, dst, r0, r1, r2, latency, units, lines)."""
+    """A ``scheduler`` recording of ``rows`` (op, dst, r0, r1, r2, latency, units, lines;
+    none in a loop's body)."""
     from simulator.simt import scheduler
     rec = scheduler.recording(len(rows))
     rec[0, 0] = len(rows)
-    rec[1:len(rows) + 1] = rows
+    rec[1:len(rows) + 1] = [(*r, 0) for r in rows]
     return rec
 
 

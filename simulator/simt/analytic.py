@@ -3,7 +3,7 @@
 From a few sampled warps (``walk.profile``: ``BODY_SAMPLES`` warps at a golden-ratio
 sequence over the grid's warps -- every warp of a grid of at most ``WALK_ALL_WARPS`` --,
 the last warp of the last block; at most ``MAX_ITERS`` loop iterations each, scaled to
-the warp's trips, or the whole loop where its trips differ) or, for a trace program (a
+the warp's trips, or whole periods of a loop nest) or, for a trace program (a
 user's kernel, the any-kernel path), every recorded warp of up to
 ``TRACE_BODY_BLOCKS`` traced blocks and of the last (``walk.profile_trace``, scaled by
 ``block_work``), the model takes per block: instructions by unit, global-memory segments
@@ -60,7 +60,9 @@ from .hwvec import (H_BANKB, H_BANKS, H_FP64II, H_GTO, H_FPLAT, H_INTII, H_ISSUE
                     H_L1LINEC, H_L1PLINEC, H_L2PART, H_L2SVC, H_LDSTII, H_SEG, H_SFUII,
                     H_SFULAT, H_SHLAT, H_SPII, hw_vector)
 
-MAX_ITERS = 64           # loops whose trips all cost alike (trip_period 1)
+MAX_ITERS = 32           # loops whose trips all cost alike (trip_period 1): a sample's
+#                          walk (64 gave the same MAPE on every suite, at twice the time)
+TOUCHED_ITERS = 16       # ... and the reused block's warps' walk, for its hit rates
 MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole periods: a padded
 #                           convolution's first taps are not its average
 INNER_WALK = 8           # ... but a nest with an inner loop of alike trips (Program.inner_period,
@@ -71,6 +73,8 @@ WEYL = (5 ** 0.5 - 1) / 2  # their positions: frac((i + 1/2) x this) of the grid
 WALK_ALL_WARPS = 64      # grids of at most this many warps are walked whole
 TAIL_ALL_WARPS = 4       # grids of at most this many blocks sample every warp of the last
 TRACE_BODY_BLOCKS = 8    # a trace's blocks whose every warp stands for its body
+RETIME_ROWS = 1 << 16    # a template sample's recording, for its time at another latency
+#                          (``walk.retime``); a longer walk is walked again instead
 
 
 @dataclass
@@ -101,21 +105,22 @@ class AnalyticResult:
 _NO_RECORDING = np.zeros((1, len(scheduler.REC_COLUMNS)), np.int64)
 
 
-def _profile(prog, code, h, b, w, lat_mem, segbuf, rec=_NO_RECORDING):
+def _profile(prog, code, h, b, w, lat_mem, segbuf, rec=_NO_RECORDING, iters=None):
     bx, by, bz = b % prog.launch.grid[0], (b // prog.launch.grid[0]) % prog.launch.grid[1], \
         b // (prog.launch.grid[0] * prog.launch.grid[1])
     return walk.profile(code, bx, by, bz, w, int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
                         float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]), float(h[H_SHLAT]),
                         float(lat_mem),
-                        _walk_trips(prog), segbuf, *_inner_walk(prog), int(h[H_L1LINEB]), rec)
+                        _walk_trips(prog, iters or MAX_ITERS), segbuf, *_inner_walk(prog),
+                        int(h[H_L1LINEB]), rec)
 
 
-def _walk_trips(prog) -> int:
+def _walk_trips(prog, iters) -> int:
     """Body iterations a warp's walk covers before scaling: MAX_ITERS, rounded up to a
     whole number of the nest's periods (a padded NCHW convolution's R S taps: each
     channel skips the same ones), at most MAX_ITERS_NEST."""
     per = max(1, int(prog.trip_period))
-    return min(MAX_ITERS_NEST, per * -(-MAX_ITERS // per))
+    return min(MAX_ITERS_NEST, per * -(-iters // per))
 
 
 def _inner_walk(prog):
@@ -153,7 +158,44 @@ def _segbuf():
     return segbuf
 
 
-class _TemplateWalk:
+class _Samples:
+    """The sampled warps' profiles at one load latency (``samples``), and at another
+    (``retimed``): their counts are the same, and their recordings give their times
+    (``walk.retime``) without walking them again, but for a walk longer than its
+    recording, walked again."""
+
+    def retimed(self, lat):
+        h = self.h
+        out = []
+        for x, rec, k in zip(self.raw, self.recs, self.keys):
+            if rec[0, 0] >= rec.shape[0] - 1:          # (full: it may have been cut)
+                out.append(self.walk_one(k, lat, rec[:1].copy()))
+                continue
+            y = x.copy()
+            y[walk.P_T1] = walk.retime(rec, self.n_regs, float(h[H_ISSUE]), float(h[H_FPLAT]),
+                                       float(h[H_SFULAT]), float(h[H_SHLAT]), float(lat),
+                                       float(x[walk.P_SCALE]))
+            out.append(y)
+        return self.scaled(out)
+
+    def recording(self):
+        """The first ``scheduler.REC_ROWS`` instructions of the middle body sample's
+        warp (``scheduler.run``'s recording)."""
+        i = self.middle
+        rec = self.recs[i][:scheduler.REC_ROWS + 1].copy()
+        rec[0, 0] = min(rec[0, 0], scheduler.REC_ROWS)
+        return rec
+
+    def samples(self, lat):
+        self.raw, self.recs = [], []
+        for k in self.keys:
+            rec = scheduler.recording(self.rows(k))
+            self.raw.append(self.walk_one(k, lat, rec))
+            self.recs.append(rec)
+        return self.scaled(self.raw)
+
+
+class _TemplateWalk(_Samples):
     """A template program's warps for the model: one middle block's warps for the L1's
     reuse; ``BODY_SAMPLES`` warps spread over the grid's warps (every warp of a grid of
     at most ``WALK_ALL_WARPS``) for its body; the last block's last warp -- every warp of
@@ -176,23 +218,29 @@ class _TemplateWalk:
             self.body = sorted({divmod(int(((i + 0.5) * WEYL) % 1.0 * n), wpb)
                                 for i in range(BODY_SAMPLES)})
         self.tail = [(B - 1, w) for w in range(wpb)] if B <= TAIL_ALL_WARPS else [(B - 1, wpb - 1)]
+        self.keys = self.body + self.tail
+        self.middle = len(self.body) // 2
         self.has_barrier = bool((prog.template[:, 0] == isa.BAR).any())
 
     def touched(self, lat):
         segbuf = _segbuf()
-        self.rec = scheduler.recording()
         for w in range(self.wpb):
             _profile(self.prog, self.code, self.h, self.prog.launch.blocks // 2, w, lat, segbuf,
-                     self.rec if w == 0 else _NO_RECORDING)
+                     _NO_RECORDING, TOUCHED_ITERS)
         return segbuf[1:segbuf[0] + 1].reshape(-1, 2)
 
-    def samples(self, lat):
-        scratch = np.zeros(2, np.int64)
-        return ([_profile(self.prog, self.code, self.h, b, w, lat, scratch) for b, w in self.body],
-                [_profile(self.prog, self.code, self.h, b, w, lat, scratch) for b, w in self.tail])
+    def rows(self, key):
+        return RETIME_ROWS
+
+    def walk_one(self, key, lat, rec):
+        return _profile(self.prog, self.code, self.h, *key, lat, np.zeros(2, np.int64), rec)
+
+    def scaled(self, prof):
+        nb = len(self.body)
+        return prof[:nb], prof[nb:]
 
 
-class _TraceWalk:
+class _TraceWalk(_Samples):
     """A trace program's recorded warps for the model (the any-kernel path): every warp
     of up to ``TRACE_BODY_BLOCKS`` of the blocks it traced, spread over them, a middle
     one's for the L1's reuse; their average warp scaled by the work of all blocks but the
@@ -222,31 +270,33 @@ class _TraceWalk:
         self.tail_scale = float(work[-1]) / own if own > 0 else 1.0
         self.has_barrier = bool((prog.rows[:, 0] == isa.BAR).any())
         self.n_regs = int(prog.n_regs)
+        self.keys = [q * wpb + w for q in self.body + self.tail for w in range(wpb)]
+        self.middle = len(self.body) // 2 * wpb
 
-    def _warps(self, positions, lat, segbuf, rec=_NO_RECORDING):
+    def rows(self, k):
+        # every event of the warp (one recorded row each at most), and a row to spare:
+        # a full recording is one that may have been cut
+        return int(self.prog.warp_begin[k + 1] - self.prog.warp_begin[k]) + 1
+
+    def walk_one(self, k, lat, rec, segbuf=None):
         h, p = self.h, self.prog
-        out = []
-        for q in positions:
-            for w in range(self.wpb):
-                k = q * self.wpb + w
-                out.append(walk.profile_trace(
-                    p.rows, p.addresses, int(p.warp_begin[k]), int(p.warp_begin[k + 1]),
-                    int(p.n_regs), int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
-                    float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]),
-                    float(h[H_SHLAT]), float(lat), segbuf, int(h[H_L1LINEB]),
-                    rec if (q, w) == (positions[0], 0) else _NO_RECORDING))
-        return out
+        return walk.profile_trace(
+            p.rows, p.addresses, int(p.warp_begin[k]), int(p.warp_begin[k + 1]),
+            int(p.n_regs), int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
+            float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]),
+            float(h[H_SHLAT]), float(lat), np.zeros(2, np.int64) if segbuf is None else segbuf,
+            int(h[H_L1LINEB]), rec)
 
     def touched(self, lat):
         segbuf = _segbuf()
-        self.rec = scheduler.recording()
-        self._warps([self.body[len(self.body) // 2]], lat, segbuf, self.rec)
+        q = self.body[len(self.body) // 2]
+        for w in range(self.wpb):
+            self.walk_one(q * self.wpb + w, lat, _NO_RECORDING, segbuf)
         return segbuf[1:segbuf[0] + 1].reshape(-1, 2)
 
-    def samples(self, lat):
-        scratch = np.zeros(2, np.int64)
-        body = [x * self.scale for x in self._warps(self.body, lat, scratch)]
-        return body, [x * self.tail_scale for x in self._warps(self.tail, lat, scratch)]
+    def scaled(self, prof):
+        nb = len(self.body) * self.wpb
+        return [x * self.scale for x in prof[:nb]], [x * self.tail_scale for x in prof[nb:]]
 
 
 def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> AnalyticLaunch:
@@ -287,7 +337,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     pend, wait = _pending_hits(touched, miss)
     lat = (h1 - pend) * l1.latency_cycles + pend * max(wait, l1.latency_cycles) + (1 - h1) * miss
     # the same samples again at the mixed latency
-    body, tail = walker.samples(lat)
+    body, tail = walker.retimed(lat)
     prof = body + tail
     per_warp = np.mean(prof[:nb], axis=0)
     last = np.mean(prof[nb:], axis=0)
@@ -344,7 +394,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
         # a scheduler's n warps on one another (``interference``)
         return interference(n, length) * max(max(units.values()), latency)
 
-    rec, n_regs = walker.rec, int(walker.n_regs)
+    rec, n_regs = walker.recording(), int(walker.n_regs)
     lat_mix = lat
     sim_args = (int(h[H_GTO] > 0), float(ns), float(h[H_ISSUE]), float(h[H_SPII]),
                 float(h[H_INTII]), float(h[H_FP64II]), float(h[H_SFUII]), float(h[H_LDSTII]),

@@ -320,15 +320,28 @@ def settle(code, tv, g, live, pc, it, trips, ph, addr, ikeep, iper):
 
 
 @njit(cache=True, inline='always')
+def _shift(d):
+    """log2 of ``d`` where it is a power of two (a division by it a shift: the
+    addresses here are never negative), else -1."""
+    sh = -1
+    if d > 0 and (d & (d - 1)) == 0:
+        sh = 0
+        while (1 << sh) < d:
+            sh += 1
+    return sh
+
+
+@njit(cache=True, inline='always')
 def _segments(addr, g, seg_bytes, out):
     """Distinct segments of warp g's active lanes' 4-byte accesses, sorted into out[g];
     returns their count."""
     m = 0
+    sh = _shift(seg_bytes)
     for lane in range(32):
         a = addr[g, lane]
         if a < 0:
             continue
-        s = a // seg_bytes
+        s = a >> sh if sh >= 0 else a // seg_bytes
         j = m
         while j > 0 and out[g, j - 1] > s:
             j -= 1
@@ -346,12 +359,13 @@ def _access_segments(addr, g, seg_bytes, out, width):
     """``_segments`` of accesses of ``width`` bytes: each lane covers [a, a + width) (up
     to 4 bytes, the segment of a)."""
     m = 0
+    sh = _shift(seg_bytes)
     for lane in range(32):
         a = addr[g, lane]
         if a < 0:
             continue
-        s = a // seg_bytes
-        last = (a + width - 1) // seg_bytes if width > 4 else s
+        s = a >> sh if sh >= 0 else a // seg_bytes
+        last = s if width <= 4 else (a + width - 1) >> sh if sh >= 0 else (a + width - 1) // seg_bytes
         while s <= last:
             j = m
             while j > 0 and out[g, j - 1] > s:

@@ -17,9 +17,9 @@ of the L1, L2 and DRAM the model estimates); a block's warps on this scheduler
 larger of one warp's time alone and the busiest unit's ``n`` x demand is the
 interference factor the model applies to its issue term (``analytic.predict_launch``).
 
-Costs: ``n`` x the recording's rows issues, each looking at up to ``n`` warps (16 warps
-of 4,096 rows: about 2 ms; the model runs it four times for each number of warps a
-wave has: the recording and its first half, together and one warp alone)."""
+Costs: ``n`` x the recording's rows issues, each looking at up to ``n`` warps (8 warps
+of 3,200 rows: about 0.6 ms; the model runs it twice for each number of warps a wave
+has, on the recording and on its first half, and one warp alone twice)."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,15 +30,18 @@ from . import isa
 REC_ROWS = 4096      # instructions of a warp recorded for the run
 # a recorded instruction (walk._step): opcode, destination and source registers (-1:
 # none), its latency (a global load's: the model's average at the walk), its segments
-# (global access) or bank passes (shared access), its distinct lines (global access)
-REC_COLUMNS = ("op", "dst", "r0", "r1", "r2", "latency", "units", "lines")
+# (global access) or bank passes (shared access), its distinct lines (global access),
+# 1 where it is in the loop's body (``walk.retime``: the walk scales the body's time)
+REC_COLUMNS = ("op", "dst", "r0", "r1", "r2", "latency", "units", "lines", "body")
 
 INF = 1e300
 
 
 def recording(rows: int = REC_ROWS) -> np.ndarray:
-    """An empty recording of up to ``rows`` instructions (row 0 holds the count)."""
-    rec = np.zeros((rows + 1, len(REC_COLUMNS)), np.int64)
+    """An empty recording of up to ``rows`` instructions (row 0 holds the count; the
+    rows after it are written before they are read)."""
+    rec = np.empty((rows + 1, len(REC_COLUMNS)), np.int64)
+    rec[0] = 0
     return rec
 
 
@@ -79,6 +82,19 @@ def _uses(rec, k_rows, share, sp_ii, int_ii, fp64_ii, sfu_ii, ldst_ii, seg_over_
     return unit, hold
 
 
+@njit(cache=True, inline='always')
+def _sources_ready(rec, ready, g, row, k_rows, nr):
+    """The cycle warp ``g``'s sources of ``row`` are ready (0 past the last row): its
+    registers change only when it issues, so this holds until it does."""
+    when = 0.0
+    if row <= k_rows:
+        for c in range(2, 5):
+            r = rec[row, c]
+            if r >= 0 and r < nr and ready[g, r] > when:
+                when = ready[g, r]
+    return when
+
+
 @njit(cache=True, nogil=True)
 def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii, sfu_ii,
         ldst_ii, seg_over_bw, line_cycles, lat_mem, rows):
@@ -96,6 +112,7 @@ def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii,
     nr = max(n_regs, 1)
     ready = np.zeros((n, nr))
     pc = np.ones(n, np.int64)            # the next row (1-based)
+    dep = np.zeros(n)                    # the cycle the next row's sources are ready
     at_bar = np.zeros(n, np.bool_)
     arrived = np.zeros(n // max(per_block, 1) + 1, np.int64)
     unit, hold = _uses(rec, k_rows, share, sp_ii, int_ii, fp64_ii, sfu_ii, ldst_ii,
@@ -121,12 +138,7 @@ def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii,
                 g = (last + 1 + j) % n
             if pc[g] > k_rows or at_bar[g]:
                 continue
-            row = pc[g]
-            when = max(t, free[unit[row]])
-            for c in range(2, 5):
-                r = rec[row, c]
-                if r >= 0 and r < nr and ready[g, r] > when:
-                    when = ready[g, r]
+            when = max(t, free[unit[pc[g]]], dep[g])
             if when > t:
                 if when < soonest:
                     soonest = when
@@ -161,11 +173,13 @@ def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii,
                     at_bar[q] = False
                     if q != g:
                         pc[q] += 1
+                        dep[q] = _sources_ready(rec, ready, q, pc[q], k_rows, nr)
                         if pc[q] > k_rows:
                             done += 1
                             end = max(end, t + issue_iv)
         if not at_bar[g]:
             pc[g] += 1
+            dep[g] = _sources_ready(rec, ready, g, pc[g], k_rows, nr)
             if pc[g] > k_rows:
                 done += 1
                 end = max(end, t + issue_iv)

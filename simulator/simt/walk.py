@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import core, dispatch, isa, traces
+from . import core, dispatch, isa, memory, traces
 
 
 def _block_xyz(prog, b):
@@ -72,7 +72,6 @@ PROFILE_FIELDS = (
     "shared_passes",            # P_SH_PASS: bank-conflict passes, all of them
     "flops",                    # P_FLOPS
     "t1",                       # P_T1: the warp's time alone on an SM
-    "rounds",                   # P_ROUNDS: waits on a load
     "body_iterations",          # P_BODY_ITERS: the warp's loop trips
     "alu_instructions",         # P_ALU
     "imad_instructions",        # P_IMAD
@@ -81,6 +80,7 @@ PROFILE_FIELDS = (
     "fp64_instructions",        # P_DFMA: on the FP64 pipe where the target has one
     "global_store_partial",     # P_GST_PART: lines a store writes part of a sector of
     "global_store_partial_segments",  # P_GST_PSEG: those lines' segments
+    "body_scale",               # P_SCALE: the body's walked time scaled by 1 + this
 )
 P = {name: i for i, name in enumerate(PROFILE_FIELDS)}
 N_PROFILE = len(PROFILE_FIELDS)
@@ -95,7 +95,6 @@ P_GST_SEG = P["global_store_segments"]
 P_SH_PASS = P["shared_passes"]
 P_FLOPS = P["flops"]
 P_T1 = P["t1"]
-P_ROUNDS = P["rounds"]
 P_BODY_ITERS = P["body_iterations"]
 P_ALU = P["alu_instructions"]
 P_IMAD = P["imad_instructions"]
@@ -104,38 +103,33 @@ P_GLINES = P["global_lines"]
 P_DFMA = P["fp64_instructions"]
 P_GST_PART = P["global_store_partial"]
 P_GST_PSEG = P["global_store_partial_segments"]
+P_SCALE = P["body_scale"]
 
 
 @njit(cache=True, inline='always')
-def _step(acc, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready, ismem,
+def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready,
           seg_bytes, banks, bank_bytes, line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared,
-          lat_mem, rec):
+          lat_mem, rec, in_body):
     """One instruction of a warp alone (``act`` lanes active, their addresses in
     ``addr[0]``): issued after the one before and its sources' results, counted into
-    ``acc``; its destination ready after its latency; recorded in ``rec`` while it has
-    room (``REC_COLUMNS``; row 0 holds the count). Returns its issue cycle."""
+    row ``a`` of ``acc``; its destination ready after its latency; recorded in ``rec`` while it has
+    room (``REC_COLUMNS``; row 0 holds the count; ``in_body``: in the loop's body).
+    Returns its issue cycle. ``retime`` replays the timing here: the two change together."""
     start = t + issue_iv
-    waited_mem = False
     if r0 >= 0 and ready[r0] > start:
         start = ready[r0]
-        waited_mem = ismem[r0]
     if r1 >= 0 and ready[r1] > start:
         start = ready[r1]
-        waited_mem = ismem[r1]
     if r2 >= 0 and ready[r2] > start:
         start = ready[r2]
-        waited_mem = ismem[r2]
-    if waited_mem:
-        acc[P_ROUNDS] += 1
-    acc[P_T1] += start - t
+    acc[a, P_T1] += start - t
     t = start
-    acc[P_INSTR] += 1
+    acc[a, P_INSTR] += 1
     lat = lat_alu
-    mem = False
     units = 0         # (recorded) an access's segments or bank passes
     lines = 0         # and a global access's distinct lines
     if op == isa.SFU:
-        acc[P_SFU] += 1
+        acc[a, P_SFU] += 1
         lat = lat_sfu
     elif op == isa.LDG or op == isa.STG:
         m = core._segments(addr, 0, seg_bytes, seg)
@@ -144,33 +138,32 @@ def _step(acc, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready, i
         for k in range(m):        # (segments sorted)
             if k == 0 or seg[0, k] // per != seg[0, k - 1] // per:
                 lines += 1
-        acc[P_GLINES] += lines
+        acc[a, P_GLINES] += lines
         if op == isa.LDG:
-            acc[P_GLD] += 1
-            acc[P_GLD_SEG] += m
+            acc[a, P_GLD] += 1
+            acc[a, P_GLD_SEG] += m
             lat = lat_mem
-            mem = True
             for k in range(m):
                 if segbuf[0] + 2 < segbuf.shape[0]:
                     segbuf[segbuf[0] + 1] = seg[0, k]
                     segbuf[segbuf[0] + 2] = int(t)
                     segbuf[0] += 2
         else:
-            acc[P_GST] += 1
-            acc[P_GST_SEG] += m
+            acc[a, P_GST] += 1
+            acc[a, P_GST_SEG] += m
             # its lines (the L1's, the L2's on every preset that sets partial writes'
             # cost) with a part-written segment, and their segments (``_line_write_service``)
             k = 0
             while k < m:
                 j, partial = core._line_run(addr, 0, seg, k, m, seg_bytes, per)
                 if partial:
-                    acc[P_GST_PART] += 1
-                    acc[P_GST_PSEG] += j - k
+                    acc[a, P_GST_PART] += 1
+                    acc[a, P_GST_PSEG] += j - k
                 k = j
     elif op == isa.LDS or op == isa.STS:
-        acc[P_SHR] += 1
+        acc[a, P_SHR] += 1
         passes = core._bank_passes(addr, 0, banks, bank_bytes, scratch)
-        acc[P_SH_PASS] += passes
+        acc[a, P_SH_PASS] += passes
         units = passes
         lat = lat_shared + (passes - 1)
     elif op == isa.BAR:
@@ -178,19 +171,18 @@ def _step(acc, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready, i
     elif op == isa.UNI:
         pass
     else:
-        acc[P_SP] += 1
+        acc[a, P_SP] += 1
         if op == isa.ALU:
-            acc[P_ALU] += 1
+            acc[a, P_ALU] += 1
         elif op == isa.IMAD:
-            acc[P_IMAD] += 1
+            acc[a, P_IMAD] += 1
         elif op == isa.IMADW:
-            acc[P_IMADW] += 1
+            acc[a, P_IMADW] += 1
         elif op == isa.DFMA:
-            acc[P_DFMA] += 1
-        acc[P_FLOPS] += isa.flops(op, act)
+            acc[a, P_DFMA] += 1
+        acc[a, P_FLOPS] += isa.flops(op, act)
     if dst >= 0:
         ready[dst] = t + lat
-        ismem[dst] = mem
     k = rec[0, 0]
     if k + 1 < rec.shape[0]:
         rec[k + 1, 0] = op
@@ -201,24 +193,32 @@ def _step(acc, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready, i
         rec[k + 1, 5] = int(lat + 0.5)
         rec[k + 1, 6] = units
         rec[k + 1, 7] = lines
+        rec[k + 1, 8] = in_body
         rec[0, 0] = k + 1
+    memory.last_use((acc, addr, seg, scratch, segbuf, ready, rec))
     return t
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model='numpy')
 def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu, lat_sfu,
             lat_shared, lat_mem, max_iters, segbuf, ikeep, iper, line_bytes, rec):
-    """Counts for one warp of program ``code`` (a ``core.ProgramArrays``), walking at most ``max_iters`` body iterations and scaling the
-    body's counts to the warp's trips; with ``ikeep`` > 0, it walks the first ``ikeep``
-    trips of each pass of an inner loop of ``iper`` trips (``core.settle`` maps them to
-    the nest's) and scales those. ``P_T1`` is the warp's time alone on an SM (in-order
-    issue, register dependencies, every load taking ``lat_mem``); ``P_ROUNDS`` counts
-    how often it waits on a load; ``P_GLINES`` the distinct ``line_bytes`` lines of each
-    global access (the L1 looks up one tag a cycle: an access whose 32 lanes touch 32
-    lines holds the LD/ST unit 32 cycles). Global load segments go into ``segbuf``, each
-    with the cycle the warp asked for it (pairs; row 0 holds the number of entries), for
-    reuse estimates; its first instructions into ``rec`` (``scheduler.REC_COLUMNS``;
-    row 0 holds their number), for ``scheduler.run``."""
+    """Counts for one warp of program ``code`` (a ``core.ProgramArrays``), walking at
+    most ``max_iters`` body iterations and scaling the body's counts to the warp's
+    trips; with ``ikeep`` > 0, it walks the first ``ikeep`` trips of each pass of an
+    inner loop of ``iper`` trips (``core.settle`` maps them to the nest's) and scales
+    those. ``P_T1`` is the warp's time alone on an SM (in-order issue, register
+    dependencies, every load taking ``lat_mem``; ``P_SCALE`` the factor its body's part
+    was scaled by, for ``retime``); ``P_GLINES`` the distinct ``line_bytes`` lines of
+    each global access (the L1 looks up one tag a cycle: an access whose 32 lanes touch
+    32 lines holds the LD/ST unit 32 cycles). Global load segments go into ``segbuf``,
+    each with the cycle the warp asked for it (pairs; row 0 holds the number of
+    entries), for reuse estimates; its instructions into ``rec`` while it has room
+    (``scheduler.REC_COLUMNS``; row 0 holds their number), for ``scheduler.run`` and
+    ``retime``.
+
+    Compiled with ``error_model='numpy'`` and ``_step`` ending in ``memory.last_use``,
+    as ``core.run``'s helpers: numba's reference counts of the arrays handed to
+    ``_step`` at every instruction were 60% of a walk's time."""
     tmpl, body_end, nregs = code.template, code.body_end, code.n_regs
     tv = np.zeros((1, 32, isa.TV), np.int64)
     addr = np.full((1, 33), -1, np.int64)
@@ -226,9 +226,9 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
     seg = np.zeros((1, 33), np.int64)
     scratch = np.zeros((banks + 1, 33), np.int64)
     ready = np.zeros(nregs)
-    ismem = np.zeros(nregs, np.bool_)
-    tot = np.zeros(N_PROFILE)
-    body = np.zeros(N_PROFILE)
+    # the prologue's and epilogue's counts (row 0) and the body's (row 1): one table,
+    # not two arrays taking turns, which numba counts references to at every turn
+    acc = np.zeros((2, N_PROFILE))
     trips = dispatch.setup(code.kind, code.params, bx, by, bz, w, tv, 0)
     full_trips = trips
     if ikeep > 0:
@@ -249,22 +249,23 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
         pc, it, ph, act = core.settle(code, tv, 0, live, pc, it, trips, ph, addr, ikeep, iper)
         if pc >= n:
             break
-        acc = body if ph == 1 else tot
-        t = _step(acc, tmpl[pc, 0], tmpl[pc, 1], tmpl[pc, 2], tmpl[pc, 3], tmpl[pc, 4], act, t,
-                  addr, seg, scratch, segbuf, ready, ismem, seg_bytes, banks, bank_bytes,
-                  line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, rec)
+        t = _step(acc, 1 if ph == 1 else 0, tmpl[pc, 0], tmpl[pc, 1], tmpl[pc, 2], tmpl[pc, 3], tmpl[pc, 4], act, t,
+                  addr, seg, scratch, segbuf, ready, seg_bytes, banks, bank_bytes,
+                  line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, rec, ph == 1)
         pc += 1
     if walked == 0:
         walked = trips
     scale = (full_trips - walked) / walked if walked > 0 else 0.0
+    tot = acc[0].copy()
     for k in range(N_PROFILE):
-        tot[k] += body[k] * (1.0 + scale)
-    tot[P_T1] = t + body[P_T1] * scale
+        tot[k] += acc[1, k] * (1.0 + scale)
+    tot[P_T1] = t + acc[1, P_T1] * scale
     tot[P_BODY_ITERS] = full_trips
+    tot[P_SCALE] = scale
     return tot
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model='numpy')
 def profile_trace(rows, addresses, lo, hi, n_regs, seg_bytes, banks, bank_bytes, issue_iv,
                   lat_alu, lat_sfu, lat_shared, lat_mem, segbuf, line_bytes, rec):
     """``profile``'s counts for one recorded warp: events ``rows[lo:hi]`` of a trace
@@ -274,8 +275,7 @@ def profile_trace(rows, addresses, lo, hi, n_regs, seg_bytes, banks, bank_bytes,
     seg = np.zeros((1, 33), np.int64)
     scratch = np.zeros((banks + 1, 33), np.int64)
     ready = np.zeros(max(n_regs, 1))
-    ismem = np.zeros(max(n_regs, 1), np.bool_)
-    tot = np.zeros(N_PROFILE)
+    acc = np.zeros((1, N_PROFILE))
     t = 0.0
     for e in range(lo, hi):
         ln = rows[e, 5]
@@ -295,12 +295,47 @@ def profile_trace(rows, addresses, lo, hi, n_regs, seg_bytes, banks, bank_bytes,
             addr[0, 32] = 4
         if act == 0:
             continue
-        t = _step(tot, rows[e, 0], rows[e, 1], rows[e, 2], rows[e, 3], rows[e, 4], act, t,
-                  addr, seg, scratch, segbuf, ready, ismem, seg_bytes, banks, bank_bytes,
-                  line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, rec)
+        t = _step(acc, 0, rows[e, 0], rows[e, 1], rows[e, 2], rows[e, 3], rows[e, 4], act, t,
+                  addr, seg, scratch, segbuf, ready, seg_bytes, banks, bank_bytes,
+                  line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, rec, False)
+    tot = acc[0].copy()
     tot[P_T1] = t
     tot[P_BODY_ITERS] = 0
     return tot
+
+
+@njit(cache=True, nogil=True)
+def retime(rec, n_regs, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, scale):
+    """A walked warp's ``P_T1`` again with its global loads taking ``lat_mem``, from the
+    recording of every instruction it walked (``rec``: ``profile``'s or
+    ``profile_trace``'s; ``scale``: the profile's ``P_SCALE``): ``_step``'s timing
+    replayed, in its order of operations, so that at the walk's own latency it gives the
+    walk's figure exactly. Counts do not depend on the latency; only this does."""
+    ready = np.zeros(max(n_regs, 1))
+    t = 0.0
+    body = 0.0
+    for k in range(1, rec[0, 0] + 1):
+        op = rec[k, 0]
+        start = t + issue_iv
+        for c in range(2, 5):
+            r = rec[k, c]
+            if r >= 0 and ready[r] > start:
+                start = ready[r]
+        if rec[k, 8]:
+            body += start - t
+        t = start
+        lat = lat_alu
+        if op == isa.SFU:
+            lat = lat_sfu
+        elif op == isa.LDG:
+            lat = lat_mem
+        elif op == isa.LDS or op == isa.STS:
+            lat = lat_shared + (rec[k, 6] - 1)
+        elif op == isa.BAR:
+            lat = 0
+        if rec[k, 1] >= 0:
+            ready[rec[k, 1]] = t + lat
+    return t + body * scale
 
 
 # ---------------------------------------------------------------- the traces' oracle
