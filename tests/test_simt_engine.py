@@ -633,6 +633,48 @@ def test_scheduler_interference_is_the_engines():
         assert la.terms["issue"] > 1.1 * max(la.units.values()), (kernel, la.terms, la.units)
 
 
+@pytest.mark.parametrize("kernel,args", [
+    ("gemm-tiled", dict(m=64, n=64, k=2048, tile=16)),        # barriers, shared memory
+    ("gemm-naive", dict(m=256, n=256, k=256, block=(32, 8))),  # a load on every trip
+    ("conv-direct", dict(conv=Conv2d(name="c", N=1, C=16, H=14, W=14, K=8, R=3, S=3,
+                                     padding=1)))])            # a loop nest, whole periods
+def test_retime_is_a_second_walk(kernel, args):
+    """``walk.retime`` (the analytic model's second latency) gives, from the recording
+    of a walk at one load latency, exactly the T1 a second walk at another latency
+    gives, for a template's warps (their body scaled to the trips) and for a trace's
+    (the same warps recorded); the counts do not depend on the latency."""
+    from simulator.simt import scheduler
+    from simulator.simt.hwvec import (H_FPLAT, H_ISSUE, H_SFULAT, H_SHLAT, hw_vector)
+    prog = api.build(H100, kernel, **args).programs[-1]
+    occ = engine._launch_occupancy(H100, prog)
+    h = hw_vector(H100, occ, "gto", prog.smem_per_block)
+    code = core.program_arrays(prog)
+    timing = (float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]), float(h[H_SHLAT]))
+    trace = walk.from_template(prog, blocks=[1])
+    wpb = -(-prog.launch.threads_per_block // 32)
+    scaled = False
+    for w in range(min(wpb, 3)):
+        rec = scheduler.recording(analytic.RETIME_ROWS)
+        at = analytic._profile(prog, code, h, 1, w, 260.0, np.zeros(2, np.int64), rec)
+        assert 0 < rec[0, 0] < analytic.RETIME_ROWS
+        scaled |= at[walk.P_SCALE] > 0
+        k = w
+        trec = scheduler.recording(int(trace.warp_begin[k + 1] - trace.warp_begin[k]) + 1)
+        targs = (trace.rows, trace.addresses, int(trace.warp_begin[k]),
+                 int(trace.warp_begin[k + 1]), int(trace.n_regs), int(h[hwvec.H_SEG]),
+                 int(h[hwvec.H_BANKS]), int(h[hwvec.H_BANKB]), *timing)
+        tat = walk.profile_trace(*targs, 260.0, np.zeros(2, np.int64), int(h[hwvec.H_L1LINEB]), trec)
+        for lat in (260.0, 33.0, 611.5):
+            again = analytic._profile(prog, code, h, 1, w, lat, np.zeros(2, np.int64))
+            assert walk.retime(rec, int(code.n_regs), *timing, lat, at[walk.P_SCALE]) == again[walk.P_T1]
+            keep = np.arange(walk.N_PROFILE) != walk.P_T1
+            assert np.array_equal(at[keep], again[keep])
+            tagain = walk.profile_trace(*targs, lat, np.zeros(2, np.int64), int(h[hwvec.H_L1LINEB]),
+                                        scheduler.recording(1))
+            assert walk.retime(trec, int(trace.n_regs), *timing, lat, 0.0) == tagain[walk.P_T1]
+    assert scaled          # each walks part of its loop and scales it
+
+
 def test_analytic_one_partly_filled_block_is_not_its_empty_warps():
     """A convolution whose grid is one block, partly filled: the analytic model samples
     every warp of it (its last warps have nothing to do) and lands near full mode, where
