@@ -72,7 +72,9 @@ BODY_SAMPLES = 4         # warps that stand for the grid's body
 WEYL = (5 ** 0.5 - 1) / 2  # their positions: frac((i + 1/2) x this) of the grid's warps
 WALK_ALL_WARPS = 64      # grids of at most this many warps are walked whole
 TAIL_ALL_WARPS = 4       # grids of at most this many blocks sample every warp of the last
-TRACE_BODY_BLOCKS = 8    # a trace's blocks whose every warp stands for its body
+TRACE_BODY_BLOCKS = 8    # a trace's blocks whose every warp stands for its body ...
+TRACE_WALK_EVENTS = 1 << 18  # ... fewer where theirs would be more events than this (a
+#                          warp looping over a 4,096-long row: 50,000 events, 5 ms a walk)
 RETIME_ROWS = 1 << 16    # a template sample's recording, for its time at another latency
 #                          (``walk.retime``); a longer walk is walked again instead
 
@@ -130,24 +132,31 @@ def _inner_walk(prog):
     return (INNER_WALK, per) if prog.trip_period > 1 and per >= 2 * INNER_WALK else (0, 0)
 
 
-def _pending_hits(touched, miss: float):
-    """(the share of the accesses in ``touched`` -- rows of a global load segment and
-    the cycle its warp, walked alone from cycle 0, asked for it -- that hit a segment
-    an earlier access missed and whose data is still on its way, ``miss`` cycles after
-    that miss; their average wait for it). The L1 holds such a segment's line already
-    but not its data: the warps of a block asking for one line in one iteration (a GEMM's
-    row broadcast to its block) all wait the first one's miss."""
-    if not len(touched):
-        return 0.0, 0.0
+def _reuse(touched):
+    """The accesses in ``touched`` -- rows of a global load segment and the cycle its
+    warp, walked alone from cycle 0, asked for it -- in order of segment, then cycle:
+    (each one's cycle, whether it is its segment's first, the cycle of that first)."""
     order = np.lexsort((touched[:, 1], touched[:, 0]))
     segs, when = touched[order, 0], touched[order, 1].astype(float)
     start = np.ones(len(segs), bool)
     start[1:] = segs[1:] != segs[:-1]
     first = when[np.maximum.accumulate(np.where(start, np.arange(len(segs)), 0))]
+    return when, start, first
+
+
+def _pending_hits(reuse, miss: float):
+    """(the share of the accesses (``_reuse``) that hit a segment an earlier access
+    missed and whose data is still on its way, ``miss`` cycles after that miss; their
+    average wait for it). The L1 holds such a segment's line already but not its data:
+    the warps of a block asking for one line in one iteration (a GEMM's row broadcast to
+    its block) all wait the first one's miss."""
+    when, start, first = reuse
+    if not len(when):
+        return 0.0, 0.0
     left = first + miss - when
     pending = ~start & (left > 0)
     n = int(pending.sum())
-    return n / len(segs), float(left[pending].mean()) if n else 0.0
+    return n / len(when), float(left[pending].mean()) if n else 0.0
 
 
 def _segbuf():
@@ -255,9 +264,12 @@ class _TraceWalk(_Samples):
                              "reads the warps it recorded")
         last = len(blocks) - 1 if blocks[-1] == B - 1 else None
         pos = [int(p) for p in range(len(blocks)) if p != last] or [len(blocks) - 1]
-        # at most TRACE_BODY_BLOCKS of them, spread evenly: a sampled run traces hundreds
-        pick = sorted({pos[(2 * i + 1) * len(pos) // (2 * TRACE_BODY_BLOCKS)]
-                       for i in range(TRACE_BODY_BLOCKS)}) if len(pos) > TRACE_BODY_BLOCKS else pos
+        # at most TRACE_BODY_BLOCKS of them, spread evenly (a sampled run traces
+        # hundreds), and as many as TRACE_WALK_EVENTS events hold, one at least
+        events = (prog.warp_begin[-1] - prog.warp_begin[0]) / len(blocks)
+        n = max(1, min(TRACE_BODY_BLOCKS, int(TRACE_WALK_EVENTS // max(events, 1.0))))
+        pick = sorted({pos[(2 * i + 1) * len(pos) // (2 * n)] for i in range(n)}) \
+            if len(pos) > n else pos
         self.body = pick
         self.tail = [last if last is not None else pos[-1]]
         # the body's warps stand for blocks 0 to B - 2, the tail's for block B - 1 (each
@@ -310,7 +322,8 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     # hit rates from a middle block's warps (segments reused within a block hit the L1;
     # a middle block, since edge blocks of a padded convolution skip their first taps)
     touched = walker.touched(l2.latency_cycles)
-    h1 = 1.0 - np.unique(touched[:, 0]).size / len(touched) if len(touched) else 0.0
+    reuse = _reuse(touched)
+    h1 = 1.0 - reuse[1].sum() / len(touched) if len(touched) else 0.0
     P = walk
     body0, tail0 = walker.samples(l2.latency_cycles)
     prof0 = body0 + tail0
@@ -334,7 +347,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
         from_dram = min(1.0, max(1 - h2, 1 / max(B / (occ.blocks_per_sm * hw.sm_count), 1.0)))
     miss = (1 - from_dram) * l2.latency_cycles + from_dram * hw.dram.latency_cycles
     # and L1 hits on a segment still on its way wait for it
-    pend, wait = _pending_hits(touched, miss)
+    pend, wait = _pending_hits(reuse, miss)
     lat = (h1 - pend) * l1.latency_cycles + pend * max(wait, l1.latency_cycles) + (1 - h1) * miss
     # the same samples again at the mixed latency
     body, tail = walker.retimed(lat)
