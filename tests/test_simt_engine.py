@@ -664,6 +664,7 @@ def test_retime_is_a_second_walk(kernel, args):
                  int(trace.warp_begin[k + 1]), int(trace.n_regs), int(h[hwvec.H_SEG]),
                  int(h[hwvec.H_BANKS]), int(h[hwvec.H_BANKB]), *timing)
         tat = walk.profile_trace(*targs, 260.0, np.zeros(2, np.int64), int(h[hwvec.H_L1LINEB]), trec)
+        assert tat[walk.P_INSTR] == trec[0, 0] > 0       # every event it walked, recorded
         for lat in (260.0, 33.0, 611.5):
             again = analytic._profile(prog, code, h, 1, w, lat, np.zeros(2, np.int64))
             assert walk.retime(rec, int(code.n_regs), *timing, lat, at[walk.P_SCALE]) == again[walk.P_T1]
