@@ -5,7 +5,8 @@ sequence over the grid's warps -- every warp of a grid of at most ``WALK_ALL_WAR
 the last warp of the last block; at most ``MAX_ITERS`` loop iterations each, scaled to
 the warp's trips, or whole periods of a loop nest) or, for a trace program (a
 user's kernel, the any-kernel path), every recorded warp of up to
-``TRACE_BODY_BLOCKS`` traced blocks and of the last (``walk.profile_trace``, scaled by
+``TRACE_BODY_BLOCKS`` traced blocks (fewer where they hold more than
+``TRACE_WALK_EVENTS`` events) and of the last (``walk.profile_trace``, scaled by
 ``block_work``), the model takes per block: instructions by unit, global-memory segments
 and lines, shared-memory passes, and T1, one warp's time alone on an SM with every load
 taking the average memory latency. A wave (``blocks_per_sm`` blocks on every SM) then
@@ -61,7 +62,7 @@ from .hwvec import (H_BANKB, H_BANKS, H_FP64II, H_GTO, H_FPLAT, H_INTII, H_ISSUE
                     H_SFULAT, H_SHLAT, H_SPII, hw_vector)
 
 MAX_ITERS = 32           # loops whose trips all cost alike (trip_period 1): a sample's
-#                          walk (64 gave the same MAPE on every suite, at twice the time)
+#                          walk (64 gave the same MAPE on every template suite, in twice the time)
 TOUCHED_ITERS = 16       # ... and the reused block's warps' walk, for its hit rates
 MAX_ITERS_NEST = 1 << 20  # loop nests (trip_period > 1) walk whole periods: a padded
 #                           convolution's first taps are not its average
@@ -349,7 +350,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     # and L1 hits on a segment still on its way wait for it
     pend, wait = _pending_hits(reuse, miss)
     lat = (h1 - pend) * l1.latency_cycles + pend * max(wait, l1.latency_cycles) + (1 - h1) * miss
-    # the same samples again at the mixed latency
+    # the same samples' times at the mixed latency (replayed from their recordings)
     body, tail = walker.retimed(lat)
     prof = body + tail
     per_warp = np.mean(prof[:nb], axis=0)
@@ -357,7 +358,7 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     slow = int(np.argmax([x[P.P_T1] for x in prof[nb:]]))
     last[P.P_T1] = prof[nb + slow][P.P_T1]       # the block lasts as long as its slowest warp
     # T1 grows with the load latency about linearly (its chain of dependent loads): its
-    # slope between the two walks prices the DRAM's loaded latency below
+    # slope between the two latencies prices the DRAM's loaded latency below
     dl = lat - l2.latency_cycles
     t1_slope = (np.mean([x[P.P_T1] - x0[P.P_T1] for x, x0 in zip(prof[:nb], prof0[:nb])]) / dl,
                 (prof[nb + slow][P.P_T1] - prof0[nb + slow][P.P_T1]) / dl) if dl > 1e-9 else (0.0, 0.0)
