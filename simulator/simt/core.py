@@ -332,6 +332,12 @@ def _shift(d):
 
 
 @njit(cache=True, inline='always')
+def _fdiv(a, d, sh):
+    """``a // d`` for ``a`` >= 0, a shift where ``sh = _shift(d)`` is one."""
+    return a >> sh if sh >= 0 else a // d
+
+
+@njit(cache=True, inline='always')
 def _segments(addr, g, seg_bytes, out):
     """Distinct segments of warp g's active lanes' 4-byte accesses, sorted into out[g];
     returns their count."""
@@ -341,7 +347,7 @@ def _segments(addr, g, seg_bytes, out):
         a = addr[g, lane]
         if a < 0:
             continue
-        s = a >> sh if sh >= 0 else a // seg_bytes
+        s = _fdiv(a, seg_bytes, sh)
         j = m
         while j > 0 and out[g, j - 1] > s:
             j -= 1
@@ -364,8 +370,8 @@ def _access_segments(addr, g, seg_bytes, out, width):
         a = addr[g, lane]
         if a < 0:
             continue
-        s = a >> sh if sh >= 0 else a // seg_bytes
-        last = s if width <= 4 else (a + width - 1) >> sh if sh >= 0 else (a + width - 1) // seg_bytes
+        s = _fdiv(a, seg_bytes, sh)
+        last = s if width <= 4 else _fdiv(a + width - 1, seg_bytes, sh)
         while s <= last:
             j = m
             while j > 0 and out[g, j - 1] > s:

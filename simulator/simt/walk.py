@@ -107,6 +107,23 @@ P_SCALE = P["body_scale"]
 
 
 @njit(cache=True, inline='always')
+def _latency(op, units, lat_alu, lat_sfu, lat_shared, lat_mem):
+    """Cycles until an instruction's result is ready, walked alone: a shared access's
+    after its ``units`` bank passes, a global load's ``lat_mem`` (``_step`` and
+    ``retime`` alike)."""
+    lat = lat_alu
+    if op == isa.SFU:
+        lat = lat_sfu
+    elif op == isa.LDG:
+        lat = lat_mem
+    elif op == isa.LDS or op == isa.STS:
+        lat = lat_shared + (units - 1)
+    elif op == isa.BAR:
+        lat = 0.0
+    return lat
+
+
+@njit(cache=True, inline='always')
 def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready,
           seg_bytes, banks, bank_bytes, line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared,
           lat_mem, rec, in_body):
@@ -114,7 +131,7 @@ def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready
     ``addr[0]``): issued after the one before and its sources' results, counted into
     row ``a`` of ``acc``; its destination ready after its latency; recorded in ``rec`` while it has
     room (``REC_COLUMNS``; row 0 holds the count; ``in_body``: in the loop's body).
-    Returns its issue cycle. ``retime`` replays the timing here: the two change together."""
+    Returns its issue cycle. ``retime`` replays the timing here (``_latency``)."""
     start = t + issue_iv
     if r0 >= 0 and ready[r0] > start:
         start = ready[r0]
@@ -125,12 +142,10 @@ def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready
     acc[a, P_T1] += start - t
     t = start
     acc[a, P_INSTR] += 1
-    lat = lat_alu
     units = 0         # (recorded) an access's segments or bank passes
     lines = 0         # and a global access's distinct lines
     if op == isa.SFU:
         acc[a, P_SFU] += 1
-        lat = lat_sfu
     elif op == isa.LDG or op == isa.STG:
         m = core._segments(addr, 0, seg_bytes, seg)
         per = max(1, line_bytes // seg_bytes)
@@ -142,7 +157,6 @@ def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready
         if op == isa.LDG:
             acc[a, P_GLD] += 1
             acc[a, P_GLD_SEG] += m
-            lat = lat_mem
             for k in range(m):
                 if segbuf[0] + 2 < segbuf.shape[0]:
                     segbuf[segbuf[0] + 1] = seg[0, k]
@@ -165,10 +179,7 @@ def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready
         passes = core._bank_passes(addr, 0, banks, bank_bytes, scratch)
         acc[a, P_SH_PASS] += passes
         units = passes
-        lat = lat_shared + (passes - 1)
-    elif op == isa.BAR:
-        lat = 0
-    elif op == isa.UNI:
+    elif op == isa.BAR or op == isa.UNI:
         pass
     else:
         acc[a, P_SP] += 1
@@ -181,6 +192,7 @@ def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready
         elif op == isa.DFMA:
             acc[a, P_DFMA] += 1
         acc[a, P_FLOPS] += isa.flops(op, act)
+    lat = _latency(op, units, lat_alu, lat_sfu, lat_shared, lat_mem)
     if dst >= 0:
         ready[dst] = t + lat
     k = rec[0, 0]
@@ -309,7 +321,7 @@ def retime(rec, n_regs, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, scale):
     """A walked warp's ``P_T1`` again with its global loads taking ``lat_mem``, from the
     recording of every instruction it walked (``rec``: ``profile``'s or
     ``profile_trace``'s; ``scale``: the profile's ``P_SCALE``): ``_step``'s timing
-    replayed, in its order of operations, so that at the walk's own latency it gives the
+    replayed (its ``_latency``), in its order of operations, so that at the walk's own latency it gives the
     walk's figure exactly. Counts do not depend on the latency; only this does."""
     ready = np.zeros(max(n_regs, 1))
     t = 0.0
@@ -324,17 +336,8 @@ def retime(rec, n_regs, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, scale):
         if rec[k, 8]:
             body += start - t
         t = start
-        lat = lat_alu
-        if op == isa.SFU:
-            lat = lat_sfu
-        elif op == isa.LDG:
-            lat = lat_mem
-        elif op == isa.LDS or op == isa.STS:
-            lat = lat_shared + (rec[k, 6] - 1)
-        elif op == isa.BAR:
-            lat = 0
         if rec[k, 1] >= 0:
-            ready[rec[k, 1]] = t + lat
+            ready[rec[k, 1]] = t + _latency(op, rec[k, 6], lat_alu, lat_sfu, lat_shared, lat_mem)
     return t + body * scale
 
 
