@@ -1,5 +1,5 @@
 """Eager PyTorch against TorchScript and torch.compile, per model and batch, and the
-per-layer oracle between them, from committed data (the README's "Eager against
+per-layer oracle between them, from committed data (docs/networks.md, "Eager against
 compiled" tables):
 
     python3 scripts/compiled_report.py [GPU]      # default: h100-sxm
@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import simulator as rs                                 # noqa: E402
-from simulator.table import format_table               # noqa: E402
+import simulator as rs  # noqa: E402
+from simulator.table import format_table  # noqa: E402
 
 SHORT = {"eager": "eager", "torchscript": "TorchScript", "inductor": "compile",
          "inductor-max-autotune": "compile max-autotune"}

@@ -6,8 +6,9 @@ DIR holds h100-sxm.json and h200.json, each from `roofsim validate --hw HW
 --measurements data/measurements/HW --json` (every suite, the engine on every record; the
 H200 predicted from the H100 calibration changed only by its datasheet). Writes
 h100-sxm_scores.json and h200_scores.json (per suite: the scores; the command) and
-h100-sxm_predictions.csv and h200_predictions.csv, and prints the README's table rows
-(with the kernels suite's, from data/validation/HW_kernels.json where it is there)."""
+h100-sxm_predictions.csv and h200_predictions.csv, and prints the validation table's rows
+(docs/validation.md; with the kernels suite's, from data/validation/HW_kernels.json where
+it is there)."""
 import csv
 import json
 import sys
@@ -38,7 +39,7 @@ def main(src):
 
 
 def print_table():
-    """The README's validation rows, from the scores just written."""
+    """The validation table's rows (docs/validation.md), from the scores just written."""
     for device, name in (("H100", "h100-sxm"), ("H200 (predicted from the H100)", "h200")):
         f = OUT / f"{name}_scores.json"
         if not f.exists():

@@ -1,4 +1,4 @@
-"""Whole-network figures from committed data (the README's "Whole networks" tables):
+"""Whole-network figures from committed data (docs/networks.md's tables):
 
     python3 scripts/network_report.py [GPU ...]      # default: h100-sxm h200
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import simulator as rs                                   # noqa: E402
-from simulator.table import format_table                 # noqa: E402
+import simulator as rs  # noqa: E402
+from simulator.table import format_table  # noqa: E402
 
 
 def ms(v):

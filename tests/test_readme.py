@@ -1,12 +1,18 @@
-"""The README's and the docs' examples run as shown.
+"""The README's and the docs' examples run as shown, and their tables and links hold.
 
 Every ```console block of README.md and docs/*.md is a list of ``$ roofsim ...``
 commands, each followed by the output it prints. A line ``...`` in the shown output
 stands for any number of lines. A stale example fails with the output it printed.
+Every ```python block of those pages runs and prints. Every table between
+``<!-- table: NAME -->`` markers is what scripts/docs_tables.py generates from the
+committed data, and every relative link points to a file that exists.
 """
+import importlib.util
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,6 +57,7 @@ def _matches(shown, actual):
 EXAMPLES = _examples()
 
 
+@pytest.mark.fast
 def test_readme_has_examples():
     assert sum(page == "README.md" for page, _, _ in EXAMPLES) >= 5
     assert any(page != "README.md" for page, _, _ in EXAMPLES)
@@ -78,113 +85,104 @@ def test_readme_example(page, cmd, shown, workdir, monkeypatch, capsys):
     assert _matches(shown, actual), f"{page}: the output of `{cmd}` is stale:\n{out}"
 
 
-def _table_rows():
-    rows = {}
-    for line in README.read_text().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 8 and cells[0].startswith(("H100", "H200")):
-            rows[(cells[0].split()[0], cells[1], cells[2])] = cells[3:]
-    return rows
+PYTHON_BLOCKS = [(page.name, code) for page in PAGES
+                 for code in re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.DOTALL)]
 
 
-def test_readme_validation_table_is_the_committed_scores():
-    """The README's validation table says what data/validation/*_scores.json hold."""
-    import json
-    root = README.parent / "data" / "validation"
-    shown = _table_rows()
-    expected = {}
-    for device, name in (("H100", "h100-sxm"), ("H200", "h200")):
-        sc = json.loads((root / f"{name}_scores.json").read_text())["suites"]
-        for suite, s in sc.items():
-            for p in ("engine", "analytic", "roofline"):
-                x = s[p]
-                if x["n"] == 0:
-                    continue
-                expected[(device, suite, p)] = [f"{x['n']}/{s['records']}", f"{x['mape']:.1%}",
-                                                f"{x['pearson']:.3f}", f"{x['spearman']:.3f}",
-                                                f"{x['pairs_in_order']:.1%}"]
-        # the kernels suite's row, from its own file (users' kernels, their own SASS):
-        # MAPE, Pearson on log times and Spearman recomputed from the rows
-        kf = root / f"{name}_kernels.json"
-        if kf.exists():
-            import math
-
-            from scipy.stats import pearsonr, spearmanr
-            doc = json.loads(kf.read_text())
-            m = [r["measured_seconds"] for r in doc["rows"]]
-            e = [r["engine_seconds"] for r in doc["rows"]]
-            n = len(m)
-            expected[(device, "kernels", "engine (own SASS)")] = [
-                f"{n}/{n}", f"{sum(abs(b / a - 1) for a, b in zip(m, e)) / n:.1%}",
-                f"{pearsonr([math.log(x) for x in m], [math.log(x) for x in e])[0]:.3f}",
-                f"{spearmanr(m, e)[0]:.3f}", f"{doc['scores']['pairs_in_order']['fraction']:.1%}"]
-    assert shown == expected
+@pytest.mark.fast
+def test_docs_have_python_examples():
+    assert any(page == "api.md" for page, _ in PYTHON_BLOCKS)
 
 
-PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-
-
-def test_readme_has_python_api_example():
-    assert PYTHON_BLOCKS
-
-
-@pytest.mark.parametrize("code", PYTHON_BLOCKS, ids=[f"python block {i}" for i in range(len(PYTHON_BLOCKS))])
-def test_readme_python_block_runs(code, monkeypatch, capsys):
-    """The README's Python API examples run as shown (from the repository root, where
-    their data paths point)."""
-    monkeypatch.chdir(README.parent)
-    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+@pytest.mark.parametrize("page,code", PYTHON_BLOCKS,
+                         ids=[f"{p}: python block {i}" for i, (p, _) in enumerate(PYTHON_BLOCKS)])
+def test_python_block_runs(page, code, workdir, monkeypatch, capsys):
+    """The pages' Python examples run as shown, from a folder holding a copy of data/ and
+    examples/ (where their data paths point; what they write stays there)."""
+    monkeypatch.chdir(workdir)
+    exec(compile(code, page, "exec"), {"__name__": "docs"})
     assert capsys.readouterr().out
 
 
-def test_readme_oracle_table_is_the_committed_data():
-    """The README's regret table says what the committed network measurements and the
-    predictions behind the picks give (simulator.analysis.networks)."""
-    import simulator as rs
-    shown = {}
-    for line in README.read_text().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 7 and cells[0] in ("H100", "H200") and cells[2] in ("engine", "analytic"):
-            shown[(cells[0], int(cells[1]), cells[2])] = cells[3:]
-    want = {}
-    for dev, gpu in (("H100", "h100-sxm"), ("H200", "h200")):
-        for r in rs.network_summary(gpu, README.parent / "data" / "measurements",
-                                    README.parent / "data" / "plans")["regret"]:
-            if r["picked_from"] in ("engine", "analytic"):
-                want[(dev, r["batch"], r["picked_from"])] = [
-                    f"{r['measured_s'] * 1e3:.3f}", f"{r['regret']:+.1%}",
-                    f"{r['dp_predicted_s'] * 1e3:.3f}", f"{r['dp_error']:+.1%}"]
-    assert shown == want and len(want) == 12
+def _docs_tables():
+    spec = importlib.util.spec_from_file_location(
+        "docs_tables", README.parent / "scripts" / "docs_tables.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-def test_readme_compiled_tables_are_the_committed_data():
-    """The README's eager-against-compiled tables say what the committed runs give
-    (simulator.analysis.compiled): every forward's two times and every pick's regret."""
-    import simulator as rs
-    s = rs.compiled_summary("h100-sxm", README.parent / "data" / "measurements",
-                            README.parent / "data" / "plans")
-    fw = {(r["model"], r["batch"], r["forward"]): r for r in s["forwards"]}
-    forwards, picks = {}, {}
-    for line in README.read_text().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 7 and cells[0] in ("resnet50", "mobilenet_v2"):
-            forwards[(cells[0], int(cells[1]))] = cells[2:]
-        if len(cells) == 9 and cells[0] in ("resnet50", "mobilenet_v2"):
-            picks[(cells[0], int(cells[1]), cells[2])] = cells[4:]
-    want = {}
-    for (m, b) in {(k[0], k[1]) for k in fw}:
-        units = min(r["queued_s"] for k, r in fw.items()
-                    if k[:2] == (m, b) and not k[2].startswith("whole-"))
-        want[(m, b)] = [f"{fw[(m, b, f'whole-{c}')]['end_to_end_s'] * 1e3:.3f} / "
-                        f"{fw[(m, b, f'whole-{c}')]['queued_s'] * 1e3:.3f}"
-                        for c in ("eager", "torchscript", "inductor", "inductor-max-autotune")] \
-            + [f"{units * 1e3:.3f}"]
-    assert forwards == want and len(want) == 6
-    want = {}
-    for o in s["oracle"]:
-        k = (o["model"], o["batch"], o["method"].replace("_", "-"))
-        want[k] = ([f"best-of {o['best_of_s'] * 1e3:.3f}", "-", "-", "-", "-"] if o["incomplete"]
-                   else [f"{o['predicted_s'] * 1e3:.3f}", f"{o['queued_s'] * 1e3:.3f}",
-                         f"{o['regret_units']:+.1%}", f"{o['regret_queued']:+.1%}",
-                         f"{o['regret_end_to_end']:+.0%}"])
-    assert picks == want and len(want) == 12
+@pytest.mark.fast
+def test_docs_tables_are_current():
+    """Every generated table (validation scores, the network and compiled tables, the
+    teaching table, check's traces, the benchmarks' records, ...) says what the committed
+    data give: ``scripts/docs_tables.py --check`` exits 0. After a change to the data or
+    to the code behind a table, ``python3 scripts/docs_tables.py`` rewrites them."""
+    script = README.parent / "scripts" / "docs_tables.py"
+    run = subprocess.run([sys.executable, str(script), "--check"], capture_output=True,
+                         text=True, cwd=README.parent, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.fast
+def test_docs_tables_check_finds_a_stale_cell():
+    """An edited cell of a generated table is stale (the check's other half: it does not
+    pass whatever the page holds)."""
+    dt = _docs_tables()
+    page = README.parent / "docs" / "validation.md"
+    text = dt.rewrite(page.read_text(), README.parent, "validation.md")[0]   # current
+    assert dt.rewrite(text, README.parent, "validation.md")[1] == []
+    edited = text.replace("| H100 | grid | engine | 250/250 | 5.8% |",
+                          "| H100 | grid | engine | 250/250 | 5.7% |", 1)
+    assert edited != text
+    assert dt.rewrite(edited, README.parent, "validation.md")[1] == ["validation"]
+
+
+@pytest.mark.fast
+def test_every_page_has_its_tables_generated():
+    """The tables the docs promise are marked for generation, each once."""
+    names = [n for page in PAGES for n in re.findall(r"^<!-- table: ([\w.-]+) -->$",
+                                                         page.read_text(), flags=re.MULTILINE)]
+    assert sorted(names) == sorted(set(names))
+    assert set(names) == set(_docs_tables().TABLES)
+
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+@pytest.mark.fast
+def test_relative_links_point_to_files():
+    """Every relative link of README.md and docs/*.md names a file that exists."""
+    broken = []
+    for page in PAGES:
+        text = re.sub(r"```.*?```", "", page.read_text(), flags=re.DOTALL)    # code blocks
+        text = re.sub(r"`[^`\n]*`", "", text)                                  # code spans
+        for target in LINK.findall(text):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+                continue                      # a URL or an anchor in the page
+            path = target.split("#", 1)[0]
+            if not (page.parent / path).exists():
+                broken.append(f"{page.name}: {target}")
+    assert not broken, broken
+
+
+@pytest.mark.fast
+def test_a_benchmark_record_becomes_its_table(tmp_path):
+    """docs/performance.md's tables come from data/benchmarks/<bench>.json as the
+    benchmarks' ``--json`` writes it (benchmarks/_record.py); without one, the caption
+    says it is not yet recorded."""
+    dt = _docs_tables()
+    assert dt.render("bench-roofline", tmp_path).startswith("*Not yet recorded")
+    spec = importlib.util.spec_from_file_location(
+        "_record", README.parent / "benchmarks" / "_record.py")
+    record = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(record)
+    record.write(tmp_path / "data" / "benchmarks" / "bench_roofline.json", "bench_roofline", {
+        "workload": "resnet50", "batch": 8, "ops": 106,
+        "presets": [{"hw": "gtx480", "precision": "fp32", "roofline_ms": 2.98,
+                     "datamove_ms": 2.22}],
+        "cli": [{"command": "roofline", "median_s": 1.04, "min_s": 0.95, "max_s": 1.17}]},
+        note="nothing else running")
+    text = dt.render("bench-roofline", tmp_path)
+    assert text.startswith("*Recorded ") and "nothing else running" in text
+    assert "| gtx480 | fp32 | 2.98 | 2.22 |" in text
