@@ -18,45 +18,10 @@ import tempfile
 import time
 
 import numpy as np
-from numba import cuda, float32
 
-
-@cuda.jit(device=True)
-def _square(x):
-    return x * x
-
-
-@cuda.jit
-def calls_device(a, b):
-    i = cuda.grid(1)
-    if i < a.size:
-        b[i] = _square(a[i]) + 1.0
-
-
-@cuda.jit
-def row_sums(a, out, n):
-    i = cuda.grid(1)
-    s = float32(0.0)
-    for k in range(n):
-        s += a[i * n + k]
-    out[i] = s
-
-
-@cuda.jit
-def tiled_gemm(a, b, c, n):
-    sa = cuda.shared.array((16, 16), float32)
-    sb = cuda.shared.array((16, 16), float32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    row, col = cuda.grid(2)
-    acc = float32(0.0)
-    for t in range(n // 16):
-        sa[ty, tx] = a[row, t * 16 + tx]
-        sb[ty, tx] = b[t * 16 + ty, col]
-        cuda.syncthreads()
-        for k in range(16):
-            acc += sa[ty, k] * sb[k, tx]
-        cuda.syncthreads()
-    c[row, col] = acc
+#: the kernels suite's kernels it compiles: device functions, a loop over a row, a
+#: register-blocked GEMM with shared tiles and local arrays
+CASES = ("device_calls", "matvec_thread_per_row", "gemm_register_blocked")
 
 
 def _stages(tc, kernel, args):
@@ -73,18 +38,20 @@ def _stages(tc, kernel, args):
 
 def main():
     from simulator.kernelcode import toolchain as tc
-
+    from workloads.kernelsuite import CASES as SUITE
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    v = np.zeros(1024, np.float32)
-    m = np.zeros((64, 64), np.float32)
-    cases = [("calls_device", calls_device, (v, v)), ("row_sums", row_sums, (v, v, 8)),
-             ("tiled_gemm", tiled_gemm, (m, m, m, 64))]
+    by_name = {c.name: c for c in SUITE}
+    cases = []
+    for name in CASES:
+        c = by_name[name]
+        _, _, args, _ = c.setup(np.random.default_rng(0), small=True)
+        cases.append((name, c.kernel, list(args)))
     print(f"ptxas    {tc.tool_path('ptxas')}\nnvdisasm {tc.tool_path('nvdisasm')}")
     with tempfile.TemporaryDirectory() as start:
         tc.CACHE_DIR = start
         t = _stages(tc, *cases[0][1:])
         print(f"process start-up (first PTX compile of the process): {t[0]:.2f} s")
-    print(f"seconds, median of {repeats} runs        PTX   cubin    SASS   total")
+    print(f"{f'seconds, median of {repeats} runs':33s}    PTX   cubin    SASS   total")
     for name, kernel, args in cases:
         first, disk, memory = [], [], []
         for _ in range(repeats):
@@ -97,7 +64,7 @@ def main():
                 memory.append(_stages(tc, kernel, args))
         for label, runs in (("first", first), ("disk", disk), ("memory", memory)):
             med = [statistics.median(r[k] for r in runs) for k in range(3)]
-            print(f"{name:13s} {label:7s}             "
+            print(f"{name:22s} {label:7s}    "
                   + " ".join(f"{x:7.4f}" for x in med) + f" {sum(med):7.3f}")
     tc.CACHE_DIR = None
 

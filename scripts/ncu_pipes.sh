@@ -31,9 +31,9 @@ metrics="${metrics#,}"
 echo "$metrics" | tr ',' '\n' > "$OUT/ncu_pipes_metrics.txt"
 items=$(python3 -W ignore - <<'PY'
 from simulator.measure.kernels import plan, SEP
-from simulator.kernelcode.cases.examples import all_cases
+from workloads.kernelsuite import all_cases
 seen = set()
-for case, label, size in plan(all_cases()[0]):
+for case, label, size in plan(all_cases()):
     if case.name not in seen:
         seen.add(case.name)
         print(f"{case.name}{SEP}{label}")

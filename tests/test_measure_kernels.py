@@ -10,17 +10,17 @@ import pytest
 
 from simulator.analysis.suite_keys import OTHER_KEYS
 from simulator.cli import main
-from simulator.kernelcode.cases import CASES, Case, compare
 from simulator.measure import SUITES
 from simulator.measure import kernels as mk
+from workloads.kernelsuite import CASES, Case, compare
 
-ALL, NOTE = mk.all_cases()
+ALL = mk.all_cases()
 #: size keywords that are an array's extent (the others: grid, block, width)
 EXTENTS = {"n", "size", "rows", "cols", "ny", "nx", "h", "w", "d", "m", "k"}
 
 
 def test_every_case_and_example_has_shapes():
-    assert NOTE is None and len(ALL) == len(CASES) + 3
+    assert len(ALL) == len(CASES) + 3
     assert {c.name for c in ALL} >= {"examples.block_sum", "examples.transpose", "examples.softmax"}
     for c in ALL:
         labels = [label for label, _ in c.shapes]
@@ -269,6 +269,6 @@ def test_the_child_ncu_profiles_launches_each_item_once(monkeypatch):
                 case.kernel[conf](*args)
             return go
     tiny = dataclasses.replace(case, kernel=Counting(), shapes=(("tiny", {"n": 300}),))
-    monkeypatch.setattr(mk, "all_cases", lambda: ([tiny], None))
+    monkeypatch.setattr(mk, "all_cases", lambda: [tiny])
     mk._child(0, [f"stencil_1d{mk.SEP}tiny"])
     assert launched == [((3,), (128,), 0, 0)]

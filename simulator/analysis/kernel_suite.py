@@ -1,5 +1,5 @@
 """The ``kernels`` suite scored: users' numba.cuda kernels that roofsim never wrote
-(``simulator.kernelcode.cases``, ``examples/kernels.py``), timed on a GPU and profiled
+(``workloads.kernelsuite``: its cases and ``examples/kernels.py``'s), timed on a GPU and profiled
 by Nsight Compute (``simulator.measure.kernels``), against ``simulate_kernel``'s
 predictions from each kernel's own SASS.
 
@@ -85,7 +85,7 @@ def predict(hw, r: dict, cases: dict, mode: str = "sampled") -> dict:
     from simulator.kernelcode.timing import simulate_kernel
     case = cases.get(r["kernel"])
     if case is None:
-        raise ValueError(f"kernel {show(r['kernel'])}: no such case (simulator.kernelcode.cases, "
+        raise ValueError(f"kernel {show(r['kernel'])}: no such case (workloads.kernelsuite, "
                          "examples/kernels.py)")
     try:
         grid, block, args, shared = case.setup(np.random.default_rng(0), **r["size"])
@@ -128,12 +128,12 @@ def run(hw, folder, progress=None, suite: str = "kernels", mode: str = "sampled"
     """(a row per ``ok`` record of ``suite`` (kernels or teaching) predicted, whether
     Ctrl-C stopped the run). Records of another GPU than ``hw``'s are refused
     (``measurements.check_device``)."""
-    from simulator.kernelcode.cases.examples import all_cases, teaching_cases
+    from workloads.kernelsuite import all_cases, teaching_cases
 
     from .measurements import check_device
     doc = load(folder, suite)
     check_device(hw, folder, SUITE_FILES[suite], doc["provenance"])
-    cases = {c.name: c for c in (teaching_cases() if suite == "teaching" else all_cases()[0])}
+    cases = {c.name: c for c in (teaching_cases() if suite == "teaching" else all_cases())}
     todo = [r for r in doc["records"] if r["ok"]]
     rows = []
     try:

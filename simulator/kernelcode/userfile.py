@@ -13,13 +13,18 @@ import itertools
 import os
 import sys
 import traceback
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import types
+    from collections.abc import Sequence
 
 _count = itertools.count()
 #: the module names a launcher's file is imported under
 USER_PREFIX = "_roofsim_user_"
 
 
-def split_spec(spec: str):
+def split_spec(spec: str) -> tuple[str, str]:
     """'path/to/file.py:launch' -> ('path/to/file.py', 'launch')."""
     if not isinstance(spec, str) or ":" not in spec:
         raise ValueError(f"launcher {spec!r}: expected FILE.py:FUNCTION (a Python file and "
@@ -31,7 +36,7 @@ def split_spec(spec: str):
     return path, func
 
 
-def load_module(path: str):
+def load_module(path: str) -> types.ModuleType:
     """Import the Python file ``path`` as a fresh module (its folder first on sys.path
     while it imports, so its own imports work)."""
     if not os.path.exists(path):
@@ -75,7 +80,23 @@ def _where(e: BaseException, path: str) -> str:
         f" (line {line})" if line else "")
 
 
-def call_launcher(spec: str, grid=None, block=None, extra=None):
+def _launchers(module) -> list:
+    """The public functions of ``module`` (its own and those it imports) that take
+    ``grid`` and ``block``; all its public functions where none does."""
+    funcs = {n: v for n, v in vars(module).items()
+             if inspect.isfunction(v) and not n.startswith("_")}
+
+    def takes_launch(f):
+        try:
+            return {"grid", "block"} <= set(inspect.signature(f).parameters)
+        except (TypeError, ValueError):
+            return False
+    return [n for n, f in funcs.items() if takes_launch(f)] or list(funcs)
+
+
+def call_launcher(spec: str, grid: int | Sequence[int] | None = None,
+                  block: int | Sequence[int] | None = None, extra: dict | None = None
+                  ) -> tuple[object, int | Sequence[int], int | Sequence[int], tuple]:
     """(kernel, grid, block, args) from the launcher ``spec`` (FILE.py:FUNCTION);
     ``extra``: further keyword arguments for it (the CLI's ``--arg NAME=VALUE``), each a
     parameter the function has."""
@@ -83,9 +104,7 @@ def call_launcher(spec: str, grid=None, block=None, extra=None):
     module = load_module(path)
     fn = getattr(module, func, None)
     if fn is None:
-        names = [n for n, v in vars(module).items()
-                 if inspect.isfunction(v) and v.__module__ == module.__name__
-                 and not n.startswith("_")]
+        names = _launchers(module)
         raise ValueError(f"{path}: no function {func!r} (functions there: "
                          f"{', '.join(names) or 'none'})")
     if not callable(fn):

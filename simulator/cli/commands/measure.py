@@ -12,7 +12,8 @@ from . import BY_NAME
 
 NEEDS = ("gpu",)
 SUITE_CHOICES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels",
-                 "teaching", "atomics", "atomic_order", "atomic_trace", "all", "network", "torchvision", "compiled", "counters", "tune")
+                 "teaching", "atomics", "atomic_order", "atomic_trace", "all", "network", "torchvision",
+                 "compiled", "counters", "tune")
 
 
 def add_measure(sub):
@@ -22,12 +23,13 @@ def add_measure(sub):
     p.add_argument("suite", choices=SUITE_CHOICES,
                    help="the measurement suite to run (all: the numba suites micro to atomics; network: a "
                         "whole forward pass, see --workload, --batch, --plan; torchvision: PyTorch's "
-                        "ResNet-50 where PyTorch is importable, --batch default 1,8,32; compiled: PyTorch eager, "
+                        "ResNet-50 where PyTorch is importable, --batch default 1,8,32; "
+                        "compiled: PyTorch eager, "
                         "TorchScript and torch.compile (default, max-autotune) end to end and per "
                         "layer, and the per-layer oracle between them, --workload resnet50,mobilenet_v2 "
                         "--batch 1,8,32 by default; counters: the kernels "
                         "under Nsight Compute, instructions and bytes; kernels: users' numba "
-                        "kernels (simulator.kernelcode.cases) timed and under Nsight Compute; "
+                        "kernels (workloads.kernelsuite) timed and under Nsight Compute; "
                         "teaching: examples/teaching.py's kernels, measured alike; atomics: warps' "
                         "atomic requests to one L2 line, round trip and throughput; atomic_order: the "
                         "order a contended CAS loop's successes come in; atomic_trace: the same loop traced, "
@@ -36,7 +38,8 @@ def add_measure(sub):
     p.add_argument("--deadline", type=positive_seconds("deadline"), metavar="SECONDS",
                    help="gemm, conv, kernels, teaching: start no new shape after this many seconds; "
                         "keep what finished (compiled: no new model and batch)")
-    p.add_argument("--workload", metavar="NET", help="network: the network (default resnet50); compiled: torchvision "
+    p.add_argument("--workload", metavar="NET",
+                   help="network: the network (default resnet50); compiled: torchvision "
                         "models, comma-separated (resnet50, mobilenet_v2)")
     p.add_argument("--batch", metavar="B[,B...]", help="network: batch sizes (default 1)")
     p.add_argument("--plan", metavar="PLAN[,PLAN...]",
@@ -86,7 +89,8 @@ def _no_gpu_is_bad_input(fn, args, out):
 
 
 def _suites(args, out):
-    from simulator.measure import SUITES, run as run_suite
+    from simulator.measure import SUITES
+    from simulator.measure import run as run_suite
     names = list(SUITES) if args.suite == "all" else [args.suite]
     for name in names:
         data = run_suite(name, command=_command_line(), deadline_s=args.deadline)

@@ -1,5 +1,7 @@
-"""numba.cuda kernels written the way users write them, with numpy references: test
-material for the kernel emulator (``simulator.kernelcode``).
+"""The kernels suite: numba.cuda kernels written the way users write them, each with a
+numpy reference and the shapes it is measured at. roofsim never wrote them for its own
+model: they are what its any-kernel path (``simulator.kernelcode``) is tested and
+validated on (``roofsim measure kernels``, ``roofsim validate --suites kernels``).
 
 Each ``Case`` in ``CASES`` names a kernel (a lazily compiled ``@cuda.jit`` dispatcher:
 no signature strings, since an eager compile needs a GPU), a ``setup(rng, small=False)``
@@ -37,7 +39,12 @@ The kernels live in modules by theme: ``memory`` (transposes, stencils, indexing
 ``reductions`` (reductions, scans, histogram, softmax, matvec), ``control`` (divergence,
 loops, the register-blocked GEMM, local arrays, device functions), ``arith`` (fp64,
 int64, 32-bit integer, math functions) and ``warps`` (votes, shuffles, atomics);
-``examples`` makes cases of ``examples/kernels.py``'s launchers.
+``examples`` holds the three kernels of ``examples/kernels.py`` (``EXAMPLE_CASES``) and
+``teaching`` those of ``examples/teaching.py`` (``TEACHING_CASES``): the files in
+``examples/`` import them from here. ``all_cases()`` is ``CASES`` and ``EXAMPLE_CASES``,
+the kernels suite; ``teaching_cases()`` the teaching suite.
+
+Nothing here imports the rest of roofsim (``workloads`` imports no other package of it).
 """
 from __future__ import annotations
 
@@ -45,6 +52,7 @@ from . import arith, control, memory, reductions, warps
 from .arith import *  # noqa: F401,F403
 from .base import FULL_MASK, WARP, Case, compare, launch, sized  # noqa: F401
 from .control import *  # noqa: F401,F403
+from .examples import EXAMPLE_CASES
 from .memory import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .warps import *  # noqa: F401,F403
@@ -70,3 +78,14 @@ def _ordered():
 
 
 CASES = _ordered()
+
+
+def all_cases() -> list:
+    """The kernels suite: ``CASES`` and the examples' three (``EXAMPLE_CASES``)."""
+    return list(CASES) + list(EXAMPLE_CASES)
+
+
+def teaching_cases() -> list:
+    """The teaching suite: ``examples/teaching.py``'s kernels (``TEACHING_CASES``)."""
+    from .teaching import TEACHING_CASES
+    return list(TEACHING_CASES)

@@ -7,8 +7,7 @@ import math
 import numpy as np
 from numba import cuda, float32, int32, uint32
 
-from .base import FULL_MASK, WARP, Case, _cdiv, _padded_blocks, p2, sized
-
+from .base import FULL_MASK, WARP, Case, cdiv, p2, padded_blocks, sized
 
 # ---------------------------------------------------------------------------------------
 # Reductions
@@ -84,14 +83,14 @@ def _setup_reduce(block, per_block, n, n_small):
     def setup(rng, small=False, **sizes):
         size, = sized(sizes, small, dict(n=n_small), dict(n=n))
         x = rng.standard_normal(size).astype(np.float32)
-        blocks = _cdiv(size, per_block)
+        blocks = cdiv(size, per_block)
         return (blocks,), (block,), (x, np.zeros(blocks, np.float32)), 0
     return setup
 
 
 def _interleaved_expected(block):
     def expected(args):
-        buf = _padded_blocks(args[0], block)
+        buf = padded_blocks(args[0], block)
         s = 1                      # the kernel's tree, in float32: exact
         while s < block:
             buf[:, ::2 * s] += buf[:, s::2 * s]
@@ -102,7 +101,7 @@ def _interleaved_expected(block):
 
 def _sequential_expected(block):
     def expected(args):
-        pairs = _padded_blocks(args[0], 2 * block)
+        pairs = padded_blocks(args[0], 2 * block)
         v = pairs[:, :block] + pairs[:, block:]
         s = block // 2             # the kernel's tree, in float32: exact
         while s > 0:
@@ -205,14 +204,14 @@ HS_BLOCK = 128      # scan_hillis_steele's launch (the reference needs it)
 def _setup_hillis_steele(rng, small=False, **size):
     (n,), block = sized(size, small, dict(n=300), dict(n=3000)), HS_BLOCK
     x = rng.integers(0, 100, n).astype(np.int32)
-    blocks = _cdiv(n, block)
+    blocks = cdiv(n, block)
     return ((blocks,), (block,),
             (x, np.zeros(n, np.int32), np.zeros(blocks, np.int32)), 0)
 
 
 def _expected_hillis_steele(args):
     x = args[0]
-    seg = np.cumsum(_padded_blocks(x, HS_BLOCK), axis=1, dtype=np.int32)
+    seg = np.cumsum(padded_blocks(x, HS_BLOCK), axis=1, dtype=np.int32)
     return {1: seg.reshape(-1)[:x.size], 2: seg[:, -1].copy()}
 
 
@@ -222,13 +221,13 @@ BL_BLOCK = 64       # scan_blelloch's launch: segments of 128 elements
 def _setup_blelloch(rng, small=False, **size):
     (n,), block = sized(size, small, dict(n=200), dict(n=3000)), BL_BLOCK
     x = rng.integers(0, 100, n).astype(np.int32)
-    return (_cdiv(n, 2 * block),), (block,), (x, np.zeros(n, np.int32)), 0
+    return (cdiv(n, 2 * block),), (block,), (x, np.zeros(n, np.int32)), 0
 
 
 def _blelloch_expected(block):
     def expected(args):
         x = args[0]
-        seg = _padded_blocks(x, 2 * block)
+        seg = padded_blocks(x, 2 * block)
         excl = np.cumsum(seg, axis=1, dtype=np.int32) - seg
         return {1: excl.reshape(-1)[:x.size]}
     return expected
@@ -372,7 +371,7 @@ def _setup_matvec_row(rng, small=False, **size):
                               dict(rows=500, cols=64, block=128))
     A = rng.standard_normal((rows, cols)).astype(np.float32)
     x = rng.standard_normal(cols).astype(np.float32)
-    return (_cdiv(rows, block),), (block,), (A, x, np.zeros(rows, np.float32)), 0
+    return (cdiv(rows, block),), (block,), (A, x, np.zeros(rows, np.float32)), 0
 
 
 def _setup_matvec_warp(rng, small=False, **size):
@@ -381,7 +380,7 @@ def _setup_matvec_warp(rng, small=False, **size):
     A = rng.standard_normal((rows, cols)).astype(np.float32)
     x = rng.standard_normal(cols).astype(np.float32)
     warps_per_block = block // WARP
-    return ((_cdiv(rows, warps_per_block),), (block,),
+    return ((cdiv(rows, warps_per_block),), (block,),
             (A, x, np.zeros(rows, np.float32)), 0)
 
 

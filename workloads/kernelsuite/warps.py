@@ -1,12 +1,10 @@
 """Warp votes, warp shuffles and atomics."""
 from __future__ import annotations
 
-
 import numpy as np
 from numba import cuda, int32
 
-from .base import FULL_MASK, WARP, Case, _cdiv, p2, sized
-
+from .base import FULL_MASK, WARP, Case, cdiv, p2, sized
 
 # ---------------------------------------------------------------------------------------
 # Warp votes, shuffles and atomics
@@ -134,7 +132,7 @@ def _setup_atomics(rng, small=False, **size):
     vals = rng.integers(-5000, 5000, n).astype(np.int32)
     fvals = rng.standard_normal(n).astype(np.float32)
     i32 = np.iinfo(np.int32)
-    return ((_cdiv(n, block),), (block,),
+    return ((cdiv(n, block),), (block,),
             (keys, vals, fvals,
              np.full(NGROUPS, i32.min, np.int32), np.full(NGROUPS, i32.max, np.int32),
              np.full(NGROUPS, -np.inf, np.float32), np.zeros(NGROUPS, np.int32),

@@ -7,8 +7,7 @@ import math
 import numpy as np
 from numba import cuda, float32, int32
 
-from .base import Case, _cdiv, _padded_blocks, p2, sized
-
+from .base import Case, cdiv, p2, padded_blocks, sized
 
 # ---------------------------------------------------------------------------------------
 # Transposes
@@ -81,7 +80,7 @@ def _setup_transpose(dtype, block, shape, small_shape):
             a = rng.standard_normal((rows, cols)).astype(dtype)
         out = np.zeros((cols, rows), dtype)
         tile = TILE if block == (TILE, BLOCK_ROWS) else block[0]
-        grid = (_cdiv(cols, tile), _cdiv(rows, tile))
+        grid = (cdiv(cols, tile), cdiv(rows, tile))
         return grid, block, (a, out), 0
     return setup
 
@@ -125,7 +124,7 @@ def stencil_1d(x, out):
 def _setup_stencil_1d(rng, small=False, **size):
     n, = sized(size, small, dict(n=300), dict(n=3000))
     x = rng.standard_normal(n).astype(np.float32)
-    return (_cdiv(n, SBLOCK),), (SBLOCK,), (x, np.zeros(n, np.float32)), 0
+    return (cdiv(n, SBLOCK),), (SBLOCK,), (x, np.zeros(n, np.float32)), 0
 
 
 def _expected_stencil_1d(args):
@@ -157,7 +156,7 @@ def _setup_jacobi(rng, small=False, **size):
                           dict(ny=50, nx=70, block=(16, 16)))
     block = tuple(block)
     u = rng.standard_normal((ny, nx)).astype(np.float32)
-    grid = (_cdiv(nx, block[0]), _cdiv(ny, block[1]))
+    grid = (cdiv(nx, block[0]), cdiv(ny, block[1]))
     return grid, block, (u, np.zeros_like(u)), 0
 
 
@@ -234,7 +233,7 @@ def _setup_saxpy(rng, small=False, **sizes):
     x = rng.standard_normal(size).astype(np.float32)
     y = rng.standard_normal(size).astype(np.float32)
     n = size - 7
-    return (_cdiv(n, block),), (block,), (np.float32(2.5), x, y, n), 0
+    return (cdiv(n, block),), (block,), (np.float32(2.5), x, y, n), 0
 
 
 def _expected_saxpy(args):
@@ -265,7 +264,7 @@ def math_functions(x, out):
 def _setup_math(rng, small=False, **size):
     n, block = sized(size, small, dict(n=64, block=32), dict(n=2000, block=128))
     x = rng.uniform(-4, 4, n).astype(np.float32)
-    return (_cdiv(n, block),), (block,), (x, np.zeros((8, n), np.float32)), 0
+    return (cdiv(n, block),), (block,), (x, np.zeros((8, n), np.float32)), 0
 
 
 def _expected_math(args):
@@ -295,7 +294,7 @@ def _setup_volume(rng, small=False, **size):
                            dict(d=10, h=9, w=13, block=(8, 4, 4)))
     block = tuple(block)
     vol = rng.integers(-50, 50, (d, h, w)).astype(np.int32)
-    grid = (_cdiv(w, block[0]), _cdiv(h, block[1]), _cdiv(d, block[2]))
+    grid = (cdiv(w, block[0]), cdiv(h, block[1]), cdiv(d, block[2]))
     return grid, block, (vol, np.zeros_like(vol)), 0
 
 
@@ -327,13 +326,13 @@ REV_BLOCK = 128     # reverse_blocks_dynamic's launch (the reference needs it)
 def _setup_reverse(rng, small=False, **size):
     (n,), block = sized(size, small, dict(n=200), dict(n=3000)), REV_BLOCK
     x = rng.standard_normal(n).astype(np.float32)
-    return (_cdiv(n, block),), (block,), (x, np.zeros(n, np.float32)), block * 4
+    return (cdiv(n, block),), (block,), (x, np.zeros(n, np.float32)), block * 4
 
 
 def _reverse_expected(block):
     def expected(args):
         x = args[0]
-        return {1: _padded_blocks(x, block)[:, ::-1].reshape(-1)[:x.size]}
+        return {1: padded_blocks(x, block)[:, ::-1].reshape(-1)[:x.size]}
     return expected
 
 
@@ -357,7 +356,7 @@ def classify_small_types(v, is_mult3, sign, sat):
 def _setup_small_types(rng, small=False, **size):
     n, block = sized(size, small, dict(n=100, block=32), dict(n=3000, block=128))
     v = rng.integers(-300, 301, n).astype(np.int32)
-    return ((_cdiv(n, block),), (block,),
+    return ((cdiv(n, block),), (block,),
             (v, np.zeros(n, np.bool_), np.zeros(n, np.int8), np.zeros(n, np.uint8)), 0)
 
 

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
-
-from simulator.arguments import show
 
 WARP = 32
 FULL_MASK = 0xFFFFFFFF
 
 
-def _cdiv(a, b):
+def cdiv(a, b):
+    """a / b rounded up."""
     return -(-a // b)
 
 
-def _padded_blocks(x, width):
+def show(value, limit: int = 60) -> str:
+    """``value`` as an error shows it: its repr, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def padded_blocks(x, width):
     """x zero-padded to whole rows of ``width`` and reshaped to (rows, width)."""
-    rows = _cdiv(x.size, width)
+    rows = cdiv(x.size, width)
     buf = np.zeros(rows * width, x.dtype)
     buf[:x.size] = x
     return buf.reshape(rows, width)
@@ -37,6 +42,23 @@ def sized(size: dict, small: bool, small_values: dict, default_values: dict) -> 
     return tuple(base[k] if size.get(k) is None else size[k] for k in default_values)
 
 
+def _as_tuple(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (int(v),)
+
+
+def from_launcher(launcher, keys):
+    """A case's ``setup`` from a launcher (``launch_*(grid=None, block=None, **size)``
+    returning ``(kernel, grid, block, args)``) taking the size keywords ``keys``."""
+    def setup(rng, small=False, **size):
+        for k, v in size.items():
+            if k not in keys:
+                raise ValueError(f"{k} = {show(v)}: not a size {launcher.__name__} takes; "
+                                 f"allowed: {', '.join(keys)}")
+        kernel, grid, block, args = launcher(**size)
+        return _as_tuple(grid), _as_tuple(block), tuple(args), 0
+    return setup
+
+
 def p2(k):
     """2**k as a size label ('2^22')."""
     return f"2^{k}"
@@ -48,7 +70,8 @@ class Case:
     name: str
     description: str
     kernel: object                       # a numba @cuda.jit dispatcher
-    setup: Callable                      # setup(rng, small=False, **size) -> (grid, block, args, shared_bytes)
+    setup: Callable                      # setup(rng, small=False, **size) -> (grid, block, args,
+                                         # shared_bytes)
     expected: Callable                   # expected(args_before) -> {arg index: array}
     exact: bool = True
     rtol: float = 0.0

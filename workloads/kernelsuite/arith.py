@@ -7,8 +7,7 @@ import math
 import numpy as np
 from numba import cuda, int32, uint32, uint64
 
-from .base import Case, _cdiv, p2, sized
-
+from .base import Case, cdiv, p2, sized
 
 # ---------------------------------------------------------------------------------------
 # fp64, int64 and 32-bit integer arithmetic
@@ -33,7 +32,7 @@ def _setup_axpy_poly(rng, small=False, **size):
     x = rng.uniform(-1.5, 1.5, n)
     y = rng.standard_normal(n)
     coeffs = np.array([0.5, -1.25, 2.0, 0.75, -3.0, 1.0])
-    return ((_cdiv(n, block),), (block,),
+    return ((cdiv(n, block),), (block,),
             (1.75, x, y, coeffs, np.zeros(n)), 0)
 
 
@@ -70,7 +69,7 @@ def _setup_hash(rng, small=False, **size):
     n, block = sized(size, small, dict(n=100, block=32), dict(n=3000, block=128))
     keys = rng.integers(-2**62, 2**62, n, dtype=np.int64)
     keys[:4] = (0, -1, 2**63 - 1, -2**63)
-    return ((_cdiv(n, block),), (block,),
+    return ((cdiv(n, block),), (block,),
             (keys, np.zeros(n, np.uint64), np.zeros(n, np.int64), np.zeros(n, np.int64)), 0)
 
 
@@ -117,7 +116,7 @@ def _setup_bits(rng, small=False, **size):
     u[:4] = (0, 1, 0x80000000, 0xFFFFFFFF)
     s = rng.integers(-2**30, 2**30, n).astype(np.int32)
     s[:3] = (0, -1, -7)
-    return ((_cdiv(n, block),), (block,),
+    return ((cdiv(n, block),), (block,),
             (u, s, -1000, 5000, np.zeros((6, n), np.uint32), np.zeros((6, n), np.int32)), 0)
 
 
@@ -165,7 +164,7 @@ def _setup_f64_calls(rng, small=False, **size):
     n, block = sized(size, small, dict(n=64, block=32), dict(n=1000, block=128))
     x = rng.uniform(0.1, 30.0, n)
     y = rng.uniform(-3.0, 3.0, n)
-    return (_cdiv(n, block),), (block,), (x, y, np.zeros((3, n))), 0
+    return (cdiv(n, block),), (block,), (x, y, np.zeros((3, n))), 0
 
 
 def _expected_f64_calls(args):
@@ -188,7 +187,7 @@ def _setup_float_mod(rng, small=False, **size):
     x = rng.uniform(-20, 20, n)
     y = rng.uniform(-3, 3, n)
     y[np.abs(y) < 0.1] = 0.5
-    return (_cdiv(n, block),), (block,), (x, y, np.zeros(n)), 0
+    return (cdiv(n, block),), (block,), (x, y, np.zeros(n)), 0
 
 
 def _expected_float_mod(args):
@@ -205,7 +204,7 @@ def fastmath_rsqrt(x, out):
 
 def _setup_fastmath(rng, small=False, **size):
     n, block = sized(size, small, dict(n=64, block=32), dict(n=1000, block=256))
-    return (_cdiv(n, block),), (block,), (rng.uniform(0.01, 100, n).astype(np.float32),
+    return (cdiv(n, block),), (block,), (rng.uniform(0.01, 100, n).astype(np.float32),
                                          np.zeros(n, np.float32)), 0
 
 

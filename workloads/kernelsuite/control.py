@@ -2,12 +2,10 @@
 register-blocked GEMM, a local-array median filter, device functions."""
 from __future__ import annotations
 
-
 import numpy as np
 from numba import cuda, float32, int64
 
-from .base import WARP, Case, _cdiv, p2, sized
-
+from .base import WARP, Case, cdiv, p2, sized
 
 # ---------------------------------------------------------------------------------------
 # Divergence
@@ -39,7 +37,7 @@ def warp_divergence(x, out):
 def _setup_divergence(rng, small=False, **size):
     n, block = sized(size, small, dict(n=100, block=64), dict(n=3000, block=128))
     x = rng.integers(-100, 101, n).astype(np.int32)
-    return (_cdiv(n, block),), (block,), (x, np.zeros(n, np.int32)), 0
+    return (cdiv(n, block),), (block,), (x, np.zeros(n, np.int32)), 0
 
 
 def _expected_divergence(args):
@@ -72,7 +70,7 @@ def collatz_steps(start, steps):
 def _setup_collatz(rng, small=False, **size):
     n, block = sized(size, small, dict(n=70, block=32), dict(n=3000, block=128))
     start = rng.integers(1, 10000, n).astype(np.int32)
-    return (_cdiv(n, block),), (block,), (start, np.zeros(n, np.int32)), 0
+    return (cdiv(n, block),), (block,), (start, np.zeros(n, np.int32)), 0
 
 
 def _expected_collatz(args):
@@ -163,7 +161,7 @@ def _setup_gemm(rng, small=False, **size):
     A = rng.standard_normal((M, K)).astype(np.float32)
     B = rng.standard_normal((K, N)).astype(np.float32)
     block = (GEMM_BN // GEMM_TN, GEMM_BM // GEMM_TM)
-    grid = (_cdiv(N, GEMM_BN), _cdiv(M, GEMM_BM))
+    grid = (cdiv(N, GEMM_BN), cdiv(M, GEMM_BM))
     return grid, block, (A, B, np.zeros((M, N), np.float32)), 0
 
 
@@ -199,7 +197,7 @@ def median5_local(x, out):
 def _setup_median(rng, small=False, **size):
     n, block = sized(size, small, dict(n=100, block=32), dict(n=3000, block=128))
     x = rng.standard_normal(n).astype(np.float32)
-    return (_cdiv(n, block),), (block,), (x, np.zeros(n, np.float32)), 0
+    return (cdiv(n, block),), (block,), (x, np.zeros(n, np.float32)), 0
 
 
 def _expected_median(args):
@@ -250,7 +248,7 @@ def _setup_device_calls(rng, small=False, **size):
     a = rng.standard_normal(n).astype(np.float32)
     b = rng.standard_normal(n).astype(np.float32)
     t = rng.uniform(-0.5, 1.5, n).astype(np.float32)
-    return ((_cdiv(n, block),), (block,),
+    return ((cdiv(n, block),), (block,),
             (a, b, t, width, np.zeros(n, np.float32), np.zeros((n, 2), np.int32)), 0)
 
 
