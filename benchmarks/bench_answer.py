@@ -6,16 +6,19 @@ Goals: median engine time per launch at most 1 s, maximum at most 10 s; the anal
 model at most 10 ms per launch; the whole validation of every suite on both devices,
 engine on every record, at most 15 minutes on a 2-core machine.
 
-    python3 benchmarks/bench_answer.py [--workers N] [--suites grid,gemm,conv]
+    python3 benchmarks/bench_answer.py [--workers N] [--suites grid,gemm,conv] [--json FILE] [--note TEXT]
 
 The records run over ``--workers`` local Dask processes (default: one per core); each
 record's engine and analytic times are taken inside its worker, on one core.
+``--json`` writes the same figures with the date and the machine (benchmarks/_record.py).
 """
 from __future__ import annotations
 
 import argparse
 import statistics
 import time
+
+import _record
 
 
 def main():
@@ -27,11 +30,15 @@ def main():
     ap.add_argument("--json-dir", metavar="DIR",
                     help="also write each device's rows and scores there as `roofsim validate "
                          "--json` does (scripts/merge_validation.py reads them)")
+    _record.add_options(ap)
     args = ap.parse_args()
+    fig = {"workers": args.workers, "suites": args.suites.split(",")}
     if not args.plans_only:
-        validation(args)
-        analytic_alone(args)
-    plans(args)
+        fig["validation"] = validation(args)
+        fig["analytic_alone"] = analytic_alone(args)
+    fig["plans"] = plans(args)
+    if args.json:
+        _record.write(args.json, "bench_answer", fig, args.note)
 
 
 def plans(args):
@@ -43,6 +50,7 @@ def plans(args):
     from simulator.analysis.plan import UNIFORM, predict_plan, uniform
     hw = hwmodels.get("h100-sxm")
     t0 = time.perf_counter()
+    fig = {"hw": "h100-sxm", "workload": "resnet50", "batch": 32, "plans": []}
     for name in UNIFORM:
         out, totals = predict_plan(hw, uniform("resnet50", 32, name), "sampled", False,
                                    args.workers)
@@ -51,7 +59,14 @@ def plans(args):
               f"{out.wall_seconds:5.1f} s (engine s/shape "
               f"median {statistics.median(walls):.2f}, max {max(walls):.2f}); engine total "
               f"{totals['engine'] * 1e3:.2f} ms, analytic {totals['analytic'] * 1e3:.2f} ms")
+        fig["plans"].append({"plan": name, "layers": len(out.finished), "shapes": len(walls),
+                             "seconds": out.wall_seconds,
+                             "engine_s_per_shape_median": statistics.median(walls),
+                             "engine_s_per_shape_max": max(walls),
+                             "engine_total_ms": totals["engine"] * 1e3,
+                             "analytic_total_ms": totals["analytic"] * 1e3})
     print(f"ResNet-50 batch 32, four plans: {time.perf_counter() - t0:.0f} s")
+    fig["four_plans_s"] = time.perf_counter() - t0
     from simulator.analysis.plan import choose, network, oracle_layers, time_key
     net = network("resnet50", 32)
     t0 = time.perf_counter()
@@ -61,6 +76,9 @@ def plans(args):
     print(f"oracle, batch 32: {len(layers)} layer configurations and transforms predicted and "
           f"searched in {time.perf_counter() - t0:.0f} s; DP plan {choice.seconds * 1e3:.2f} ms, "
           f"best-of {best * 1e3:.2f} ms")
+    fig["oracle"] = {"layers": len(layers), "seconds": time.perf_counter() - t0,
+                     "dp_plan_ms": choice.seconds * 1e3, "best_of_ms": best * 1e3}
+    return fig
 
 
 def validation(args):
@@ -70,6 +88,7 @@ def validation(args):
     suites = args.suites.split(",")
     t0 = time.perf_counter()
     allrows = []
+    fig = {"devices": []}
     for hwname, folder in (("h100-sxm", "data/measurements/h100-sxm"),
                            ("h200", "data/measurements/h200")):
         hw = hwmodels.get(hwname)
@@ -79,6 +98,8 @@ def validation(args):
         rows = out.finished
         allrows += rows
         print(f"{hwname}: {len(rows)} records in {out.wall_seconds:.0f} s")
+        dev = {"hw": hwname, "records": len(rows), "seconds": out.wall_seconds, "suites": []}
+        fig["devices"].append(dev)
         if args.json_dir:
             from pathlib import Path
 
@@ -100,12 +121,24 @@ def validation(args):
                   f"{sc['analytic']['mape']:6.1%}  engine s/launch median "
                   f"{statistics.median(walls):5.2f} max {max(walls):5.2f}  analytic ms median "
                   f"{statistics.median(ana) * 1e3:6.1f} max {max(ana) * 1e3:6.1f}")
+            dev["suites"].append({"suite": s, "records": len(rs),
+                                  "engine_mape": sc["engine"]["mape"],
+                                  "engine_pairs_in_order": sc["engine"]["pairs_in_order"],
+                                  "analytic_mape": sc["analytic"]["mape"],
+                                  "engine_s_median": statistics.median(walls),
+                                  "engine_s_max": max(walls),
+                                  "analytic_ms_median": statistics.median(ana) * 1e3,
+                                  "analytic_ms_max": max(ana) * 1e3})
     walls = [r.engine_wall_s for r in allrows]
     ana = [r.analytic.wall_seconds for r in allrows]
     print(f"all {len(allrows)} records: engine s/launch median {statistics.median(walls):.2f} "
           f"max {max(walls):.2f}; analytic ms median {statistics.median(ana) * 1e3:.1f} "
           f"max {max(ana) * 1e3:.1f}; whole validation (both devices) "
           f"{time.perf_counter() - t0:.0f} s")
+    fig["all"] = {"records": len(allrows), "engine_s_median": statistics.median(walls),
+                  "engine_s_max": max(walls), "analytic_ms_median": statistics.median(ana) * 1e3,
+                  "analytic_ms_max": max(ana) * 1e3, "whole_s": time.perf_counter() - t0}
+    return fig
 
 
 def analytic_alone(args):
@@ -133,6 +166,11 @@ def analytic_alone(args):
     every = [t for ts in per.values() for t in ts]
     print(f"analytic alone, one core: ms median {statistics.median(every) * 1e3:.1f} "
           f"max {max(every) * 1e3:.1f} over {len(every)} launches")
+    return {"hw": "h100-sxm",
+            "suites": [{"suite": s, "launches": len(ts), "ms_median": statistics.median(ts) * 1e3,
+                        "ms_max": max(ts) * 1e3} for s, ts in per.items()],
+            "all": {"launches": len(every), "ms_median": statistics.median(every) * 1e3,
+                    "ms_max": max(every) * 1e3}}
 
 
 if __name__ == "__main__":

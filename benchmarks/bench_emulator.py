@@ -9,18 +9,21 @@ a first, untimed run); the median wall time of the emulation loop is reported, a
 aggregate rate is total instructions over total median time. Run with numba's CUDA
 simulator off (the default outside the tests):
 
-    python3 benchmarks/bench_emulator.py [repeats] [scale]
+    python3 benchmarks/bench_emulator.py [repeats] [scale] [--json FILE] [--note TEXT]
 
 ``scale`` multiplies nothing by itself: the "large" column re-runs the launches whose
 setups take a size (the examples) at sizes with about 1-10 M warp-instructions.
+``--json`` writes the same figures with the date and the machine (benchmarks/_record.py).
 """
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
 import time
 
+import _record
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -38,8 +41,14 @@ def _time(kernel, grid, block, args, shared, repeats):
     return res, statistics.median(walls)
 
 
-def main():
-    repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("repeats", nargs="?", type=int, default=3)
+    ap.add_argument("scale", nargs="?", help="unused (see above)")
+    _record.add_options(ap)
+    a = ap.parse_args(argv)
+    repeats = a.repeats
+    groups = []
     import kernels as examples
     import user_kernels as uk
     rng = np.random.default_rng(0)
@@ -71,9 +80,18 @@ def main():
         rates = [r[1] / r[3] for r in group]
         print(f"{label}: {n:,} warp-instructions in {t:.2f} s: {n / t / 1e6:.2f} M/s "
               f"aggregate, median per launch {statistics.median(rates) / 1e6:.2f} M/s")
+        groups.append({"group": label, "instructions": n, "seconds": t, "aggregate_rate": n / t,
+                       "median_rate": statistics.median(rates)})
+    return a, {"repeats": repeats,
+               "launches": [{"launch": name, "instructions": n, "simt_efficiency": eff,
+                             "median_s": wall, "rate": n / wall} for name, n, eff, wall in rows],
+               "groups": groups}
 
 
 if __name__ == "__main__":
     t0 = time.perf_counter()
-    main()
+    args, figures = main()
     print(f"(whole benchmark {time.perf_counter() - t0:.0f} s)")
+    if args.json:
+        _record.write(args.json, "bench_emulator",
+                      {**figures, "whole_s": time.perf_counter() - t0}, args.note)

@@ -156,7 +156,8 @@ def main(argv=None) -> int:
     tasks = []
     for sf in files:
         mine = [t for t in validate.record_tasks(hw, [sf], None)
-                if a.kernels is None or t.record["kernel"] in a.kernels][::every.get(sf.suite, every.get("*", 1))]
+                if a.kernels is None
+                or t.record["kernel"] in a.kernels][::every.get(sf.suite, every.get("*", 1))]
         tasks += mine[:a.limit] if a.limit else mine
     rows, interrupted, t0 = [], False, time.perf_counter()
     try:

@@ -4,23 +4,32 @@ Targets: at least 1 million simulated warp-instructions per second on one core
 in full mode; a 1000-point grid sweep with the analytic model in under 10 s; memory use
 stated. numba runs the engine on one thread, so one process uses one core.
 
-    python3 benchmarks/bench_simt.py
+    python3 benchmarks/bench_simt.py [--json FILE] [--note TEXT]
+
+``--json`` writes the same figures with the date and the machine (benchmarks/_record.py).
 """
 from __future__ import annotations
 
+import argparse
 import resource
 import statistics
 import time
+
+import _record
 
 
 def _rss_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def main():
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    _record.add_options(ap)
+    a = ap.parse_args(argv)
+    fig = {"full": [], "sampled": [], "memory": {"engine_state": []}}
     import hwmodels
-    from workloads.ir import Conv2d
     from simulator.simt import analytic, api, engine
+    from workloads.ir import Conv2d
 
     fermi, h100 = hwmodels.get("gtx480"), hwmodels.get("h100-sxm")
     cases = [
@@ -47,6 +56,8 @@ def main():
         what = f"{prob.kernel} {prob.programs[-1].label}"
         print(f"  {hw.name:8s} {what:42s} {r.instructions / 1e6:6.2f} M "
               f"instr in {w:5.2f} s = {r.instructions / w / 1e6:5.2f} M warp-instr/s")
+        fig["full"].append({"hw": hw.name, "launch": what, "instructions": r.instructions,
+                            "seconds": w, "rate": r.instructions / w})
     print(f"  range {min(rates) / 1e6:.2f} to {max(rates) / 1e6:.2f} M warp-instructions/s")
 
     for what, hw, kernel, kw in (
@@ -65,6 +76,9 @@ def main():
               f"({s.cycles / f.cycles - 1:+.2%}, "
               + (f"estimated {err:.1%}" if err is not None else "no error estimate")
               + f") in {s.wall_seconds:.2f} s")
+        fig["sampled"].append({"what": what, "full_cycles": f.cycles, "full_s": f.wall_seconds,
+                               "sampled_cycles": s.cycles, "sampled_s": s.wall_seconds,
+                               "error": s.cycles / f.cycles - 1, "estimated_error": err})
 
     print("1000-point grid sweep, analytic model (relu n=2^24 on gtx480, grids 1..250 x 4 blocks)")
     analytic.predict(fermi, api.build(fermi, "relu", n=1 << 24, grid=1, block=256).programs)
@@ -77,9 +91,12 @@ def main():
             n += 1
     dt = time.perf_counter() - t0
     print(f"  {n} points in {dt:.2f} s ({dt / n * 1e3:.1f} ms per point)")
+    fig["sweep"] = {"what": "analytic model, relu n=2^24 on gtx480, grids 1..250 x blocks 64, "
+                            "128, 256, 512", "points": n, "seconds": dt}
 
     print("memory")
     print(f"  peak resident set of this process: {_rss_mib():.0f} MiB (numpy, numba, LLVM included)")
+    fig["memory"]["peak_rss_mib"] = _rss_mib()
     import numpy as np
     for hw in (fermi, h100):
         occ_warps = hw.sm_count * hw.sm.max_warps
@@ -89,7 +106,12 @@ def main():
         print(f"  {hw.name}: engine state ~{(state + l1 + l2) / 2**20:.1f} MiB "
               f"(warp slots {state / 2**20:.1f}, L1 tags {l1 / 2**20:.1f}, L2 tags {l2 / 2**20:.1f}); "
               f"independent of the grid size (blocks are generated as they launch)")
+        fig["memory"]["engine_state"].append({"hw": hw.name, "mib": (state + l1 + l2) / 2**20,
+                                              "warp_slots_mib": state / 2**20,
+                                              "l1_tags_mib": l1 / 2**20, "l2_tags_mib": l2 / 2**20})
     del np
+    if a.json:
+        _record.write(a.json, "bench_simt", fig, a.note)
 
 
 if __name__ == "__main__":

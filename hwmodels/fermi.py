@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .schema import DRAM, SM, Cache, HostLink, SIMTGPU
+from .schema import DRAM, SIMTGPU, SM, Cache, HostLink
 from .units import GB, GiB, KiB, MHz
 
 FERMI_SM = SM(

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .schema import DRAM, SM, Cache, HostLink, PeakRates, SIMTGPU
-from .units import GB, GiB, KiB, MHz, MiB, TB
+from .schema import DRAM, SIMTGPU, SM, Cache, HostLink, PeakRates
+from .units import GB, TB, GiB, KiB, MHz, MiB
 
 HOPPER_SM = SM(
     max_threads=2048, max_warps=64, max_blocks=32,            # [DEV]
@@ -37,7 +37,8 @@ HOPPER_SM = SM(
     fp32_latency_cycles=4,                                    # guess (as Volta); to measure
     sfu_latency_cycles=20,                                    # guess
     block_launch_cycles=158,                                  # [CAL] block_launch_rate
-    block_start_cycles=526,                                   # [CAL] block_residency (empty 1024-thread blocks)
+    block_start_cycles=526,                                   # [CAL] block_residency (empty
+                                                              # 1024-thread blocks)
     l1=Cache(size_bytes=28 * KiB, line_bytes=128, sector_bytes=32, ways=4,  # 256 KiB array - 228 [WP]
              latency_cycles=72,                               # [CAL] latency_l1 (load-to-use, chase)
              bandwidth_bytes_per_cycle=128.0,                 # [WP] 128 B/clk per SM

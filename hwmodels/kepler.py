@@ -10,7 +10,7 @@ ran the K80 with Boost off, at 560 MHz.
 """
 from __future__ import annotations
 
-from .schema import DRAM, SM, Cache, HostLink, SIMTGPU
+from .schema import DRAM, SIMTGPU, SM, Cache, HostLink
 from .units import GB, GiB, KiB, MHz, MiB
 
 K80 = SIMTGPU(

@@ -10,16 +10,22 @@ import dataclasses
 import difflib
 import json
 import math
-import re
 import os
+import re
 import tomllib
 import types
 import typing
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import cpu, fermi, fileio, hopper, kepler, tpu, volta
-from .schema import MulticoreCPU, SIMTGPU, SystolicArray
+from .schema import SIMTGPU, MulticoreCPU, SystolicArray
 from .units import family_of_field, parse_quantity, show
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .schema import Hardware
 
 SCHEMA_VERSION = 1
 
@@ -42,7 +48,7 @@ def names() -> list[str]:
 MAX_NUMBER = 2**53       # any numeric field: exact as a float and as an int
 
 
-def suggest(typed: str, names, n: int = 1) -> list[str]:
+def suggest(typed: str, names: Iterable[str], n: int = 1) -> list[str]:
     """Up to ``n`` of ``names`` that ``typed`` may have been meant as, best first: the
     names it begins (``h100`` -> ``h100-sxm``), then those with a dash- or dot-separated
     part it begins (``sxm`` -> ``h100-sxm``, ``size`` -> ``l2.size_bytes``), each in the
@@ -76,7 +82,7 @@ def _short(v) -> str:
     return text if len(text) <= 24 else f"{text[:10]}...({len(text)} characters)"
 
 
-def get(name_or_path: str | os.PathLike):
+def get(name_or_path: str | os.PathLike) -> Hardware:
     """A preset by name, or hardware loaded from a TOML file path."""
     key = str(name_or_path)
     if key in PRESETS:
@@ -105,7 +111,7 @@ def get(name_or_path: str | os.PathLike):
 
 # ---------------------------------------------------------------- dict <-> dataclass
 
-def to_dict(hw) -> dict:
+def to_dict(hw: Hardware) -> dict:
     """Nested plain dict of ``hw`` with ``schema_version`` and ``family``, None fields left out."""
     def conv(obj):
         out = {}
@@ -227,7 +233,7 @@ def _build(cls, data: dict, path: str):
         raise ValueError(f"{path}: {e}" if path else str(e)) from None
 
 
-def from_dict(data: dict):
+def from_dict(data: dict) -> Hardware:
     """Build hardware from a dict as written by :func:`to_dict` (validated)."""
     data = dict(data)
     version = data.pop("schema_version", None)
@@ -242,7 +248,7 @@ def from_dict(data: dict):
 
 # ---------------------------------------------------------------- TOML
 
-def load_toml(path: str | os.PathLike):
+def load_toml(path: str | os.PathLike) -> Hardware:
     """Load hardware from a TOML file; every error names the file and the field. The
     file must be a regular file of at most ``fileio.MAX_HARDWARE_FILE_BYTES``."""
     p = Path(path)
@@ -275,7 +281,7 @@ def _toml_value(v) -> str:
     raise TypeError(f"cannot write {show(v)} to TOML")
 
 
-def dumps_toml(hw) -> str:
+def dumps_toml(hw: Hardware) -> str:
     """TOML text of ``hw``, with each field's one-line doc as a comment."""
     lines: list[str] = []
 
@@ -301,13 +307,13 @@ def dumps_toml(hw) -> str:
     return "\n".join(lines) + "\n"
 
 
-def save_toml(hw, path: str | os.PathLike) -> None:
+def save_toml(hw: Hardware, path: str | os.PathLike) -> None:
     fileio.atomic_write(path, dumps_toml(hw))
 
 
 # ---------------------------------------------------------------- overrides
 
-def override_keys(hw) -> list[str]:
+def override_keys(hw: Hardware) -> list[str]:
     """Every dotted key :func:`with_overrides` accepts for ``hw``."""
     out = []
 
@@ -324,7 +330,7 @@ def override_keys(hw) -> list[str]:
     return out
 
 
-def with_overrides(hw, assignments: list[str]):
+def with_overrides(hw: Hardware, assignments: list[str]) -> Hardware:
     """Apply ``FIELD=VALUE`` strings (dotted paths) to ``hw``; returns new hardware.
 
     Values for fields with a unit in their name must carry a unit (``8MiB``, ``1.4GHz``,

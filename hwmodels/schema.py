@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Optional
 
 from . import limits
 from .units import show
@@ -83,12 +82,12 @@ class PeakRates:
     that precision (asking for it is an error, not a silent fallback).
     """
 
-    fp64_flop_per_cycle: Optional[float] = p(None, doc="FP64 FLOP per cycle per unit")
-    fp32_flop_per_cycle: Optional[float] = p(None, doc="FP32 FLOP per cycle per unit")
-    tf32_flop_per_cycle: Optional[float] = p(None, doc="TF32 (matrix) FLOP per cycle per unit")
-    fp16_flop_per_cycle: Optional[float] = p(None, doc="FP16 FLOP per cycle per unit")
-    bf16_flop_per_cycle: Optional[float] = p(None, doc="BF16 FLOP per cycle per unit")
-    int8_flop_per_cycle: Optional[float] = p(None, doc="INT8 op per cycle per unit (MAC = 2)")
+    fp64_flop_per_cycle: float | None = p(None, doc="FP64 FLOP per cycle per unit")
+    fp32_flop_per_cycle: float | None = p(None, doc="FP32 FLOP per cycle per unit")
+    tf32_flop_per_cycle: float | None = p(None, doc="TF32 (matrix) FLOP per cycle per unit")
+    fp16_flop_per_cycle: float | None = p(None, doc="FP16 FLOP per cycle per unit")
+    bf16_flop_per_cycle: float | None = p(None, doc="BF16 FLOP per cycle per unit")
+    int8_flop_per_cycle: float | None = p(None, doc="INT8 op per cycle per unit (MAC = 2)")
 
     def __post_init__(self):
         for prec in PRECISIONS:
@@ -97,7 +96,7 @@ class PeakRates:
                 _positive(self, name)
         limits.check(self)
 
-    def get(self, precision: str) -> Optional[float]:
+    def get(self, precision: str) -> float | None:
         if precision not in PRECISIONS:
             raise ValueError(f"precision {show(precision)} is unknown; allowed: {', '.join(PRECISIONS)}")
         return getattr(self, f"{precision}_flop_per_cycle")
@@ -125,10 +124,12 @@ class Cache:
         None, doc="lines a cycle to a store writing part of a sector of each (-: lines_per_cycle)",
         only="l1")
     # L2 atomics (roofsim measure atomics; scripts/fit_atomics.py): all four or none
-    atomic_latency_cycles: float | None = p(None, doc="L2: an atomic's round trip, less its service", only="l2")
+    atomic_latency_cycles: float | None = p(
+        None, doc="L2: an atomic's round trip, less its service", only="l2")
     atomic_cycles: float | None = p(None, doc="L2: a line's atomic unit per warp request (add)", only="l2")
     atomic_cas_cycles: float | None = p(None, doc="L2: the same for a compare-and-swap", only="l2")
-    atomic_lane_cycles: float | None = p(None, doc="L2: more per further lane on one word; a lone lane's request", only="l2")
+    atomic_lane_cycles: float | None = p(
+        None, doc="L2: more per further lane on one word; a lone lane's request", only="l2")
     # (roofsim measure atomic_trace; scripts/fit_atomic_queue.py)
     atomic_queue_requests: int | None = p(
         None, doc="L2: requests a line's atomic unit queues in arrival order (-: all)", only="l2")
@@ -349,7 +350,7 @@ class SIMTGPU(_Device):
     sm: SM = p(doc="the SM")
     l2: Cache = p(doc="the shared L2 cache")
     dram: DRAM = p(doc="device memory")
-    host_link: Optional[HostLink] = p(None, doc="host-to-device link")
+    host_link: HostLink | None = p(None, doc="host-to-device link")
     kernel_launch_s: float = p(0.0, doc="GPU-side cost of one kernel launch, seconds")
 
     family = "simt"
@@ -417,7 +418,7 @@ class MulticoreCPU(_Device):
     l2: Cache = p(doc="per-core L2 cache")
     l3: Cache = p(doc="shared last-level cache")
     dram: DRAM = p(doc="main memory")
-    host_link: Optional[HostLink] = p(None, doc="none: the CPU is the host")
+    host_link: HostLink | None = p(None, doc="none: the CPU is the host")
 
     family = "cpu"
 
@@ -510,7 +511,7 @@ class SystolicArray(_Device):
     scalesim: ScaleSimInterface = p(ScaleSimInterface(),
                                     doc="SCALE-Sim memory-interface settings for --mode scalesim")
     dram: DRAM = p(doc="off-chip memory")
-    host_link: Optional[HostLink] = p(None, doc="host-to-device link")
+    host_link: HostLink | None = p(None, doc="host-to-device link")
 
     family = "systolic"
 

@@ -20,7 +20,7 @@ GB = 1000**3
 TB = 1000**4
 
 
-def show(value, limit: int = 60) -> str:
+def show(value: object, limit: int = 60) -> str:
     """``value`` as an error shows it: its repr, cut to ``limit`` characters ("..."
     ending it where cut). The same as ``simulator.arguments.show``, for the packages
     below ``simulator`` (which import nothing from it)."""

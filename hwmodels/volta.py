@@ -9,7 +9,7 @@ Sources:
 """
 from __future__ import annotations
 
-from .schema import DRAM, SM, Cache, HostLink, PeakRates, SIMTGPU
+from .schema import DRAM, SIMTGPU, SM, Cache, HostLink, PeakRates
 from .units import GB, GiB, KiB, MHz, MiB
 
 V100_SXM2 = SIMTGPU(

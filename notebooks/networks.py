@@ -42,8 +42,9 @@ import io
 import time
 from pathlib import Path
 
-import numpy as np
 import matplotlib
+import numpy as np
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from IPython.display import Image, display

@@ -47,8 +47,9 @@
 import io
 import tempfile
 
-import numpy as np
 import matplotlib
+import numpy as np
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from IPython.display import Image, display
@@ -263,7 +264,7 @@ for c in runs["gto"].stalls_by_cause:
 print(f"{'issuing':11s}" + "".join(f"{r.instructions * sm.issue_interval_cycles:9.0f} "
                                    f"({r.instructions * sm.issue_interval_cycles / (hw.sm_count * sm.warp_schedulers * r.cycles):4.0%})"
                                    for r in runs.values()))
-for p, r in runs.items():   # every scheduler cycle either issues or is charged to one cause
+for r in runs.values():   # every scheduler cycle either issues or is charged to one cause
     assert sum(r.stalls_by_cause.values()) + r.instructions * sm.issue_interval_cycles == \
         hw.sm_count * sm.warp_schedulers * r.cycles
 
@@ -610,7 +611,7 @@ for tx, (p, _) in gemm.items():
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4))
 levels = ["l1", "l2", "dram"]
 w = 0.38
-for i, (tx, (p, pr)) in enumerate(gemm.items()):
+for i, (tx, (_, pr)) in enumerate(gemm.items()):
     r = pr.engine
     ax1.bar(np.arange(len(levels)) + (i - 0.5) * w, [r.bytes_by_level[k] / 1e6 for k in levels], w, label=tx)
     tot = hw.sm_count * sm.warp_schedulers * r.cycles

@@ -25,9 +25,9 @@
 # 4. the TPU v1 roofline with ResNet-50's layers on it.
 
 # %%
-import numpy as np
 # %matplotlib inline
 import matplotlib.pyplot as plt
+import numpy as np
 
 import simulator as rs
 
@@ -56,7 +56,8 @@ for t in range(6):
         ax.imshow(np.nan_to_num(grid, nan=0.0) != 0, cmap="Blues", vmin=0, vmax=2)
         for (r, c), v in np.ndenumerate(grid):
             ax.text(c, r, "" if np.isnan(v) else f"{v:g}", ha="center", va="center", fontsize=9)
-        ax.set_xticks([]); ax.set_yticks([])
+        ax.set_xticks([])
+        ax.set_yticks([])
         ax.set_title(f"cycle {t}: {title}", fontsize=8)
 plt.tight_layout()
 
@@ -119,7 +120,8 @@ for df in ("os", "ws"):
         # the weight FIFO keeps TPU v1's four tiles of the array's size
         h = rs.load_hardware("tpu-v1", [f"filter_sram.size_bytes={4 * n * n}B"])
         t = rs.simulate_systolic(h, net, df, array=(n, n), stalls="closed-form").systolic
-        cyc.append(t.compute_cycles); util.append(t.compute_cycles and t.macs / (n * n * t.compute_cycles))
+        cyc.append(t.compute_cycles)
+        util.append(t.compute_cycles and t.macs / (n * n * t.compute_cycles))
     print(df, "compute cycles:", cyc)
     print(df, "utilisation:   ", [f"{u:.1%}" for u in util])
 
@@ -154,8 +156,10 @@ for r in rep.layers:
 pts = np.array(pts)
 ax.scatter(pts[:, 0], pts[:, 1], s=15, c=np.arange(len(pts)), cmap="viridis", zorder=3,
            label="ResNet-50 layers (pipeline)")
-ax.set_xscale("log"); ax.set_yscale("log")
-ax.set_xlabel("ops per weight byte"); ax.set_ylabel("ops/s")
+ax.set_xscale("log")
+ax.set_yscale("log")
+ax.set_xlabel("ops per weight byte")
+ax.set_ylabel("ops/s")
 ax.legend(fontsize=8)
 print(f"ridge: {peak / bw / 2:.0f} MAC per byte; every ResNet-50 layer at batch 1 sits left of it")
 assert (pts[:, 1] <= np.minimum(peak, bw * pts[:, 0]) * 1.0001).all()

@@ -44,8 +44,9 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 import matplotlib
+import numpy as np
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from IPython.display import Image, display
@@ -119,7 +120,7 @@ for s in SUITES:
 #   sum; `ok` records the result.
 # * **The L2.** Grid and conv launches repeat on one set of buffers, so a working set
 #   that fits in the 50 MiB L2 is measured warm; the gemm suite rotates enough buffer sets
-#   to exceed the L2. The predictions below follow the same condition (`l2_warm`).
+#   to exceed the L2. The predictions below follow the same condition (`l2="warm"`).
 # * **Host-to-device copies** (`h2d`) are timed one copy between two events, seven times
 #   after one warm-up copy, and checked on every 4096th element.
 #
@@ -351,7 +352,7 @@ def iters(n, grid, block):
 
 
 def limiter(rec):
-    r = rs.analytic(hw, "relu", l2_warm=rec["size"] == "in_l2", n=rec["n"], grid=rec["grid"], block=rec["block"])
+    r = rs.analytic(hw, "relu", l2="warm" if rec["size"] == "in_l2" else "cold", n=rec["n"], grid=rec["grid"], block=rec["block"])
     return r.last_launch.limiter
 
 

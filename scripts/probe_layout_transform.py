@@ -19,7 +19,7 @@ import numpy as np
 def main(path):
     import workloads
     from simulator.measure import harness
-    from simulator.measure.suites import _device_arrays
+    from simulator.measure.suites import device_arrays
     from simulator.simt.kernels import layout_transform as lt
     c = harness.require_gpu()
     rng = np.random.default_rng(0)
@@ -38,7 +38,7 @@ def main(path):
                 problem = lt.SPEC.problem(conv=conv)
                 dev = lt.device(problem)
                 host = dev.inputs(rng)
-                arrays = _device_arrays(c, dev, host)
+                arrays = device_arrays(c, dev, host)
                 dev.launch(arrays)
                 c.synchronize()
                 y = arrays["y"].copy_to_host()

@@ -92,4 +92,5 @@ print(f"trace: {len(kernels)} kernels ({len(triton)} Triton), {sum(e['dur'] for 
 print(f"tar: {len(files)} files ({sum(f.endswith('.ptx') for f in files)} PTX), "
       f"{(out / 'triton_resnet50_b8.tar.gz').stat().st_size} bytes")
 for e in sorted(triton, key=lambda e: -e["dur"])[:8]:
-    print(f"   {e['dur']:8.2f} us  {e['name'][:70]}  grid {e['args'].get('grid')} block {e['args'].get('block')}")
+    print(f"   {e['dur']:8.2f} us  {e['name'][:70]}  "
+          f"grid {e['args'].get('grid')} block {e['args'].get('block')}")

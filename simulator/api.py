@@ -18,12 +18,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from simulator.arguments import show
 from simulator import arguments as arg
+from simulator.arguments import show
 from simulator.result import Measurement, Result
 
 if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable, Sequence
+
     import numpy as np
+    from numpy.typing import ArrayLike
+
+    from hwmodels.schema import SIMTGPU, Hardware, SystolicArray
+    from simulator.analysis.compare import Prediction
+    from simulator.analysis.measurements import SuiteFile
+    from simulator.analysis.oracle import Choice
+    from simulator.analysis.validate import ValidationRow
+    from simulator.kernelcode import launch as kernel_launch
+    from simulator.simt.api import Problem
+    from simulator.simt.occupancy import Occupancy
+    from simulator.systolic.array import ArrayRun
+    from workloads.ir import Network, TensorOp
 
 __all__ = ["Result", "Measurement", "load_hardware", "hardware_names", "load_workload", "kernels",
            "build", "simulate_simt", "analytic", "predict", "simulate_systolic", "roofline",
@@ -42,7 +57,8 @@ def hardware_names() -> list:
     return hwmodels.names()
 
 
-def load_hardware(name_or_path, overrides=()):
+def load_hardware(name_or_path: Hardware | str | os.PathLike,
+                  overrides: str | Sequence[str] = ()) -> Hardware:
     """A preset by name, a TOML file or a SCALE-Sim ``.cfg``, with ``overrides`` applied
     (``["l2.size_bytes=1536KiB", ...]``, as ``--set``).
 
@@ -58,7 +74,8 @@ def load_hardware(name_or_path, overrides=()):
         raise ValueError(f"overrides: {e}") from None
 
 
-def load_workload(spec: str, batch=None, resolution=None, dtype=None, layout=None):
+def load_workload(spec: str | os.PathLike, batch: int | None = None, resolution: int | None = None,
+                  dtype: str | None = None, layout: str | None = None) -> Network:
     """A network or a single op (``resnet50``, ``conv-ablation``, ``gemm:MxNxK``,
     ``relu:N``, ``conv:n=..,c=..``, or a SCALE-Sim topology CSV), as ``--workload``.
 
@@ -85,7 +102,7 @@ def kernels() -> tuple:
     return names()
 
 
-def build(hw, kernel: str, **problem):
+def build(hw: SIMTGPU | str | os.PathLike, kernel: str, **problem: object) -> Problem:
     """A registered kernel's launches for ``problem`` (see ``simulator.simt.api.build``).
 
     >>> p = build(load_hardware("gtx480"), "gemm-naive", m=64, n=64, k=32, thread_x="rows")
@@ -114,12 +131,14 @@ def _problem(hw, kernel, problem):
     return hw, kernel
 
 
-def simulate_simt(hw, kernel, mode: str = "sampled", policy: str = "gto", trace: int = 0,
-                  l2_warm: bool = False, **problem) -> Result:
+def simulate_simt(hw: SIMTGPU | str | os.PathLike, kernel: str | Problem, mode: str = "sampled",
+                  policy: str = "gto", trace: int = 0, l2: str = "cold", **problem: object) -> Result:
     """The SIMT engine's Result for a kernel (a registered name with its ``problem``
     arguments, or a Problem from :func:`build`). ``mode`` full or sampled; ``policy`` gto
     or lrr; ``trace`` keeps that many issued instructions (at most 20,000, what
-    ``--timeline`` keeps) in ``result.detail`` for timelines.
+    ``--timeline`` keeps) in ``result.detail`` for timelines; ``l2`` the L2 the launch
+    finds: cold (full of earlier launches' lines), warm (its arrays in it where they fit)
+    or flushed (empty).
 
     >>> r = simulate_simt(load_hardware("gtx480"), "relu", n=4096, mode="full")
     >>> r.bytes_by_level["dram"] >= r.compulsory_bytes
@@ -128,25 +147,28 @@ def simulate_simt(hw, kernel, mode: str = "sampled", policy: str = "gto", trace:
     from simulator.simt import api
     from simulator.simt.engine import POLICIES
     mode, policy = arg.choice(mode, "mode", ("full", "sampled")), arg.choice(policy, "policy", POLICIES)
-    trace, l2_warm = arg.trace(trace), arg.boolean(l2_warm, "l2_warm")
+    trace, l2 = arg.trace(trace), arg.l2_state(l2)
     hw, prob = _problem(hw, kernel, problem)
-    return api.simulate(hw, prob, mode, policy, trace, l2_warm)
+    return api.simulate(hw, prob, mode, policy, trace, l2)
 
 
-def analytic(hw, kernel, policy: str = "gto", l2_warm: bool = False, **problem) -> Result:
-    """The analytic model's Result (milliseconds; ``limiter`` names the binding term).
+def analytic(hw: SIMTGPU | str | os.PathLike, kernel: str | Problem, policy: str = "gto", l2: str = "cold",
+             **problem: object) -> Result:
+    """The analytic model's Result (milliseconds; ``limiter`` names the binding term;
+    ``l2`` as :func:`simulate_simt`'s: warm keeps the arrays out of DRAM where they fit).
 
     >>> analytic(load_hardware("gtx480"), "gemm-tiled", m=256, n=256, k=256).limiter
     'issue'
     """
     from simulator.simt import api
     from simulator.simt.engine import POLICIES
-    policy, l2_warm = arg.choice(policy, "policy", POLICIES), arg.boolean(l2_warm, "l2_warm")
+    policy, l2 = arg.choice(policy, "policy", POLICIES), arg.l2_state(l2)
     hw, prob = _problem(hw, kernel, problem)
-    return api.analytic(hw, prob, policy, l2_warm)
+    return api.analytic(hw, prob, policy, l2)
 
 
-def predict(hw, kernel, mode: str = "sampled", policy: str | None = None, **problem):
+def predict(hw: SIMTGPU | str | os.PathLike, kernel: str | Problem, mode: str = "sampled",
+            policy: str | None = None, **problem: object) -> Prediction:
     """Engine (unless ``mode`` is analytic), analytic model and roofline bound side by
     side: a ``Prediction`` with ``.engine``, ``.analytic`` and ``.roofline`` Results.
     ``policy`` (the engine's warp scheduler, gto where None) is refused with
@@ -164,12 +186,15 @@ def predict(hw, kernel, mode: str = "sampled", policy: str | None = None, **prob
     return _predict(hw, prob, mode, policy)
 
 
-def simulate_systolic(hw, workload, dataflow=None, mode: str = "default", array=None,
-                      stalls: str = "pipeline", trace: bool = False) -> Result:
+def simulate_systolic(hw: SystolicArray | str | os.PathLike, workload: str | os.PathLike | Network | TensorOp,
+                      dataflow: str | None = None, mode: str = "default",
+                      array: tuple[int, int] | str | None = None, stalls: str = "pipeline",
+                      trace: bool = False) -> Result:
     """The systolic engine on every layer of ``workload`` (a network, an op, or a
     ``--workload`` string): a Result whose ``layers`` are one Result per layer, each
     with its figures in ``systolic``. ``array`` (rows, cols), or "RxC" as the CLI's
-    ``--array``, overrides the preset's shape; ``dataflow`` os, ws or is. ``trace=True`` keeps the access/execute
+    ``--array``, overrides the preset's shape; ``dataflow`` os, ws or is. ``trace=True``
+    keeps the access/execute
     pipeline's transfers and matrix-unit spans in ``detail`` for
     ``simulator.analysis.traces.systolic_trace``.
 
@@ -190,7 +215,8 @@ def simulate_systolic(hw, workload, dataflow=None, mode: str = "default", array=
                             stalls=stalls, trace=arg.boolean(trace, "trace"))
 
 
-def roofline(hw, workload, precision: str = "fp32") -> Result:
+def roofline(hw: Hardware | str | os.PathLike, workload: str | os.PathLike | Network | TensorOp,
+             precision: str | None = "fp32") -> Result:
     """The hierarchical roofline bound (``roofsim roofline``) of an op or a network: a
     Result with ``limiter`` and ``bytes_by_level``; ``detail`` the RooflineReport that
     ``simulator.analysis.plots.roofline_chart`` draws. ``precision`` None: the ops' own
@@ -200,16 +226,17 @@ def roofline(hw, workload, precision: str = "fp32") -> Result:
     >>> len(r.layers), r.limiter
     (106, 'compute')
     """
+    from hwmodels.schema import PRECISIONS
     from simulator.analysis.roofline import bound
     from workloads.ir import TensorOp
-    from hwmodels.schema import PRECISIONS
     w = workload if isinstance(workload, TensorOp) else arg.workload(workload)
     if precision is not None:
         precision = arg.choice(precision, "precision", PRECISIONS)
     return bound(arg.hardware(hw), w, precision)
 
 
-def data_movement(hw, workload, onchip_bytes=None) -> list:
+def data_movement(hw: Hardware | str | os.PathLike, workload: str | os.PathLike | Network | TensorOp,
+                  onchip_bytes: int | None = None) -> list:
     """Per op: compulsory bytes, the pebble bound at ``onchip_bytes`` and host-to-device
     time (``roofsim datamove``).
 
@@ -223,7 +250,7 @@ def data_movement(hw, workload, onchip_bytes=None) -> list:
     return dm(arg.hardware(hw), arg.workload(workload), onchip_bytes)
 
 
-def calibrate(hw, folder):
+def calibrate(hw: SIMTGPU | str | os.PathLike, folder: str | os.PathLike) -> tuple[SIMTGPU, list[tuple]]:
     """(calibrated preset, [(field, preset value, measured value, source)]) from a
     folder's micro (and h2d) suite (``roofsim calibrate``).
 
@@ -235,7 +262,7 @@ def calibrate(hw, folder):
     return cal(arg.hardware(hw, "simt"), arg.path(folder, "folder", "a measurement folder"))
 
 
-def load_measurements(folder, suite: str):
+def load_measurements(folder: str | os.PathLike, suite: str) -> SuiteFile:
     """One suite file of a measurement folder, checked (``analysis.measurements.SuiteFile``).
 
     >>> s = load_measurements("data/measurements/h100-sxm", "gemm")
@@ -249,8 +276,10 @@ def load_measurements(folder, suite: str):
     return load_suite(folder, suite)
 
 
-def validate(hw, folder, suites=("grid", "gemm", "conv"), engine_budget: float | None = None,
-             progress=None, workers: int | None = 1, scheduler: str | None = None) -> dict:
+def validate(hw: SIMTGPU | str | os.PathLike, folder: str | os.PathLike,
+             suites: Sequence[str] = ("grid", "gemm", "conv"), engine_budget: float | None = None,
+             progress: Callable[[str, int, int], object] | None = None,
+             workers: int | None = 1, scheduler: str | None = None) -> dict:
     """``roofsim validate``: {suite: (rows, scores)}; rows are ValidationRows (a
     Measurement beside the engine's, analytic model's and roofline's Results), scores
     per predictor (MAPE, correlations, what-if pairs in order). The engine runs on every
@@ -285,14 +314,15 @@ def validate(hw, folder, suites=("grid", "gemm", "conv"), engine_budget: float |
 # --- what the notebooks look at: occupancy, one warp's instructions and their coalescing,
 # a launch's timeline, the register-level systolic array, host copies, validation in parts
 
-def occupancy(hw, block: int, regs: int, smem_bytes: int = 0):
+def occupancy(hw: SIMTGPU | str | os.PathLike, block: int, regs: int, smem_bytes: int = 0) -> Occupancy:
     """Blocks and warps one SM of ``hw`` holds for blocks of ``block`` threads using
     ``regs`` registers per thread and ``smem_bytes`` of shared memory per block, by CUDA's
     occupancy rules: ``blocks_per_sm``, ``warps_per_sm``, ``occupancy`` (resident warps
     over the maximum), ``limited_by`` (ties joined by ``+``) and ``limits`` (the blocks
     each resource allows; None where it sets no limit: no registers or no shared memory
     asked for -- ``regs=0`` is allowed, as CUDA's ``cuda_occupancy.h`` takes a kernel
-    whose attributes report no registers, and sets no register limit). A block that cannot launch at all is a ValueError naming the limit.
+    whose attributes report no registers, and sets no register limit). A block that cannot
+    launch at all is a ValueError naming the limit.
 
     >>> o = occupancy(load_hardware("gtx480"), 256, 32)
     >>> o.blocks_per_sm, o.warps_per_sm, o.limited_by
@@ -315,7 +345,7 @@ class WarpInstruction(NamedTuple):
     offsets: np.ndarray      # per lane: byte offset into ``array``, -1 inactive (or no array)
 
 
-def warp_instructions(problem, block: int = 0, warp: int = 0, launch: int = -1) -> list:
+def warp_instructions(problem: Problem, block: int = 0, warp: int = 0, launch: int = -1) -> list:
     """What warp ``warp`` of block ``block`` executes in one launch of ``problem`` (a
     Problem from :func:`build`; ``launch`` indexes its launches), in issue order and
     without timing: one :class:`WarpInstruction` per instruction, with its lanes'
@@ -330,6 +360,7 @@ def warp_instructions(problem, block: int = 0, warp: int = 0, launch: int = -1) 
     [4288, 4292]
     """
     import numpy as np
+
     from simulator.simt import isa, walk
     if not hasattr(problem, "programs"):
         raise TypeError(f"problem={arg.show(problem)}: a Problem from build()")
@@ -351,7 +382,7 @@ def warp_instructions(problem, block: int = 0, warp: int = 0, launch: int = -1) 
     return out
 
 
-def coalesce(addresses, access_bytes: int = 4, segment_bytes: int = 128) -> list:
+def coalesce(addresses: ArrayLike, access_bytes: int = 4, segment_bytes: int = 128) -> list:
     """The aligned segments a warp access moves: for each row of ``addresses`` (a lane's
     byte address per column, -1 for an inactive lane; each lane reads ``access_bytes``),
     the sorted distinct segment numbers (``address // segment_bytes``) its lanes touch.
@@ -398,7 +429,7 @@ class Timeline(NamedTuple):
                              # "block", "warp", "op" (name), "segments", "pc"
 
 
-def timeline(result, launch: int = 0) -> Timeline:
+def timeline(result: Result, launch: int = 0) -> Timeline:
     """When each block of launch ``launch`` of an engine Result ran and on which SM, and
     the instructions it issued, as columns (numpy arrays). The engine keeps the first N
     issued instructions when run with ``trace=N`` (:func:`simulate_simt`); without it
@@ -415,6 +446,7 @@ def timeline(result, launch: int = 0) -> Timeline:
     (50, ['block', 'done', 'issue'])
     """
     import numpy as np
+
     from simulator.simt.isa import OP_NAMES
     if not isinstance(result, Result):
         raise TypeError(f"result={arg.show(result)}: the engine's Result (simulate_simt)")
@@ -425,7 +457,8 @@ def timeline(result, launch: int = 0) -> Timeline:
     launch = arg.integer(launch, "launch", minimum=0, maximum=n - 1)
     lr = result.detail.launches[launch]
     tr = np.asarray(lr.trace).reshape(-1, 6)
-    trace = {k: tr[:, i].astype(np.int64) for i, k in enumerate(("cycle", "sm", "scheduler", "block", "warp"))}
+    trace = {k: tr[:, i].astype(np.int64)
+             for i, k in enumerate(("cycle", "sm", "scheduler", "block", "warp"))}
     trace["op"] = np.array(OP_NAMES)[tr[:, 5].astype(np.int64)]
     from simulator.analysis.traces import warp_states
     from simulator.simt.core import LEVELS, MEMORY_COLUMNS, WAIT_COLUMNS, WARP_COLUMNS
@@ -451,9 +484,10 @@ def timeline(result, launch: int = 0) -> Timeline:
                     warps, states, memory)
 
 
-def systolic_array_run(op=None, dataflow: str | None = None, rows: int | None = None,
-                       cols: int | None = None, record: bool = False, seed: int = 0, *, a=None,
-                       b=None):
+def systolic_array_run(op: str | os.PathLike | Network | TensorOp | None = None,
+                       dataflow: str | None = None, rows: int | None = None,
+                       cols: int | None = None, record: bool = False, seed: int = 0, *,
+                       a: ArrayLike | None = None, b: ArrayLike | None = None) -> ArrayRun:
     """``op`` (an op, or a workload of one op such as ``"gemm:3x3x3"``, on random
     small-integer operands drawn with ``seed``) or your own matrices ``a`` (M x K) and
     ``b`` (K x N) -- numpy arrays or nested lists of numbers, not both forms -- on a
@@ -480,8 +514,13 @@ def systolic_array_run(op=None, dataflow: str | None = None, rows: int | None = 
     ([[19.0, 22.0], [43.0, 50.0]], True)
     """
     from simulator.systolic import DATAFLOWS, Lowered
-    from simulator.systolic.array import (MAX_RECORD_CYCLES, MAX_RECORD_PE_CYCLES, record_size,
-                                          run_array, run_matrices)
+    from simulator.systolic.array import (
+        MAX_RECORD_CYCLES,
+        MAX_RECORD_PE_CYCLES,
+        record_size,
+        run_array,
+        run_matrices,
+    )
     if op is not None and (a is not None or b is not None):
         raise ValueError(f"op={show(op)} and a/b: give an op, or matrices a and b, not both")
     if op is None and a is None and b is None:
@@ -573,7 +612,7 @@ def _matrices(a, b):
     return A, B, exact
 
 
-def systolic_text(run, cycles=None, values: bool = False) -> str:
+def systolic_text(run: ArrayRun, cycles: int | range | None = None, values: bool = False) -> str:
     """A recorded :func:`systolic_array_run` as text, cycle by cycle (``cycles``: one cycle,
     a ``range``, or None for all): the grid of PEs with the element of C = A @ B each
     register holds (``A[i,k]``, ``B[k,j]``, ``C[i,j] 3/4``: a sum of 3 of C[i,j]'s 4 terms),
@@ -595,20 +634,20 @@ def systolic_text(run, cycles=None, values: bool = False) -> str:
     return text(run, cycles, arg.boolean(values, "values"))
 
 
-def systolic_animation(run, path, fps: float = 2.0, values: bool = False) -> int:
+def systolic_animation(run: ArrayRun, path: str | os.PathLike, fps: float = 2.0, values: bool = False) -> int:
     """A recorded :func:`systolic_array_run` as an animation, one frame per cycle, written
     to ``path``: ``.gif`` (matplotlib's PillowWriter) or ``.html`` (a page with a player,
     ``Animation.to_jshtml``); each register labelled as in :func:`systolic_text`, the PEs
     doing a MAC highlighted and the registers their MAC used in bold. Returns the number
     of frames written."""
     from simulator.analysis.plots import systolic_animation as animate
-    from simulator.systolic.teach import MAX_FRAMES, Labels, _check_run
-    lab = Labels(_check_run(run), arg.boolean(values, "values"))
+    from simulator.systolic.teach import MAX_FRAMES, Labels, check_run
+    lab = Labels(check_run(run), arg.boolean(values, "values"))
     return animate(lab, arg.path(path, "path"), arg.number(fps, "fps", positive=True),
                    MAX_FRAMES)
 
 
-def h2d_seconds(hw, nbytes: int, pinned: bool = False):
+def h2d_seconds(hw: Hardware | str | os.PathLike, nbytes: int, pinned: bool = False) -> float | None:
     """Seconds the preset's host link takes to copy ``nbytes`` from host to device: its
     latency plus the bytes at the pinned or pageable bandwidth (None without a host link).
 
@@ -619,7 +658,9 @@ def h2d_seconds(hw, nbytes: int, pinned: bool = False):
     return h2d(arg.nbytes(nbytes, "nbytes"), arg.hardware(hw).host_link, arg.boolean(pinned, "pinned"))
 
 
-def validation_rows(hw, suite_file, engine_budget: float | None = None, progress=None) -> list:
+def validation_rows(hw: SIMTGPU | str | os.PathLike, suite_file: SuiteFile,
+                    engine_budget: float | None = None,
+                    progress: Callable[[str, int, int], object] | None = None) -> list:
     """The rows :func:`validate` scores, for one suite file from
     :func:`load_measurements` -- or part of one (``dataclasses.replace(suite_file,
     records=[...])``): a ValidationRow per record that passed its check, with ``suite``,
@@ -642,7 +683,7 @@ def validation_rows(hw, suite_file, engine_budget: float | None = None, progress
     return predict_records(arg.hardware(hw, "simt"), suite_file, engine_budget, progress)
 
 
-def validation_scores(rows) -> dict:
+def validation_scores(rows: Sequence[ValidationRow]) -> dict:
     """The scores :func:`validate` gives, for any list of ValidationRows: per predictor
     (engine, analytic, roofline) ``n``, ``mape``, ``pearson`` (of log times),
     ``spearman``, ``pairs_in_order`` of ``pairs`` (what-if pairs ranked as measured;
@@ -660,8 +701,10 @@ def validation_scores(rows) -> dict:
     return score(list(rows))
 
 
-def plan_network(hw, workload="resnet50", batch: int | None = None, plan: str = "im2col-nhwc",
-                 mode: str = "analytic", workers=1):
+def plan_network(hw: SIMTGPU | str | os.PathLike,
+                 workload: str | os.PathLike | Network | TensorOp = "resnet50", batch: int | None = None,
+                 plan: str | os.PathLike = "im2col-nhwc", mode: str = "analytic",
+                 workers: int | None = 1) -> tuple[list[dict], dict]:
     """``roofsim plan``: every layer of a network run as roofsim's kernels under ``plan``
     (a uniform name or a plan file), the layout transforms it implies included, predicted
     by the analytic model and the roofline bound, and the engine too with
@@ -685,7 +728,7 @@ def plan_network(hw, workload="resnet50", batch: int | None = None, plan: str = 
     return out.finished, totals
 
 
-def choose_plan(workload: str, batch: int, seconds: dict):
+def choose_plan(workload: str, batch: int, seconds: dict) -> tuple[Choice, float]:
     """The per-layer oracle over a network (``roofsim plan --oracle``'s search): from
     ``seconds`` (``analysis.plan.time_key`` -> seconds, for every layer in each
     configuration and every transform), (the dynamic program's Choice -- ``configs``,
@@ -698,7 +741,8 @@ def choose_plan(workload: str, batch: int, seconds: dict):
         raise ValueError(f"seconds: {e}") from None
 
 
-def network_summary(gpu: str, measurements="data/measurements", plans="data/plans"):
+def network_summary(gpu: str, measurements: str | os.PathLike = "data/measurements",
+                    plans: str | os.PathLike = "data/plans") -> dict:
     """Whole-network measurements against predictions (``analysis.networks.summary``):
     {"plans": per batch and plan the three timing methods and each predictor's total
     and error, "regret": the picked plans' regret and the dynamic program's error,
@@ -728,7 +772,8 @@ def network_summary(gpu: str, measurements="data/measurements", plans="data/plan
             "torchvision": nw.framework(gpu, measurements)}
 
 
-def compiled_summary(gpu: str, measurements="data/measurements", plans="data/plans"):
+def compiled_summary(gpu: str, measurements: str | os.PathLike = "data/measurements",
+                     plans: str | os.PathLike = "data/plans") -> dict:
     """Eager PyTorch against TorchScript and torch.compile (``analysis.compiled``), from
     ``measurements/GPU/compiled/`` (``roofsim measure compiled``): {"forwards": per model,
     batch and forward (whole model or per unit, each configuration, and the oracle's
@@ -758,8 +803,9 @@ def compiled_summary(gpu: str, measurements="data/measurements", plans="data/pla
     return {**s, "roofsim": cp.roofsim_beside(gpu, batches, measurements, plans)}
 
 
-def emulate_kernel(kernel, grid, block, args, hw=None, shared_bytes: int = 0,
-                   record: bool = False, name: str | None = None):
+def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int | Sequence[int],
+                   args: Sequence[object], hw: SIMTGPU | str | None = None, shared_bytes: int = 0,
+                   record: bool = False, name: str | None = None) -> kernel_launch.Emulation:
     """Run a numba.cuda kernel on the CPU from its PTX, as ``kernel[grid, block](*args)``
     would on a GPU: the arrays in ``args`` receive what it writes. ``kernel`` is a numba
     ``@cuda.jit`` kernel (compiled here with NVIDIA's PyPI compilers: no GPU, no CUDA
@@ -780,9 +826,10 @@ def emulate_kernel(kernel, grid, block, args, hw=None, shared_bytes: int = 0,
                nsm=nsm, record=record)
 
 
-def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled", l2: str = "cold",
-                    policy: str = "gto", name: str | None = None, shared_bytes: int = 0,
-                    budget: float | None = None, trace: int = 0) -> Result:
+def simulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int | Sequence[int],
+                    args: Sequence[object], *, hw: SIMTGPU | str | os.PathLike, mode: str = "sampled",
+                    l2: str = "cold", policy: str = "gto", name: str | None = None,
+                    shared_bytes: int = 0, budget: float | None = None, trace: int = 0) -> Result:
     """The SIMT engine's Result for ``kernel[grid, block](*args)`` on ``hw``, timed from
     the kernel's own SASS: a numba ``@cuda.jit`` kernel (or PTX text, ``name`` its entry)
     compiled for ``hw``'s compute capability (Fermi presets: sm_75, the oldest CUDA 13
@@ -798,7 +845,9 @@ def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled", l2:
                shared_bytes=shared_bytes, budget=budget, trace=trace)
 
 
-def load_launcher(spec: str, grid=None, block=None, **kwargs):
+def load_launcher(spec: str, grid: int | Sequence[int] | None = None,
+                  block: int | Sequence[int] | None = None, **kwargs: object,
+                  ) -> tuple[object, int | Sequence[int], int | Sequence[int], tuple]:
     """``(kernel, grid, block, args)`` from a launcher ``"FILE.py:FUNCTION"`` (what the
     CLI's ``simulate kernel`` takes), called with ``grid``, ``block`` and ``kwargs`` (its
     own parameters, such as a size); ValueError naming what is wrong."""
@@ -806,7 +855,8 @@ def load_launcher(spec: str, grid=None, block=None, **kwargs):
     return call_launcher(spec, grid, block, kwargs)
 
 
-def source_view(result, kernel, args, hw) -> str:
+def source_view(result: Result, kernel: object, args: Sequence[object],
+                hw: SIMTGPU | str | os.PathLike) -> str:
     """``kernel``'s Python source line by line with what ``result`` (its
     :func:`simulate_kernel` Result with ``args`` on ``hw``) made of each line: warp
     instructions, SIMT efficiency, stall cycles and their top cause, shared-memory and
@@ -817,7 +867,7 @@ def source_view(result, kernel, args, hw) -> str:
     return view(result, kernel, args, arg.hardware(hw, "simt"))
 
 
-def emulating(**options):
+def emulating(**options: object) -> kernel_launch.emulating:
     """A context in which numba launches ``kernel[grid, block](*args)`` run on the
     emulator (``emulate_kernel``) with numpy arrays; ``.launches`` holds each launch's
     ``Emulation``."""

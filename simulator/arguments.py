@@ -102,6 +102,18 @@ def choice(value, arg: str, allowed) -> str:
     return value
 
 
+#: the L2 a launch starts from, the one argument ``l2`` from the API down to the engine:
+#: ``cold`` full of earlier launches' lines, part of them dirty (an application, a benchmark
+#: rotating buffers); ``warm`` holding the launch's arrays where they fit (a launch repeated
+#: back to back); ``flushed`` empty (as Nsight Compute leaves it before a profiled launch)
+L2_STATES = ("cold", "warm", "flushed")
+
+
+def l2_state(value, arg: str = "l2") -> str:
+    """One of ``L2_STATES``."""
+    return choice(value, arg, L2_STATES)
+
+
 def names(value, arg: str, allowed) -> tuple:
     """Some of ``allowed``: a sequence of names, or one string of them joined by commas
     (as the CLI takes them); none twice."""

@@ -24,8 +24,9 @@ timing) for plots and notebooks and is never serialised.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
 from simulator.arguments import show
 
@@ -285,8 +286,9 @@ class Result:
     wall_seconds: float = 0.0
     op: Mapping[str, Any] = field(default_factory=dict)   # the op's (or network's) identity()
     launches: tuple[Launch, ...] = ()
-    layers: tuple["Result", ...] = ()
-    extra: Mapping[str, Any] = field(default_factory=dict)    # predictor-specific figures (named, documented there)
+    layers: tuple[Result, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)    # predictor-specific figures (named,
+                                                              # documented there)
     systolic: SystolicFigures | SystolicTotals | None = None  # the systolic engine's figures
     detail: Any = field(default=None, compare=False, repr=False)
 

@@ -6,6 +6,24 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 import pytest
 
+#: the fast tier (``pytest -m fast``): the test files that compile none of the engines
+#: with numba and launch no long run -- hardware, workloads, bounds, schemas, the CLI's
+#: parsing and errors, the PTX parser and decoder, the docs' tables: a contributor's check
+#: in about three minutes on two cores (docs/contributing.md)
+FAST = {
+    "test_units.py", "test_hwmodels.py", "test_hw_files.py", "test_workloads.py",
+    "test_bounds.py", "test_occupancy.py", "test_one_house.py", "test_cli_package.py",
+    "test_oracle.py", "test_network_graph.py", "test_suite_schemas.py",
+    "test_trace_schemas.py", "test_check.py", "test_coalescer.py", "test_type_hints.py",
+}
+# (and single quick tests of other files, marked ``@pytest.mark.fast`` where they stand)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if os.path.basename(str(item.fspath)) in FAST:
+            item.add_marker(pytest.mark.fast)
+
 
 def pytest_addoption(parser):
     parser.addoption("--regen-golden", action="store_true", default=False,

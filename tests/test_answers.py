@@ -66,15 +66,15 @@ def test_warm_bound_prices_l2_bytes_at_the_l2_and_stays_a_bound():
     """A relu repeated on buffers that fit in the L2: the DRAM term vanishes, the L2's
     prices the bytes, and the engine's warm run is no faster than the bound."""
     op = Elementwise(name="relu", n=1 << 22)
-    cold, warm = bound(H100, op, "fp32"), bound(H100, op, "fp32", l2_warm=True)
+    cold, warm = bound(H100, op, "fp32"), bound(H100, op, "fp32", l2="warm")
     assert warm.seconds < cold.seconds
     assert warm.seconds == pytest.approx(op.min_bytes() / H100.memory_levels()[1].bandwidth_bytes_per_s)
     prob = api.build(H100, "relu", n=1 << 22)
-    e = engine.simulate(H100, prob.programs, mode="sampled", l2_warm=True)
+    e = engine.simulate(H100, prob.programs, mode="sampled", l2="warm")
     assert e.seconds >= warm.seconds
     # past the L2 only what exceeds it must cross DRAM
     big = Elementwise(name="relu", n=1 << 26)
-    w = bound(H100, big, "fp32", l2_warm=True).detail.points[0]
+    w = bound(H100, big, "fp32", l2="warm").detail.points[0]
     assert w.dram_bytes == big.min_bytes() - H100.l2.size_bytes
 
 

@@ -143,8 +143,9 @@ BAD = [
     (lambda: rs.analytic(H100, "relu", n=4096, policy="fifo"), ValueError, "policy='fifo'"),
     (lambda: rs.analytic(H100, "relu", n=4096, policy=5), TypeError, "policy=5"),
     (lambda: rs.analytic(H100, "relu", n=4096, policy=""), ValueError, "policy=''"),
-    (lambda: rs.analytic(H100, "relu", n=4096, l2_warm="yes"), TypeError, "l2_warm='yes'"),
-    (lambda: rs.analytic(H100, "relu", n=4096, l2_warm=1), TypeError, "l2_warm=1"),
+    (lambda: rs.analytic(H100, "relu", n=4096, l2="yes"), ValueError, "l2='yes': allowed: cold, warm, flushed"),
+    (lambda: rs.analytic(H100, "relu", n=4096, l2=1), TypeError, "l2=1"),
+    (lambda: rs.simulate_simt(H100, "relu", n=4096, l2=True), TypeError, "l2=True"),
     (lambda: rs.predict(H100, "relu", n=4096, mode="fast"), ValueError, "mode='fast'"),
     (lambda: rs.simulate_systolic(TPU, "gemm:16x16x16", trace="yes"), TypeError, "trace='yes'"),
     (lambda: rs.simulate_systolic(TPU, "gemm:16x16x16", dataflow=""), ValueError, "dataflow=''"),
@@ -246,7 +247,7 @@ def test_limits_at_the_edge_are_accepted():
     assert [x.tolist() for x in rs.coalesce([0, 16, 32, 48], access_bytes=16)] == [[0]]
     assert [x.tolist() for x in rs.coalesce([0, 16, 32, 48], 16, 32)] == [[0, 1]]
     assert [x.tolist() for x in rs.coalesce([-1, -1])] == [[]]
-    assert rs.analytic(H100, "relu", n=4096, policy="lrr", l2_warm=True).seconds > 0
+    assert rs.analytic(H100, "relu", n=4096, policy="lrr", l2="warm").seconds > 0
 
 
 def test_a_seconds_table_drives_the_oracle():

@@ -52,6 +52,7 @@ def test_the_ptx_reads_the_two_special_registers():
 def test_ptxas_assembles_the_ptx(tmp_path):
     """ptxas (NVIDIA's PyPI wheel, a dependency) assembles the file for sm_90."""
     import subprocess
+
     from simulator.kernelcode.toolchain import tool_path
     out = subprocess.run([tool_path("ptxas"), "-arch=sm_90", "-c", str(micro.SM_CLOCK_PTX),
                           "-o", str(tmp_path / "a.o")], capture_output=True, text=True)

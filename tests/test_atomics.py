@@ -10,12 +10,11 @@ from numba import cuda
 
 import hwmodels
 import simulator as rs
+from simulator.kernelcode import compiled, timing
 from simulator.kernelcode import emulator as em
-from simulator.kernelcode import timing
-from simulator.kernelcode.cases.base import compare
-from simulator.kernelcode.cases.examples import all_cases
 from simulator.kernelcode.launch import atomic_timing, emulate_kernel
 from simulator.measure import micro
+from workloads.kernelsuite import all_cases, compare
 
 ROOT = Path(__file__).resolve().parents[1]
 H100 = hwmodels.get("h100-sxm")
@@ -53,7 +52,7 @@ def test_a_bad_resident_count_is_refused_naming_it(bad):
 
 
 def test_the_contended_atomics_case_gives_numpys_answer_run_concurrently():
-    case = next(c for c in all_cases()[0] if c.name == "atomics_minmax_cas")
+    case = next(c for c in all_cases() if c.name == "atomics_minmax_cas")
     grid, block, args, _ = case.setup(np.random.default_rng(3), n=1 << 11, block=128)
     before = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
     emulate_kernel(case.kernel, grid, block, args, concurrent=True)
@@ -92,7 +91,7 @@ def test_the_atomic_unit_bound_is_its_closed_form(spread, cas):
     lane's for each further lane on that word."""
     kernel = micro.atomic_line_kernel
     args = [np.zeros(32, np.int32), np.zeros(128, np.int64), 8, spread, cas]
-    c = timing.compile_kernel(kernel, args, timing.cc_of(H100))
+    c = compiled.compile(kernel, args, timing.cc_of(H100))
     _, tr, _ = timing.trace_program(c, kernel, H100, (1,), (128,), args, mode="full")
     l2 = H100.l2
     each = l2.atomic_cas_cycles if cas else l2.atomic_cycles
@@ -347,7 +346,7 @@ def test_requests_beyond_the_queue_get_in_in_no_order_and_those_within_in_theirs
 def test_the_atomic_unit_bound_charges_a_lone_lanes_request_its_own_figure():
     """64 warps, one lane each, one add each on one word: 64 one-lane first passes."""
     args = [np.zeros(1, np.int32), np.zeros(64, np.int32)]
-    c = timing.compile_kernel(_one_add, args, timing.cc_of(H100))
+    c = compiled.compile(_one_add, args, timing.cc_of(H100))
     _, tr, _ = timing.trace_program(c, _one_add, H100, (16,), (128,), args, mode="full")
     assert timing.atomic_unit_cycles(c, tr, H100) == \
         pytest.approx(64 * H100.l2.atomic_lane_cycles, rel=1e-9)

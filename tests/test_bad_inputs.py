@@ -168,6 +168,7 @@ def test_ctrl_c_inside_one_long_numba_call():
     at signals) ends the command within about a second: one line, exit 130."""
     import signal
     import time
+
     from conftest import warm_engines
     warm_engines(ROOT)              # so that the signal lands inside the simulation
     p = subprocess.Popen([sys.executable, "-m", "simulator", "simulate", "simt", "--hw", "h100-sxm",
@@ -202,7 +203,7 @@ def test_ctrl_c_while_the_command_loads():
     from simulator import cli
     before = signal.getsignal(signal.SIGINT)
     try:
-        signal.signal(signal.SIGINT, cli._interrupted_while_loading)
+        signal.signal(signal.SIGINT, cli.interrupted_while_loading)
         assert cli.main(["hw", "list"]) == 0
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:

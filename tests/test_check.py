@@ -139,7 +139,7 @@ def test_default_settings_resnet50_flags_nothing_possible():
         op = next(k.op for k in ks if k.group is not None and k.op is not None
                   and k.op.describe() == rs[0]["shape"])
         from simulator.analysis.roofline import bound
-        one = bound(H100, op, "tf32", l2_warm=True).seconds
+        one = bound(H100, op, "tf32", l2="warm").seconds
         assert sum(r["bound_seconds"] for r in rs) == pytest.approx(one)
     # the same kernels under names that say nothing, held to the fp32 roof (what check
     # did before it read names): many impossible

@@ -191,8 +191,8 @@ def test_a_layer_named_as_a_transform_is_refused():
     (["roofline-compare", "--hw", "gtx480,OUT/g.toml"], "'gtx480' is named twice"),
 ])
 def test_outputs_and_lists_that_would_mislead_are_refused(tmp_path, capsys, argv, words):
-    from hwmodels import registry
     import hwmodels
+    from hwmodels import registry
     registry.save_toml(hwmodels.get("gtx480"), tmp_path / "g.toml")
     argv = [a.replace("OUT", str(tmp_path)) for a in argv]
     code, out, err = _run(capsys, *argv)
@@ -367,9 +367,8 @@ def test_a_pipeline_run_of_seconds_is_not_refused():
     # resnet50 on 8x8: 398,488 folds (some 12 s), well under the limit of minutes
     import hwmodels
     import workloads
-    from simulator.systolic.engine import PIPELINE_FOLDS_PER_S, PIPELINE_MAX_FOLDS
+    from simulator.systolic.engine import PIPELINE_FOLDS_PER_S, PIPELINE_MAX_FOLDS, split_groups
     from simulator.systolic.lowering import Lowered
-    from simulator.systolic.engine import split_groups
     net = workloads.resolve("resnet50")
     folds = 0
     for op in net.ops:

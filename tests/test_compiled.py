@@ -40,7 +40,7 @@ def test_the_committed_runs_cover_both_models_at_three_batches_and_check_their_l
         assert r["chain_vs_model_rel_error"] < 1e-5          # the units chain is the model
         for c, w in list(r["whole"].items()) + list(r["chains"].items()):
             assert w["ok"] and w["rel_error"] < 5e-2, (r["model"], r["batch"], c)
-        for c, ch in r["chains"].items():
+        for ch in r["chains"].values():
             # subtraction telescopes to the last prefix; per-layer events add up to about
             # the queued forward (events between units cost a little)
             assert sum(ch["subtraction"]) == pytest.approx(ch["prefix_s"][-1], rel=1e-9)

@@ -54,7 +54,7 @@ def test_what_each_ncu_l2_metric_counts_on_a_streaming_kernel():
         assert 0.4 < r["l2_fabric_bytes"] / (8 * n) < 0.7
         assert r["l2_bytes"] > 1.4 * 8 * n
         kernel, kw = problem_of(r["problem"])
-        res = api.simulate(hw, api.build(hw, kernel, **kw), "sampled", l2_empty=True)
+        res = api.simulate(hw, api.build(hw, kernel, **kw), "sampled", l2="flushed")
         # (sampled: the slice's count scaled to the launch, within a few sectors)
         assert abs(res.launches[0].bytes_by_level["l2"] / (8 * n) - 1) < 1e-5
 

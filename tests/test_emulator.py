@@ -400,7 +400,7 @@ def test_record_keeps_each_warp_path_masks_and_addresses():
     assert odd == ["add.u32 %r3, %r3, 1"] * 3 + ["bra.uni $JOIN"]
     stores = [(w, a) for w, pc, mask, a in ev if texts[pc].startswith("st.global")]
     assert [w for w, _ in stores] == [0, 1] and all(a >= 0 for _, a in stores)
-    for w, a in stores:
+    for _, a in stores:
         row = addrs[a]
         assert list(row - row[0]) == [4 * lane for lane in range(32)]
     assert addrs[stores[1][1]][0] - addrs[stores[0][1]][0] == 128

@@ -167,8 +167,9 @@ def workdir(tmp_path_factory):
 
 
 def run(cmd: str, cwd: Path) -> str:
-    from simulator.cli import main
     import os
+
+    from simulator.cli import main
     before = {p: p.stat().st_mtime_ns for p in (cwd / "out").iterdir()}
     out, err = io.StringIO(), io.StringIO()
     old = os.getcwd()

@@ -5,7 +5,7 @@ count per cause and per-launch cycle count must come out EXACTLY equal (==, not 
 through the ``simulator.result.Result`` the predictors return now -- in full mode; sampled
 mode, rebuilt since, within 5% in cycles. 29 launches on gtx480
 and h100-sxm: full, sampled (blocks and loop trips) and warm-L2 runs of every kernel. The
-cold rows run from an empty L2 (``l2_empty``), as every cold launch started then; a warm
+cold rows run from an empty L2 (``l2="flushed"``), as every cold launch started then; a warm
 row whose arrays overflow the L2 no longer counts the final flush in its DRAM bytes.
 The analytic rows change where the model does: re-taken when it priced the L1's tags,
 one line a cycle, as the engine does (gemm-naive walking rows on the H100), and when its
@@ -33,7 +33,7 @@ ROWS = json.loads(GOLDEN.read_text())["simt"]
 
 
 def _build(row):
-    """(hardware, problem, l2_warm) of a golden row, built as the generator built it."""
+    """(hardware, problem, warm) of a golden row, built as the generator built it."""
     hw = hwmodels.get(row["hw"])
     kw = dict(row["args"])
     warm = kw.pop("warm", False)
@@ -61,7 +61,7 @@ def test_golden_file_covers_what_it_says():
 @pytest.mark.parametrize("row", ROWS, ids=[f"{r['hw']}-{r['kernel']}-{i}" for i, r in enumerate(ROWS)])
 def test_golden(row):
     hw, prob, warm = _build(row)
-    a = analytic.predict(hw, prob.programs, "gto", l2_warm=warm)
+    a = analytic.predict(hw, prob.programs, "gto", l2="warm" if warm else "cold")
     assert a.predictor == "analytic" and a.mode == "analytic"
     assert {"cycles": a.cycles, "warp_instructions": a.instructions,
             "bytes_by_level": dict(a.bytes_by_level)} == row["analytic"]
@@ -69,7 +69,7 @@ def test_golden(row):
     assert modes
     for mode in modes:
         # the figures were taken when a cold launch started from an empty L2
-        r = engine.simulate(hw, prob.programs, mode=mode, l2_warm=warm, l2_empty=not warm)
+        r = engine.simulate(hw, prob.programs, mode=mode, l2="warm" if warm else "flushed")
         assert (r.predictor, r.mode, r.hardware) == ("engine", mode, hw.name)
         if mode == "full":
             got, want = _engine_figures(r), json.loads(json.dumps(row[mode]))

@@ -16,7 +16,7 @@ def test_preset_names_exact():
                         "haswell-e5-2699v3", "systolic-4x4", "systolic-8x8"}
 
 
-# (preset, precision, published peak in FLOP/s, relative tolerance) from REFERENCE.md
+# (preset, precision, published peak in FLOP/s, relative tolerance) from docs/sources.md
 PUBLISHED_PEAKS = [
     ("gtx480", "fp32", 1.345e12, 0.002),       # 480 lanes x 2 x 1.401 GHz
     ("c2050", "fp32", 1.03e12, 0.002),

@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 from simulator.kernelcode import sassmap
+from simulator.kernelcode.compiled import compile as compile_kernel
 from simulator.kernelcode.launch import emulate_kernel
 from simulator.kernelcode.lineinfo import instruction_lines, tagged_ptx
-from simulator.kernelcode.timing import compile_kernel, simulate_kernel, simulate_launches
+from simulator.kernelcode.timing import simulate_kernel, simulate_launches
 
 pytestmark = pytest.mark.usefixtures("ptx_cache")
 
@@ -281,8 +282,8 @@ def test_stores_ptxas_moved_ahead_of_their_block_keep_their_addresses():
     it takes that store's addresses (its first in the warp), and every one of the eight
     stores a thread makes reaches the L2 -- one float read and eight written per thread,
     exactly (an empty L2, so nothing is evicted)."""
-    from simulator.kernelcode.cases.examples import all_cases
-    case = {c.name: c for c in all_cases()[0]}["math_functions"]
+    from workloads.kernelsuite import all_cases
+    case = {c.name: c for c in all_cases()}["math_functions"]
     n = 4096
     grid, block, args, shared = case.setup(np.random.default_rng(0), n=n)
     r = simulate_kernel(case.kernel, grid, block, list(args), hw="h100-sxm", mode="full",

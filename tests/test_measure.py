@@ -9,18 +9,18 @@ import numpy as np
 import pytest
 
 import hwmodels
-from simulator.cli import main
 from simulator.analysis import calibrate, validate
 from simulator.analysis.measurements import load_suite
+from simulator.cli import main
 from simulator.measure import NoGPU, harness, micro
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "measurements" / "h100-sxm"
 H100 = hwmodels.get("h100-sxm")
 
-# stated bounds (docs/measure.md): what the analytic model keeps on the committed data.
+# stated bounds (docs/validation.md): what the analytic model keeps on the committed data.
 # gemm was 0.22 until the templates followed the SASS: with their true instruction mix the
 # tiled GEMM's issue and LD/ST pipe both near saturation, and a bound that takes the larger
-# of the two (not their interference) lands 0.6-0.85x; see docs/measure.md
+# of the two (not their interference) lands 0.6-0.85x; see docs/validation.md
 ANALYTIC_MAPE_BOUND = {"grid": 0.16, "gemm": 0.31, "conv": 0.28}
 
 
@@ -209,7 +209,7 @@ def test_l1_serves_one_line_a_cycle_as_the_h100_shows():
     kernel's issue floor (about 7 cycles), one touching 16 or 32 lines 16 or 32 cycles:
     the H100's L1 serves one line a cycle to scattered requests. The engine prices a
     request at its sectors x 32 B over 128 B a cycle (16 lines: 4 cycles), the likely
-    cause of the naive GEMM with threadIdx.x on rows running 0.70-0.79x (README)."""
+    cause of the naive GEMM with threadIdx.x on rows running 0.70-0.79x (docs/validation.md)."""
     clock = H100.clock_hz
     cyc = {r["lines_per_request"]: clock / r["requests_per_sm_per_s"]
            for r in load_suite(DATA, "lines").records
@@ -269,7 +269,7 @@ def test_engine_meets_the_measured_copies_at_every_occupancy(name):
     for r in load_suite(DATA.parent / name, "micro").records:
         if r["name"] == "dram_copy":
             prob = api.build(hw, "relu", n=r["bytes"] // 8, grid=r["grid"], block=r["block"])
-            t = engine.simulate(hw, prob.programs, mode="sampled", l2_warm=True).seconds
+            t = engine.simulate(hw, prob.programs, mode="sampled", l2="warm").seconds
             assert t == pytest.approx(r["median_s"], rel=0.06), (r["grid"], t, r["median_s"])
 
 
@@ -302,9 +302,9 @@ ENGINE_GOAL = {"mape": 0.08, "pairs_in_order": 0.90}     # the H100's: 8% MAPE o
 
 @pytest.mark.parametrize("suite", ["grid", "gemm", "conv"])
 def test_committed_engine_validation_keeps_the_goal(suite):
-    """data/validation/h100-sxm_scores.json (scripts/validate_all.sh; the README's table):
+    """data/validation/h100-sxm_scores.json (scripts/validate_all.sh; docs/validation.md's table):
     scored on every committed record, none faster than its bound, and the engine -- on
-    every record -- within 8% MAPE with 90% of what-if pairs in order (the README's
+    every record -- within 8% MAPE with 90% of what-if pairs in order (docs/validation.md's
     table is held to these scores by test_readme)."""
     root = DATA.parents[1] / "validation"
     sc = json.loads((root / "h100-sxm_scores.json").read_text())["suites"][suite]
@@ -317,7 +317,7 @@ def test_committed_engine_validation_keeps_the_goal(suite):
 
 def test_engine_on_small_grid_records():
     """The engine (sampled) on the relu records of the committed grid suite that are
-    cheap to simulate: within 25% each (the stated bound; docs/measure.md) and ranked
+    cheap to simulate: within 25% each (the stated bound; docs/validation.md) and ranked
     like the measurements."""
     recs = [r for r in load_suite(DATA, "grid").records
             if r["size"] == "in_l2" and r["block"] == 256 and r["grid"] >= 132]
@@ -350,8 +350,15 @@ def test_engine_on_cheap_gemm_and_conv_records(suite, kernel, match):
 
 
 def test_compiled_register_counts_match_the_resources_suite():
-    from simulator.simt.kernels import (conv_direct, conv_im2col, gemm_naive, gemm_tiled,
-                                        layout_transform, matadd, relu)
+    from simulator.simt.kernels import (
+        conv_direct,
+        conv_im2col,
+        gemm_naive,
+        gemm_tiled,
+        layout_transform,
+        matadd,
+        relu,
+    )
     recs = {r["kernel"]: r for r in load_suite(DATA, "resources").records}
     assert all(r["regs_per_thread"] for r in recs.values())
     cc = (9, 0)
@@ -454,9 +461,9 @@ def test_a_record_may_hold_any_launch_its_kernel_can_make(tmp_path):
     row = predict_record(dataclasses.replace(task, engine_budget=0))     # no engine run
     assert row.measurement.launch_shapes == (((8, 32, 1), (32, 8, 1)),)
     assert row.analytic.seconds == pytest.approx(
-        api.analytic(H100, mine, l2_warm=False).seconds, rel=1e-12)
-    assert api.analytic(H100, default, l2_warm=False).seconds != api.analytic(
-        H100, mine, l2_warm=False).seconds
+        api.analytic(H100, mine, l2="cold").seconds, rel=1e-12)
+    assert api.analytic(H100, default, l2="cold").seconds != api.analytic(
+        H100, mine, l2="cold").seconds
     with pytest.raises(ValueError, match=r"record 1: .*gemm-naive on the record's problem with "
                                          r"that block launches grid 8x32 block 32x8; the record"):
         record_tasks(H100, [_gemm_file(tmp_path, lambda rs: rs[1].update(block=[32, 8]))])
@@ -663,7 +670,7 @@ def test_layout_transform_against_the_h100():
     for r in (r for r in probe["records"] if r["batch"] == 1 and r["ok"]):
         N, C, H, W = r["tensor"]
         conv = Conv2d(name=r["layer"], N=N, C=C, H=H, W=W, K=1, R=1, S=1, layout=r["layout"])
-        e = api.simulate(H100, api.build(H100, "layout-transform", conv=conv), "sampled", l2_warm=True)
+        e = api.simulate(H100, api.build(H100, "layout-transform", conv=conv), "sampled", l2="warm")
         errs.append((e.seconds + H100.kernel_launch_s) / r["median_s"] - 1)
     assert len(errs) == 24 and max(map(abs, errs)) < 0.10 and np.mean(np.abs(errs)) < 0.06, errs
 

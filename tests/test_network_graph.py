@@ -147,8 +147,8 @@ def test_measuring_needs_one_input():
 
 
 def test_the_systolic_engine_runs_a_loose_list_of_layers():
-    from simulator.systolic.engine import simulate_network
     import hwmodels
+    from simulator.systolic.engine import simulate_network
     a = Conv2d(name="a", N=1, C=16, H=18, W=18, K=16, R=3, S=3)
     b = Conv2d(name="b", N=1, C=16, H=15, W=15, K=16, R=2, S=2)
     res = simulate_network(hwmodels.get("systolic-8x8"), Network("loose", (a, b)), "os")
@@ -170,7 +170,7 @@ def test_segments_cover_every_layer_once(tmp_path):
         assert segs[0][0] == "input"
         # a cut never leaves two layer outputs live
         done = set()
-        for (entry, ops), nxt in itertools.zip_longest(segs, segs[1:]):
+        for (_, ops), nxt in itertools.zip_longest(segs, segs[1:]):
             done |= {op.name for op in ops}
             if nxt is None:
                 continue

@@ -159,7 +159,7 @@ def _odd_network():
 
 def test_roofline_draws_ops_a_log_axis_cannot_hold_in_marked_bands():
     from simulator.analysis.roofline import roofline
-    rep = roofline(H100, _odd_network(), l2_warm=True)
+    rep = roofline(H100, _odd_network(), l2="warm")
     no_flops = sum(p.flops == 0 for p in rep.points)
     no_bytes = sum(p.flops > 0 and not np.isfinite(p.intensity_flop_per_byte) for p in rep.points)
     assert no_flops == 1 and no_bytes >= 1

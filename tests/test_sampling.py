@@ -48,8 +48,8 @@ CASES = {
 def test_sampled_within_three_percent_of_full(case):
     hw, kernel, kw, warm = CASES[case]
     prob = api.build(hw, kernel, **kw)
-    full = engine.simulate(hw, prob.programs, mode="full", l2_warm=warm)
-    samp = engine.simulate(hw, prob.programs, mode="sampled", l2_warm=warm, budget=BUDGET)
+    full = engine.simulate(hw, prob.programs, mode="full", l2="warm" if warm else "cold")
+    samp = engine.simulate(hw, prob.programs, mode="sampled", l2="warm" if warm else "cold", budget=BUDGET)
     assert samp.sampled and samp.simulated_fraction < 0.7
     assert samp.estimated_error is not None and samp.estimated_error >= 0
     assert abs(samp.cycles / full.cycles - 1) < 0.03, (samp.cycles, full.cycles)
@@ -68,7 +68,7 @@ def test_a_slice_gets_its_share_of_the_memory_system():
     bandwidth (at least one bank and one channel) and the whole L2 capacity."""
     prob = api.build(H100, "relu", n=1 << 22, grid=1320, block=256)
     prog = prob.programs[0]
-    occ = engine._launch_occupancy(H100, prog)
+    occ = engine.launch_occupancy(H100, prog)
     h = engine.hw_vector(H100, occ, "gto", 0)
     pl = engine.plan(H100, prog, h, "sampled", budget=1e5)
     assert 1 <= pl.sms < H100.sm_count
@@ -112,8 +112,8 @@ def test_known_gaps(hw, kernel, kw, warm):
     about a wave whose blocks differ in instructions (a padded convolution's edge blocks)
     and GEMMs with long loops, cold, sharing their tiles through the L2."""
     prob = api.build(hw, kernel, **kw)
-    full = engine.simulate(hw, prob.programs, mode="full", l2_warm=warm)
-    samp = engine.simulate(hw, prob.programs, mode="sampled", l2_warm=warm, budget=BUDGET)
+    full = engine.simulate(hw, prob.programs, mode="full", l2="warm" if warm else "cold")
+    samp = engine.simulate(hw, prob.programs, mode="sampled", l2="warm" if warm else "cold", budget=BUDGET)
     assert abs(samp.cycles / full.cycles - 1) < 0.03
 
 

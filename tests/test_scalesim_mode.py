@@ -104,7 +104,7 @@ def test_replay_lines_are_known_before_the_run(monkeypatch):
     calls = []
     orig = scalesim_memory._ofmap_count.py_func
     monkeypatch.setattr(scalesim_memory, "_ofmap_count", lambda *a: calls.append(1) or orig(*a))
-    monkeypatch.setattr(scalesim_memory, "_replay", scalesim_memory._replay.py_func)
+    monkeypatch.setattr(scalesim_memory, "replay_loop", scalesim_memory.replay_loop.py_func)
     for df in ("os", "ws", "is"):
         calls.clear()
         simulate_layer_scalesim(small, op, df)

@@ -175,7 +175,7 @@ def test_more_dram_bandwidth_is_faster_for_a_streaming_kernel():
     # from an empty L2, so that the reads set the pace (cold, the L2 full of earlier
     # launches' lines, their write-backs share the channels from the first block on:
     # test_a_cold_launch_writes_back_what_earlier_launches_left_dirty)
-    slow = engine.simulate(fast, prob.programs, l2_empty=True)
+    slow = engine.simulate(fast, prob.programs, l2="flushed")
     # DRAM-bound: within 15% of bytes / bandwidth
     t_bw = slow.bytes_by_level["dram"] / fast.dram.bandwidth_bytes_per_s
     assert t_bw <= slow.seconds <= 1.15 * t_bw
@@ -183,8 +183,8 @@ def test_more_dram_bandwidth_is_faster_for_a_streaming_kernel():
     # flight; with twice the MSHRs too it runs much faster
     more_bw = hwmodels.with_overrides(fast, ["dram.bandwidth_bytes_per_s=354.8GB/s"])
     both = hwmodels.with_overrides(more_bw, ["sm.l1.mshrs=64"])
-    r_bw = engine.simulate(more_bw, prob.programs, l2_empty=True)
-    r_both = engine.simulate(both, prob.programs, l2_empty=True)
+    r_bw = engine.simulate(more_bw, prob.programs, l2="flushed")
+    r_both = engine.simulate(both, prob.programs, l2="flushed")
     assert r_both.cycles < 0.7 * slow.cycles and r_both.cycles < 0.85 * r_bw.cycles
     assert r_bw.stalls_by_cause["mshr"] > r_bw.stalls_by_cause["memory"]
 
@@ -233,15 +233,15 @@ def test_analytic_tracks_engine(kernel, kw):
                                           ([0, 32] + [-1] * 30, 2)])
 def test_bank_passes(words, passes):
     addr = np.array([[4 * w if w >= 0 else -1 for w in words]], np.int64)
-    assert core._bank_passes(addr, 0, 32, 4, np.zeros((33, 33), np.int64)) == passes
+    assert core.bank_passes(addr, 0, 32, 4, np.zeros((33, 33), np.int64)) == passes
 
 
 def test_segments_sorted_distinct():
     addr = np.array([[4 * i for i in range(32)]], np.int64)
     out = np.zeros((1, 33), np.int64)
-    assert core._segments(addr, 0, 32, out) == 4 and list(out[0, :4]) == [0, 1, 2, 3]
+    assert core.segments(addr, 0, 32, out) == 4 and list(out[0, :4]) == [0, 1, 2, 3]
     addr = np.array([[4 * 32 * i if i % 2 else -1 for i in range(32)]], np.int64)
-    assert core._segments(addr, 0, 128, out) == 16
+    assert core.segments(addr, 0, 128, out) == 16
 
 
 # ---------------------------------------------------------------- bad launches
@@ -271,8 +271,8 @@ def test_sampled_follows_uneven_work_and_a_full_l2(n, grid):
     launch's dirty lines: the skipped middle is priced from its own run's head."""
     hw = hwmodels.get("h100-sxm")
     prob = api.build(hw, "relu", n=n, grid=grid, block=1024)
-    full = engine.simulate(hw, prob.programs, mode="full", l2_warm=True)
-    samp = engine.simulate(hw, prob.programs, mode="sampled", l2_warm=True)
+    full = engine.simulate(hw, prob.programs, mode="full", l2="warm")
+    samp = engine.simulate(hw, prob.programs, mode="sampled", l2="warm")
     s = samp.launches[0].sampling
     assert s["extrapolated"] and s["simulated_blocks"] < 0.6 * s["total_blocks"]
     assert abs(samp.cycles / full.cycles - 1) < 0.03
@@ -280,15 +280,15 @@ def test_sampled_follows_uneven_work_and_a_full_l2(n, grid):
 
 
 def test_a_repeated_launch_past_the_l2_writes_back_from_the_start():
-    """l2_warm on a footprint larger than the L2: the L2 starts full of the previous
+    """l2="warm" on a footprint larger than the L2: the L2 starts full of the previous
     launch's lines, dirty in the share the launch writes (relu: half), so the first
     blocks already pay write-backs: DRAM bytes ~ read + write, not read alone."""
     hw = hwmodels.get("h100-sxm")
     n = 1 << 24
     prob = api.build(hw, "relu", n=n, grid=264, block=1024)
     assert engine.written_fraction(prob.programs) == pytest.approx(0.5)
-    empty = engine.simulate(hw, prob.programs, l2_empty=True)
-    warm = engine.simulate(hw, prob.programs, l2_warm=True)
+    empty = engine.simulate(hw, prob.programs, l2="flushed")
+    warm = engine.simulate(hw, prob.programs, l2="warm")
     written_back = warm.bytes_by_level["dram"] - warm.extra["dram_flush_bytes"]
     assert written_back == pytest.approx(8 * n, rel=0.02)       # x read, y written back
     assert warm.cycles > empty.cycles
@@ -300,13 +300,13 @@ def test_a_cold_launch_writes_back_what_earlier_launches_left_dirty():
     L2 then writes back, in steady state, about as many bytes as it stores -- the lines
     the launches before it left dirty -- and leaves no final flush (the next launch pays
     for its own), each at the DRAM's sustained bandwidth. From an empty L2
-    (``l2_empty``, as Nsight Compute profiles) it writes back nothing during the launch
+    (``l2="flushed"``, as Nsight Compute profiles) it writes back nothing during the launch
     and leaves its stores dirty."""
     hw = hwmodels.get("h100-sxm")
     n = 1 << 22
     prob = api.build(hw, "relu", n=n)
     cold = engine.simulate(hw, prob.programs)
-    empty = engine.simulate(hw, prob.programs, l2_empty=True)
+    empty = engine.simulate(hw, prob.programs, l2="flushed")
     assert cold.extra["dram_prior_write_bytes"] == pytest.approx(4 * n, rel=0.05)
     assert cold.extra["dram_flush_bytes"] == 0
     assert cold.bytes_by_level["dram"] == pytest.approx(8 * n, rel=0.05)
@@ -328,7 +328,7 @@ def test_a_slice_leaves_the_victims_of_other_sms_first_touches_to_them():
     hw = hwmodels.get("h100-sxm")
     prob = api.build(hw, "gemm-tiled", m=1000, n=3000, k=500, tile=8)
     cold = engine.simulate(hw, prob.programs, mode="sampled")
-    empty = engine.simulate(hw, prob.programs, mode="sampled", l2_empty=True)
+    empty = engine.simulate(hw, prob.programs, mode="sampled", l2="flushed")
     assert cold.launches[0].sampling["sms"] < hw.sm_count
     dirty = engine.footprint_bytes(prob.programs) * engine.written_fraction(prob.programs)
     assert cold.extra["dram_prior_write_bytes"] == pytest.approx(dirty, rel=0.05)
@@ -365,15 +365,15 @@ def test_l1_is_what_the_shared_memory_carveout_leaves():
     as L1; a tiled GEMM's resident blocks take the smallest carveout that holds them."""
     hw = hwmodels.get("h100-sxm")
     naive = api.build(hw, "gemm-naive", m=256, n=256, k=64).programs[0]
-    occ = engine._launch_occupancy(hw, naive)
+    occ = engine.launch_occupancy(hw, naive)
     assert engine.l1_capacity(hw, occ, naive.smem_per_block) == 256 * 1024
     tiled = api.build(hw, "gemm-tiled", m=256, n=256, k=64, tile=32).programs[0]
-    occ = engine._launch_occupancy(hw, tiled)
+    occ = engine.launch_occupancy(hw, tiled)
     need = occ.blocks_per_sm * occ.shared_bytes_per_block          # 2 x (8 KiB + 1 KiB)
     carve = min(c for c in (0, 8, 16, 32, 64, 100, 132, 164, 196, 228) if c * 1024 >= need)
     assert engine.l1_capacity(hw, occ, tiled.smem_per_block) == (256 - carve) * 1024
     # a fixed L1 (Fermi's) stays as the preset says
-    occ = engine._launch_occupancy(FERMI, api.build(FERMI, "relu", n=4096).programs[0])
+    occ = engine.launch_occupancy(FERMI, api.build(FERMI, "relu", n=4096).programs[0])
     assert engine.l1_capacity(FERMI, occ) == FERMI.sm.l1.size_bytes
 
 
@@ -470,17 +470,17 @@ def test_hardware_vector_is_its_field_table():
     indices = sorted(getattr(hwvec, n) for n in dir(hwvec) if n.startswith("H_"))
     assert indices == list(range(hwvec.N_HW))
     prog = api.build(H100, "gemm-tiled", m=256, n=256, k=64, tile=32).programs[0]
-    occ = engine._launch_occupancy(H100, prog)
+    occ = engine.launch_occupancy(H100, prog)
     h = hwvec.describe(engine.hw_vector(H100, occ, "lrr", prog.smem_per_block))
     assert h["n_sm"] == H100.sm_count and h["gto"] == 0.0 and h["blocks_per_sm"] == occ.blocks_per_sm
     l1 = engine.l1_capacity(H100, occ, prog.smem_per_block)
     assert h["l1_sets"] * h["l1_ways"] * h["segment_bytes"] == l1
     assert h["int_ii"] > 0 and h["l2_hashed"] == 1.0
-    fermi_occ = engine._launch_occupancy(FERMI, prog)
+    fermi_occ = engine.launch_occupancy(FERMI, prog)
     assert hwvec.describe(engine.hw_vector(FERMI, fermi_occ, "gto"))["int_ii"] == 0
     bad = hwmodels.with_overrides(FERMI, ["sm.l1.sector_bytes=16B"])
     with pytest.raises(ValueError, match="below l2.sector_bytes"):
-        engine.hw_vector(bad, engine._launch_occupancy(FERMI, prog), "gto")
+        engine.hw_vector(bad, engine.launch_occupancy(FERMI, prog), "gto")
 
 
 def test_statistics_are_named():
@@ -502,7 +502,7 @@ def test_l1_by_hand():
     """memory's L1: a load misses, is filled, then hits (at the later of the latency and
     the fill); a store counts and drops the copy; the LRU way is the victim."""
     prog = api.build(FERMI, "relu", n=4096).programs[0]
-    hp = engine.hw_vector(FERMI, engine._launch_occupancy(FERMI, prog), "gto")
+    hp = engine.hw_vector(FERMI, engine.launch_occupancy(FERMI, prog), "gto")
     sets, ways = int(hp[hwvec.H_L1SETS]), int(hp[hwvec.H_L1WAYS])
     tags = np.full((2, sets, ways), -1, np.int64)
     lru = np.zeros((2, sets, ways), np.int64)
@@ -554,7 +554,7 @@ def test_hopper_l1_serves_scattered_lines_one_a_cycle():
     # from an empty L2: the earlier launches' write-backs of a cold start, alike in both,
     # would dilute the L1's share of the time
     def sim(hw, progs):
-        return engine.simulate(hw, progs, l2_empty=True).cycles
+        return engine.simulate(hw, progs, l2="flushed").cycles
     assert sim(H100, rows) > 1.25 * sim(by_bytes, rows)
     assert sim(H100, cols) == pytest.approx(sim(by_bytes, cols), rel=0.01)
     with pytest.raises(ValueError, match="lines_per_cycle"):
@@ -575,8 +575,10 @@ def _sched(rec, n, per_block=1, *, gto=1, share=4.0, int_ii=2.0, lat_mem=300.0, 
     from simulator.simt import scheduler
     # issue 1, SP II 1, INT II int_ii, no FP64 pipe, SFU II 2, LD/ST II 1, a segment 0.25
     # cycles at the L1's bandwidth, a line 1 cycle
-    return scheduler.run(rec, n, per_block, 8, gto, share, 1.0, 1.0, int_ii, 0.0, 2.0, 1.0,
-                         0.25, 1.0, lat_mem, rows)
+    h = np.zeros(hwvec.N_HW)
+    h[[hwvec.H_ISSUE, hwvec.H_SPII, hwvec.H_INTII, hwvec.H_FP64II, hwvec.H_SFUII,
+       hwvec.H_LDSTII]] = (1.0, 1.0, int_ii, 0.0, 2.0, 1.0)
+    return scheduler.run(rec, n, per_block, 8, gto, share, h, 0.25, 1.0, lat_mem, rows)
 
 
 def test_scheduler_run_closed_forms():
@@ -620,8 +622,8 @@ def test_scheduler_interference_is_the_engines():
     slots and INT32 pipe all near saturation, a barrier every tile) and a direct
     convolution (no barrier; FP32 and INT32 pipes under one issue slot), each within 15%
     of the engine in sampled mode, and above the busiest unit's time by 10% or more."""
-    from workloads.ir import Conv2d
     from simulator.simt import analytic
+    from workloads.ir import Conv2d
     conv = Conv2d(name="c", N=8, C=64, H=28, W=28, K=64, R=3, S=3, padding=1)
     for kernel, args in (("gemm-tiled", dict(m=1024, n=1024, k=1024, tile=16)),
                          ("conv-direct", dict(conv=conv))):
@@ -644,12 +646,11 @@ def test_retime_is_a_second_walk(kernel, args):
     gives, for a template's warps (their body scaled to the trips) and for a trace's
     (the same warps recorded); the counts do not depend on the latency."""
     from simulator.simt import scheduler
-    from simulator.simt.hwvec import (H_FPLAT, H_ISSUE, H_SFULAT, H_SHLAT, hw_vector)
+    from simulator.simt.hwvec import hw_vector
     prog = api.build(H100, kernel, **args).programs[-1]
-    occ = engine._launch_occupancy(H100, prog)
+    occ = engine.launch_occupancy(H100, prog)
     h = hw_vector(H100, occ, "gto", prog.smem_per_block)
     code = core.program_arrays(prog)
-    timing = (float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]), float(h[H_SHLAT]))
     trace = walk.from_template(prog, blocks=[1])
     wpb = -(-prog.launch.threads_per_block // 32)
     scaled = False
@@ -661,18 +662,16 @@ def test_retime_is_a_second_walk(kernel, args):
         k = w
         trec = scheduler.recording(int(trace.warp_begin[k + 1] - trace.warp_begin[k]) + 1)
         targs = (trace.rows, trace.addresses, int(trace.warp_begin[k]),
-                 int(trace.warp_begin[k + 1]), int(trace.n_regs), int(h[hwvec.H_SEG]),
-                 int(h[hwvec.H_BANKS]), int(h[hwvec.H_BANKB]), *timing)
-        tat = walk.profile_trace(*targs, 260.0, np.zeros(2, np.int64), int(h[hwvec.H_L1LINEB]), trec)
+                 int(trace.warp_begin[k + 1]), int(trace.n_regs), h)
+        tat = walk.profile_trace(*targs, 260.0, np.zeros(2, np.int64), trec)
         assert tat[walk.P_INSTR] == trec[0, 0] > 0       # every event it walked, recorded
         for lat in (260.0, 33.0, 611.5):
             again = analytic._profile(prog, code, h, 1, w, lat, np.zeros(2, np.int64))
-            assert walk.retime(rec, int(code.n_regs), *timing, lat, at[walk.P_SCALE]) == again[walk.P_T1]
+            assert walk.retime(rec, int(code.n_regs), h, lat, at[walk.P_SCALE]) == again[walk.P_T1]
             keep = np.arange(walk.N_PROFILE) != walk.P_T1
             assert np.array_equal(at[keep], again[keep])
-            tagain = walk.profile_trace(*targs, lat, np.zeros(2, np.int64), int(h[hwvec.H_L1LINEB]),
-                                        scheduler.recording(1))
-            assert walk.retime(trec, int(trace.n_regs), *timing, lat, 0.0) == tagain[walk.P_T1]
+            tagain = walk.profile_trace(*targs, lat, np.zeros(2, np.int64), scheduler.recording(1))
+            assert walk.retime(trec, int(trace.n_regs), h, lat, 0.0) == tagain[walk.P_T1]
     assert scaled          # each walks part of its loop and scales it
 
 
@@ -716,3 +715,41 @@ def test_l2_placement_matches_a_sort_by_set():
         memory.place(tags, lru, fill, dirty, sectors, True, sets)
         for got, exp in zip((tags, lru, fill, dirty), want):
             assert np.array_equal(got, exp), (sets, ways, n)
+
+
+def test_pipes_table_is_the_rule_the_engine_and_the_walk_read():
+    """``pipes``: every opcode has a row; on a preset with INT32 and FP64 rates (the
+    H100) integer work holds the INT32 pipe, IMAD the FP32 pipe at the INT32 rate and
+    IMAD.WIDE twice that, FP64 its own pipe; on Fermi (no INT32 rate) the integer ones
+    hold the FP32 pipe at its rate. A shared load's result waits its passes at the LD/ST rate,
+    a global load's the memory's, a barrier's nothing; the engine and the walk agree on
+    a warp's FP32 and INT32 cycles."""
+    from simulator.simt import isa, pipes
+    from simulator.simt.hwvec import hw_vector
+    assert pipes.PIPES.shape == (len(isa.OP_NAMES), len(pipes.PIPE_COLUMNS))
+    prog = api.build(H100, "gemm-tiled", m=256, n=256, k=256, tile=16).programs[-1]
+    h = hw_vector(H100, engine.launch_occupancy(H100, prog), "gto", prog.smem_per_block)
+    ii = {k: float(h[getattr(hwvec, f"H_{k}")]) for k in ("SPII", "INTII", "FP64II", "LDSTII")}
+    assert ii["INTII"] > 0 and ii["FP64II"] > 0
+    got = {op: (int(pipes.unit_of(op, h)), float(pipes.hold(op, h)))
+           for op in (isa.ALU, isa.IMAD, isa.IMADW, isa.DFMA, isa.FFMA, isa.BAR, isa.UNI)}
+    assert got == {isa.ALU: (pipes.INT, ii["INTII"]), isa.IMAD: (pipes.SP, ii["INTII"]),
+                   isa.IMADW: (pipes.SP, 2 * ii["INTII"]), isa.DFMA: (pipes.FP64, ii["FP64II"]),
+                   isa.FFMA: (pipes.SP, ii["SPII"]), isa.BAR: (pipes.NONE, 0.0),
+                   isa.UNI: (pipes.NONE, 0.0)}
+    fermi = hwmodels.get("gtx480")
+    hf = hw_vector(fermi, engine.launch_occupancy(fermi, prog), "gto", prog.smem_per_block)
+    assert hf[hwvec.H_INTII] == 0
+    for op in (isa.ALU, isa.IMAD, isa.IMADW):
+        assert (pipes.unit_of(op, hf), pipes.hold(op, hf)) == (pipes.SP, hf[hwvec.H_SPII])
+    passes = 3
+    assert pipes.latency(isa.LDS, hf, passes, 0.0) == \
+        hf[hwvec.H_SHLAT] + hf[hwvec.H_LDSTII] * (passes - 1)
+    assert pipes.latency(isa.LDG, h, 1, 777.0) == 777.0
+    assert pipes.latency(isa.BAR, h, 1, 777.0) == 0.0
+    # the walk counts a warp's pipe cycles by the table: the engine's FP32 issues of the
+    # same warp at FP32's rate (the tiled GEMM's FFMAs) are a lower bound on them
+    code = core.program_arrays(prog)
+    prof = walk.profile(code, 0, 0, 0, 0, h, 300.0, 1 << 20, np.zeros(2, np.int64), 0, 0,
+                        analytic._NO_RECORDING)
+    assert prof[walk.P_FP32_CYC] > 0 and prof[walk.P_INT_CYC] > 0

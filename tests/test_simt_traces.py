@@ -59,7 +59,7 @@ def test_trace_of_template_simulates_alike(hw, case):
 ], ids=["relu-gtx480", "gemm-tiled-gtx480"])
 def test_sampled_trace_of_the_planned_blocks(hw, kernel, args):
     (prog,) = api.build(hw, kernel, **args).programs
-    occ = engine._launch_occupancy(hw, prog)
+    occ = engine.launch_occupancy(hw, prog)
     # the plans simulate makes (a cold L2; the slice's L2 cut where the arrays do not fit)
     (pt,) = engine._plans(hw, [prog], [occ], "gto", "sampled", None, False)
     assert pt.caps is None and len(pt.skips)        # short loops, many waves: waves skipped
@@ -125,7 +125,7 @@ def test_shared_width_broadcast_and_helpers():
     scratch = np.zeros((33, 33), np.int64)
     assert core._access_passes(addr, 0, 32, 4, scratch, 16) == 4
     assert core._access_passes(addr, 0, 32, 4, scratch, 4) == 4      # lanes 8 apart share a bank
-    assert core._bank_passes(addr, 0, 32, 4, scratch) == 4
+    assert core.bank_passes(addr, 0, 32, 4, scratch) == 4
 
 
 @pytest.mark.parametrize("hw,width,segments", [(H100, 16, 16), (H100, 4, 4), (H100, 8, 8),
@@ -215,6 +215,7 @@ def test_analytic_model_of_a_partial_trace_scales_its_blocks_work():
     work over theirs (``block_work``), so a sample of a uniform grid predicts the whole;
     a trace of no block is refused."""
     import dataclasses
+
     from simulator.simt import analytic
     prog = api.build(H100, "gemm-tiled", m=128, n=128, k=64, tile=16).programs[0]
     whole = analytic.predict(H100, [walk.from_template(prog, H100)])

@@ -10,8 +10,16 @@ from hypothesis import strategies as st
 import hwmodels
 import workloads
 from simulator.cli import main
-from simulator.systolic import (FoldTiming, Lowered, fold_timing, pipeline_layer, run_array,
-                                simulate_layer, simulate_network, sram_counts)
+from simulator.systolic import (
+    FoldTiming,
+    Lowered,
+    fold_timing,
+    pipeline_layer,
+    run_array,
+    simulate_layer,
+    simulate_network,
+    sram_counts,
+)
 from simulator.systolic.lowering import a_valid_block, operand_matrices
 from simulator.systolic.pipeline import per_fold_bytes
 from workloads import Conv2d, Gemm

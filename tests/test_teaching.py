@@ -11,9 +11,9 @@ import pytest
 
 import simulator as rs
 from simulator.analysis import kernel_suite as ks
-from simulator.kernelcode import timing
-from simulator.kernelcode.source import annotate, kernel_lines, python_lines
+from simulator.kernelcode import compiled, timing
 from simulator.kernelcode import toolchain as tc
+from simulator.kernelcode.source import annotate, kernel_lines, python_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 TEACHING = ROOT / "examples" / "teaching.py"
@@ -28,13 +28,13 @@ def _launch(name, **size):
 def _efficiency(name, hw=H100, **size):
     """SIMT efficiency of the traced warps of a full-mode trace (no engine)."""
     kernel, grid, block, args = _launch(name, **size)
-    c = timing.compile_kernel(kernel, list(args), timing.cc_of(hw))
+    c = compiled.compile(kernel, list(args), timing.cc_of(hw))
     _, tr, _ = timing.trace_program(c, kernel, hw, grid, block, list(args), mode="full")
     return timing._popcount(tr.masks).sum() / (32 * len(tr.masks)), tr, c
 
 
 def _traced_efficiency(kernel, grid, block, args, hw=H100):
-    c = timing.compile_kernel(kernel, list(args), timing.cc_of(hw))
+    c = compiled.compile(kernel, list(args), timing.cc_of(hw))
     _, tr, _ = timing.trace_program(c, kernel, hw, grid, block, list(args), mode="full")
     return timing._popcount(tr.masks).sum() / (32 * len(tr.masks))
 
@@ -45,8 +45,8 @@ def test_a_called_subroutine_runs_with_the_lanes_of_its_inlined_function():
     issue as each warp ran them, under its own lanes, so SIMT efficiency is Nsight
     Compute's on the H100 (kernels suite, n=2^18: 0.646) -- not 1.0, which the
     subroutines' straight path under the caller's lanes gave."""
-    from simulator.kernelcode.cases.examples import all_cases
-    case = next(c for c in all_cases()[0] if c.name == "f64_calls")
+    from workloads.kernelsuite import all_cases
+    case = next(c for c in all_cases() if c.name == "f64_calls")
     rec = next(r for r in json.loads((ROOT / "data" / "measurements" / "h100-sxm" /
                                       "kernels.json").read_text())["records"]
                if r["kernel"] == "f64_calls" and r["ok"])
@@ -117,7 +117,7 @@ def test_source_lines_name_the_kernels_own_lines_and_the_modulos_line():
     ptx = tc.kernel_ptx(kernel, args, cc).ptx
     lines = python_lines(ptx, tc.kernel_ptx_lines(kernel, args, cc))
     path, first, last = kernel_lines(kernel)
-    src = TEACHING.read_text().splitlines()
+    src = Path(path).read_text().splitlines()          # the kernel's own file
     assert lines and all(f == path and first <= n <= last for f, n in lines.values())
     # every remainder instruction (NVVM names it line 0: its 32- and 64-bit paths) lands
     # on the line of the modulo
@@ -221,8 +221,8 @@ def test_bank_conflicts_are_those_of_the_accesses_that_ran_with_edge_tiles():
     (`@!P STS [R], RZ`) that ptxas hoists beside the real one; it runs only in the trips
     whose tile crosses the edge, so it adds no passes elsewhere (a K of 12: the second of
     two 8-wide trips)."""
-    from simulator.kernelcode.cases.examples import all_cases
-    case = {c.name: c for c in all_cases()[0]}["gemm_register_blocked"]
+    from workloads.kernelsuite import all_cases
+    case = {c.name: c for c in all_cases()}["gemm_register_blocked"]
     grid, block, args, shared = case.setup(np.random.default_rng(0), m=40, n=36, k=12)
     em = rs.emulate_kernel(case.kernel, grid, block, [np.copy(a) for a in args], record=True)
     r = rs.simulate_kernel(case.kernel, grid, block, list(args), hw=H100, mode="full",

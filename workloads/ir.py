@@ -135,7 +135,7 @@ class TensorOp:
         """Bytes of the operands the host must send (inputs and weights, whole tensors)."""
         return sum(o.bytes for o in self.operands() if o.role != "output")
 
-    def with_dtype(self, dtype: str) -> "TensorOp":
+    def with_dtype(self, dtype: str) -> TensorOp:
         return dataclasses.replace(self, dtype=dtype)
 
     def dims(self) -> dict:
@@ -716,7 +716,7 @@ class Network:
     inputs: tuple = (INPUT,)
 
     @classmethod
-    def independent(cls, name, ops, description="", params=None) -> "Network":
+    def independent(cls, name, ops, description="", params=None) -> Network:
         """Separate problems (an ablation, a SCALE-Sim topology): layer ``x`` reads
         its own input ``x.input``, nothing flows between layers."""
         ops = tuple(ops)
@@ -750,9 +750,11 @@ class Network:
             done.add(op.name)
         unknown = set(given) - done
         if unknown:
-            raise ValueError(f"workload {show(self.name)}: edges name unknown layer {show(sorted(unknown)[0])}")
+            raise ValueError(f"workload {show(self.name)}: "
+                             f"edges name unknown layer {show(sorted(unknown)[0])}")
         if self.ops[0].name not in given and INPUT not in self.inputs:
-            raise ValueError(f"workload {show(self.name)}: layer {show(self.ops[0].name)} reads {show(INPUT)}, "
+            raise ValueError(f"workload {show(self.name)}: layer {show(self.ops[0].name)} "
+                             f"reads {show(INPUT)}, "
                              f"which is not one of its inputs ({', '.join(self.inputs)})")
         if self.edges:
             err = self.connection_error(declared_only=True)
@@ -838,7 +840,7 @@ class Network:
     def min_bytes(self) -> int:
         return sum(op.min_bytes() for op in self.ops)
 
-    def with_dtype(self, dtype: str) -> "Network":
+    def with_dtype(self, dtype: str) -> Network:
         return dataclasses.replace(self, ops=tuple(op.with_dtype(dtype) for op in self.ops),
                                    params={**self.params, "dtype": dtype})
 

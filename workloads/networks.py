@@ -32,8 +32,22 @@ import re
 from pathlib import Path
 
 # Network and INPUT live in ir.py (the topology reader imports them from there too)
-from .ir import DTYPES, GEMM_LAYOUTS, INPUT, MAX_DIM, MAX_ELEMENTS, TensorTooLarge, BatchNorm, Conv2d, Elementwise, Gemm, Network, Pool2d, TensorOp
-from .ir import show
+from .ir import (
+    DTYPES,
+    GEMM_LAYOUTS,
+    INPUT,
+    MAX_DIM,
+    MAX_ELEMENTS,
+    BatchNorm,
+    Conv2d,
+    Elementwise,
+    Gemm,
+    Network,
+    Pool2d,
+    TensorOp,
+    TensorTooLarge,
+    show,
+)
 
 RESNET50_VARIANTS = ("v1.5", "v1")
 RESNET50_STAGES = ((3, 64), (4, 128), (6, 256), (3, 512))  # (blocks, width); outputs x4
@@ -264,7 +278,8 @@ def parse_op_shape(kind: str, text: str) -> dict:
     missing = [k for k in _OP_REQUIRED[kind] if keys[k] not in kw]
     if missing:
         raise ValueError(f"{kind} shape: missing {', '.join(missing)} (needs "
-                         f"{','.join(_OP_REQUIRED[kind])}; {', '.join(k for k in keys if k not in _OP_REQUIRED[kind])} optional)")
+                         f"{','.join(_OP_REQUIRED[kind])}; "
+                         f"{', '.join(k for k in keys if k not in _OP_REQUIRED[kind])} optional)")
     return kw
 
 
@@ -400,7 +415,8 @@ def _resolve(spec, batch, resolution, dtype, layout) -> Network:
             op = Conv2d(name="conv", dtype=d, **({"layout": layout} if layout else {}), **ckw)
         return Network(spec, (op,), op.describe(), {"dtype": d})
     if not spec:
-        raise ValueError("workload '' is empty; allowed: " + ", ".join(list(NETWORKS) + list(SINGLE_OP_FORMS)))
+        raise ValueError("workload '' is empty; allowed: "
+                         + ", ".join(list(NETWORKS) + list(SINGLE_OP_FORMS)))
     if spec.lower().endswith(".csv") or Path(spec).is_file():
         from .scalesim import load_topology
         net = load_topology(spec, batch=batch or 1, dtype=dtype or "fp32",

@@ -13,7 +13,8 @@ output rows, N the output columns and K the reduction.
 
 SCALE-Sim needs a trailing comma on every row; this reader accepts rows with or
 without it. What follows the last comma of a row with more than the format's columns
-SCALE-Sim never reads (a note such as ``#dw``), and neither does this reader. Only dense layers (sparsity 1:1 or absent) are accepted. ``batch``
+SCALE-Sim never reads (a note such as ``#dw``), and neither does this reader. Only dense
+layers (sparsity 1:1 or absent) are accepted. ``batch``
 multiplies N (conv) or M (GEMM). The file is parsed, never executed.
 """
 from __future__ import annotations
@@ -21,8 +22,12 @@ from __future__ import annotations
 import csv
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .ir import Conv2d, Gemm, Network, show
+
+if TYPE_CHECKING:
+    import os
 
 CONV_COLUMNS = ("Layer name", "IFMAP Height", "IFMAP Width", "Filter Height", "Filter Width",
                 "Channels", "Num Filter", "Strides")
@@ -52,7 +57,8 @@ def _sparsity(path, lineno, text):
                      "only dense layers (1:1) are")
 
 
-def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw") -> Network:
+def load_topology(path: str | os.PathLike, batch: int = 1, dtype: str = "fp32",
+                  layout: str = "nchw") -> Network:
     """Read a SCALE-Sim topology CSV; errors name the file, the line and the column."""
     p = Path(path)
     if not p.exists():
@@ -124,7 +130,7 @@ def load_topology(path, batch: int = 1, dtype: str = "fp32", layout: str = "nchw
                                {"batch": batch, "dtype": dtype, "source": str(p), "format": fmt})
 
 
-def to_topology_csv(network) -> str:
+def to_topology_csv(network: Network) -> str:
     """The network in SCALE-Sim's conv topology format (padding folded into the input
     size, as SCALE-Sim expects; a GEMM becomes a 1x1 convolution on a 1 x M input with
     K channels). Grouped convolutions are written as depth-wise ``DP`` rows only when

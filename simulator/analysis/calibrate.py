@@ -26,12 +26,20 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simulator.arguments import show
+
 from .measurements import load_suite
 
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Iterable
 
-def parameters(hw, folder) -> dict:
+    from hwmodels.schema import SIMTGPU
+
+
+def parameters(hw: SIMTGPU, folder: str | os.PathLike) -> dict:
     """{field path: (value, source, records)} from the folder's micro (and h2d) suite:
     ``records`` names the file and the records the value comes from (for errors)."""
     micro = load_suite(folder, "micro")
@@ -143,13 +151,15 @@ def parameters(hw, folder) -> dict:
 COPY_BYTES_PER_WARP_TRIP = 256   # micro.copy_kernel: a warp loads 128 B and stores 128 B a trip
 
 
-def loaded_latency(hw, copies, latency_s):
+def loaded_latency(hw: SIMTGPU, copies: Iterable[dict],
+                   latency_s: float) -> tuple[float, float, str] | None:
     """(peak bytes/s, queue seconds, how) of a DRAM whose latency grows with load as a
     single-server queue's: ``L = L0 (1 + a u / (1 - u))``, u = X / peak, from the grid-
     stride copies (``micro.copy_kernel``: a warp has one 128-byte load in flight, and
     writes 128 bytes, per trip) at the fewest and the most resident warps. Little's law
     gives each copy's latency, ``L = warps x 256 B / X`` (``COPY_BYTES_PER_WARP_TRIP``);
-    two copies, two unknowns (peak, a); L0 is the streaming pointer chase. None where the copies do not tell them apart
+    two copies, two unknowns (peak, a); L0 is the streaming pointer chase. None where the
+    copies do not tell them apart
     (one occupancy only, or latency not growing with load)."""
     from simulator.simt.occupancy import occupancy
 
@@ -194,7 +204,7 @@ def _get(obj, path):
     return obj
 
 
-def calibrate(hw, folder):
+def calibrate(hw: SIMTGPU, folder: str | os.PathLike) -> tuple[SIMTGPU, list[tuple]]:
     """(calibrated preset, [(field, old, new, source)])."""
     if getattr(hw, "family", None) != "simt":
         raise ValueError(f"hardware {show(hw.name)} is not a SIMT GPU")
@@ -205,7 +215,8 @@ def calibrate(hw, folder):
             raise ValueError(f"{folder}: {field} from {records} ({source}) comes to {value} cycles; a "
                              "measurement that short is an error in it, not a parameter")
         if field.endswith("_s") and value <= 0:
-            raise ValueError(f"{folder}: {field} from {records} ({source}) comes to {value:.3g} s; it must be "
+            raise ValueError(f"{folder}: {field} from {records} ({source}) "
+                             f"comes to {value:.3g} s; it must be "
                              "positive (the measurement is shorter than what it includes)")
         try:
             hw = _set(hw, field, type(old)(value) if isinstance(old, int) else float(value))

@@ -50,16 +50,23 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from simulator.arguments import show
 
+from .gpus import check_trace_device as check_device  # noqa: F401  (check's API)
+from .gpus import trace_devices as devices  # noqa: F401  (check's API)
+from .kernel_names import helper_of, math_of
 from .trace_fields import MAX_COUNT, MAX_SECONDS, MIN_SECONDS, columns, decimal, ncu_units, printable
 from .trace_fields import in_range as _in_range
 from .trace_fields import show as _show
-from .kernel_names import helper_of, math_of
 from .trace_ops import TORCH_DTYPES, op_of  # noqa: F401  (op_of: check's API)
-from .gpus import check_trace_device as check_device  # noqa: F401  (check's API)
-from .gpus import trace_devices as devices  # noqa: F401  (check's API)
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Iterable, Sequence
+
+    from hwmodels.schema import Hardware
 
 KINDS = ("convolution", "gemm", "elementwise", "pooling", "normalization", "softmax", "attention",
          "embedding", "copy", "other")
@@ -87,8 +94,7 @@ class Kernel:
 # an error names the file, the record (event index and kernel/operator name, or CSV
 # line), the field, the value (cut short) and what is allowed.
 
-from .trace_files import _csv_rows, _text, kind_of  # noqa: F401 -- check's readers and API
-
+from .trace_files import csv_rows, kind_of, trace_text  # noqa: E402,F401 -- readers and API
 
 # --- PyTorch profiler Chrome traces ------------------------------------------------------
 
@@ -250,9 +256,9 @@ def _torch_events(path, text):
     return kernels, ops
 
 
-def read_torch(path) -> list:
+def read_torch(path: str | os.PathLike) -> list[Kernel]:
     """The kernels of a PyTorch profiler Chrome trace, each joined to its operator."""
-    return _read_torch(path, _text(path))
+    return _read_torch(path, trace_text(path))
 
 
 def _read_torch(path, text) -> list:
@@ -300,14 +306,14 @@ def _csv_number(at, field, v, allowed, **limits):
     return x
 
 
-def read_ncu(path, metrics=NCU_COUNTERS) -> list:
+def read_ncu(path: str | os.PathLike, metrics: Sequence[str] = NCU_COUNTERS) -> list[Kernel]:
     """The kernels of an Nsight Compute raw CSV: time and, where present, ``metrics``."""
-    return _read_ncu(path, _text(path), metrics)
+    return _read_ncu(path, trace_text(path), metrics)
 
 
 def _read_ncu(path, text, metrics=NCU_COUNTERS) -> list:
     try:
-        rows = list(_csv_rows(text))
+        rows = list(csv_rows(text))
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
     # names and units with spaces around them (as kind_of reads them) are the same names
@@ -328,7 +334,8 @@ def _read_ncu(path, text, metrics=NCU_COUNTERS) -> list:
     for m in ["gpu__time_duration.sum"] + wanted:     # each metric in a unit of its own kind
         allowed = ncu_units(m)
         if units[col[m]] not in allowed:
-            raise ValueError(f"{path} line {uline}: {m} in {_show(units[col[m]])}; allowed: {', '.join(allowed)}")
+            raise ValueError(f"{path} line {uline}: {m} in {_show(units[col[m]])}; "
+                             f"allowed: {', '.join(allowed)}")
         scales[m] = allowed[units[col[m]]]
     scale = scales["gpu__time_duration.sum"]
     out = []
@@ -340,14 +347,16 @@ def _read_ncu(path, text, metrics=NCU_COUNTERS) -> list:
         at = f"{path} line {line}, kernel {_show(r[col['Kernel Name']], 60)}"
         sec = _csv_number(at, "gpu__time_duration.sum", r[t], f"a duration in {units[t]}: a finite "
                           f"number >= {MIN_SECONDS / scale:.4g} (a nanosecond), at most an hour "
-                          f"({MAX_SECONDS / scale:.4g})", lo=MIN_SECONDS / scale, hi=MAX_SECONDS / scale) * scale
+                          f"({MAX_SECONDS / scale:.4g})",
+                          lo=MIN_SECONDS / scale, hi=MAX_SECONDS / scale) * scale
         counters = {}
         for m in wanted:
             v = r[col[m]]
             if v.strip() not in ("", "n/a"):
                 u = scales[m]
                 counters[m] = _csv_number(at, m, v, f"a count in {units[col[m]] or 'units'}: a finite "
-                                          f"number >= 0, at most {MAX_COUNT / u:.4g} (2**64 {units[col[m]] or 'units'}"
+                                          f"number >= 0, at most {MAX_COUNT / u:.4g} "
+                                          f"(2**64 {units[col[m]] or 'units'}"
                                           f"{'' if u == 1 else ' of one'}, a 64-bit counter) or n/a",
                                           lo=0, hi=MAX_COUNT / u) * u
         out.append(Kernel(printable(r[col["Kernel Name"]]), sec, counters=counters, source="ncu",
@@ -359,9 +368,9 @@ def _read_ncu(path, text, metrics=NCU_COUNTERS) -> list:
 
 # --- plain CSVs ------------------------------------------------------------------------------
 
-def read_plain(path) -> list:
+def read_plain(path: str | os.PathLike) -> list[Kernel]:
     """A hand-written CSV: name, op (a workload spec), seconds."""
-    return _read_plain(path, _text(path))
+    return _read_plain(path, trace_text(path))
 
 
 #: a plain CSV's columns: the three it needs, then the optional dtype
@@ -373,7 +382,7 @@ PLAIN_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "int8")
 def _read_plain(path, text) -> list:
     import workloads
     try:
-        rows = list(_csv_rows(text))
+        rows = list(csv_rows(text))
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
     head = [h.strip() for h in rows[0][1]] if rows else []
@@ -395,7 +404,8 @@ def _read_plain(path, text) -> list:
         at = f"{path} line {i}"
         sec = _csv_number(at, "seconds", r[col["seconds"]],
                           f"must be a positive finite number of seconds, at least {MIN_SECONDS:g} (a "
-                          f"nanosecond) and at most an hour ({MAX_SECONDS:g})", lo=MIN_SECONDS, hi=MAX_SECONDS)
+                          f"nanosecond) and at most an hour ({MAX_SECONDS:g})",
+                          lo=MIN_SECONDS, hi=MAX_SECONDS)
         dt = r[col["dtype"]].strip() if "dtype" in col else ""
         if dt and dt not in PLAIN_DTYPES:
             raise ValueError(f"{at}: dtype = {_show(r[col['dtype']])}: one of {', '.join(PLAIN_DTYPES)} "
@@ -419,10 +429,10 @@ def _read_plain(path, text) -> list:
     return out
 
 
-def read(path) -> list:
+def read(path: str | os.PathLike) -> list[Kernel]:
     """The kernels of a trace, its kind (PyTorch profiler JSON, Nsight Compute raw CSV or
     plain CSV) read from its content, whatever its name."""
-    text = _text(path)
+    text = trace_text(path)
     kind = kind_of(path, text)
     return {"torch": _read_torch, "ncu": _read_ncu, "plain": _read_plain}[kind](path, text)
 
@@ -468,7 +478,7 @@ def _math(op, ks, precision: str) -> str:
     return "tf32" if "tf32" in named else "fp32" if "fp32" in named else precision
 
 
-def check(hw, kernels, precision: str = "fp32") -> dict:
+def check(hw: Hardware, kernels: Iterable[Kernel], precision: str = "fp32") -> dict:
     """Each kernel against its op's bound: {"kernels": rows, "by_kind": totals,
     "mapped_fraction", "faster_than_bound", "total_seconds"}.
 
@@ -478,7 +488,8 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
     (fp32 data on TF32 tensor cores); an op of another dtype (fp64, fp16, bf16, int8) is
     held to its own dtype's peak. Each row says the arithmetic it was held to (``math``)
     and, for a helper kernel (a layout transform, a split-K reduction), what it is
-    (``role``); a flagged row says why (``why``). A kernel of zero seconds (a profiler may round one to 0) is kept: it
+    (``role``); a flagged row says why (``why``). A kernel of zero seconds (a profiler may
+    round one to 0) is kept: it
     has no achieved rates, and it is faster than its bound wherever its op needs time."""
     from .roofline import bound
     if precision not in ("fp32", "tf32"):
@@ -508,7 +519,7 @@ def check(hw, kernels, precision: str = "fp32") -> dict:
                                  f"{', '.join(allowed)}")
             key = (replace(op, name=""), prec)
             if key not in memo:
-                memo[key] = (bound(hw, op, prec, l2_warm=True), op.flops(), op.min_bytes())
+                memo[key] = (bound(hw, op, prec, l2="warm"), op.flops(), op.min_bytes())
             b, op_flops, op_bytes = memo[key]
         for k in ks:
             row = {"name": k.name, "seconds": k.seconds, "op": ks[0].kind if op is not None else "other",

@@ -3,12 +3,16 @@ SIMT launch (what ``roofsim simulate simt`` and ``sweep`` print), each a ``Resul
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from simulator.arguments import show
 from simulator.result import Result
 from simulator.simt import api
 
 from .roofline import bound
+
+if TYPE_CHECKING:
+    from hwmodels.schema import SIMTGPU
 
 MODES = api.MODES
 
@@ -35,15 +39,15 @@ class Prediction:
                                 ("roofline", self.roofline))}}
 
 
-def predict(hw, problem, mode: str = "sampled", policy: str = "gto", trace: int = 0,
-            with_roofline: bool = True, l2_warm: bool = False) -> Prediction:
+def predict(hw: SIMTGPU, problem: api.Problem, mode: str = "sampled", policy: str = "gto", trace: int = 0,
+            with_roofline: bool = True, l2: str = "cold") -> Prediction:
     """The engine (unless ``mode`` is analytic), the analytic model and the roofline bound
-    for one ``simulator.simt.api.Problem``."""
+    for one ``simulator.simt.api.Problem``, the launch finding the L2 ``l2``."""
     if mode not in MODES:
         raise ValueError(f"mode = {show(mode)}: allowed: {', '.join(MODES)}")
-    a = api.analytic(hw, problem, policy, l2_warm=l2_warm)
-    e = None if mode == "analytic" else api.simulate(hw, problem, mode, policy, trace, l2_warm)
-    r = bound(hw, problem.op, "fp32", l2_warm) if with_roofline else None
+    a = api.analytic(hw, problem, policy, l2=l2)
+    e = None if mode == "analytic" else api.simulate(hw, problem, mode, policy, trace, l2)
+    r = bound(hw, problem.op, "fp32", l2) if with_roofline else None
     return Prediction(problem, a, e, r)
 
 
@@ -57,7 +61,7 @@ class PointTask:
     args: dict
     mode: str
     policy: str = "gto"
-    l2_warm: bool = False
+    l2: str = "cold"
 
 
 def predict_point(task: PointTask) -> Prediction:
@@ -65,6 +69,6 @@ def predict_point(task: PointTask) -> Prediction:
     between processes) and without the roofline."""
     import dataclasses
     prob = api.build(task.hw, task.kernel, **task.args)
-    p = predict(task.hw, prob, task.mode, task.policy, with_roofline=False, l2_warm=task.l2_warm)
+    p = predict(task.hw, prob, task.mode, task.policy, with_roofline=False, l2=task.l2)
     strip = lambda r: None if r is None else dataclasses.replace(r, detail=None)  # noqa: E731
     return Prediction(prob, strip(p.analytic), strip(p.engine), None)

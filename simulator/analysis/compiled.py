@@ -12,7 +12,8 @@ The oracle's regret is its plan's measured time over the best forward measured a
 model and batch, less one, in each of the two senses: as issued (what a user timing
 ``model(x)`` sees) and queued; and, queued, over the best forward built of units (the
 chains and the oracle's plans: the oracle's own search space, as the thesis measured
-it), which leaves out what compiling the whole model gains across units' boundaries. The per-layer and subtraction methods time units in a
+it), which leaves out what compiling the whole model gains across units' boundaries. The
+per-layer and subtraction methods time units in a
 queued forward, so the oracle they feed sees no host time: where the host bounds a
 forward (eager at small batches, a chain of separately compiled units), the regret as
 issued shows what that blind spot costs.
@@ -21,13 +22,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .oracle import best_of
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Iterable, Sequence
 
 FORWARD_KINDS = ("whole", "chain", "dp")
 
 
-def static_shapes(provenance) -> bool:
+def static_shapes(provenance: dict) -> bool:
     """Whether a run compiled with static shapes (``dynamic=False``, dynamo reset before
     each model and batch). The runs before it was set left dynamo's automatic dynamic
     shapes on: a block after the first of another size, and a batch after the first,
@@ -46,7 +52,7 @@ def _why(drop, keep):
         ("incomplete", *(bool(r.get("incomplete")) for r in (drop, keep)))) if d and not k)
 
 
-def load(folder) -> list:
+def load(folder: str | os.PathLike) -> list:
     """Every record of every ``*.json`` in ``folder``, each with its file's name and
     provenance. A model and batch measured twice: a record compiled with static shapes
     stands for it over one that was not, then a complete record over an incomplete one
@@ -82,7 +88,7 @@ def _name(model: str) -> str:
     return model.rsplit(".", 1)[-1]
 
 
-def forwards(rec) -> dict:
+def forwards(rec: dict) -> dict:
     """{forward name: {"end_to_end_s", "queued_s", "rel_error", "configs"}} of every
     forward measured in ``rec`` (a plan the run did not repeat resolved to the one it
     is the same as)."""
@@ -109,7 +115,7 @@ def forwards(rec) -> dict:
     return out
 
 
-def mix(configs) -> str:
+def mix(configs: Iterable[str]) -> str:
     """A plan's configurations counted: ``"inductor x17, torchscript x1"``."""
     counts = {}
     for c in configs:
@@ -117,11 +123,11 @@ def mix(configs) -> str:
     return ", ".join(f"{c} x{k}" for c, k in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def switches(configs) -> int:
+def switches(configs: Sequence[str]) -> int:
     return sum(a != b for a, b in zip(configs, configs[1:]))
 
 
-def summary(folder) -> dict:
+def summary(folder: str | os.PathLike) -> dict:
     """{"forwards": a row per model, batch and forward; "oracle": a row per model, batch
     and timing method the oracle read; "compile": seconds to build each configuration}."""
     rows, oracle, comp = [], [], []
@@ -164,12 +170,14 @@ def summary(folder) -> dict:
     return {"forwards": rows, "oracle": oracle, "compile": comp}
 
 
-def roofsim_beside(gpu: str, batches, measurements="data/measurements", plans="data/plans") -> list:
+def roofsim_beside(gpu: str, batches: Iterable[int], measurements: str | os.PathLike = "data/measurements",
+                   plans: str | os.PathLike = "data/plans") -> list:
     """Per batch: ResNet-50's roofline bound with every convolution and the FC in fp32
     and in TF32 (cuDNN may use TF32 under PyTorch's defaults), and roofsim's own kernels'
     best measured plan (``roofsim measure network``), where measured."""
     import hwmodels
     from workloads.networks import resnet50
+
     from . import networks as nw
     from .roofline import bound
     hw = hwmodels.get(gpu)

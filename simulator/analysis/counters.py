@@ -1,15 +1,23 @@
 """The engine's counters against Nsight Compute's (the ``counters`` suite): per launch,
 warp instructions executed, DRAM bytes (read and written) and L2 bytes, each error
 beside the error on time -- the way Accel-Sim's correlator scores a simulator. The
-engine runs sampled with the L2 empty (``l2_empty``: ncu flushes the caches before each
+engine runs sampled with the L2 empty (``l2="flushed"``: ncu flushes the caches before each
 profiled launch); a sampled run's counts are its extrapolation to the whole launch.
 """
 from __future__ import annotations
 
 import statistics
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simulator.arguments import show
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Sequence
+
+    from hwmodels.schema import SIMTGPU
+    from workloads.ir import TensorOp
 
 PROBLEMS = tuple(
     [f"gemm-naive=gemm:{s}x{s}x{s}#{tx}" for s in (256, 512, 1024) for tx in ("cols", "rows")]
@@ -24,7 +32,7 @@ PROBLEMS = tuple(
 LAYOUTS = ("nchw", "nhwc")
 
 
-def problem_of(item: str, hw=None):
+def problem_of(item: str, hw: SIMTGPU | None = None) -> tuple[str, dict]:
     """(kernel name, its problem arguments) of a ``KERNEL=WORKLOAD[@LAYOUT][#VARIANT]``
     item (WORKLOAD: a workload spec, or a ResNet-50 layer and its batch,
     ``layer3.0.conv2/8``; VARIANT: gemm-naive's thread_x or gemm-tiled's tile). A
@@ -81,7 +89,7 @@ def problem_of(item: str, hw=None):
     return kernel, {"n": op.n, "grid": (1056,), "block": (256,)}
 
 
-def one_op(spec: str):
+def one_op(spec: str) -> TensorOp:
     """The op of a workload spec naming one op (``gemm:256x256x256``); a network
     (``resnet50``) is refused: a problem is one op, not a network's first layer."""
     import workloads
@@ -92,7 +100,7 @@ def one_op(spec: str):
     return ops[0]
 
 
-def launches_of(item) -> int:
+def launches_of(item: str) -> int:
     from simulator.simt.kernels import REGISTRY
     kernel, kw = problem_of(item)
     spec = REGISTRY.get(kernel)
@@ -103,7 +111,7 @@ COUNTERS = (("instructions", "instructions"), ("dram_bytes", "dram"), ("l2_bytes
             ("seconds", "time"))
 
 
-def load(folder) -> dict:
+def load(folder: str | os.PathLike) -> dict:
     """``folder/counters.json``, every record checked (``check_record``) before any engine
     work: a ValueError names the file, the record and the field."""
     from .measurements import load_suite_json
@@ -132,7 +140,7 @@ SCORED_METRICS = ("gpu__time_duration.sum", "smsp__inst_executed.sum", "dram__by
                   "dram__bytes_write.sum", "lts__t_bytes.sum")
 
 
-def check_metrics(path, doc) -> None:
+def check_metrics(path: str | os.PathLike, doc: dict) -> None:
     """A counters file's ``metrics``: the list of ncu metrics profiled (distinct, non-empty
     strings), holding every one the scored fields come from (:data:`SCORED_METRICS`)."""
     m = doc.get("metrics")
@@ -146,7 +154,7 @@ def check_metrics(path, doc) -> None:
                          f"from {', '.join(SCORED_METRICS)}")
 
 
-def left_out(doc) -> int:
+def left_out(doc: dict) -> int:
     """How many of a loaded counters file's records the scores leave out (``ok`` false: a
     launch whose profile failed its check)."""
     return sum(not r["ok"] for r in doc["records"])
@@ -159,7 +167,7 @@ BYTE_FIELDS = ("dram_bytes", "l2_bytes", "l1_bytes", "l2_sm_bytes", "l2_sm_read_
                "l2_sm_write_bytes", "l2_fabric_bytes", "xbar_to_l1_bytes", "l1_to_xbar_bytes")
 
 
-def check_record(path, i, r: dict, launches: dict) -> dict:
+def check_record(path: str | os.PathLike, i: int, r: dict, launches: dict) -> dict:
     """Record ``i`` of a counters file: its problem readable (``problem_of``), its launch
     one the problem makes, its time within measurements.MIN_SECONDS..MAX_SECONDS, its
     instructions a positive whole number, its bytes 0 to MAX_BYTES, ``ok`` true or false;
@@ -205,11 +213,11 @@ def _simulate(task):
     hw, item, mode = task
     kernel, kw = problem_of(item)
     api.announce_compiling()
-    return [engine.simulate(hw, [p], mode=mode, l2_empty=True).launches[0]
+    return [engine.simulate(hw, [p], mode=mode, l2="flushed").launches[0]
             for p in api.build(hw, kernel, **kw).programs]
 
 
-def run(hw, folder, mode: str = "sampled"):
+def run(hw: SIMTGPU, folder: str | os.PathLike, mode: str = "sampled") -> tuple[list[dict], bool]:
     """(a row per measured launch whose problem the engine finished, whether Ctrl-C
     stopped it): each counter measured and predicted. Counters of another GPU than
     ``hw``'s are refused (``measurements.check_device``)."""
@@ -241,7 +249,7 @@ def run(hw, folder, mode: str = "sampled"):
     return rows, out.interrupted
 
 
-def l2_measured(r):
+def l2_measured(r: dict) -> float | None:
     """A record's L2 bytes as the engine counts them: what the SMs' L1s and the L2
     exchanged over the crossbar (``xbar_to_l1_bytes`` + ``l1_to_xbar_bytes``: every
     sector an SM asked for, and every one it wrote), where the file has them; else
@@ -256,7 +264,7 @@ def l2_measured(r):
     return r.get("l2_bytes")
 
 
-def rows(hw, folder, mode: str = "sampled") -> list:
+def rows(hw: SIMTGPU, folder: str | os.PathLike, mode: str = "sampled") -> list:
     """A row per measured launch: each counter measured and predicted."""
     out, stopped = run(hw, folder, mode)
     if stopped:
@@ -264,7 +272,7 @@ def rows(hw, folder, mode: str = "sampled") -> list:
     return out
 
 
-def scores(rs) -> dict:
+def scores(rs: Sequence[dict]) -> dict:
     """MAPE and median error of each counter over the launches that have it."""
     out = {}
     for k, name in COUNTERS:

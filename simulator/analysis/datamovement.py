@@ -36,11 +36,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
-
-from workloads.ir import Conv2d, Gemm, TensorOp
+from typing import TYPE_CHECKING
 
 from simulator.arguments import show
+from workloads.ir import Conv2d, Gemm, TensorOp
+
+if TYPE_CHECKING:
+    from hwmodels.schema import Hardware, HostLink
+    from workloads.ir import Network
 
 
 def taps(op: TensorOp) -> int:
@@ -77,21 +80,21 @@ class DataMovement:
     onchip_bytes: int
     lower_bound_bytes: int
     h2d_bytes: int
-    h2d_pinned_seconds: Optional[float]
-    h2d_pageable_seconds: Optional[float]
+    h2d_pinned_seconds: float | None
+    h2d_pageable_seconds: float | None
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
 
 
-def h2d_seconds(nbytes: int, link, pinned: bool) -> Optional[float]:
+def h2d_seconds(nbytes: int, link: HostLink | None, pinned: bool) -> float | None:
     if link is None:
         return None
     bw = link.pinned_bandwidth_bytes_per_s if pinned else link.pageable_bandwidth_bytes_per_s
     return link.latency_s + nbytes / bw
 
 
-def data_movement(hw, network, onchip_bytes: Optional[float] = None) -> list[DataMovement]:
+def data_movement(hw: Hardware, network: Network, onchip_bytes: float | None = None) -> list[DataMovement]:
     """Per op: compulsory bytes, pebble bound at ``onchip_bytes`` (default: all the
     chip's storage), the larger of the two, and the host-to-device time of its inputs."""
     s = hw.onchip_bytes if onchip_bytes is None else onchip_bytes
@@ -112,7 +115,7 @@ def data_movement(hw, network, onchip_bytes: Optional[float] = None) -> list[Dat
     return out
 
 
-def network_h2d_bytes(network) -> int:
+def network_h2d_bytes(network: Network) -> int:
     """What a whole forward pass must bring from the host: the first layer's input and
     every layer's weights (intermediate activations stay on the device)."""
     first = network.ops[0]

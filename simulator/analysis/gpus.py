@@ -123,6 +123,7 @@ def _torch_devices(path, text) -> list:
     >= 0); a ValueError naming the field otherwise. Read from the key on, without parsing
     the events again."""
     import json
+
     from simulator.table import printable
     m = re.search(r'"deviceProperties"\s*:\s*', text)
     if m is None:
@@ -156,9 +157,10 @@ def _ncu_devices(path, text) -> list:
     """(name, "major.minor" or None) of each kernel row of an Nsight Compute CSV with a
     ``device__attribute_display_name`` column (and a ``CC`` one, where present): every
     row's, each a non-empty name; a ValueError naming the line and the column otherwise."""
-    from .trace_files import _csv_rows
     from simulator.table import printable
-    rows = list(_csv_rows(text))
+
+    from .trace_files import csv_rows
+    rows = list(csv_rows(text))
     head = [x.strip() for x in rows[0][1]] if rows else []
     if "device__attribute_display_name" not in head:
         return []
@@ -182,8 +184,8 @@ def trace_devices(path) -> list:
     ``device__attribute_display_name`` and ``CC`` columns (every row's); [] where it says
     none (a plain CSV, a trace without them). A malformed one is a ValueError naming the
     field, never skipped."""
-    from .trace_files import _text, kind_of
-    text = _text(path)
+    from .trace_files import kind_of, trace_text
+    text = trace_text(path)
     kind = kind_of(path, text)
     out = {"torch": _torch_devices, "ncu": _ncu_devices}.get(kind, lambda p, t: [])(path, text)
     return list(dict.fromkeys(out))

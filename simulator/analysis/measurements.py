@@ -10,12 +10,21 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simulator.arguments import cut, show
 from simulator.result import Measurement
 
 from .gpus import check_cc, mismatch, same_gpu  # noqa: F401  (same_gpu: this module's API)
 from .suite_keys import check_keys
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable
+
+    from hwmodels.schema import SIMTGPU
+    from simulator.simt.api import Problem
+    from simulator.simt.kernels.spec import KernelSpec
 
 KERNEL_SUITES = ("grid", "gemm", "conv")
 
@@ -68,7 +77,7 @@ def _string(path, i, r, f):
         raise ValueError(f"{path}: record {i}: field {show(f)} = {show(r.get(f))}: must be a string")
 
 
-def check_device(hw, folder, name: str, provenance: dict) -> str:
+def check_device(hw: SIMTGPU, folder: str | os.PathLike, name: str, provenance: dict) -> str:
     """The device (provenance) file ``name`` of measurement folder ``folder`` was measured
     on; a ValueError naming the argument (``folder=``) unless it can be ``hw``'s GPU
     (``gpus.mismatch``): scoring a preset against another GPU's measurements scores nothing
@@ -104,7 +113,7 @@ class SuiteFile:
         return mismatch(hw, self.device, self.provenance.get("compute_capability"))
 
 
-def check_head(path, data, suite: str) -> None:
+def check_head(path: str | os.PathLike, data: object, suite: str) -> None:
     """A suite file's document (``data``, loaded from ``path``) outside its records: a JSON
     object of suite ``suite``, a records list, a provenance naming the device and the date,
     and a schema version this roofsim reads -- the same for every suite reader."""
@@ -127,7 +136,7 @@ def check_head(path, data, suite: str) -> None:
                          f"this roofsim reads {', '.join(map(str, SCHEMA_VERSIONS))}")
 
 
-def suite_path(folder, suite: str, made_by: str = "") -> Path:
+def suite_path(folder: str | os.PathLike, suite: str, made_by: str = "") -> Path:
     """``folder/suite.json``, after saying what is wrong where it is no file to read: the
     folder missing or a file (``gemm.json`` itself given), the suite file missing, a
     folder, a FIFO or a device."""
@@ -142,7 +151,8 @@ def suite_path(folder, suite: str, made_by: str = "") -> Path:
                          ) from None
     if not stat.S_ISDIR(st.st_mode):
         raise ValueError(f"{where}: is a file, not a folder; give the folder that holds {suite}.json"
-                         + (f" ({show(str(Path(folder).parent), 200)})" if Path(folder).name == path.name else ""))
+                         + (f" ({show(str(Path(folder).parent), 200)})"
+                            if Path(folder).name == path.name else ""))
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -156,7 +166,7 @@ def suite_path(folder, suite: str, made_by: str = "") -> Path:
     return path
 
 
-def read_suite_json(folder, suite: str, made_by: str = ""):
+def read_suite_json(folder: str | os.PathLike, suite: str, made_by: str = "") -> tuple[Path, object]:
     """(path, document) of ``folder/suite.json`` (``suite_path``): UTF-8 JSON, a byte-order
     mark ignored (as the traces', plan files' and hardware TOML's readers do), no key twice
     in an object; a ValueError naming the file otherwise."""
@@ -177,7 +187,7 @@ def read_suite_json(folder, suite: str, made_by: str = ""):
         raise ValueError(f"{path}: not a measurement JSON ({why})") from None
 
 
-def load_suite(folder, suite: str) -> SuiteFile:
+def load_suite(folder: str | os.PathLike, suite: str) -> SuiteFile:
     """``folder/suite.json``, its shape checked (ValueError naming file, record, field)."""
     path, data = read_suite_json(folder, suite)
     check_head(path, data, suite)
@@ -253,7 +263,7 @@ def _who(r):
     return f"{k} n={r.get('n')}"
 
 
-def check_times(path, i, who, r) -> None:
+def check_times(path: str | os.PathLike, i: int, who: str | None, r: dict) -> None:
     """A successful record's times, for every suite that times launches (the kernel
     suites, micro and h2d): ``median_s``, ``min_s`` and ``max_s`` each MIN_SECONDS to
     MAX_SECONDS and in that order; ``samples_s``, where given, a list of such times
@@ -319,7 +329,7 @@ def _kernel_record(path, i, r):
                              f"{show(conv.get('n'))}: a convolution's n is its batch")
 
 
-def record_args(spec, record: dict) -> dict:
+def record_args(spec: KernelSpec, record: dict) -> dict:
     """The kernel arguments a record names: its problem (``spec.from_record``) and, where
     the kernel takes a grid or a block and the record states one launch's, that launch's
     -- a record may hold any launch the kernel can make, not only its default's."""
@@ -337,7 +347,7 @@ def record_args(spec, record: dict) -> dict:
     return args
 
 
-def problem_of(hw, record: dict):
+def problem_of(hw: SIMTGPU, record: dict) -> Problem:
     """The ``simulator.simt.api.Problem`` a kernel record names (built for ``hw``), with
     the record's own grid and block where the kernel takes them (``record_args``)."""
     from simulator.simt import api
@@ -392,7 +402,7 @@ def _fmt(shapes):
     return ", ".join(f"grid {one(g)} block {one(b)}" for g, b in shapes)
 
 
-def check_kernel_records(hw, sf: SuiteFile) -> None:
+def check_kernel_records(hw: SIMTGPU, sf: SuiteFile) -> None:
     """Every successful record of a kernel suite, checked against the problem it names as
     built for ``hw``: the grid and block it states (and its FLOPs, where stated) must be
     the launches the kernel makes for that problem -- else the record and this roofsim's
@@ -445,7 +455,7 @@ def check_kernel_records(hw, sf: SuiteFile) -> None:
         seen[key] = i
 
 
-def measurement(sf: SuiteFile, index: int, problem, record: dict | None = None) -> Measurement:
+def measurement(sf: SuiteFile, index: int, problem: Problem, record: dict | None = None) -> Measurement:
     """Record ``index`` of a kernel suite (``record``, else the file's) as a Measurement
     of ``problem``."""
     r = sf.records[index] if record is None else record
@@ -453,7 +463,8 @@ def measurement(sf: SuiteFile, index: int, problem, record: dict | None = None) 
                        median_seconds=r["median_s"], min_seconds=r["min_s"], max_seconds=r["max_s"],
                        flops=problem.op.flops(), compulsory_bytes=problem.op.min_bytes(),
                        op=problem.op.identity(),
-                       launch_shapes=tuple((p.launch.grid, p.launch.block) for p in problem.programs), provenance=sf.provenance,
+                       launch_shapes=tuple((p.launch.grid, p.launch.block) for p in problem.programs),
+                       provenance=sf.provenance,
                        record=r, index=index)
 
 
@@ -468,7 +479,7 @@ def _no_repeated_keys(pairs):
     return out
 
 
-def short(v, n: int = 40) -> str:
+def short(v: object, n: int = 40) -> str:
     """``repr(v)`` cut to ``n`` characters (an error quotes the value it refuses):
     ``simulator.arguments.show``."""
     return show(v, n)
@@ -493,8 +504,9 @@ class RecordError(ValueError):
         super().__init__(f"{path}: {who}: field {field!r} {what}: {allowed}")
 
 
-def number(path, i, name, r, field, *, minimum=0.0, strict=True, what="a number",
-           optional=False, maximum=None, integer=None):
+def number(path: str | os.PathLike, i: int, name: str | None, r: dict, field: str, *, minimum: float = 0.0,
+           strict: bool = True, what: str = "a number", optional: bool = False,
+           maximum: float | None = None, integer: str | None = None) -> float | None:
     """Field ``field`` of record ``r``: a finite number above ``minimum`` (or at it, where
     not ``strict``) and at most ``maximum`` (where given); a JSON integer where ``integer``
     is "int", a whole number (1e6, 1000000.0) where "whole"; None (or absent) where
@@ -512,7 +524,8 @@ def number(path, i, name, r, field, *, minimum=0.0, strict=True, what="a number"
     return v
 
 
-def seconds(path, i, name, r, f, optional=False):
+def seconds(path: str | os.PathLike, i: int, name: str | None, r: dict, f: str,
+            optional: bool = False) -> float | None:
     """Field ``f`` of record ``r``: a measured kernel time, MIN_SECONDS to MAX_SECONDS."""
     return number(path, i, name, r, f, minimum=MIN_SECONDS, strict=False, maximum=MAX_SECONDS,
                   what="a positive number of seconds (a measured kernel time)",
@@ -559,7 +572,8 @@ KINDS = {
 }
 
 
-def field(path, i, name, r, f, kind, optional=True):
+def field(path: str | os.PathLike, i: int, name: str | None, r: dict, f: str, kind: str,
+          optional: bool = True) -> object:
     """Field ``f`` of record ``r``, of ``kind`` (KINDS; "seconds": ``seconds``): a
     RecordError where it is not; not checked where absent and ``optional``."""
     if f not in r and optional:
@@ -573,7 +587,8 @@ def field(path, i, name, r, f, kind, optional=True):
     return v
 
 
-def load_suite_json(folder, suite: str, made_by: str, check=None) -> dict:
+def load_suite_json(folder: str | os.PathLike, suite: str, made_by: str,
+                    check: Callable[[Path, int, dict], dict] | None = None) -> dict:
     """``folder/suite.json`` of a suite whose records the scoring reads directly
     (counters, tune): its suite name and records list checked, no key repeated in an
     object, and each record checked by ``check(path, index, record)`` -- which raises a

@@ -17,11 +17,18 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import plan as pl
 
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Iterable, Sequence
 
-def load_measurements(folder) -> dict:
+    from workloads.ir import Network
+
+
+def load_measurements(folder: str | os.PathLike) -> dict:
     """{batch: [records]} of every ``network_b*.json`` in ``folder``."""
     out = {}
     for f in sorted(Path(folder).glob("network_b*.json")):
@@ -34,7 +41,7 @@ def _key(text: str) -> tuple:
     return tuple(text.split(" "))
 
 
-def load_predictions(folder, batch: int) -> dict:
+def load_predictions(folder: str | os.PathLike, batch: int) -> dict:
     """The oracle's prediction document at ``batch``: {"tables": {predictor: {time_key:
     seconds}}, "oracle": its picks, ...}."""
     doc = json.loads((Path(folder) / f"predictions-b{batch}.json").read_text())
@@ -50,7 +57,7 @@ def _configs(net, rec):
     return pl.configs_from_names(rec["configs"])
 
 
-def measured_plans(records) -> dict:
+def measured_plans(records: Iterable[dict]) -> dict:
     """{plan name: record} with the plans a run did not repeat (``same_as``) resolved to
     the record measured."""
     by = {r["plan"]: r for r in records}
@@ -66,7 +73,8 @@ def plan_label(name: str) -> str:
     return name
 
 
-def summary(gpu: str, measurements="data/measurements", plans="data/plans", workload="resnet50"):
+def summary(gpu: str, measurements: str | os.PathLike = "data/measurements",
+            plans: str | os.PathLike = "data/plans", workload: str | Network = "resnet50") -> dict:
     """Per batch, per plan: the three timing methods, the predictions and their errors;
     per batch, the regret of each picked plan and the dynamic program's predicted total
     against its measurement. Returns {"plans": rows, "regret": rows, "layers": rows}."""
@@ -121,7 +129,7 @@ def summary(gpu: str, measurements="data/measurements", plans="data/plans", work
     return {"plans": rows, "regret": regret, "layers": layer_rows}
 
 
-def layer_errors(layer_rows, predictor="engine") -> dict:
+def layer_errors(layer_rows: Sequence[dict], predictor: str = "engine") -> dict:
     """MAPE of ``predictor``'s per-layer time against the per-layer measurement, by
     layer kind (conv, batchnorm, pool2d, gemm, transform) over the uniform plans."""
     out = {}
@@ -134,7 +142,7 @@ def layer_errors(layer_rows, predictor="engine") -> dict:
     return out
 
 
-def framework(gpu: str, measurements="data/measurements") -> list:
+def framework(gpu: str, measurements: str | os.PathLike = "data/measurements") -> list:
     """torchvision's ResNet-50 records (empty where none were taken)."""
     f = Path(measurements) / gpu / "torchvision.json"
     return json.loads(f.read_text())["records"] if f.is_file() else []

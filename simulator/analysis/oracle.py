@@ -22,8 +22,12 @@ need).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from simulator.arguments import show
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Hashable
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,7 @@ def best_of(times: dict) -> Choice:
     return Choice(configs, float(sum(times[c][i] for i, c in enumerate(configs))))
 
 
-def dynamic_program(times: dict, switch) -> Choice:
+def dynamic_program(times: dict, switch: Callable[[Hashable, Hashable, int], float]) -> Choice:
     """The fastest sequence of configurations, ``switch(a, b, i)`` seconds charged where
     layer i runs in ``b`` after layer i - 1 ran in ``a`` (``a != b``; it may be 0)."""
     n = _check(times)
@@ -86,7 +90,8 @@ def dynamic_program(times: dict, switch) -> Choice:
 MAX_SEGMENT_COMBINATIONS = 1 << 16
 
 
-def segmented(options: list, start, cost) -> Choice:
+def segmented(options: list, start: Hashable,
+              cost: Callable[[int, Hashable, object], tuple[float, float, Hashable]]) -> Choice:
     """The cheapest choice per segment: ``options[i]`` the choices segment i may take
     (every combination of its layers' configurations), ``start`` the state entering the
     first, ``cost(i, state, choice) -> (seconds, switch_seconds, state after)``; a choice

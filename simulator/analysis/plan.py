@@ -29,8 +29,20 @@ import dataclasses
 import itertools
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from simulator.arguments import show
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Iterable, Sequence
+
+    from hwmodels.schema import SIMTGPU, Hardware
+    from simulator.parallel import Outcome
+    from simulator.simt.api import Problem
+    from workloads.ir import Network, TensorOp
+
+    from .oracle import Choice
 
 UNIFORM = ("direct-nchw", "direct-nhwc", "im2col-nchw", "im2col-nhwc")
 MAX_PLAN_BYTES = 1 << 20                # a plan file: a line a layer, far below this
@@ -58,7 +70,7 @@ class LayerPlan:
     out_layout: str = ""
 
 
-def config_name(cfg) -> str:
+def config_name(cfg: tuple | str) -> str:
     return "-".join(cfg) if isinstance(cfg, tuple) else cfg
 
 
@@ -67,7 +79,7 @@ def _short(v) -> str:
     return t if len(t) <= 40 else f"{t[:30]}... ({len(t)} characters)"
 
 
-def uniform_name(text):
+def uniform_name(text: object) -> str | None:
     """The uniform plan ``text`` names (one of UNIFORM), or None: the one rule for a plan's
     name wherever one is read -- the command line, the API, a plan file's values --
     spaces around it and letter case aside (``" IM2COL-NHWC"`` is ``im2col-nhwc``)."""
@@ -77,7 +89,7 @@ def uniform_name(text):
     return name if name in UNIFORM else None
 
 
-def parse_config(text, layer: str = "default"):
+def parse_config(text: object, layer: str = "default") -> tuple[str, ...]:
     """``direct-nhwc`` -> ("direct", "nhwc"); an error names the layer and the choices."""
     name = uniform_name(text)
     if name is None:
@@ -85,7 +97,7 @@ def parse_config(text, layer: str = "default"):
     return tuple(name.split("-"))
 
 
-def input_dims(net):
+def input_dims(net: Network) -> tuple:
     """(N, C, H, W) of the network's one input (a GEMM's A: M x K x 1 x 1, no layout);
     a network of separate problems has none (measuring runs a chained network)."""
     from workloads.ir import INPUT
@@ -97,12 +109,13 @@ def input_dims(net):
     return shapes[INPUT]
 
 
-def configurable(net) -> list:
+def configurable(net: Network) -> list:
     """The layers a plan configures: every convolution and GEMM, in order."""
     return [op.name for op in net.ops if op.kind in ("conv2d", "gemm")]
 
 
-def expand(net, configs: dict, ops=None, layouts=None, dims=None) -> list:
+def expand(net: Network, configs: dict, ops: Sequence[TensorOp] | None = None,
+           layouts: dict | None = None, dims: dict | None = None) -> list:
     """The layers the GPU runs for ``net`` under ``configs`` (layer name -> (algorithm,
     layout) for a convolution, algorithm for a GEMM), transforms inserted (module doc).
     ``ops``: a run of the network's layers (default all); ``layouts``/``dims``: the
@@ -157,7 +170,7 @@ def expand(net, configs: dict, ops=None, layouts=None, dims=None) -> list:
     return out
 
 
-def uniform_configs(net, name: str) -> dict:
+def uniform_configs(net: Network, name: str) -> dict:
     if uniform_name(name) is None:
         raise ValueError(f"plan={show(name)}: allowed: {', '.join(UNIFORM)}, or a plan file "
                          "(.toml or .json)")
@@ -166,7 +179,7 @@ def uniform_configs(net, name: str) -> dict:
             for n in (op.name,) if op.kind in ("conv2d", "gemm")}
 
 
-def load_plan_file(path, net) -> dict:
+def load_plan_file(path: str | os.PathLike, net: Network) -> dict:
     """A plan file (TOML or JSON, module doc) -> the configuration of every layer it
     configures; errors name the file, the key and what is allowed."""
     import tomllib
@@ -258,7 +271,7 @@ def _default_config(net, configs: dict):
     return Counter(convs).most_common(1)[0][0] if convs else CONFIGS[0]
 
 
-def plan_json(net, configs: dict, comment: str = "") -> str:
+def plan_json(net: Network, configs: dict, comment: str = "") -> str:
     """A plan file (JSON) listing every configured layer."""
     return json.dumps({"comment": comment, "default": config_name(_default_config(net, configs)),
                        "layers": {n: config_name(configs[n]) for n in configurable(net)}},
@@ -284,7 +297,7 @@ def _printable(line: str) -> str:
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in line)
 
 
-def plan_text(net, configs: dict, comment: str = "") -> str:
+def plan_text(net: Network, configs: dict, comment: str = "") -> str:
     """A plan file (TOML) listing every configured layer; layer names of any characters
     written so that ``load_plan_file`` reads them back."""
     default = _default_config(net, configs)
@@ -295,7 +308,7 @@ def plan_text(net, configs: dict, comment: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def configs_of(net, plan: str) -> dict:
+def configs_of(net: Network, plan: str) -> dict:
     """A plan argument (a uniform name or a file) -> every layer's configuration."""
     if uniform_name(plan) is not None:
         return uniform_configs(net, plan)
@@ -305,7 +318,7 @@ def configs_of(net, plan: str) -> dict:
                      "(.toml or .json)")
 
 
-def network(workload, batch):
+def network(workload: str | os.PathLike | Network | TensorOp, batch: int | None) -> Network:
     """The network a plan runs: a workload string at ``batch`` (None: its own), or a
     Network (or op) as built, whose batch ``batch`` must be if given; its layers must
     connect (``Network.check_connected``) and each have a kernel."""
@@ -329,7 +342,7 @@ def network(workload, batch):
     return net
 
 
-def batch_of(net) -> int:
+def batch_of(net: Network) -> int:
     """The batch a network runs at: its first convolution's (batch norm's, pool's) N."""
     return next((op.N for op in net.ops if op.kind in ("conv2d", "batchnorm", "pool2d")), 1)
 
@@ -348,7 +361,7 @@ class LayerTask:
     hw: object
     layer: LayerPlan
     mode: str
-    l2_warm: bool
+    l2: str
     problem: object = None       # the layer's kernel problem, built where the plan was checked
 
 
@@ -369,7 +382,7 @@ def kernel_args(lp: LayerPlan) -> dict:
     return {"conv": lp.op}
 
 
-def build_layer(hw, lp: LayerPlan):
+def build_layer(hw: SIMTGPU, lp: LayerPlan) -> Problem:
     """The layer's kernel problem on ``hw``; a launch the kernel cannot make (a grid past
     CUDA's limits at a large batch) is an error naming the layer."""
     from simulator.simt import api
@@ -384,7 +397,7 @@ def predict_layer(task: LayerTask) -> dict:
     from .compare import predict
     hw, lp = task.hw, task.layer
     prob = task.problem if task.problem is not None else build_layer(hw, lp)
-    p = predict(hw, prob, task.mode, "gto", l2_warm=task.l2_warm)
+    p = predict(hw, prob, task.mode, "gto", l2=task.l2)
     launch = hw.kernel_launch_s * len(prob.programs)
     e = p.engine
     return {"layer": lp.op.name, "kind": "transform" if lp.algorithm == "transform" else lp.op.kind,
@@ -410,8 +423,8 @@ def _sampled_cost(task) -> float:
     return sum(sampled_cost(hw, p) for p in prob.programs)
 
 
-def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, workers=None,
-                 scheduler=None):
+def predict_plan(hw: SIMTGPU, layers: Sequence[LayerPlan], mode: str = "sampled", l2: str = "cold",
+                 workers: int | None = None, scheduler: str | None = None) -> tuple[Outcome, dict]:
     """Every layer of a plan predicted (spread over Dask workers, see
     ``simulator.parallel``): (Outcome whose results are layer rows, totals per
     predictor over the layers that finished).
@@ -452,7 +465,7 @@ def predict_plan(hw, layers, mode: str = "sampled", l2_warm: bool = False, worke
     order = sorted(unique, key=lambda i: -cost.get(i, 0.0))
     _say_how_long(cost, len(unique), len(layers), workers, scheduler)
     from simulator.simt.api import announce_compiling, announce_compiling_analytic
-    out = map_tasks(predict_layer, [LayerTask(hw, layers[i], mode, l2_warm, probs[i]) for i in order],
+    out = map_tasks(predict_layer, [LayerTask(hw, layers[i], mode, l2, probs[i]) for i in order],
                     workers=workers, scheduler=scheduler, label="plan",
                     ready=announce_compiling if mode == "sampled" else announce_compiling_analytic)
     by_first = dict(zip(order, out.results))
@@ -503,7 +516,7 @@ def _say_how_long(cost, distinct, total, workers, scheduler):
 
 # --- the oracle over a network's plans ----------------------------------------------------
 
-def time_key(lp: LayerPlan):
+def time_key(lp: LayerPlan) -> tuple:
     """What a layer's time depends on: a convolution its algorithm and layout, the FC
     its algorithm, batch norm and pools their layout, a transform its tensor and
     target."""
@@ -516,7 +529,7 @@ def time_key(lp: LayerPlan):
     return (lp.op.kind, lp.op.name, lp.layout)
 
 
-def all_transforms(net) -> list:
+def all_transforms(net: Network) -> list:
     """Every transform any plan of ``net`` may insert: each tensor a layer reads with a
     spatial extent, into each layout."""
     from workloads.ir import Conv2d
@@ -536,7 +549,7 @@ def all_transforms(net) -> list:
     return out
 
 
-def oracle_layers(net) -> list:
+def oracle_layers(net: Network) -> list:
     """The layers whose times the oracle needs: the four uniform plans' layers (every
     convolution in each configuration, batch norms and pools in each layout, the FC each
     way) and every transform, each once."""
@@ -549,7 +562,7 @@ def oracle_layers(net) -> list:
     return out
 
 
-def launchable(hw, layers) -> tuple:
+def launchable(hw: SIMTGPU, layers: Iterable[LayerPlan]) -> tuple:
     """(the layers whose kernels can launch on ``hw``, [(layer, why not)] of the rest): a
     tiled GEMM's grid past CUDA's 65,535 rows of tiles (im2col from batch 84 on ResNet-50's
     first convolution), say."""
@@ -563,7 +576,7 @@ def launchable(hw, layers) -> tuple:
     return ok, refused
 
 
-def segments(net) -> list:
+def segments(net: Network) -> list:
     """The network's layers cut where at most one layer's output is live and no input is
     between its first and last reader (a transform of it is shared by its readers):
     [(entry tensor -- the live output, or None --, ops)]. A network of separate problems
@@ -585,7 +598,7 @@ def segments(net) -> list:
     return out
 
 
-def choose(net, seconds: dict):
+def choose(net: Network, seconds: dict) -> tuple[Choice, float]:
     """The fastest plan of ``net`` from per-layer times (``seconds[time_key(lp)]``):
     (Choice of the dynamic program -- its ``configs`` the plan's configuration of every
     layer --, best-of lower bound in seconds). A time the table lacks is an error naming
@@ -630,7 +643,7 @@ def choose(net, seconds: dict):
     return dataclasses.replace(pick, configs=configs), sum(best.values())
 
 
-def plan_seconds(net, configs: dict, seconds: dict):
+def plan_seconds(net: Network, configs: dict, seconds: dict) -> float | None:
     """A plan's total from per-layer times (the oracle's own pricing); None where a layer
     has no time (its kernel cannot launch)."""
     keys = [time_key(lp) for lp in expand(net, configs)]
@@ -661,13 +674,13 @@ class OracleReport:
                 for lp, r in zip(self.layers, self.outcome.results) if r is not None]
 
 
-def oracle(hw, net, mode: str = "sampled", l2_warm: bool = False, workers=None,
-           scheduler=None) -> OracleReport:
+def oracle(hw: SIMTGPU, net: Network, mode: str = "sampled", l2: str = "cold",
+           workers: int | None = None, scheduler: str | None = None) -> OracleReport:
     """Every layer of ``net`` predicted in each configuration and every transform, then
     per predictor the best-of bound and the dynamic program's plan; the plan picked from
     the engine's predictions (the analytic model's with ``mode='analytic'``)."""
     layers, refused = launchable(hw, oracle_layers(net))
-    out, _ = predict_plan(hw, layers, mode, l2_warm, workers, scheduler)
+    out, _ = predict_plan(hw, layers, mode, l2, workers, scheduler)
     by = "engine" if mode != "analytic" else "analytic"
     if out.interrupted:
         return OracleReport(tuple(layers), tuple(refused), out, {}, {}, by, {})
@@ -692,7 +705,7 @@ def oracle(hw, net, mode: str = "sampled", l2_warm: bool = False, workers=None,
                         configs_from_names(picks[by]["configs"]))
 
 
-def systolic_layers(hw, net) -> tuple:
+def systolic_layers(hw: Hardware, net: Network) -> tuple:
     """The network's convolutions and FC on systolic preset ``hw`` (its own dataflow, the
     default engine mode): ({layer: seconds}, whether the stalls came from the closed form
     -- a small array's many folds are too many for the pipeline model)."""

@@ -63,8 +63,9 @@ def _figure(figsize):
 
 
 def _save(fig, path):
-    from hwmodels.fileio import atomic_write
     import io
+
+    from hwmodels.fileio import atomic_write
     fmt = str(path).rsplit(".", 1)[-1].lower()
     if fmt not in ("png", "svg", "pdf"):
         raise ValueError(f"path={show(str(path), 200)}: the file must end in .png, .svg or .pdf")
@@ -808,7 +809,8 @@ def _check_figure(doc, hw, precision="fp32"):
         ax.set_title(f"kernels with FLOPs, on the roofline ({len(on)})", fontsize=10)
         ax.grid(True, which="both", lw=0.3, alpha=0.4)
         _sectioned_legend(ax, [(f"roofs: {precision} peak {peak / 1e12:.4g} TFLOP/s, and the "
-                                "other arithmetic the kernels ran" if len(roof_handles) > len(hw.memory_levels())
+                                "other arithmetic the kernels ran"
+                                if len(roof_handles) > len(hw.memory_levels())
                                 else f"roofs: {precision} peak {peak / 1e12:.4g} TFLOP/s", roof_handles,
                                 roof_labels), ("op kind (kernels)", handles, labels)], fontsize=7)
     if side:

@@ -11,11 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from simulator import arguments as arg
 from simulator.arguments import show
 from simulator.result import Result
 
 from .datamovement import lower_bound_bytes
+
+if TYPE_CHECKING:
+    from hwmodels.schema import Hardware
+    from workloads.ir import Network, TensorOp
 
 #: compute precisions that map to a different storage dtype
 COMPUTE_STORAGE = {"tf32": "fp32"}
@@ -100,13 +106,16 @@ class RooflineReport:
                 "layers": [p.row() for p in self.points], "totals": self.totals()}
 
 
-def roofline(hw, network, precision: str | None = None, l2_warm: bool = False) -> RooflineReport:
+def roofline(hw: Hardware, network: Network, precision: str | None = None,
+             l2: str = "cold") -> RooflineReport:
     """Roofline bound of every op of ``network`` on ``hw``.
 
-    ``l2_warm`` (an op repeated on the same buffers, as measurements repeat launches):
+    ``l2`` (``arguments.L2_STATES``) warm (an op repeated on the same buffers, as
+    measurements repeat launches):
     its bytes already in the L2 -- all of them, up to the L2's capacity -- need not cross
     DRAM, so DRAM must move only what exceeds the L2 and the rest is priced at the L2's
-    bandwidth (its own level's term); the bound stays a bound.
+    bandwidth (its own level's term); the bound stays a bound. Cold and flushed alike:
+    every byte crosses DRAM.
 
     ``precision`` defaults to the ops' dtype; ``tf32`` computes fp32 data on TF32
     matrix units. An op whose dtype differs from the storage of ``precision`` is an
@@ -123,6 +132,7 @@ def roofline(hw, network, precision: str | None = None, l2_warm: bool = False) -
     if bad:
         raise ValueError(f"precision {show(precision)} needs {storage} data but layer {show(bad[0])} is "
                          f"{network.ops[0].dtype}")
+    warm = arg.l2_state(l2) == "warm"
     peak = hw.peak_flop_per_s(precision)
     levels = hw.memory_levels()
     points = []
@@ -130,9 +140,10 @@ def roofline(hw, network, precision: str | None = None, l2_warm: bool = False) -
         flops = op.flops()
         lps = []
         for lv in levels:
-            b = lower_bound_bytes(op, lv.inner_capacity_bytes, lv.private_units) if lv.inner_capacity_bytes > 0 \
+            b = lower_bound_bytes(op, lv.inner_capacity_bytes, lv.private_units) \
+                if lv.inner_capacity_bytes > 0 \
                 else op.min_bytes()
-            if l2_warm and lv.name == "dram" and getattr(hw, "l2", None) is not None:
+            if warm and lv.name == "dram" and getattr(hw, "l2", None) is not None:
                 b = max(0, b - hw.l2.size_bytes)
             lps.append(LevelPoint(lv.name, b, lv.bandwidth_bytes_per_s,
                                   flops / b if b else float("inf"), b / lv.bandwidth_bytes_per_s))
@@ -160,12 +171,13 @@ def _point_result(hw, p: RooflinePoint, op_dict, precision, wall) -> Result:
                          "attainable_flop_per_s": p.attainable_flop_per_s})
 
 
-def bound(hw, workload, precision: str = "fp32", l2_warm: bool = False) -> Result:
+def bound(hw: Hardware, workload: TensorOp | Network, precision: str = "fp32",
+          l2: str = "cold") -> Result:
     """The roofline lower bound as a Result: of one op (a ``workloads.ir`` TensorOp) or of
     a network (its ``layers`` one Result per op); ``limiter`` names what binds
     (``compute`` or a memory level), ``bytes_by_level`` the bytes each level must move
     (the larger of the compulsory traffic and the pebble bound inside it); ``detail``
-    the :class:`RooflineReport` (ceilings, for charts). ``l2_warm``: the op's buffers
+    the :class:`RooflineReport` (ceilings, for charts). ``l2`` warm: the op's buffers
     start in the L2 (see :func:`roofline`).
 
     >>> import hwmodels
@@ -180,7 +192,7 @@ def bound(hw, workload, precision: str = "fp32", l2_warm: bool = False) -> Resul
     t0 = time.perf_counter()
     single = not isinstance(workload, Network)
     net = Network(workload.name or workload.kind, (workload,)) if single else workload
-    rep = roofline(hw, net, precision, l2_warm)
+    rep = roofline(hw, net, precision, l2)
     wall = time.perf_counter() - t0
     layers = tuple(_point_result(hw, p, op.identity(), rep.precision, wall / len(net.ops))
                    for p, op in zip(rep.points, net.ops))
@@ -196,7 +208,7 @@ def bound(hw, workload, precision: str = "fp32", l2_warm: bool = False) -> Resul
                                         "seconds_by_bound": t["seconds_by_bound"]}, detail=rep)
 
 
-def ceilings(hw) -> dict:
+def ceilings(hw: Hardware) -> dict:
     """The hardware's roofs: its peak FLOP/s per precision, and per memory level the
     bandwidth, the on-chip capacity inside it and the ridge point per precision (what
     ``roofsim hw show`` lists as derived)."""

@@ -10,21 +10,31 @@ outcome (``interrupted`` where Ctrl-C stopped it, the rows then what finished).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from simulator.arguments import show
 from simulator.parallel import map_tasks
 from simulator.simt import api
 
 from .compare import PointTask, predict_point
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
-def predict_points(hw, points, mode, policy="gto", l2_warm=False, workers=None,
-                   scheduler=None, label="sweep"):
+    from hwmodels.schema import SIMTGPU
+    from simulator.parallel import Outcome
+    from workloads.ir import Conv2d
+
+
+def predict_points(hw: SIMTGPU, points: Iterable[tuple[str, dict]], mode: str, policy: str = "gto",
+                   l2: str = "cold", workers: int | None = None, scheduler: str | None = None,
+                   label: str = "sweep") -> Outcome:
     """The predictions of ``points`` ((kernel, args) pairs) over workers; each point is
     built here first, so that a bad one fails before any work."""
     tasks = []
     for kernel, kw in points:
         api.build(hw, kernel, **kw)
-        tasks.append(PointTask(hw, kernel, kw, mode, policy, l2_warm))
+        tasks.append(PointTask(hw, kernel, kw, mode, policy, l2))
     from simulator.simt.api import announce_compiling, announce_compiling_analytic
     return map_tasks(predict_point, tasks, workers=workers, scheduler=scheduler, label=label,
                      ready=announce_compiling_analytic if mode == "analytic" else announce_compiling)
@@ -34,13 +44,14 @@ def _short(dims):
     return "x".join(map(str, dims[:2] if dims[1] > 1 else dims[:1]))
 
 
-def grid_sweep(hw, kernel, args, pairs, mode="sampled", policy="gto", l2_warm=False,
-               workers=None, scheduler=None):
+def grid_sweep(hw: SIMTGPU, kernel: str, args: dict, pairs: Iterable[tuple], mode: str = "sampled",
+               policy: str = "gto", l2: str = "cold", workers: int | None = None,
+               scheduler: str | None = None) -> tuple[list[dict], Outcome]:
     """``kernel`` with ``args`` at each (grid, block) of ``pairs`` (None: the kernel's
     own): a row per launch with its occupancy, waves and predicted seconds."""
     points = [(kernel, {**args, **({"grid": g} if g is not None else {}),
                         **({"block": b} if b is not None else {})}) for g, b in pairs]
-    out = predict_points(hw, points, mode, policy, l2_warm, workers, scheduler, "sweep")
+    out = predict_points(hw, points, mode, policy, l2, workers, scheduler, "sweep")
     rows = []
     for p in out.finished:
         prob = p.problem
@@ -56,7 +67,7 @@ def grid_sweep(hw, kernel, args, pairs, mode="sampled", policy="gto", l2_warm=Fa
     return rows, out
 
 
-def layout_pairs(workload, batch=None) -> list:
+def layout_pairs(workload: str, batch: int | None = None) -> list[tuple[Conv2d, Conv2d]]:
     """(NCHW op, NHWC op) of every convolution of ``workload``; a grouped one (no kernel
     computes it) is refused, naming the layer."""
     import workloads
@@ -75,16 +86,18 @@ def layout_pairs(workload, batch=None) -> list:
     return pairs
 
 
-def layout_sweep(hw, kernel, pairs, block=None, mode="analytic", policy="gto", l2_warm=False,
-                 workers=None, scheduler=None):
+def layout_sweep(hw: SIMTGPU, kernel: str, pairs: Sequence[tuple[Conv2d, Conv2d]],
+                 block: int | tuple[int, ...] | None = None, mode: str = "analytic", policy: str = "gto",
+                 l2: str = "cold", workers: int | None = None,
+                 scheduler: str | None = None) -> tuple[list[dict], Outcome]:
     """Each pair of :func:`layout_pairs` by ``kernel``: a row per layer with both
     layouts' engine and analytic seconds and NHWC's speed-up (by the engine's times
     unless ``mode`` is analytic)."""
     points = [(kernel, {"conv": op, "block": block}) for a, b in pairs for op in (a, b)]
-    out = predict_points(hw, points, mode, policy, l2_warm, workers, scheduler, "layers")
+    out = predict_points(hw, points, mode, policy, l2, workers, scheduler, "layers")
     key = "engine" if mode != "analytic" else "analytic"
     rows = []
-    for j, (a, b) in enumerate(pairs):
+    for j, (a, _) in enumerate(pairs):
         got = out.results[2 * j:2 * j + 2]
         if None in got:
             continue

@@ -35,6 +35,7 @@ from simulator.table import printable  # noqa: F401 -- the one rule, shared with
 # (a profiler's trace lasts seconds to minutes; a longer time is a corrupt number, such
 # as 1e308, not a kernel)
 from .measurements import MAX_SECONDS, MIN_SECONDS  # noqa: F401
+
 #: the largest count (bytes, instructions) a kernel may have: 2**64 = 1.8e19, what a
 #: 64-bit hardware counter holds (ncu's are); a larger one is a corrupt number
 MAX_COUNT = float(2 ** 64)

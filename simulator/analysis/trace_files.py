@@ -8,8 +8,7 @@ from pathlib import Path
 from simulator.arguments import show
 
 
-
-def _text(path) -> str:
+def trace_text(path) -> str:
     """The text of a trace file, after saying what the path is when it is no file to read."""
     import os
     import stat
@@ -44,7 +43,7 @@ def _text(path) -> str:
     return text
 
 
-def _csv_rows(text):
+def csv_rows(text):
     """(line number, fields) of each non-blank CSV row, after any ``==PROF==`` lines ncu
     prints before its table."""
     import io
@@ -67,7 +66,7 @@ def kind_of(path, text: str) -> str:
     if head[:1] in "{[":
         return "torch"
     try:
-        first = next(iter(_csv_rows(text[:65536])), (0, []))[1]
+        first = next(iter(csv_rows(text[:65536])), (0, []))[1]
     except ValueError:
         first = []
     names = {x.strip() for x in first}

@@ -25,10 +25,9 @@ a note.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
-
-import dataclasses
 
 from workloads.ir import DTYPES, Elementwise
 
@@ -110,7 +109,8 @@ def _conv(n, d, c):
         js = {"padding": 2, "stride": 3, "dilation": 4, "groups": 5}
     elif n == "conv2d":                 # input, weight, bias, stride, padding, dilation, groups
         js = {"stride": 3, "padding": 4, "dilation": 5, "groups": 6}
-    else:                               # input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
+    else:                               # input, weight, bias, stride, padding, dilation, transposed,
+                                        # output_padding, groups
         js = {"stride": 3, "padding": 4, "dilation": 5, "groups": 8}
     a = {w: _pair(c, js[w], w, 0 if w == "padding" else 1) for w in ("stride", "padding", "dilation")}
     g = None
@@ -149,7 +149,8 @@ def _gemm(n, d):
                          f"[{fb}] = {show(b)} are not both 2-D")
     if n == "linear":
         if len(b) != 2 or not a:
-            return f"a linear of a {len(a)}-D input by a {len(b)}-D weight (workloads.ir's Gemm is one 2-D product)", None
+            return (f"a linear of a {len(a)}-D input by a {len(b)}-D weight (workloads.ir's Gemm is one "
+                    "2-D product)"), None
         if a[-1] != b[1]:
             raise ValueError(f"the input's last dimension {a[-1]} (Input Dims[0][-1]) is not the weight's "
                              f"{b[1]} (Input Dims[1][1])")
@@ -188,7 +189,8 @@ def _max_pool(d, c):
         return _unrecorded(missing), None
     for w, v in (("stride", s), ("padding", p)):
         if v[0] != v[1]:
-            return f"an asymmetric {w} {list(v)} (workloads.ir's Pool2d has one {w} for both dimensions)", None
+            return (f"an asymmetric {w} {list(v)} (workloads.ir's Pool2d has one {w} for both "
+                    "dimensions)"), None
     N, C, H, W = d[0]
     if ceil and any(_pool_size(x, kk, s[0], p[0], True) != _pool_size(x, kk, s[0], p[0], False)
                     for x, kk in ((H, k[0]), (W, k[1])) if x + 2 * p[0] >= kk):
@@ -391,7 +393,8 @@ def _attention(n, d, c):
         raise ValueError(f"the query {show(d[0])}, key {show(d[1])} and value {show(d[2])} "
                          "do not make one attention (batch, heads, length, head size)")
     if q[3] != v[3]:
-        return f"a value head size {v[3]} other than the query's {q[3]} (workloads.ir's Attention has one)", None
+        return (f"a value head size {v[3]} other than the query's {q[3]} (workloads.ir's Attention "
+                "has one)"), None
     if isinstance(causal_at, str):          # the memory-efficient kernel's custom_mask_type
         j = int(causal_at.split(":")[1])
         if not _recorded(c, j):
@@ -446,13 +449,15 @@ def _cat(dims, types, kernel):
     m = _OPAQUE.search(kernel)
     if m and int(m.group(1)) in _OF_SIZE:
         return "", n, _OF_SIZE[int(m.group(1))]
-    return "the dtype of its tensors (a TensorList's Input type, or its kernel's element size) is not in the trace", n, None
+    return ("the dtype of its tensors (a TensorList's Input type, or its kernel's element size) is not "
+            "in the trace"), n, None
 
 
 def op_of(name: str, dims, concrete=(), types=(), kernel: str = ""):
     """(kind, workloads.ir op or None, note) of a PyTorch operator call: ``dims`` its
     ``Input Dims``, ``concrete`` its ``Concrete Inputs``, ``types`` its ``Input type``.
-    The op's dtype is its first input's (a copy's: the one it reads; ``float`` fp32, ``double`` fp64, ``c10::Half``
+    The op's dtype is its first input's (a copy's: the one it reads; ``float`` fp32,
+    ``double`` fp64, ``c10::Half``
     fp16, ``c10::BFloat16`` bf16, ``signed char`` int8; fp32 where the trace records no
     type). A call of a known kind that no op describes faithfully is (kind, None, why);
     one no PyTorch call can be (see the module's doc) a ValueError naming the ``args``

@@ -338,7 +338,7 @@ def systolic_trace(result, clock_hz: float, pipelines=None) -> dict:
                         dma_named.add(key)
                         events.append({"name": "thread_name", "ph": "M", "pid": 1 + pid_lane,
                                        "tid": lane, "args": {"name": f"{unit} {lane + 1}"}})
-                for (u, name, f, t0, t1), lane in zip(evs, lanes):
+                for (_, name, f, t0, t1), lane in zip(evs, lanes):
                     events.append({"name": f"{name} {f}", "cat": unit, "ph": "X",
                                    "ts": offset + float(t0) * us, "dur": float(t1 - t0) * us,
                                    "pid": 1 + pid_lane, "tid": int(lane), "args": {"fold": int(f)}})

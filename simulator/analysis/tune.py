@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from simulator.arguments import show
+
+if TYPE_CHECKING:
+    import os
+
+    from hwmodels.schema import SIMTGPU
+    from workloads.ir import TensorOp
 
 GEMMS = ("gemm:256x256x256", "gemm:512x512x512", "gemm:1024x1024x1024", "gemm:2048x2048x2048",
          "gemm:1000x3000x500", "gemm:4096x256x1024", "gemm:128x8192x512", "gemm:2048x512x1024")
@@ -19,7 +26,7 @@ CONVS = ("conv1/1", "layer1.0.conv1/1", "layer1.0.conv2/1", "layer2.0.conv2/1", 
 PROBLEMS = GEMMS + CONVS
 
 
-def op_of(problem: str):
+def op_of(problem: str) -> TensorOp:
     """The op of a tune problem: a workload spec, or a ResNet-50 layer and its batch
     (``layer3.0.conv2/8``)."""
     import workloads
@@ -63,7 +70,7 @@ class Candidate:
         return f"{self.kernel} " + ", ".join(parts)
 
 
-def candidates(op) -> list:
+def candidates(op: TensorOp) -> list[Candidate]:
     """Every configuration of roofsim's kernels that computes ``op``."""
     if op.kind == "gemm":
         kw = {"m": op.M, "n": op.N, "k": op.K}
@@ -114,7 +121,7 @@ class Ranking:
     interrupted: bool = False
 
 
-def ranking(hw, op, engine_top: int = 3) -> Ranking:
+def ranking(hw: SIMTGPU, op: TensorOp, engine_top: int = 3) -> Ranking:
     """``rank``, stoppable: Ctrl-C returns what finished (see ``Ranking``)."""
     from simulator.parallel import map_tasks
     cands = candidates(op)
@@ -139,7 +146,7 @@ def ranking(hw, op, engine_top: int = 3) -> Ranking:
     return Ranking(ordered, stopped)
 
 
-def rank(hw, op, engine_top: int = 3) -> list:
+def rank(hw: SIMTGPU, op: TensorOp, engine_top: int = 3) -> list:
     """Rows, best first: candidate, analytic seconds and limiter, engine seconds (the
     ``engine_top`` best by the analytic model), and the rank key used."""
     r = ranking(hw, op, engine_top)
@@ -160,7 +167,7 @@ def regret_of_random(times: list, k: int) -> float:
     return exp / t[0] - 1
 
 
-def same_problem(problem: str):
+def same_problem(problem: str) -> TensorOp:
     """What tells tune problems apart: the op, its name aside (``op_of``), so that
     spellings of one problem are one."""
     return dataclasses.replace(op_of(problem), name="")
@@ -171,7 +178,7 @@ def same_problem(problem: str):
 MIN_CANDIDATES = 2
 
 
-def load(folder) -> dict:
+def load(folder: str | os.PathLike) -> dict:
     """``folder/tune.json``, every record checked (``check_record``) before any engine
     work: a ValueError names the file, the record and the field."""
     from pathlib import Path
@@ -203,7 +210,7 @@ TIMES = ("median_s", "min_s", "max_s")
 HARNESS_FIELDS = ("reps", "inner", "host_bound", "rel_error")
 
 
-def check_record(path, i, r: dict, labels: dict) -> dict:
+def check_record(path: str | os.PathLike, i: int, r: dict, labels: dict) -> dict:
     """Record ``i`` of a tune file: its problem a GEMM or convolution ``op_of`` reads, its
     candidate one of that problem's ``candidates`` (by label), ``ok`` true or false and,
     where true, its times within measurements.MIN_SECONDS..MAX_SECONDS and in order (min,
@@ -260,7 +267,7 @@ def _score(task) -> dict:
             "spearman": rho}
 
 
-def scores(hw, folder, engine_top: int = 3) -> dict:
+def scores(hw: SIMTGPU, folder: str | os.PathLike, engine_top: int = 3) -> dict:
     """Per problem: the measured best, the regret of the predicted best (no measurement),
     of the best measured among the ``engine_top`` the ranking puts first (that many
     measurements) and, for comparison, of random search with as many measurements

@@ -23,15 +23,30 @@ import itertools
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from simulator.arguments import show
 from simulator.result import Measurement, Result
 
-from .measurements import (KERNEL_SUITES, SuiteFile, check_device, check_kernel_records,
-                           load_suite, measurement, problem_of)
+from .measurements import (
+    KERNEL_SUITES,
+    SuiteFile,
+    check_device,
+    check_kernel_records,
+    load_suite,
+    measurement,
+    problem_of,
+)
 from .roofline import bound
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable, Iterable, Sequence
+
+    from hwmodels.schema import SIMTGPU
+    from simulator.parallel import Outcome
 
 PREDICTORS = ("engine", "analytic", "roofline")
 __all__ = ["KERNEL_SUITES", "PREDICTORS", "RecordTask", "ValidationRow", "load_suites",
@@ -82,7 +97,7 @@ class ValidationRow:
                 "engine_simulated_instructions": self.engine_simulated_instructions}
 
 
-def load_suites(hw, folder, suites) -> list[SuiteFile]:
+def load_suites(hw: SIMTGPU, folder: str | os.PathLike, suites: Iterable[str]) -> list[SuiteFile]:
     """The suite files ``suites`` (names) of measurement folder ``folder``, each checked
     (``measurements.load_suite``) and measured on ``hw``'s GPU (``check_device``, a
     ValueError naming ``folder=`` otherwise): what ``validate`` (the API's and the
@@ -94,7 +109,8 @@ def load_suites(hw, folder, suites) -> list[SuiteFile]:
     return files
 
 
-def predict_records(hw, sf: SuiteFile, engine_budget=None, progress=None) -> list[ValidationRow]:
+def predict_records(hw: SIMTGPU, sf: SuiteFile, engine_budget: float | None = None,
+                    progress: Callable[[str, int, int], object] | None = None) -> list[ValidationRow]:
     """A row for every record of the suite file that passed its check, here, one after
     another (``progress(suite, i, n)`` after each). ``engine_budget`` (warp instructions
     sampled mode would simulate) leaves the engine out of records above it; None runs it
@@ -120,7 +136,8 @@ class RecordTask:
     engine_budget: float | None
 
 
-def record_tasks(hw, suite_files, engine_budget=None) -> list[RecordTask]:
+def record_tasks(hw: SIMTGPU, suite_files: Iterable[SuiteFile],
+                 engine_budget: float | None = None) -> list[RecordTask]:
     """A task per record (that passed its check) of each suite file; every record must be
     the launch it states (``measurements.check_kernel_records``), checked here before any
     work. Any preset may predict any GPU's launches (a what-if: the H100's launches on the
@@ -134,7 +151,9 @@ def record_tasks(hw, suite_files, engine_budget=None) -> list[RecordTask]:
     return tasks
 
 
-def predict_suites(hw, suite_files, engine_budget=None, workers=None, scheduler=None, log=None):
+def predict_suites(hw: SIMTGPU, suite_files: Iterable[SuiteFile], engine_budget: float | None = None,
+                   workers: int | None = None, scheduler: str | None = None,
+                   log: Callable[[str], object] | None = None) -> Outcome:
     """Every record of every suite file, spread over ``workers`` local processes (default:
     one per core) or the Dask cluster at ``scheduler`` (see ``simulator.parallel``): an
     ``Outcome`` whose results are ValidationRows in the files' order (None where Ctrl-C
@@ -144,6 +163,7 @@ def predict_suites(hw, suite_files, engine_budget=None, workers=None, scheduler=
     # the scores' statistics loaded before the work (a second here), not after a Ctrl-C
     # when the finished rows should be written at once
     import scipy.stats  # noqa: F401
+
     from simulator.simt.api import announce_compiling
     return map_tasks(predict_record, tasks, workers=workers, scheduler=scheduler,
                      label="validate", group=lambda t: t.suite.suite, log=log,
@@ -170,7 +190,8 @@ def predict_record(task: RecordTask) -> ValidationRow:
         raise ValueError(f"record {i} of suite {show(sf.suite)}: rotation_bytes = {r['rotation_bytes']}: "
                          f"rotating buffer sets must span at least twice the L2 "
                          f"({2 * hw.l2.size_bytes} bytes) for the launch to start cold")
-    a = api.analytic(hw, prob, l2_warm=warm)
+    l2 = "warm" if warm else "cold"
+    a = api.analytic(hw, prob, l2=l2)
     e = wall = None
     if task.engine_budget is not None:
         # the budget counts what sampled mode simulates, not the whole launch
@@ -178,13 +199,13 @@ def predict_record(task: RecordTask) -> ValidationRow:
                         for lc, p in zip(a.launches, prob.programs))
     if task.engine_budget is None or simulated <= task.engine_budget:
         t0 = time.perf_counter()
-        e = dataclasses.replace(api.simulate(hw, prob, "sampled", l2_warm=warm), detail=None)
+        e = dataclasses.replace(api.simulate(hw, prob, "sampled", l2=l2), detail=None)
         wall = time.perf_counter() - t0
         simulated = sum(lc.instructions * lc.simulated_fraction for lc in e.launches)
     return ValidationRow(
         suite=sf.suite, group="/".join(map(str, spec.group(prob.args))), kernel=prob.kernel,
         label=prob.programs[-1].describe(), measurement=measurement(sf, i, prob, r),
-        analytic=dataclasses.replace(a, detail=None), roofline=bound(hw, prob.op, "fp32", warm),
+        analytic=dataclasses.replace(a, detail=None), roofline=bound(hw, prob.op, "fp32", l2),
         engine=e, launch_overhead_s=launch, l2_warm=warm,
         engine_simulated_instructions=simulated, engine_wall_s=wall)
 
@@ -196,7 +217,7 @@ def _pearson(x, y):
     return float(pearsonr(x, y)[0]), float(spearmanr(x, y)[0])
 
 
-def score(rows) -> dict:
+def score(rows: Sequence[ValidationRow]) -> dict:
     """Per predictor: n, mape, pearson, spearman, pairs_in_order; and faster_than_bound."""
     out = {"records": len(rows),
            "faster_than_bound": int(sum(r.measured_s < r.predicted_s("roofline") for r in rows))}
@@ -226,7 +247,8 @@ def score(rows) -> dict:
     return out
 
 
-def report(hw, suite_files, outcome, folder, engine_budget=None) -> dict:
+def report(hw: SIMTGPU, suite_files: Iterable[SuiteFile], outcome: Outcome, folder: str | os.PathLike,
+           engine_budget: float | None = None) -> dict:
     """The scores of a ``predict_suites`` run, per suite (with the device each file was
     measured on): what ``roofsim validate --json`` writes besides its rows. A run Ctrl-C
     stopped says how many records it predicted."""

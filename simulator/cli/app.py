@@ -13,11 +13,22 @@ import importlib
 import os
 import re
 import sys
+from typing import TYPE_CHECKING
 
 from . import loading
 from .commands import BY_NAME, COMMANDS
-from .options import (Parser, UsageError, as_flags, check_outputs, check_policy,
-                      join_negative_values, refuse_empty_values)
+from .options import (
+    Parser,
+    UsageError,
+    as_flags,
+    check_outputs,
+    check_policy,
+    join_negative_values,
+    refuse_empty_values,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 HELP = ("-h", "--help")
 
@@ -31,7 +42,7 @@ def _module(command):
     return importlib.import_module(f"simulator.cli.commands.{BY_NAME[command].module}")
 
 
-def build_parser(only=None, help_only=False) -> Parser:
+def build_parser(only: str | None = None, help_only: bool = False) -> Parser:
     """The parser: every command's own when ``only`` is None, else that command's (the
     others listed by name and help alone, their modules not imported). ``help_only``:
     kernel options from the catalog, not the registry (for ``--help``)."""
@@ -118,7 +129,7 @@ class _CountedStore(argparse._StoreAction):
         super().__call__(parser, namespace, values, option_string)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit code (see the module's doc). A Ctrl-C that lands
     outside the command (as it starts, on its last line, as the process exits) is exit
     130 as well."""

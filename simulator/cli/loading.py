@@ -8,7 +8,7 @@ import signal
 import sys
 
 
-def _interrupted_while_loading(signum, frame):
+def interrupted_while_loading(signum, frame):
     # Ctrl-C before main() runs (the imports take tens of milliseconds): the same one
     # line and exit code as later, no traceback from inside an import
     os.write(2, b"roofsim: interrupted\n")
@@ -33,7 +33,7 @@ def install():
     global _COMMAND
     if _is_command() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         _COMMAND = True
-        signal.signal(signal.SIGINT, _interrupted_while_loading)
+        signal.signal(signal.SIGINT, interrupted_while_loading)
 
 
 def _interrupted_at_exit(signum, frame):
@@ -69,7 +69,7 @@ def leave(code: int) -> int:
 
 def ready():
     """``main`` runs: Ctrl-C is Python's KeyboardInterrupt again (main handles it)."""
-    if signal.getsignal(signal.SIGINT) is _interrupted_while_loading:
+    if signal.getsignal(signal.SIGINT) is interrupted_while_loading:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 import re
 
-from simulator.arguments import MAX_TRACE, max_workers, repeated
+from simulator.arguments import L2_STATES, MAX_TRACE, max_workers, repeated
 
 DTYPE_CHOICES = ("fp32", "fp16", "bf16", "int8", "fp64", "tf32")
 LAYOUTS = ("nchw", "nhwc")
 MAX_COUNT = 2**48       # any count typed on the command line (elements, sizes, batch...)
 MAX_SWEEP = 10_000      # launches (or sizes) one sweep takes
-OUTPUT_OPTIONS = ("csv", "json", "plot", "toml", "scalesim_csv", "oracle", "timeline", "save")  # files written
+OUTPUT_OPTIONS = ("csv", "json", "plot", "toml", "scalesim_csv", "oracle",
+                  "timeline", "save")  # files written
 TIMELINE_INSTRUCTIONS = MAX_TRACE   # issued instructions a --timeline keeps (the API's trace limit)
 
 
@@ -256,19 +257,20 @@ ENGINE_MODES = ("full", "sampled", "analytic")
 L2_HELP = ("cold: the launch's buffers are not in the L2, which holds earlier launches' lines "
            "(their dirty ones written back as they are evicted: an application, a benchmark "
            "rotating buffers; default); warm: its buffers start in it, as after an identical "
-           "launch (what repeated measurements on one buffer set see)")
-L2_FLUSHED_HELP = "; flushed: the L2 empty, as Nsight Compute leaves it before a profiled launch"
+           "launch (what repeated measurements on one buffer set see); flushed: the L2 empty, "
+           "as Nsight Compute leaves it before a profiled launch")
+#: what a run's first line says of the L2 it starts from
+L2_NOTE = {"cold": " (holding earlier launches' lines at the start)",
+           "warm": " (the launch's buffers start in the L2, as after an identical launch)",
+           "flushed": " (empty at the start, as Nsight Compute leaves it)"}
 
 
-def add_engine(p, modes=ENGINE_MODES, default="sampled", policy=True, mode_help=None,
-               flushed=False):
-    """--mode, --policy and --l2: how the SIMT engine predicts (``flushed``: --l2 may also
-    be flushed)."""
+def add_engine(p, modes=ENGINE_MODES, default="sampled", policy=True, mode_help=None):
+    """--mode, --policy and --l2: how the SIMT engine predicts."""
     p.add_argument("--mode", choices=modes, default=default, help=mode_help)
     if policy:
         p.add_argument("--policy", choices=("gto", "lrr"))
-    p.add_argument("--l2", choices=("cold", "warm") + (("flushed",) if flushed else ()),
-                   default="cold", help=L2_HELP + (L2_FLUSHED_HELP if flushed else ""))
+    p.add_argument("--l2", choices=L2_STATES, default="cold", help=L2_HELP)
 
 
 def add_workers(p):
@@ -482,7 +484,8 @@ _FORMAT = {"timeline": "a Chrome trace", "toml": "a hardware preset", "scalesim_
            "a SCALE-Sim topology", "csv": "a table", "json": "JSON", "save": "numpy arrays"}
 
 
-INPUT_OPTIONS = ("hw", "trace", "plan", "workload", "vs", "measurements", "launcher_file")   # files (folders) read
+INPUT_OPTIONS = ("hw", "trace", "plan", "workload", "vs", "measurements",
+                 "launcher_file")   # files (folders) read
 
 
 def _input_paths(args) -> list:

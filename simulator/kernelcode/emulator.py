@@ -7,6 +7,10 @@ they finish, an instruction budget runs out (it returns, keeping every warp's st
 next call resumes: the Python side checks for Ctrl-C and shows progress between calls),
 the trace arrays fill up, or an error (an address outside every array, a misaligned
 access, a store to read-only memory) stops it with the warp, lane and address in ``E``.
+Its state is in named tables: ``Program`` (what it runs), ``Memory``, ``Warps``,
+``Record`` (counts and the trace), ``Units`` (blocks together: the heap and the lines'
+atomic units), and the vectors ``L`` (the launch, ``L_*``), ``S`` (the run, ``S_*``)
+and ``E`` (an error, ``E_*``).
 
 The SIMT stack is GPGPU-Sim's (Fermi's rule): each entry is (pc, reconvergence pc,
 mask); a branch that splits a warp turns the top entry into the reconvergence entry
@@ -23,16 +27,23 @@ address; shared and local windows map as PTX's ``cvta`` says (isa.BASE onwards).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
-from simulator.kernelcode.alu import alu, ERR_UNSUPPORTED
+from simulator.kernelcode.alu import ERR_UNSUPPORTED, alu
+
+# (constants tables imported by name, for numba: kept compact)
+# isort: off
 from simulator.kernelcode.isa import (
-    BASE, F_A, F_B, F_C, F_D, F_D2, F_E, F_F, F_G, F_GN, F_OP, F_TY, F_X1, F_X2,
-    F_X3, F_X4, OP_ACTIVEMASK, OP_ATOM, OP_BAR, OP_BRA, OP_CVTA, OP_EXIT, OP_LD, OP_NOP,
-    OP_SHFL, OP_SPECIAL, OP_ST, OP_VOTE, S_CONST, S_GENERIC, S_GLOBAL, S_LOCAL,
-    S_PARAM, S_SHARED, T_F32, T_F64, T_S16, T_S32, T_S64, T_S8, T_U16, T_U32, T_U64, T_U8)
+    BASE, F_A, F_B, F_C, F_D, F_D2, F_E, F_F, F_G, F_GN, F_OP, F_TY, F_X1, F_X2, F_X3, F_X4,
+    OP_ACTIVEMASK, OP_ATOM, OP_BAR, OP_BRA, OP_CVTA, OP_EXIT, OP_LD, OP_NOP, OP_SHFL,
+    OP_SPECIAL, OP_ST, OP_VOTE, S_CONST, S_GENERIC, S_GLOBAL, S_LOCAL, S_PARAM, S_SHARED, T_F32,
+    T_F64, T_S8, T_S16, T_S32, T_S64, T_U8, T_U16, T_U32, T_U64)
+# isort: on
 from simulator.kernelcode.lanes import M32, ival, ult64
+from simulator.simt.memory import last_use
 
 # launch description L
 (L_GX, L_GY, L_GZ, L_BX, L_BY, L_BZ, L_NT, L_NW, L_NSLOTS, L_SH_OFF, L_SH_SIZE,
@@ -642,31 +653,130 @@ def _draw(S):
     return float(x >> np.uint64(11)) / 9007199254740992.0
 
 
+# ---------------------------------------------------------------------------------------
+# The run's state, in named tables (numba reads a NamedTuple of arrays as one argument)
+
+class Program(NamedTuple):
+    """What a run executes: the decoded rows (``decode.Program.code``), a warp's register
+    file at its start (its constant slots filled), the global windows' valid ranges, and
+    the linear ids of the blocks to run (empty: every block, in order)."""
+    code: np.ndarray
+    tmpl: np.ndarray
+    regions: np.ndarray
+    order: np.ndarray
+
+
+class Memory(NamedTuple):
+    """The emulated memory: one byte buffer (see the module's docstring) and its views as
+    16-, 32- and 64-bit words and as float32 and float64."""
+    M: np.ndarray
+    M16: np.ndarray
+    M32v: np.ndarray
+    M64: np.ndarray
+    MF32: np.ndarray
+    MF64: np.ndarray
+
+
+def new_memory(M) -> Memory:
+    """The views of byte buffer ``M`` (its size a multiple of 8)."""
+    return Memory(M, M.view(np.uint16), M.view(np.uint32), M.view(np.int64),
+                  M.view(np.float32), M.view(np.float64))
+
+
+class Warps(NamedTuple):
+    """The resident warps (``L[L_SLOTS]`` blocks' worth): registers (``nslots`` x 32
+    cells a warp of 64 bits, and their views as float32 pairs and float64), SIMT stacks
+    (pc, reconvergence pc, mask) and their tops, states (``W_*``), clocks (blocks
+    together), and the block each slot holds."""
+    R: np.ndarray
+    RF32: np.ndarray
+    RF64: np.ndarray
+    stk: np.ndarray
+    sp: np.ndarray
+    wstat: np.ndarray
+    clock: np.ndarray
+    slot_block: np.ndarray
+
+
+class Record(NamedTuple):
+    """What a run counts and records: executions of each row (warps, threads); with
+    ``L[L_RECORD]`` the events (block x warps + warp, pc, mask, address row) and the
+    address rows (32 lane addresses)."""
+    wcount: np.ndarray
+    tcount: np.ndarray
+    ev: np.ndarray
+    ev_addr: np.ndarray
+
+
+class Units(NamedTuple):
+    """Blocks together (``T`` not empty): the timing ``T`` (``T_*``), the heap of warps
+    and units' tokens by ready cycle (``ht``, ``hw``, ``hn``), the lines' atomic units
+    (hashed by line: the line, its busy-until cycle, the start cycles of its last requests
+    in a ring and its head), an instruction's lines (``_atomic_lines``), each warp's
+    pending atomic (lanes still to apply, pc, held), the requests held beyond each unit's
+    queue (``pools``: first, count, token; ``pnext`` each warp's next)."""
+    T: np.ndarray
+    ht: np.ndarray
+    hw: np.ndarray
+    hn: np.ndarray
+    busy_line: np.ndarray
+    busy_t: np.ndarray
+    lines: np.ndarray
+    apend: np.ndarray
+    qring: np.ndarray
+    qhead: np.ndarray
+    pools: np.ndarray
+    pnext: np.ndarray
+
+
+def new_units(T, warps: int, slots: int) -> Units:
+    """The units' tables for ``warps`` warps in ``slots`` block slots run together with
+    timing ``T``; ``T`` empty: none (blocks one after another)."""
+    if T.shape[0] == 0:
+        i0, f0 = np.zeros(0, np.int64), np.zeros(0)
+        return Units(T, f0, i0, np.zeros(1, np.int64), i0, f0, np.zeros((0, 3), np.int64),
+                     np.zeros((0, 3), np.int64), np.zeros((0, 1)), i0,
+                     np.zeros((3, 0), np.int64), i0)
+    pools = np.zeros((3, HASH), np.int64)
+    pools[0] = -1
+    return Units(T, np.zeros(warps + HASH), np.zeros(warps + HASH, np.int64),
+                 np.zeros(1, np.int64), np.full(HASH, -1, np.int64), np.zeros(HASH),
+                 np.zeros((32, 3), np.int64), np.zeros((warps, 3), np.int64),
+                 np.zeros((HASH, max(1, int(T[T_QUEUE])))), np.zeros(HASH, np.int64), pools,
+                 np.zeros(warps, np.int64))
+
+
 @njit(cache=True)
-def _next_block(s, t, R, tmpl, M, L, S, stk, sp, wstat, block_hi, order, clock, slot_block,
-                ht, hw, hn):
-    """Slot ``s`` takes the next block of ``order`` (-1: none left), its warps ready at
-    cycle ``t``."""
+def _next_block(s, t, prog, mem, L, S, warps, units, block_hi):
+    """Slot ``s`` takes the next block of ``prog.order`` (-1: none left), its warps
+    ready at cycle ``t``."""
+    order, slot_block = prog.order, warps.slot_block
     slot_block[s] = -1
     if S[S_NEXT] < block_hi:
         slot_block[s] = order[S[S_NEXT]] if order.shape[0] > 0 else S[S_NEXT]
         S[S_NEXT] += 1
-        _start_block(s, R, tmpl, M, L, stk, sp, wstat)
+        _start_block(s, warps.R, prog.tmpl, mem.M, L, warps.stk, warps.sp, warps.wstat)
         nw = L[L_NW]
         for wl in range(nw):
-            clock[s * nw + wl] = t
-            _push(ht, hw, hn, t, s * nw + wl)
+            warps.clock[s * nw + wl] = t
+            _push(units.ht, units.hw, units.hn, t, s * nw + wl)
+
+
+# ``_run_warp``'s status besides the run's: the warp yielded, the run goes on
+RUNNING = -1
+# ``_next_in_order``'s warp where every block of the run has finished
+ALL_DONE = -2
 
 
 @njit(cache=True, error_model="numpy")
-def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budget,
-        block_hi, ev, ev_addr, scratch, order, T, clock, slot_block, ht, hw, hn,
-        busy_line, busy_t, lines, apend, qring, qhead, pools, pnext):
-    """Run the blocks of ``order`` (positions ``S[S_BLOCK]`` up to ``block_hi``): one
-    after another, each block's warps round-robin between barriers (``T`` empty: see the
-    module's docstring), or, with the timing ``T``, ``L[L_SLOTS]`` at a time, their warps
-    interleaved by time as the GPU runs them, so that atomics land in the order their
-    warps reach the L2: a CAS loop retries as often as other warps' successes make it.
+def run(prog, mem, L, S, E, warps, rec, units, scratch, budget, block_hi):
+    """Run the blocks of ``prog.order`` (positions ``S[S_BLOCK]`` up to ``block_hi``):
+    one after another, each block's warps round-robin between barriers (``units.T``
+    empty: see the module's docstring), or, with the timing ``units.T``, ``L[L_SLOTS]``
+    at a time, their warps interleaved by time as the GPU runs them, so that atomics land
+    in the order their warps reach the L2: a CAS loop retries as often as other warps'
+    successes make it. Returns a status (``DONE``, ``BUDGET``, ``TRACE_FULL``,
+    ``ERROR``).
 
     Blocks together: every warp has a clock (cycles): an instruction takes one; a global
     load returns after ``T[T_LOAD_LAT]``; an atomic reaches its lines' atomic units half
@@ -678,302 +788,426 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
     request's lanes on one word one pass at a time (a unit busy ``first_pass_cycles``
     the first, between ``T[T_LANE]`` for a lone lane and ``T[T_CAS]`` or ``T[T_ATOM]``
     for 32, and ``T[T_LANE]`` each further one: the atomics and atomic_trace suites'
-    measurements), and a request with several lanes on a word
-    goes back to the line's queue after each pass (``apend[w]``: the lanes still to apply
-    and the atomic's pc), so that other warps' requests come between them. (A reduction,
-    with no result to wait for, is served whole: ``T[T_LANE]`` a further lane.) A line's
-    unit queues ``T[T_QUEUE]`` requests in their order of arrival; a request with a
-    result that finds that many waiting is held back unapplied (``_hold``), and each
-    time a place opens, which of those held back gets in is drawn (``_take``): the H100
-    serves a contended CAS loop so (the atomic_trace suite), its tries fewer than first
-    come, first served where the queue is full. A warp that
-    a budget or a full trace stops goes on first at the next call (``S[S_RESUME]``), so
-    that where the calls fall changes nothing.
+    measurements), and a request with several lanes on a word goes back to the line's
+    queue after each pass (``units.apend[w]``: the lanes still to apply and the atomic's
+    pc), so that other warps' requests come between them. (A reduction, with no result
+    to wait for, is served whole: ``T[T_LANE]`` a further lane.) A line's unit queues
+    ``T[T_QUEUE]`` requests in their order of arrival; a request with a result that
+    finds that many waiting is held back unapplied (``_hold``), and each time a place
+    opens, which of those held back gets in is drawn (``_take``): the H100 serves a
+    contended CAS loop so (the atomic_trace suite), its tries fewer than first come,
+    first served where the queue is full. A warp that a budget or a full trace stops goes
+    on first at the next call (``S[S_RESUME]``), so that where the calls fall changes
+    nothing.
 
-    One loop serves both orders, the instruction written once: numba's inlining of a
-    shared step function costs a quarter of the rate (array arguments' reference counts)."""
-    RF32, RF64 = R.view(np.float32), R.view(np.float64)
-    M16, M32v, M64 = M.view(np.uint16), M.view(np.uint32), M.view(np.int64)
-    MF32, MF64 = M.view(np.float32), M.view(np.float64)
-    nw, ns, K = L[L_NW], L[L_NSLOTS], L[L_SLOTS]
-    carry, depth = L[L_CARRY], L[L_DEPTH]
-    record = L[L_RECORD] != 0
-    conc = T.shape[0] > 0
-    nwt = clock.shape[0]                # warps; heap entries from nwt on are units' tokens
-    no_addr = ev_addr[:0, 0]
+    The steps are helpers inlined into this loop (``_next_in_order``, ``_next_timed``,
+    ``_atomic_pass``, ``_run_warp``, ``_after_warp``), each ending in ``last_use`` so
+    that numba hands them its tables without counting references at every call."""
+    conc = units.T.shape[0] > 0
     stop = S[S_EXEC] + budget
     if conc and S[S_STARTED] == 0:
-        for s in range(K):
-            _next_block(s, 0.0, R, tmpl, M, L, S, stk, sp, wstat, block_hi, order, clock,
-                        slot_block, ht, hw, hn)
+        for s in range(L[L_SLOTS]):
+            _next_block(s, 0.0, prog, mem, L, S, warps, units, block_hi)
         S[S_STARTED] = 1
     while True:
-        # the next warp to run: the earliest on the heap, or the block's first running
-        t = 0.0
-        s = 0
         if conc:
-            if S[S_RESUME] > 0:                 # the warp a budget or a full trace stopped
-                w = S[S_RESUME] - 1
-                t = clock[w]
-                S[S_RESUME] = 0
-            elif hn[0] == 0:
-                return DONE
-            else:
-                t, w = _pop(ht, hw, hn)
-                if w >= nwt:                    # a unit's token: a held request gets in
-                    pools[2, w - nwt] = 0
-                    w = _take(w - nwt, S, pools, pnext)
-                    clock[w] = t
-            s = w // nw
-            b = slot_block[s]
-        else:
-            if S[S_BLOCK] >= block_hi:
-                return DONE
-            b = order[S[S_BLOCK]] if order.shape[0] > 0 else S[S_BLOCK]
-            if S[S_STARTED] == 0:
-                _start_block(0, R, tmpl, M, L, stk, sp, wstat)
-                S[S_STARTED] = 1
-            w = -1
-            waiting = False
-            for x in range(nw):
-                if wstat[x] == W_RUN:
-                    w = x
-                    break
-                if wstat[x] == W_BAR:
-                    waiting = True
+            w, t = _next_timed(S, warps, units)
             if w < 0:
-                if waiting:                     # every warp at the barrier: release
-                    for x in range(nw):
-                        if wstat[x] == W_BAR:
-                            wstat[x] = W_RUN
-                else:                           # the block is done
-                    S[S_BLOCK] += 1
-                    S[S_STARTED] = 0
+                return DONE
+        else:
+            w = _next_in_order(prog, mem, L, S, warps, block_hi)
+            if w == ALL_DONE:
+                return DONE
+            if w < 0:
                 continue
-        wl = w - s * nw
-        base = w * ns * 32
-        if conc and apend[w, 0] != 0:
-            # the next pass of warp w's atomic reaches its lines' units (or comes back
-            # when one more fits in their queues)
-            row = code[apend[w, 1]]
-            pm = _first_lanes(row, R, base, apend[w, 0])
-            # (a request held back: its first pass, costed by all its lanes)
-            nl = _atomic_lines(row, R, base, apend[w, 0] if apend[w, 2] != 0 else pm, L,
-                               lines)
-            slot, hs = -1.0, -1
-            if apend[w, 2] != 0:                # held back: in now if a place is open
-                slot, hs = _queue_full(t + 0.5 * T[T_ATOM_LAT], nl, lines, busy_line, qring,
-                                       qhead, int(T[T_QUEUE]))
-            if slot >= 0:
-                clock[w] = t
-                _hold(w, hs, slot, T, pools, pnext, ht, hw, hn, nwt)
-                _rearm(t + 0.5 * T[T_ATOM_LAT], nl, lines, T, qring, qhead, pools, ht, hw,
-                       hn, nwt)
-                continue
-            if _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64, base, pm, w, b,
-                       L, regions, E, apend[w, 1], no_addr) != 0:
+            t = 0.0
+        if conc and units.apend[w, 0] != 0:
+            if _atomic_pass(w, t, prog, mem, L, S, E, warps, units) != 0:
                 return ERROR
-            apend[w, 0] &= ~pm
-            full = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
-            done = _serve(t + 0.5 * T[T_ATOM_LAT], full, T[T_LANE], 1 - apend[w, 2], nl,
-                          lines, busy_line, busy_t, qring, qhead)
-            apend[w, 2] = 0
-            _rearm(t + 0.5 * T[T_ATOM_LAT], nl, lines, T, qring, qhead, pools, ht, hw, hn,
-                   nwt)
-            t = done - 0.5 * T[T_ATOM_LAT] if apend[w, 0] != 0 else \
-                done + 0.5 * T[T_ATOM_LAT]
-            clock[w] = t
-            _push(ht, hw, hn, t, w)
             continue
-        while True:
-            if sp[w] < 0:
-                wstat[w] = W_DONE
-                break
-            if S[S_EXEC] >= stop:
-                if conc:                        # it goes on first next call, as if
-                    clock[w] = t                # nothing had stopped it
-                    S[S_RESUME] = w + 1
-                return BUDGET
-            top = sp[w]
-            pc = stk[w, top, 0]
-            mask = stk[w, top, 2]
-            row = code[pc]
-            op = row[F_OP]
-            emask = mask
-            g = row[F_G]
-            if g >= 0:
-                neg = row[F_GN] != 0
-                emask = 0
-                cg = base + 32 * g
-                for l in range(32):
-                    if (mask >> l) & 1 and ((R[cg + l] != 0) != neg):
-                        emask |= 1 << l
-            is_mem = op == OP_LD or op == OP_ST or op == OP_ATOM
+        status, t = _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch)
+        if status != RUNNING:
+            return status
+        if conc:
+            _after_warp(w, t, prog, mem, L, S, warps, units, block_hi)
+
+
+@njit(cache=True, inline="always")
+def _next_timed(S, warps, units):
+    """Blocks together: (the next warp to run, its clock): the warp a budget or a full
+    trace stopped, else the earliest on the heap (a unit's token: a request held beyond
+    its queue gets in); warp -1 where none is left."""
+    clock = warps.clock
+    nwt = clock.shape[0]                # warps; heap entries from nwt on are units' tokens
+    w, t = -1, 0.0
+    if S[S_RESUME] > 0:
+        w = S[S_RESUME] - 1
+        t = clock[w]
+        S[S_RESUME] = 0
+    elif units.hn[0] > 0:
+        t, w = _pop(units.ht, units.hw, units.hn)
+        if w >= nwt:
+            units.pools[2, w - nwt] = 0
+            w = _take(w - nwt, S, units.pools, units.pnext)
+            clock[w] = t
+    last_use((S, warps, units))
+    return w, t
+
+
+@njit(cache=True, inline="always")
+def _next_in_order(prog, mem, L, S, warps, block_hi):
+    """Blocks one after another: the first running warp of the block under way (its
+    warps started when it starts); ``ALL_DONE`` where every block of the run has
+    finished; -1 where none runs: its barrier released, or the block done."""
+    if S[S_BLOCK] >= block_hi:
+        return ALL_DONE
+    wstat = warps.wstat
+    if S[S_STARTED] == 0:
+        _start_block(0, warps.R, prog.tmpl, mem.M, L, warps.stk, warps.sp, wstat)
+        S[S_STARTED] = 1
+    nw = L[L_NW]
+    w = -1
+    waiting = False
+    for x in range(nw):
+        if wstat[x] == W_RUN:
+            w = x
+            break
+        if wstat[x] == W_BAR:
+            waiting = True
+    if w < 0:
+        if waiting:                     # every warp at the barrier: release
+            for x in range(nw):
+                if wstat[x] == W_BAR:
+                    wstat[x] = W_RUN
+        else:                           # the block is done
+            S[S_BLOCK] += 1
+            S[S_STARTED] = 0
+    last_use((prog, mem, L, S, warps))
+    return w
+
+
+@njit(cache=True, inline="always")
+def _atomic_pass(w, t, prog, mem, L, S, E, warps, units):
+    """Blocks together: the next pass of warp ``w``'s atomic reaches its lines' units (or
+    comes back when one more fits in their queues); 0, or ``ERROR`` (``E`` filled)."""
+    T, apend, lines = units.T, units.apend, units.lines
+    R, clock = warps.R, warps.clock
+    nwt = clock.shape[0]
+    half = 0.5 * T[T_ATOM_LAT]
+    base = w * L[L_NSLOTS] * 32
+    row = prog.code[apend[w, 1]]
+    pm = _first_lanes(row, R, base, apend[w, 0])
+    # (a request held back: its first pass, costed by all its lanes)
+    nl = _atomic_lines(row, R, base, apend[w, 0] if apend[w, 2] != 0 else pm, L, lines)
+    slot, hs = -1.0, -1
+    if apend[w, 2] != 0:                # held back: in now if a place is open
+        slot, hs = _queue_full(t + half, nl, lines, units.busy_line, units.qring,
+                               units.qhead, int(T[T_QUEUE]))
+    status = 0
+    if slot >= 0:
+        clock[w] = t
+        _hold(w, hs, slot, T, units.pools, units.pnext, units.ht, units.hw, units.hn, nwt)
+        _rearm(t + half, nl, lines, T, units.qring, units.qhead, units.pools, units.ht,
+               units.hw, units.hn, nwt)
+    elif _memory(row, R, warps.RF32, warps.RF64, mem.M, mem.M16, mem.M32v, mem.M64,
+                 mem.MF32, mem.MF64, base, pm, w, warps.slot_block[w // L[L_NW]], L,
+                 prog.regions, E, apend[w, 1], lines[:0, 0]) != 0:
+        status = ERROR
+    else:
+        apend[w, 0] &= ~pm
+        full = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
+        done = _serve(t + half, full, T[T_LANE], 1 - apend[w, 2], nl, lines,
+                      units.busy_line, units.busy_t, units.qring, units.qhead)
+        apend[w, 2] = 0
+        _rearm(t + half, nl, lines, T, units.qring, units.qhead, units.pools, units.ht,
+               units.hw, units.hn, nwt)
+        t = done - half if apend[w, 0] != 0 else done + half
+        clock[w] = t
+        _push(units.ht, units.hw, units.hn, t, w)
+    last_use((prog, mem, L, S, E, warps, units))
+    return status
+
+
+@njit(cache=True, inline="always")
+def _guarded(row, R, base, mask):
+    """The lanes of ``mask`` the instruction's guard predicate lets run."""
+    g = row[F_G]
+    if g < 0:
+        return mask
+    neg = row[F_GN] != 0
+    emask = 0
+    cg = base + 32 * g
+    for l in range(32):
+        if (mask >> l) & 1 and ((R[cg + l] != 0) != neg):
+            emask |= 1 << l
+    return emask
+
+
+@njit(cache=True, inline="always")
+def _record_event(is_mem, pc, mask, block_warp, S, rec):
+    """With the run recording: the instruction's event (block x warps + warp, pc, mask,
+    its address row or -1) appended; False where the trace is full (nothing done)."""
+    ev, ev_addr = rec.ev, rec.ev_addr
+    full = S[S_EV] >= ev.shape[0] or (is_mem and S[S_ADDR] >= ev_addr.shape[0])
+    if not full:
+        k = S[S_EV]
+        ev[k, 0] = block_warp
+        ev[k, 1] = pc
+        ev[k, 2] = mask
+        ev[k, 3] = S[S_ADDR] if is_mem else -1
+        S[S_EV] = k + 1
+    last_use((S, rec))
+    return not full
+
+
+@njit(cache=True, inline="always")
+def _branch(w, b, pc, row, mask, emask, stk, sp, depth, E):
+    """``bra`` for warp ``w`` at stack top: taken by all, none, or split (the
+    reconvergence entry, then the taken path and the fall-through pushed); 0, or
+    ``ERROR`` (the stack too deep: ``E`` filled)."""
+    top = sp[w]
+    nxt = pc + 1
+    taken = emask if row[F_G] >= 0 else mask
+    target, rpc = row[F_X1], row[F_X2]
+    status = 0
+    if taken == mask:
+        stk[w, top, 0] = target
+    elif taken == 0:
+        stk[w, top, 0] = nxt
+    else:
+        if stk[w, top, 1] == rpc:
+            sp[w] -= 1
+        else:
+            stk[w, top, 0] = rpc
+        if sp[w] + 2 >= depth:
+            E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_DEPTH, pc, w, b
+            status = ERROR
+        else:
+            for entry_pc, entry_mask in ((target, taken), (nxt, mask & ~taken)):
+                if entry_pc != rpc:
+                    sp[w] += 1
+                    stk[w, sp[w], 0] = entry_pc
+                    stk[w, sp[w], 1] = rpc
+                    stk[w, sp[w], 2] = entry_mask
+    if status == 0:
+        _pop_converged(stk, sp, w)
+    last_use((stk, sp, E))
+    return status
+
+
+@njit(cache=True, inline="always")
+def _execute(row, op, pc, w, wl, s, b, mask, emask, first, held, prog, mem, L, S, E, warps,
+             rec, scratch):
+    """An instruction's effect on the lanes ``emask`` (a memory access: on ``first``, its
+    address row recorded for all of them; a held atomic: recorded, not applied); 0, or
+    ``ERROR`` (``E`` filled)."""
+    R = warps.R
+    base = w * L[L_NSLOTS] * 32
+    status = 0
+    if op == OP_LD or op == OP_ST or op == OP_ATOM:
+        record = L[L_RECORD] != 0
+        if record:
+            a_rec = rec.ev_addr[S[S_ADDR]]
+            a_rec[:] = -1
+            S[S_ADDR] += 1
+        else:
+            a_rec = rec.ev_addr[:0, 0]
+        if held >= 0:
             if record:
-                if S[S_EV] >= ev.shape[0] or (is_mem and S[S_ADDR] >= ev_addr.shape[0]):
-                    if conc:
-                        clock[w] = t
-                        S[S_RESUME] = w + 1
-                    return TRACE_FULL
-                k = S[S_EV]
-                ev[k, 0] = b * nw + wl
-                ev[k, 1] = pc
-                ev[k, 2] = mask
-                ev[k, 3] = S[S_ADDR] if is_mem else -1
-                S[S_EV] = k + 1
-            S[S_EXEC] += 1
-            wcount[pc] += 1
-            n_act = 0
-            x = mask
-            while x:
-                x &= x - 1
-                n_act += 1
-            tcount[pc] += n_act
-            S[S_THREADS] += n_act
-            nxt = pc + 1
-            ti = t                              # the instruction's issue cycle
-            t = ti + 1.0
-            if op == OP_BRA:
-                taken = emask if g >= 0 else mask
-                target, rpc = row[F_X1], row[F_X2]
-                if taken == mask:
-                    stk[w, top, 0] = target
-                elif taken == 0:
-                    stk[w, top, 0] = nxt
-                else:
-                    if stk[w, top, 1] == rpc:
-                        sp[w] -= 1
-                    else:
-                        stk[w, top, 0] = rpc
-                    if sp[w] + 2 >= depth:
-                        E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_DEPTH, pc, w, b
-                        return ERROR
-                    for entry_pc, entry_mask in ((target, taken), (nxt, mask & ~taken)):
-                        if entry_pc != rpc:
-                            sp[w] += 1
-                            stk[w, sp[w], 0] = entry_pc
-                            stk[w, sp[w], 1] = rpc
-                            stk[w, sp[w], 2] = entry_mask
-                _pop_converged(stk, sp, w)
-                continue
-            if op == OP_EXIT:
-                if emask != 0:
-                    for k in range(sp[w] + 1):
-                        stk[w, k, 2] &= ~emask
-                if stk[w, top, 2] != 0:
-                    stk[w, top, 0] = nxt
-                _pop_converged(stk, sp, w)
-                continue
-            if op == OP_BAR:
-                stk[w, top, 0] = nxt
-                _pop_converged(stk, sp, w)
-                wstat[w] = W_BAR
+                _trace_lanes(row, R, base, emask, w, L, a_rec)
+        elif _memory(row, R, warps.RF32, warps.RF64, mem.M, mem.M16, mem.M32v, mem.M64,
+                     mem.MF32, mem.MF64, base, first, w, b, L, prog.regions, E, pc,
+                     a_rec) != 0:
+            status = ERROR
+        elif first != emask and record:
+            _trace_lanes(row, R, base, emask & ~first, w, L, a_rec)
+    elif op == OP_SPECIAL:
+        cd = base + 32 * row[F_D]
+        for l in range(32):
+            if (emask >> l) & 1:
+                R[cd + l] = _special(row[F_X1], l, wl, b, L, S)
+    elif op == OP_CVTA:
+        shift = 0
+        space = row[F_X1]
+        if space == S_SHARED:
+            shift = BASE + L[L_SH_OFF] + s * L[L_SH_STRIDE]
+        elif space == S_LOCAL:
+            shift = BASE + L[L_LOC_OFF]
+        elif space == S_CONST:
+            shift = BASE + L[L_CON_OFF]
+        elif space == S_PARAM:
+            shift = BASE + L[L_PAR_OFF]
+        if row[F_X2] != 0:
+            shift = -shift
+        cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
+        for l in range(32):
+            if (emask >> l) & 1:
+                R[cd + l] = R[ca + l] + shift
+    elif op == OP_SHFL:
+        _shfl(row, R, base, emask, scratch)
+    elif op == OP_VOTE:
+        _vote(row, R, base, emask)
+    elif op == OP_ACTIVEMASK:
+        cd = base + 32 * row[F_D]
+        for l in range(32):
+            if (emask >> l) & 1:
+                R[cd + l] = mask
+    elif op != OP_NOP:
+        if alu(row, R, warps.RF32, warps.RF64, base, emask, L[L_CARRY]) != 0:
+            E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_UNSUPPORTED, pc, w, b
+            status = ERROR
+    last_use((prog, mem, L, S, E, warps, rec, scratch))
+    return status
+
+
+@njit(cache=True, inline="always")
+def _atomic_issued(w, ti, pc, row, emask, first, nl, held, hs, units, warps):
+    """Blocks together: warp ``w``'s global atomic issued at cycle ``ti`` (its lines
+    ``units.lines[:nl]``, its lanes ``first`` applied on their first pass, ``held``
+    where a full queue held it back): its clock when it next runs, and whether it waits
+    on the heap (False: held back, the unit's token will bring it)."""
+    T, apend = units.T, units.apend
+    half = 0.5 * T[T_ATOM_LAT]
+    full = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
+    t = ti + 1.0
+    queued = True
+    if nl == 0:                     # shared memory, or every lane guarded off
+        t = ti + T[T_SHARED]
+    elif held >= 0:                 # in when a place opens
+        apend[w, 0], apend[w, 1], apend[w, 2] = emask, pc, 1
+        warps.clock[w] = ti
+        _hold(w, hs, held, T, units.pools, units.pnext, units.ht, units.hw, units.hn,
+              warps.clock.shape[0])
+        queued = False
+    elif first != emask:
+        # (``lines`` from before the first pass wrote its results: every line has a
+        # first lane, and a destination may be the address)
+        apend[w, 0], apend[w, 1] = emask & ~first, pc
+        t = _serve(ti + half, full, T[T_LANE], 0, nl, units.lines, units.busy_line,
+                   units.busy_t, units.qring, units.qhead) - half
+    else:
+        done = _serve(ti + half, full, T[T_LANE], 2, nl, units.lines, units.busy_line,
+                      units.busy_t, units.qring, units.qhead)
+        t = done + half if row[F_D] >= 0 else ti + 1.0
+    last_use((units, warps))
+    return t, queued
+
+
+@njit(cache=True, inline="always")
+def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch):
+    """Warp ``w`` from cycle ``t`` (its clock, blocks together) until it yields: at a
+    barrier, done, after a global access (blocks together), or where the budget, a full
+    trace or an error stops the run; (``RUNNING`` or that status, its clock)."""
+    code, R, stk, sp, wstat = prog.code, warps.R, warps.stk, warps.sp, warps.wstat
+    T = units.T
+    conc = T.shape[0] > 0
+    nw, depth = L[L_NW], L[L_DEPTH]
+    s = w // nw if conc else 0
+    if conc:
+        b = warps.slot_block[s]
+    else:
+        b = prog.order[S[S_BLOCK]] if prog.order.shape[0] > 0 else S[S_BLOCK]
+    wl = w - s * nw
+    base = w * L[L_NSLOTS] * 32
+    status = RUNNING
+    while True:
+        if sp[w] < 0:
+            wstat[w] = W_DONE
+            break
+        top = sp[w]
+        pc = stk[w, top, 0]
+        mask = stk[w, top, 2]
+        row = code[pc]
+        op = row[F_OP]
+        is_mem = op == OP_LD or op == OP_ST or op == OP_ATOM
+        if S[S_EXEC] >= stop or (L[L_RECORD] != 0 and
+                                 not _record_event(is_mem, pc, mask, b * nw + wl, S, rec)):
+            if conc:                        # it goes on first next call, as if
+                warps.clock[w] = t          # nothing had stopped it
+                S[S_RESUME] = w + 1
+            status = BUDGET if S[S_EXEC] >= stop else TRACE_FULL
+            break
+        emask = _guarded(row, R, base, mask)
+        S[S_EXEC] += 1
+        rec.wcount[pc] += 1
+        n_act = 0
+        x = mask
+        while x:
+            x &= x - 1
+            n_act += 1
+        rec.tcount[pc] += n_act
+        S[S_THREADS] += n_act
+        nxt = pc + 1
+        ti = t                              # the instruction's issue cycle
+        t = ti + 1.0
+        if op == OP_BRA:
+            if _branch(w, b, pc, row, mask, emask, stk, sp, depth, E) != 0:
+                status = ERROR
                 break
-            glob = False
-            nl = 0
-            first = emask
-            held, hs = -1.0, -1
-            if conc and is_mem:
-                glob = (op == OP_ATOM or row[F_X4] == 0) and \
-                    (row[F_X1] == S_GLOBAL or row[F_X1] == S_GENERIC)
-                if op == OP_ATOM and emask != 0:
-                    # a global atomic's first pass now; its further passes (lanes on a
-                    # word already served) go back in the lines' queues
-                    nl = _atomic_lines(row, R, base, emask, L, lines)
-                    if nl > 0 and row[F_D] >= 0:
-                        first = _first_lanes(row, R, base, emask)
-                        # a full queue holds the request back, unapplied
-                        held, hs = _queue_full(ti + 0.5 * T[T_ATOM_LAT], nl, lines,
-                                               busy_line, qring, qhead, int(T[T_QUEUE]))
+            continue
+        if op == OP_EXIT:
             if emask != 0:
-                if is_mem:
-                    if record:
-                        rec = ev_addr[S[S_ADDR]]
-                        rec[:] = -1
-                        S[S_ADDR] += 1
-                    else:
-                        rec = no_addr
-                    if held >= 0:
-                        if record:
-                            _trace_lanes(row, R, base, emask, w, L, rec)
-                    elif _memory(row, R, RF32, RF64, M, M16, M32v, M64, MF32, MF64,
-                                 base, first, w, b, L, regions, E, pc, rec) != 0:
-                        return ERROR
-                    elif first != emask and record:
-                        _trace_lanes(row, R, base, emask & ~first, w, L, rec)
-                elif op == OP_SPECIAL:
-                    cd = base + 32 * row[F_D]
-                    for l in range(32):
-                        if (emask >> l) & 1:
-                            R[cd + l] = _special(row[F_X1], l, wl, b, L, S)
-                elif op == OP_CVTA:
-                    shift = 0
-                    sp_ = row[F_X1]
-                    if sp_ == S_SHARED:
-                        shift = BASE + L[L_SH_OFF] + s * L[L_SH_STRIDE]
-                    elif sp_ == S_LOCAL:
-                        shift = BASE + L[L_LOC_OFF]
-                    elif sp_ == S_CONST:
-                        shift = BASE + L[L_CON_OFF]
-                    elif sp_ == S_PARAM:
-                        shift = BASE + L[L_PAR_OFF]
-                    if row[F_X2] != 0:
-                        shift = -shift
-                    cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
-                    for l in range(32):
-                        if (emask >> l) & 1:
-                            R[cd + l] = R[ca + l] + shift
-                elif op == OP_SHFL:
-                    _shfl(row, R, base, emask, scratch)
-                elif op == OP_VOTE:
-                    _vote(row, R, base, emask)
-                elif op == OP_ACTIVEMASK:
-                    cd = base + 32 * row[F_D]
-                    for l in range(32):
-                        if (emask >> l) & 1:
-                            R[cd + l] = mask
-                elif op != OP_NOP:
-                    if alu(row, R, RF32, RF64, base, emask, carry) != 0:
-                        E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = \
-                            ERR_UNSUPPORTED, pc, w, b
-                        return ERROR
+                for k in range(sp[w] + 1):
+                    stk[w, k, 2] &= ~emask
+            if stk[w, top, 2] != 0:
+                stk[w, top, 0] = nxt
+            _pop_converged(stk, sp, w)
+            continue
+        if op == OP_BAR:
             stk[w, top, 0] = nxt
             _pop_converged(stk, sp, w)
-            if not conc:
-                continue
-            if op == OP_ATOM:
-                full = T[T_CAS] if (row[F_X3] == 3 or row[F_X3] == 4) else T[T_ATOM]
-                if nl == 0:                     # shared memory, or every lane guarded off
-                    t = ti + T[T_SHARED]
-                elif held >= 0:                 # in when a place opens
-                    apend[w, 0], apend[w, 1], apend[w, 2] = emask, pc, 1
-                    clock[w] = ti
-                    _hold(w, hs, held, T, pools, pnext, ht, hw, hn, nwt)
-                    break
-                elif first != emask:
-                    # (``lines`` from before the first pass wrote its results: every
-                    # line has a first lane, and a destination may be the address)
-                    apend[w, 0], apend[w, 1] = emask & ~first, pc
-                    t = _serve(ti + 0.5 * T[T_ATOM_LAT], full, T[T_LANE], 0, nl, lines,
-                               busy_line, busy_t, qring, qhead) - 0.5 * T[T_ATOM_LAT]
-                else:
-                    done = _serve(ti + 0.5 * T[T_ATOM_LAT], full, T[T_LANE], 2, nl,
-                                  lines, busy_line, busy_t, qring, qhead)
-                    t = done + 0.5 * T[T_ATOM_LAT] if row[F_D] >= 0 else ti + 1.0
-                _push(ht, hw, hn, t, w)
-                break
-            if glob:
-                if op == OP_LD:
-                    t = ti + T[T_LOAD_LAT]
-                _push(ht, hw, hn, t, w)
-                break
+            wstat[w] = W_BAR
+            break
+        glob = False
+        nl = 0
+        first = emask
+        held, hs = -1.0, -1
+        if conc and is_mem:
+            glob = (op == OP_ATOM or row[F_X4] == 0) and \
+                (row[F_X1] == S_GLOBAL or row[F_X1] == S_GENERIC)
+            if op == OP_ATOM and emask != 0:
+                # a global atomic's first pass now; its further passes (lanes on a
+                # word already served) go back in the lines' queues
+                nl = _atomic_lines(row, R, base, emask, L, units.lines)
+                if nl > 0 and row[F_D] >= 0:
+                    first = _first_lanes(row, R, base, emask)
+                    # a full queue holds the request back, unapplied
+                    held, hs = _queue_full(ti + 0.5 * T[T_ATOM_LAT], nl, units.lines,
+                                           units.busy_line, units.qring, units.qhead,
+                                           int(T[T_QUEUE]))
+        if emask != 0 and _execute(row, op, pc, w, wl, s, b, mask, emask, first, held, prog,
+                                   mem, L, S, E, warps, rec, scratch) != 0:
+            status = ERROR
+            break
+        stk[w, top, 0] = nxt
+        _pop_converged(stk, sp, w)
         if not conc:
             continue
-        clock[w] = t
-        if wstat[w] == W_RUN:
-            continue
-        # at a barrier or done: release the block's barrier once none of its warps runs;
-        # start the next block in the slot once all are done
+        if op == OP_ATOM:
+            t, queued = _atomic_issued(w, ti, pc, row, emask, first, nl, held, hs, units,
+                                       warps)
+            if queued:
+                _push(units.ht, units.hw, units.hn, t, w)
+            break
+        if glob:
+            if op == OP_LD:
+                t = ti + T[T_LOAD_LAT]
+            _push(units.ht, units.hw, units.hn, t, w)
+            break
+    last_use((prog, mem, L, S, E, warps, rec, units, scratch))
+    return status, t
+
+
+@njit(cache=True, inline="always")
+def _after_warp(w, t, prog, mem, L, S, warps, units, block_hi):
+    """Blocks together, after warp ``w`` yielded at cycle ``t``: at a barrier or done,
+    its block's barrier released once none of its warps runs (at the latest one's
+    clock), and its slot given the next block once all are done."""
+    wstat, clock = warps.wstat, warps.clock
+    clock[w] = t
+    nw = L[L_NW]
+    s = w // nw
+    if wstat[w] != W_RUN:
         running, done_all, latest = False, True, 0.0
         for x in range(nw):
             v = s * nw + x
@@ -982,16 +1216,14 @@ def run(code, R, tmpl, M, regions, L, S, stk, sp, wstat, wcount, tcount, E, budg
             if wstat[v] != W_DONE:
                 done_all = False
             latest = max(latest, clock[v])
-        if running:
-            continue
-        if not done_all:
+        if not running and not done_all:
             for x in range(nw):
                 v = s * nw + x
                 if wstat[v] == W_BAR:
                     wstat[v] = W_RUN
                     clock[v] = latest
-                    _push(ht, hw, hn, latest, v)
-            continue
-        S[S_BLOCK] += 1
-        _next_block(s, latest, R, tmpl, M, L, S, stk, sp, wstat, block_hi, order, clock,
-                    slot_block, ht, hw, hn)
+                    _push(units.ht, units.hw, units.hn, latest, v)
+        elif not running:
+            S[S_BLOCK] += 1
+            _next_block(s, latest, prog, mem, L, S, warps, units, block_hi)
+    last_use((prog, mem, L, S, warps, units))

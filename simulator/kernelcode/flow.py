@@ -2,9 +2,12 @@
 and each block's immediate post-dominator (where a divergent branch reconverges)."""
 from __future__ import annotations
 
+# (constants tables imported by name, for numba: kept compact)
+# isort: off
 from simulator.kernelcode.isa import (
-    F_A, F_B, F_C, F_D, F_D2, F_E, F_F, F_G, F_OP, F_TY, F_X1, F_X3, F_X4, OP_ADD,
-    OP_FMA, OP_LD, OP_MUL, OP_SUB, OP_UNPACK, T_F32, T_F64)
+    F_A, F_B, F_C, F_D, F_D2, F_E, F_F, F_G, F_OP, F_TY, F_X1, F_X3, F_X4, OP_ADD, OP_FMA,
+    OP_LD, OP_MUL, OP_SUB, OP_UNPACK, T_F32, T_F64)
+# isort: on
 
 
 def contract(rows: list, block_of) -> None:

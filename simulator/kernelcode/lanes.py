@@ -18,8 +18,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from simulator.kernelcode.isa import (
-    ROUND, T_F32, T_S16, T_S32, T_S64, T_S8, T_U16, T_U32, T_U64, T_U8)
+from simulator.kernelcode.isa import ROUND, T_F32, T_S8, T_S16, T_S32, T_S64, T_U8, T_U16, T_U32, T_U64
 
 MIN64 = -(1 << 63)
 M32 = 0xFFFFFFFF

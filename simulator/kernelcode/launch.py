@@ -12,13 +12,18 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simulator.kernelcode import decode as dec
-from simulator.kernelcode import isa
 from simulator.kernelcode import emulator as em
-from simulator.kernelcode.ptx import PTXError, parse
+from simulator.kernelcode import isa
+from simulator.kernelcode.compiled import compile as compile_kernel
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from hwmodels.schema import SIMTGPU
 
 #: warp-instructions per call into the interpreter (about 0.1-0.5 s)
 SLICE = 1 << 20
@@ -32,9 +37,6 @@ MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 MAX_SHARED = 227 * 1024
 #: bytes left unmapped between the launch's arrays
 GAP = 512
-
-_programs: dict = {}
-
 
 @dataclasses.dataclass
 class Emulation:
@@ -63,7 +65,10 @@ class Emulation:
         return self.instructions / self.wall_seconds if self.wall_seconds > 0 else 0.0
 
 
-def _dims(value, name, limits):
+def launch_dims(value: int | Sequence[int], name: str,
+                limits: Sequence[int]) -> tuple[int, int, int]:
+    """A grid or block (an int or 1-3 ints) as 3 ints, each within ``limits``; TypeError or
+    ValueError naming ``name``."""
     given = value
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name}={value!r}: expected an int or a tuple of 1-3 ints")
@@ -78,30 +83,6 @@ def _dims(value, name, limits):
         if not 1 <= v <= lim:
             raise ValueError(f"{name}={given!r}: {axis} is {v}; allowed 1..{lim}")
     return dims
-
-
-def _program(kernel, args, cc, name):
-    """(Program, kernel name) for a numba kernel and its arguments, or PTX text."""
-    if isinstance(kernel, str):
-        module = parse(kernel)
-        entries = [n for n, f in module.functions.items() if f.entry]
-        if name is None:
-            if len(entries) != 1:
-                raise ValueError(f"name=None: the PTX has {len(entries)} entries "
-                                 f"({', '.join(entries)}); name one")
-            name = entries[0]
-        return dec.decode(module, name), name, None
-    from simulator.kernelcode.toolchain import kernel_ptx
-    kp = kernel_ptx(kernel, args, cc)
-    key = (kp.key, kp.fingerprint, kp.argtypes, kp.cc)
-    prog = _programs.get(key)
-    if prog is None:
-        try:
-            prog = dec.decode(parse(kp.ptx), kp.entry)
-        except PTXError as e:
-            raise PTXError(f"kernel {kp.name!r}: {e}") from None
-        _programs[key] = prog
-    return prog, kp.name, kp.argtypes
 
 
 def _extent(a: np.ndarray):
@@ -172,10 +153,14 @@ def _param_bytes(prog, flat, kernel_name):
     return bytes(buf)
 
 
-def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
-                   cc=(9, 0), nsm=132, record=False, progress=None,
-                   blocks=None, write_back=True, max_record=None, concurrent=None,
-                   resident=None, atomics=None) -> Emulation:
+def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int | Sequence[int],
+                   args: Sequence[object], *, name: str | None = None, shared_bytes: int = 0,
+                   cc: Sequence[int] = (9, 0), nsm: int = 132, record: bool = False,
+                   progress: Callable[[int, int], object] | None = None,
+                   blocks: Sequence[int] | np.ndarray | None = None, write_back: bool = True,
+                   max_record: int | None = None, concurrent: bool | None = None,
+                   resident: int | None = None,
+                   atomics: Sequence[float] | np.ndarray | None = None) -> Emulation:
     """Run ``kernel[grid, block](*args)`` on the CPU from the kernel's PTX.
 
     ``kernel`` is a numba ``@cuda.jit`` kernel (compiled here, no GPU needed) or PTX
@@ -200,8 +185,62 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     for a kernel with an atomic compare-and-swap or exchange, whose lock-free loops
     retry as often as other warps' successes make them; blocks one after another else.
     """
-    gdims = _dims(grid, "grid", MAX_GRID)
-    bdims = _dims(block, "block", MAX_BLOCK)
+    gdims, bdims = _check_launch(grid, block, args, shared_bytes)
+    c = compile_kernel(kernel, list(args), cc, name)
+    prog, kname = c.program, c.name
+    shared_total = prog.shared_static + (shared_bytes if prog.shared_extern else 0)
+    if shared_total > MAX_SHARED or shared_bytes > MAX_SHARED:
+        raise ValueError(f"kernel {kname!r} with shared_bytes={shared_bytes}: "
+                         f"{prog.shared_static + shared_bytes} bytes of shared memory a block; "
+                         f"at most {MAX_SHARED}")
+    nthreads = bdims[0] * bdims[1] * bdims[2]
+    nw = (nthreads + 31) // 32
+    nblocks = gdims[0] * gdims[1] * gdims[2]
+    order = _block_order(blocks, nblocks)
+    nrun = len(order) if blocks is not None else nblocks
+    if concurrent is None:      # lock-free loops retry as others' successes make them
+        concurrent = bool(np.any((prog.code[:, isa.F_OP] == isa.OP_ATOM)
+                                 & np.isin(prog.code[:, isa.F_X3], (isa.ATOM["cas"],
+                                                                     isa.ATOM["exch"]))))
+    slots = _slots(concurrent, resident, nsm, nw, nrun)
+    lay = _Layout.of(prog, args, shared_total, slots, nw)
+    mem = em.new_memory(lay.memory(prog, args, c.argtypes, kname))
+    L = lay.launch_vector(prog, gdims, bdims, nsm, record, shared_bytes, nblocks, slots)
+    T = np.zeros(0)
+    if concurrent:
+        T = atomic_timing() if atomics is None else np.asarray(atomics, np.float64)
+        if T.shape != (em.T_SIZE,) or not np.isfinite(T).all() or (T < 0).any():
+            raise ValueError(f"atomics={atomics!r}: expected {em.T_SIZE} cycle counts >= 0 "
+                             "(emulator.T_*)")
+    run = _Run.start(prog, lay, mem, L, order, slots * nw, T, record)
+    wall = run.go(prog, nrun, kname, gdims, bdims, max_record, progress)
+    for (lo, hi, members), o in zip(lay.segs, lay.seg_off):
+        if write_back and hi > lo and all(lay.arrays[i].flags.writeable for i in members):
+            ctypes.memmove(lo, mem.M[o:o + hi - lo].ctypes.data, hi - lo)
+    S, rec = run.S, run.rec
+    per = [(prog.lines[pc], prog.texts[pc], int(rec.wcount[pc]), int(rec.tcount[pc]))
+           for pc in range(prog.code.shape[0]) if rec.wcount[pc]]
+    trace = None
+    if record:
+        trace = {"events": rec.ev[:S[em.S_EV]].copy(),
+                 "addresses": rec.ev_addr[:S[em.S_ADDR]].copy(),
+                 "texts": list(prog.texts), "warps_per_block": nw,
+                 "blocks": order.copy() if blocks is not None else np.arange(nblocks),
+                 "arrays": [(i, lay.array_ptr[id(a)], a.nbytes) for i, a in enumerate(args)
+                            if isinstance(a, np.ndarray)],
+                 "shared": (isa.BASE + lay.sh_off, shared_total),
+                 "local": (isa.BASE + lay.loc_off, prog.local_bytes),
+                 "program": prog}
+    cycles = float(run.warps.clock.max()) if concurrent and slots * nw else None
+    return Emulation(kname, gdims, bdims, int(S[em.S_EXEC]), int(S[em.S_THREADS]), wall,
+                     per, trace, cycles)
+
+
+def _check_launch(grid, block, args, shared_bytes) -> tuple:
+    """(grid, block) as 3 ints each, within CUDA's limits; TypeError or ValueError naming
+    what is not a launch (its threads, its arguments, its dynamic shared memory)."""
+    gdims = launch_dims(grid, "grid", MAX_GRID)
+    bdims = launch_dims(block, "block", MAX_BLOCK)
     nthreads = bdims[0] * bdims[1] * bdims[2]
     if nthreads > MAX_THREADS:
         raise ValueError(f"block={block!r}: {nthreads} threads; allowed at most "
@@ -212,171 +251,191 @@ def emulate_kernel(kernel, grid, block, args, *, name=None, shared_bytes=0,
     if isinstance(shared_bytes, bool) or not isinstance(shared_bytes, (int, np.integer)) \
             or shared_bytes < 0:
         raise ValueError(f"shared_bytes={shared_bytes!r}: expected an int >= 0")
-    prog, kname, argtypes = _program(kernel, list(args), cc, name)
-    arrays = [a for a in args if isinstance(a, np.ndarray)]
     for i, a in enumerate(args):
         if not isinstance(a, (np.ndarray, int, float, complex, bool, np.generic, tuple)):
             raise TypeError(f"args[{i}]: {type(a).__name__} is not supported (numpy "
                             "arrays and numbers are)")
-    shared_total = prog.shared_static + (shared_bytes if prog.shared_extern else 0)
-    if shared_total > MAX_SHARED or shared_bytes > MAX_SHARED:
-        raise ValueError(f"kernel {kname!r} with shared_bytes={shared_bytes}: "
-                         f"{prog.shared_static + shared_bytes} bytes of shared memory a block; "
-                         f"at most {MAX_SHARED}")
-
-    # memory layout: module globals, array segments, const, param, shared, local
-    segs = _segments(arrays)
-    regions = [(0, prog.global_bytes)] if prog.global_bytes else []
-    off = prog.global_bytes
-    seg_off, array_ptr = [], {}
-    for lo, hi, members in segs:
-        # a guard gap of GAP bytes before each array: an index just past one array is
-        # outside every array (reported), never in the next
-        off = (off + GAP + 255) // 256 * 256
-        seg_off.append(off)
-        regions.append((off, off + (hi - lo)))
-        for i in members:
-            array_ptr[id(arrays[i])] = isa.BASE + off + (
-                arrays[i].__array_interface__["data"][0] - lo)
-        off += hi - lo
-    con_off = (off + 255) // 256 * 256
-    par_off = (con_off + prog.const_bytes + 255) // 256 * 256
-    sh_off = (par_off + prog.param_bytes + 255) // 256 * 256
-    nw = (nthreads + 31) // 32
-    nblocks = gdims[0] * gdims[1] * gdims[2]
-    order = _block_order(blocks, nblocks)
-    nrun = len(order) if blocks is not None else nblocks
-    if concurrent is None:
-        concurrent = bool(np.any((prog.code[:, isa.F_OP] == isa.OP_ATOM)
-                                 & np.isin(prog.code[:, isa.F_X3], (isa.ATOM["cas"],
-                                                                     isa.ATOM["exch"]))))
-    slots = 1
-    if concurrent:
-        if resident is None:
-            resident = nsm * max(1, min(32, 2048 // (32 * nw)))
-        if isinstance(resident, bool) or not isinstance(resident, (int, np.integer)) \
-                or resident < 1:
-            raise ValueError(f"resident={resident!r}: expected an int >= 1 (blocks at a time)")
-        slots = int(min(resident, nrun))
-    sh_stride = (shared_total + 255) // 256 * 256
-    loc_off = (sh_off + slots * sh_stride + 255) // 256 * 256
-    total = (loc_off + slots * nw * 32 * prog.local_bytes + 4095) // 4096 * 4096
-    M = np.zeros(total, dtype=np.uint8)
-    for (lo, hi, _), o in zip(segs, seg_off):
-        if hi > lo:
-            M[o:o + hi - lo] = np.ctypeslib.as_array((ctypes.c_uint8 * (hi - lo))
-                                                     .from_address(lo))
-    for goff, var in prog.module_globals:
-        if var.init is not None:
-            M[goff:goff + len(var.init)] = np.frombuffer(var.init, np.uint8)
-    M[con_off:con_off + prog.const_bytes] = np.frombuffer(prog.const_init, np.uint8)
-    if argtypes is None:   # PTX text: arrays by pointer, numbers by value
-        flat = [((array_ptr[id(a)], "i") if isinstance(a, np.ndarray) else
-                 ((float(a), "f") if isinstance(a, (float, np.floating)) else (int(a), "i")))
-                for a in args]
-    else:
-        flat = []
-        for i, (a, t) in enumerate(zip(args, argtypes)):
-            flat += _flatten(a, t, array_ptr, i)
-    params = _param_bytes(prog, flat, kname)
-    M[par_off:par_off + len(params)] = np.frombuffer(params, np.uint8)
-
-    L = np.zeros(em.L_SIZE, dtype=np.int64)
-    L[em.L_GX:em.L_GZ + 1] = gdims
-    L[em.L_BX:em.L_BZ + 1] = bdims
-    L[em.L_NT], L[em.L_NW], L[em.L_NSLOTS] = nthreads, nw, prog.nslots
-    L[em.L_SH_OFF], L[em.L_SH_SIZE] = sh_off, shared_total
-    L[em.L_LOC_OFF], L[em.L_LOC_SIZE] = loc_off, prog.local_bytes
-    L[em.L_PAR_OFF], L[em.L_PAR_SIZE] = par_off, prog.param_bytes
-    L[em.L_CON_OFF], L[em.L_CON_SIZE] = con_off, prog.const_bytes
-    L[em.L_NSM], L[em.L_CARRY], L[em.L_RECORD] = nsm, prog.carry_slot, int(bool(record))
-    L[em.L_DYN_SMEM], L[em.L_NBLOCKS], L[em.L_DEPTH] = shared_bytes, nblocks, DEPTH
-    L[em.L_SLOTS], L[em.L_SH_STRIDE] = slots, sh_stride
-    tmpl = np.zeros(prog.nslots * 32, dtype=np.int64)
-    for s, v in zip(prog.const_slots, prog.const_values):
-        tmpl[s * 32:(s + 1) * 32] = v
-    nwt = slots * nw
-    R = np.zeros(nwt * prog.nslots * 32, dtype=np.int64)
-    stk = np.zeros((nwt, DEPTH, 3), dtype=np.int64)
-    sp = np.zeros(nwt, dtype=np.int64)
-    wstat = np.zeros(nwt, dtype=np.int64)
-    n = prog.code.shape[0]
-    wcount = np.zeros(n, dtype=np.int64)
-    tcount = np.zeros(n, dtype=np.int64)
-    E = np.zeros(8, dtype=np.int64)
-    S = np.zeros(em.S_SIZE, dtype=np.int64)
-    reg = np.array(regions, dtype=np.int64).reshape(-1, 2)
-    ev = np.zeros((1 << 16 if record else 0, 4), dtype=np.int64)
-    ev_addr = np.zeros((1 << 12 if record else 0, 32), dtype=np.int64)
-    scratch = np.zeros(32, dtype=np.int64)
-    from simulator import jit
-    if concurrent:
-        T = atomic_timing() if atomics is None else np.asarray(atomics, np.float64)
-        if T.shape != (em.T_SIZE,) or not np.isfinite(T).all() or (T < 0).any():
-            raise ValueError(f"atomics={atomics!r}: expected {em.T_SIZE} cycle counts >= 0 "
-                             "(emulator.T_*)")
-        pools = np.zeros((3, em.HASH), np.int64)
-        pools[0] = -1
-        extra = (T, np.zeros(nwt), np.zeros(slots, np.int64), np.zeros(nwt + em.HASH),
-                 np.zeros(nwt + em.HASH, np.int64), np.zeros(1, np.int64),
-                 np.full(em.HASH, -1, np.int64), np.zeros(em.HASH), np.zeros((32, 3), np.int64),
-                 np.zeros((nwt, 3), np.int64), np.zeros((em.HASH, max(1, int(T[em.T_QUEUE])))),
-                 np.zeros(em.HASH, np.int64), pools, np.zeros(nwt, np.int64))
-    else:          # one block after another: no timing (T empty), no heap, no lines
-        i0, f0 = np.zeros(0, np.int64), np.zeros(0)
-        extra = (f0, f0, i0, f0, i0, np.zeros(1, np.int64), i0, f0,
-                 np.zeros((0, 3), np.int64), np.zeros((0, 3), np.int64), np.zeros((0, 1)), i0,
-                 np.zeros((3, 0), np.int64), i0)
-    runner = em.run
-    jit.announce("PTX emulator", [runner])
-    # numba compiles the interpreter on its first call (once, cached): a call with no
-    # budget compiles it and starts block 0, outside the emulation's wall time
-    runner(prog.code, R, tmpl, M, reg, L, S, stk, sp, wstat, wcount, tcount, E, 0, nrun,
-           ev, ev_addr, scratch, order, *extra)
-    t0 = time.perf_counter()
-    while True:
-        status = runner(prog.code, R, tmpl, M, reg, L, S, stk, sp, wstat, wcount, tcount,
-                        E, SLICE, nrun, ev, ev_addr, scratch, order, *extra)
-        if status == em.DONE:
-            break
-        if status == em.ERROR:
-            E[em.E_WARP] %= nw                 # a slot's warp: the block's own warp
-            raise ValueError(_error_text(prog, kname, E, L, reg))
-        if status == em.TRACE_FULL:
-            if max_record is not None and S[em.S_EV] > max_record:
-                raise ValueError(
-                    f"kernel {kname!r} on grid {gdims} block {bdims}: the {nrun} block(s) "
-                    f"traced run more than {max_record:.0e} PTX warp-instructions (about "
-                    f"{S[em.S_EV] / max(1, S[em.S_BLOCK] + 1):.2g} a block so far); "
-                    "tracing that many takes minutes and gigabytes -- give the launch "
-                    "more blocks, each doing less")
-            if S[em.S_EV] >= ev.shape[0]:
-                ev = np.concatenate([ev, np.zeros_like(ev)])
-            if S[em.S_ADDR] >= ev_addr.shape[0]:
-                ev_addr = np.concatenate([ev_addr, np.zeros_like(ev_addr)])
-        if progress is not None:
-            progress(int(S[em.S_BLOCK]), nrun)
-    wall = time.perf_counter() - t0
-    for (lo, hi, members), o in zip(segs, seg_off):
-        if write_back and hi > lo and all(arrays[i].flags.writeable for i in members):
-            ctypes.memmove(lo, M[o:o + hi - lo].ctypes.data, hi - lo)
-    per = [(prog.lines[pc], prog.texts[pc], int(wcount[pc]), int(tcount[pc]))
-           for pc in range(n) if wcount[pc]]
-    trace = None
-    if record:
-        trace = {"events": ev[:S[em.S_EV]].copy(), "addresses": ev_addr[:S[em.S_ADDR]].copy(),
-                 "texts": list(prog.texts), "warps_per_block": nw,
-                 "blocks": order.copy() if blocks is not None else np.arange(nblocks),
-                 "arrays": [(i, array_ptr[id(a)], a.nbytes) for i, a in enumerate(args)
-                            if isinstance(a, np.ndarray)],
-                 "shared": (isa.BASE + sh_off, shared_total),
-                 "local": (isa.BASE + loc_off, prog.local_bytes),
-                 "program": prog}
-    return Emulation(kname, gdims, bdims, int(S[em.S_EXEC]), int(S[em.S_THREADS]), wall,
-                     per, trace, float(extra[1].max()) if concurrent and nwt else None)
+    return gdims, bdims
 
 
-def atomic_timing(hw=None) -> np.ndarray:
+def _slots(concurrent, resident, nsm, nw, nrun) -> int:
+    """The blocks resident at a time: one, or (``concurrent``) ``resident`` (default: as
+    many as ``nsm`` SMs hold by the thread limit), at most the blocks run."""
+    if not concurrent:
+        return 1
+    if resident is None:
+        resident = nsm * max(1, min(32, 2048 // (32 * nw)))
+    if isinstance(resident, bool) or not isinstance(resident, (int, np.integer)) \
+            or resident < 1:
+        raise ValueError(f"resident={resident!r}: expected an int >= 1 (blocks at a time)")
+    return int(min(resident, nrun))
+
+
+@dataclasses.dataclass
+class _Layout:
+    """Where everything lies in the emulator's memory (see ``emulator``): module
+    globals, each group of the launch's arrays (``segs``) after a guard gap, const,
+    param, the resident blocks' shared memory, their threads' local memory."""
+    arrays: list
+    segs: list              # (lo, hi, [array indices]) host spans (``_segments``)
+    seg_off: list           # each span's offset in the buffer
+    regions: list           # the global window's valid (start, end) ranges
+    array_ptr: dict         # id(array) -> its generic address
+    con_off: int
+    par_off: int
+    sh_off: int
+    sh_stride: int
+    shared_total: int
+    loc_off: int
+    total: int
+
+    @classmethod
+    def of(cls, prog, args, shared_total, slots, nw):
+        arrays = [a for a in args if isinstance(a, np.ndarray)]
+        segs = _segments(arrays)
+        regions = [(0, prog.global_bytes)] if prog.global_bytes else []
+        off = prog.global_bytes
+        seg_off, array_ptr = [], {}
+        for lo, hi, members in segs:
+            # a guard gap of GAP bytes before each array: an index just past one array is
+            # outside every array (reported), never in the next
+            off = (off + GAP + 255) // 256 * 256
+            seg_off.append(off)
+            regions.append((off, off + (hi - lo)))
+            for i in members:
+                array_ptr[id(arrays[i])] = isa.BASE + off + (
+                    arrays[i].__array_interface__["data"][0] - lo)
+            off += hi - lo
+        con_off = (off + 255) // 256 * 256
+        par_off = (con_off + prog.const_bytes + 255) // 256 * 256
+        sh_off = (par_off + prog.param_bytes + 255) // 256 * 256
+        sh_stride = (shared_total + 255) // 256 * 256
+        loc_off = (sh_off + slots * sh_stride + 255) // 256 * 256
+        total = (loc_off + slots * nw * 32 * prog.local_bytes + 4095) // 4096 * 4096
+        return cls(arrays, segs, seg_off, regions, array_ptr, con_off, par_off, sh_off,
+                   sh_stride, shared_total, loc_off, total)
+
+    def memory(self, prog, args, argtypes, kname) -> np.ndarray:
+        """The buffer as the launch finds it: the arrays' bytes, the module globals'
+        initial values, const, and the kernel's parameters as numba passes them (PTX
+        text, ``argtypes`` None: arrays by pointer, numbers by value)."""
+        M = np.zeros(self.total, dtype=np.uint8)
+        for (lo, hi, _), o in zip(self.segs, self.seg_off):
+            if hi > lo:
+                M[o:o + hi - lo] = np.ctypeslib.as_array((ctypes.c_uint8 * (hi - lo))
+                                                         .from_address(lo))
+        for goff, var in prog.module_globals:
+            if var.init is not None:
+                M[goff:goff + len(var.init)] = np.frombuffer(var.init, np.uint8)
+        M[self.con_off:self.con_off + prog.const_bytes] = np.frombuffer(prog.const_init,
+                                                                        np.uint8)
+        if argtypes is None:
+            flat = [((self.array_ptr[id(a)], "i") if isinstance(a, np.ndarray) else
+                     ((float(a), "f") if isinstance(a, (float, np.floating)) else (int(a), "i")))
+                    for a in args]
+        else:
+            flat = []
+            for i, (a, t) in enumerate(zip(args, argtypes)):
+                flat += _flatten(a, t, self.array_ptr, i)
+        params = _param_bytes(prog, flat, kname)
+        M[self.par_off:self.par_off + len(params)] = np.frombuffer(params, np.uint8)
+        return M
+
+    def launch_vector(self, prog, gdims, bdims, nsm, record, shared_bytes, nblocks,
+                      slots) -> np.ndarray:
+        """The launch description ``L`` (``emulator.L_*``)."""
+        L = np.zeros(em.L_SIZE, dtype=np.int64)
+        L[em.L_GX:em.L_GZ + 1] = gdims
+        L[em.L_BX:em.L_BZ + 1] = bdims
+        nthreads = bdims[0] * bdims[1] * bdims[2]
+        L[em.L_NT], L[em.L_NW], L[em.L_NSLOTS] = nthreads, (nthreads + 31) // 32, prog.nslots
+        L[em.L_SH_OFF], L[em.L_SH_SIZE] = self.sh_off, self.shared_total
+        L[em.L_LOC_OFF], L[em.L_LOC_SIZE] = self.loc_off, prog.local_bytes
+        L[em.L_PAR_OFF], L[em.L_PAR_SIZE] = self.par_off, prog.param_bytes
+        L[em.L_CON_OFF], L[em.L_CON_SIZE] = self.con_off, prog.const_bytes
+        L[em.L_NSM], L[em.L_CARRY], L[em.L_RECORD] = nsm, prog.carry_slot, int(bool(record))
+        L[em.L_DYN_SMEM], L[em.L_NBLOCKS], L[em.L_DEPTH] = shared_bytes, nblocks, DEPTH
+        L[em.L_SLOTS], L[em.L_SH_STRIDE] = slots, self.sh_stride
+        return L
+
+
+@dataclasses.dataclass
+class _Run:
+    """One emulated launch's tables (``emulator``'s named tables) and its calls into
+    the interpreter."""
+    prog: object            # emulator.Program
+    mem: object             # emulator.Memory
+    L: np.ndarray
+    S: np.ndarray
+    E: np.ndarray
+    warps: object           # emulator.Warps
+    rec: object             # emulator.Record
+    units: object           # emulator.Units
+    scratch: np.ndarray
+    nw: int
+
+    @classmethod
+    def start(cls, prog, lay, mem, L, order, nwt, T, record):
+        tmpl = np.zeros(prog.nslots * 32, dtype=np.int64)
+        for s, v in zip(prog.const_slots, prog.const_values):
+            tmpl[s * 32:(s + 1) * 32] = v
+        R = np.zeros(nwt * prog.nslots * 32, dtype=np.int64)
+        warps = em.Warps(R, R.view(np.float32), R.view(np.float64),
+                         np.zeros((nwt, DEPTH, 3), dtype=np.int64), np.zeros(nwt, np.int64),
+                         np.zeros(nwt, np.int64), np.zeros(nwt if T.size else 0),
+                         np.zeros(int(L[em.L_SLOTS]) if T.size else 0, np.int64))
+        n = prog.code.shape[0]
+        rec = em.Record(np.zeros(n, np.int64), np.zeros(n, np.int64),
+                        np.zeros((1 << 16 if record else 0, 4), dtype=np.int64),
+                        np.zeros((1 << 12 if record else 0, 32), dtype=np.int64))
+        code = em.Program(prog.code, tmpl, np.array(lay.regions, dtype=np.int64).reshape(-1, 2),
+                          order)
+        return cls(code, mem, L, np.zeros(em.S_SIZE, np.int64), np.zeros(8, np.int64), warps,
+                   rec, em.new_units(T, nwt, int(L[em.L_SLOTS])), np.zeros(32, np.int64),
+                   int(L[em.L_NW]))
+
+    def call(self, budget, nrun) -> int:
+        return em.run(self.prog, self.mem, self.L, self.S, self.E, self.warps, self.rec,
+                      self.units, self.scratch, budget, nrun)
+
+    def go(self, decoded, nrun, kname, gdims, bdims, max_record, progress) -> float:
+        """Every block, in slices of ``SLICE`` warp-instructions (progress and Ctrl-C
+        between them; the trace grown where it filled); the wall seconds. An error: a
+        ValueError naming the kernel's PTX line (``decoded``: its ``decode.Program``)."""
+        from simulator import jit
+        jit.announce("PTX emulator", [em.run])
+        # numba compiles the interpreter on its first call (once, cached): a call with no
+        # budget compiles it and starts block 0, outside the emulation's wall time
+        self.call(0, nrun)
+        S, E = self.S, self.E
+        t0 = time.perf_counter()
+        while True:
+            status = self.call(SLICE, nrun)
+            if status == em.DONE:
+                break
+            if status == em.ERROR:
+                E[em.E_WARP] %= self.nw                 # a slot's warp: the block's own warp
+                raise ValueError(_error_text(decoded, kname, E, self.L))
+            if status == em.TRACE_FULL:
+                if max_record is not None and S[em.S_EV] > max_record:
+                    raise ValueError(
+                        f"kernel {kname!r} on grid {gdims} block {bdims}: the {nrun} block(s) "
+                        f"traced run more than {max_record:.0e} PTX warp-instructions (about "
+                        f"{S[em.S_EV] / max(1, S[em.S_BLOCK] + 1):.2g} a block so far); "
+                        "tracing that many takes minutes and gigabytes -- give the launch "
+                        "more blocks, each doing less")
+                ev, ev_addr = self.rec.ev, self.rec.ev_addr
+                if S[em.S_EV] >= ev.shape[0]:
+                    ev = np.concatenate([ev, np.zeros_like(ev)])
+                if S[em.S_ADDR] >= ev_addr.shape[0]:
+                    ev_addr = np.concatenate([ev_addr, np.zeros_like(ev_addr)])
+                self.rec = self.rec._replace(ev=ev, ev_addr=ev_addr)
+            if progress is not None:
+                progress(int(S[em.S_BLOCK]), nrun)
+        return time.perf_counter() - t0
+
+
+def atomic_timing(hw: SIMTGPU | None = None) -> np.ndarray:
     """The timing of blocks run together (``emulator.T_*``, cycles) from preset ``hw``'s L2
     (default the H100 SXM's): its atomics' round trip, a line's atomic unit on a
     request's first pass with 32 lanes and with one (and on each further pass), the
@@ -416,7 +475,7 @@ def _block_order(blocks, nblocks) -> np.ndarray:
     return order
 
 
-def _error_text(prog, kname, E, L, regions) -> str:
+def _error_text(prog, kname, E, L) -> str:
     code, pc, w, lane, addr, b, space = (int(x) for x in E[:7])
     gx, gy = int(L[em.L_GX]), int(L[em.L_GY])
     bx, by = int(L[em.L_BX]), int(L[em.L_BY])
@@ -491,8 +550,8 @@ class emulating:
 def _kernel_classes() -> list:
     """The classes of numba's ``@cuda.jit`` kernels: the dispatcher, and the CUDA
     simulator's kernel where the simulator is on (NUMBA_ENABLE_CUDASIM=1)."""
-    from simulator.kernelcode.toolchain import _simulated
-    if _simulated():
+    from simulator.kernelcode.toolchain import simulated
+    if simulated():
         from numba.cuda.simulator.kernel import FakeCUDAKernel
         return [FakeCUDAKernel]
     from numba.cuda.dispatcher import CUDADispatcher

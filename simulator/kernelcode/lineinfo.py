@@ -4,23 +4,15 @@ ptxas keeps a PTX program's ``.loc`` line table through its optimisations when a
 for ``-lineinfo`` (debug information only: the code it emits is the same), and nvdisasm
 ``-g`` prints it beside the SASS. ``tagged_ptx`` writes a ``.loc`` naming the PTX's own
 line before every instruction of the PTX (any ``.loc`` and ``.file`` it had are
-dropped), so that ``ptx_lines`` reads, for every SASS instruction, the PTX line it was
+dropped), so that ``toolchain.sass_lines`` reads, for every SASS instruction, the PTX line it was
 compiled from: the map by which a warp's path through the PTX becomes its path through
-the SASS (``sassmap``). ``ptx_lines`` checks that the tagged build is the same code as
+the SASS (``sassmap``). ``sass_lines`` checks that the tagged build is the same code as
 the untagged one and raises where it is not.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-import tempfile
-from pathlib import Path
 
-import numpy as np
-
-from simulator.kernelcode import toolchain as tc
-from simulator.kernelcode.disasm import Sass, parse_sass
 from simulator.kernelcode.ptx import Instruction, parse
 
 #: the file name the tags' ``.file`` directive gives
@@ -87,56 +79,8 @@ def read_lines(listing: str, entry: str) -> dict:
     return out
 
 
-def _resources(verbose: str) -> tuple:
+def resources(verbose: str) -> tuple:
     """(registers per thread, static shared bytes per block) from ptxas -v's report."""
     regs = _USED.search(verbose)
     smem = _SMEM.search(verbose)
     return (int(regs.group(1)) if regs else 0), (int(smem.group(1)) if smem else 0)
-
-
-def ptx_lines(kptx: tc.KernelPTX, sass: Sass) -> tuple:
-    """(per instruction of ``sass`` -- ``kptx``'s SASS -- the line of ``kptx.ptx`` it was
-    compiled from (0 where ptxas names none), registers per thread, static shared bytes
-    per block): ptxas's build of the tagged PTX, with -v for its resources. Cached in
-    memory and on disk as the cubin is. ValueError where the tagged build's code differs
-    from ``sass``."""
-    arch = tc.sm_arch(kptx.cc)
-    ptxas, nvdisasm = tc.tool_path("ptxas"), tc.tool_path("nvdisasm")
-    key = tc._digest("ptx-lines", hashlib.sha256(kptx.ptx.encode()).hexdigest(), arch,
-                     tc._tool_id(ptxas), tc._tool_id(nvdisasm))
-    with tc._lock:
-        hit = tc._memo.get(key)
-        if hit is not None:
-            return hit
-        data = tc._cache_read(f"{key}.lines")
-        try:
-            saved = json.loads(data) if data is not None else None
-        except ValueError:
-            saved = None
-        if not isinstance(saved, dict) or not isinstance(saved.get("listing"), str):
-            with tempfile.TemporaryDirectory(prefix="roofsim-lines-") as tmp:
-                Path(tmp, "kernel.ptx").write_text(tagged_ptx(kptx.ptx))
-                r = tc._run([ptxas, f"-arch={arch}", "-v", "-lineinfo", "kernel.ptx", "-o",
-                             "kernel.cubin"], tmp)
-                if r.returncode != 0:
-                    msg = tc._first_error(r.stderr or r.stdout, f"exit status {r.returncode}")
-                    raise ValueError(f"kernel {kptx.name!r}: ptxas -lineinfo failed: {msg}")
-                verbose = r.stderr + r.stdout
-                r = tc._run([nvdisasm, "-c", "-g", "kernel.cubin"], tmp)
-                if r.returncode != 0:
-                    msg = tc._first_error(r.stderr or r.stdout, f"exit status {r.returncode}")
-                    raise ValueError(f"kernel {kptx.name!r}: nvdisasm -g failed: {msg}")
-            saved = {"listing": r.stdout, "verbose": verbose}
-            tc._cache_write(f"{key}.lines", json.dumps(saved).encode())
-        text = saved["listing"]
-        tagged = parse_sass(text, kptx.entry, arch)
-        if [(i.pc, i.opcode, i.operands) for i in tagged.instrs] != \
-                [(i.pc, i.opcode, i.operands) for i in sass.instrs]:
-            raise ValueError(f"kernel {kptx.name!r}: ptxas made different code with "
-                             "-lineinfo; its SASS cannot be mapped onto its PTX")
-        table = read_lines(text, kptx.entry)
-        lines = np.array([table.get(i.pc, 0) for i in sass.instrs], dtype=np.int64)
-        lines.setflags(write=False)
-        out = (lines, *_resources(str(saved.get("verbose", ""))))
-        tc._memo[key] = out
-        return out

@@ -13,7 +13,8 @@ DMNMX: the FP64 pipe), integer multiply-adds on the FMA-heavy pipe at the INT32 
 (IMAD; IMAD.WIDE twice), the rest of the integer and logic work on the INT32 pipe (ALU:
 FMNMX, FSEL and FSETP among them, as pipe_alu counts them), transcendental and
 conversion instructions on the SFU/XU (MUFU, I2F, F2I, F2F, FRND, POPC, FLO, BREV), the
-uniform datapath (U*, S2UR: an issue slot, no lane pipe), control (BRA, BSSY, BSYNC, EXIT, ...: an issue slot), BAR.
+uniform datapath (U*, S2UR: an issue slot, no lane pipe), control (BRA, BSSY, BSYNC, EXIT,
+...: an issue slot), BAR.
 Loads and stores go by their space: global and generic (LDG, LD, LDL, ATOMG, RED...:
 the L1/L2/DRAM path), shared (LDS, LDSM, STS, STSM, ATOMS: banks; LDSM and STSM move
 8x8 b16 matrices, each giving lane a 16-byte row). Constant-cache reads (LDC)

@@ -193,7 +193,7 @@ def _walk(sass, blocks, home_of, by_start, entry: int = 0) -> list:
     return out
 
 
-def _called(sass, ins, by_start, depth: int = 0) -> list:
+def called(sass, ins, by_start, depth: int = 0) -> list:
     """The SASS instructions a ``CALL`` issues in its subroutine (ptxas's out-of-line slow
     paths: 64-bit division, IEEE division's corner cases, fp64 functions' reductions):
     from its first block along the fall-through (else the first) edge until a ``RET``,
@@ -206,7 +206,7 @@ def _called(sass, ins, by_start, depth: int = 0) -> list:
         b = sass.blocks[k]
         for i in range(b.first, b.stop):
             out.append(i)
-            out += _called(sass, sass.instrs[i], by_start, depth + 1)
+            out += called(sass, sass.instrs[i], by_start, depth + 1)
         if sass.instrs[b.stop - 1].op in ("RET", "EXIT"):
             break
         nxt = [by_start[x] for x in b.succs if x in by_start and by_start[x] not in seen]
@@ -317,7 +317,7 @@ def build(prog, sass, lines) -> SassMap:
                 sub = _subroutine(sass, instrs[i], p, by_start, lines, rows_of_line, leaders,
                                   block_of, dom, ptx_depth, depth)
                 if sub is None:      # ptxas's own (64-bit division): its straight path
-                    for j in _called(sass, instrs[i], by_start):
+                    for j in called(sass, instrs[i], by_start):
                         add(p, j, origin[j])
                     continue
                 sper, shome, sorig, t = sub
@@ -501,9 +501,7 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
     first = np.full(npc, -1, np.int64)
     first_w = np.full(npc, -1, np.int64)
     first_pos = np.zeros(npc, np.int64)
-    nb = leaders.shape[0]
-    seen = np.zeros(nb, np.int64)
-    never = ev.shape[0] + 1
+    seen = np.zeros(leaders.shape[0], np.int64)
     nv = np.zeros(0, np.int64)
     wstart = 0
     n = ev.shape[0]
@@ -517,29 +515,8 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
         if gw != cur_warp:
             slot = pos[gw // nw] * nw + gw % nw
             cur_warp = gw
-            # each PTX access's first addresses in this warp: for a SASS access ptxas
-            # moved ahead of its PTX block, issued before that block first runs
-            q = i
-            while q < n and ev[order[q], 0] == gw:
-                eq = order[q]
-                if ev[eq, 3] >= 0 and first_w[ev[eq, 1]] != gw:
-                    first[ev[eq, 1]] = ev[eq, 3]
-                    first_w[ev[eq, 1]] = gw
-                    first_pos[ev[eq, 1]] = q
-                q += 1
-            # per event of the warp, where its PTX block runs next (``never``: not again):
-            # a hoisted access takes its first addresses only if the warp runs them before
-            # it comes back to the block it issues with (not a later loop trip's)
             wstart = i
-            nv = np.empty(q - i, np.int64)
-            for b in range(nb):
-                seen[b] = never
-            for qq in range(q - 1, i - 1, -1):
-                pq = ev[order[qq], 1]
-                bq = block_of[pq] if pq < npc else -1
-                nv[qq - i] = seen[bq] if bq >= 0 else never
-                if bq >= 0:
-                    seen[bq] = qq
+            nv = _warp_start(ev, order, i, gw, block_of, first, first_w, first_pos, seen)
             trip = 0
             was_in = False
             if fill:
@@ -587,23 +564,8 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
                 if active > 0:
                     if fill:
                         cls = srows[si, 0]
-                        space = smem[si]
-                        for lane in range(32):
-                            a = addrs[r, lane]
-                            if a < 0:
-                                out_addr[m, lane] = -1
-                                continue
-                            if space == 3 and sh_size > 0 and a >= sh_base \
-                                    and a < sh_base + sh_size:
-                                space = 2           # generic into the shared window
-                            if space == 2 and a >= sh_base:
-                                a -= sh_base
-                            elif space == 4 or (space == 3 and loc_size > 0 and a >= loc_base
-                                                and a < loc_base + loc_size):
-                                off = a - loc_base if a >= loc_base else a
-                                a = LOCAL_BASE + ((gw * ((loc_size + 3) // 4) + off // 4) * 32
-                                                  + lane) * 4 + off % 4
-                            out_addr[m, lane] = a
+                        space = _write_addresses(addrs, r, out_addr, m, smem[si], gw, sh_base,
+                                                 sh_size, loc_base, loc_size)
                         out_addr[m, 32] = swidth[si]
                         if space == 2:
                             cls = E.LDS if cls == E.LDG else (E.STS if cls == E.STG else cls)
@@ -640,3 +602,58 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
                 begin[s] = nxt
             nxt = begin[s]
     return k, m
+
+
+@njit(cache=True, inline='always')
+def _warp_start(ev, order, i, gw, block_of, first, first_w, first_pos, seen):
+    """At warp ``gw``'s first event (position ``i`` of ``order``): each PTX access's first
+    addresses in this warp (``first``: for a SASS access ptxas moved ahead of its PTX
+    block, issued before that block first runs), and per event of the warp, where its PTX
+    block runs next (``n + 1``: not again): a hoisted access takes its first addresses
+    only if the warp runs them before it comes back to the block it issues with (not a
+    later loop trip's)."""
+    n = ev.shape[0]
+    npc = block_of.shape[0]
+    never = n + 1
+    q = i
+    while q < n and ev[order[q], 0] == gw:
+        eq = order[q]
+        if ev[eq, 3] >= 0 and first_w[ev[eq, 1]] != gw:
+            first[ev[eq, 1]] = ev[eq, 3]
+            first_w[ev[eq, 1]] = gw
+            first_pos[ev[eq, 1]] = q
+        q += 1
+    nv = np.empty(q - i, np.int64)
+    for b in range(seen.shape[0]):
+        seen[b] = never
+    for qq in range(q - 1, i - 1, -1):
+        pq = ev[order[qq], 1]
+        bq = block_of[pq] if pq < npc else -1
+        nv[qq - i] = seen[bq] if bq >= 0 else never
+        if bq >= 0:
+            seen[bq] = qq
+    return nv
+
+
+@njit(cache=True, inline='always')
+def _write_addresses(addrs, r, out_addr, m, space, gw, sh_base, sh_size, loc_base, loc_size):
+    """Row ``r`` of the emulator's lane addresses into row ``m`` of the SASS stream's, as
+    the engine reads them: a shared access's offsets in the block's window (a generic
+    access into that window becomes shared), a local access's addresses in the local
+    window, lane-interleaved; returns the access's space."""
+    for lane in range(32):
+        a = addrs[r, lane]
+        if a < 0:
+            out_addr[m, lane] = -1
+            continue
+        if space == 3 and sh_size > 0 and a >= sh_base and a < sh_base + sh_size:
+            space = 2           # generic into the shared window
+        if space == 2 and a >= sh_base:
+            a -= sh_base
+        elif space == 4 or (space == 3 and loc_size > 0 and a >= loc_base
+                            and a < loc_base + loc_size):
+            off = a - loc_base if a >= loc_base else a
+            a = LOCAL_BASE + ((gw * ((loc_size + 3) // 4) + off // 4) * 32 + lane) * 4 \
+                + off % 4
+        out_addr[m, lane] = a
+    return space

@@ -117,7 +117,8 @@ def annotate(sass_rows, lines: dict) -> dict:
     """{(file, line): totals} of ``sass_rows`` (``result.extra["sass"]``) by the source
     line of each one's PTX line (``lines``: ``python_lines``); instructions whose PTX
     line names none go to (None, 0); the instructions of a subroutine ptxas calls (a
-    64-bit division's slow path) count at the line of the call. Each total sums ``SUMMED`` (where the rows have
+    64-bit division's slow path) count at the line of the call. Each total sums ``SUMMED``
+    (where the rows have
     them) and the stall cycles by cause (``stall_<cause>``), with ``instructions`` the
     SASS instructions of the line and ``simt_efficiency``."""
     out = {}

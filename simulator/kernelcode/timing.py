@@ -1,6 +1,6 @@
 """``simulate_kernel``: time any kernel from its own SASS on a SIMT preset.
 
-The path (DESIGN.md, "Any kernel, one path"):
+The path (docs/kernels.md; its sources: docs/sources.md, "Kernels from their code"):
 
 1. compile: numba -> PTX for the preset's compute capability -> ptxas -> SASS, and the
    tagged build that names each SASS instruction's PTX line and the kernel's registers
@@ -26,14 +26,23 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from simulator import arguments as arg
-from simulator.kernelcode import sassclass, sassmap
-from simulator.kernelcode.launch import _dims, MAX_BLOCK, MAX_GRID, atomic_timing, emulate_kernel
-from simulator.kernelcode.lineinfo import ptx_lines
-from simulator.kernelcode.toolchain import KernelPTX, cc_of, kernel_ptx, sass, sm_arch
+from simulator.kernelcode import compiled, sassclass, sassmap
+from simulator.kernelcode.compiled import Compiled
+from simulator.kernelcode.launch import MAX_BLOCK, MAX_GRID, atomic_timing, emulate_kernel, launch_dims
+from simulator.kernelcode.toolchain import cc_of, sm_arch
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Sequence
+
+    from hwmodels.schema import SIMTGPU
+    from simulator.result import Result
+    from simulator.simt.traces import TraceProgram
 
 #: interior blocks the probe runs (spread evenly), besides one block of each edge class
 PROBE_BLOCKS = 8
@@ -47,52 +56,6 @@ MIN_BUDGET = 2e5
 #: 0.1 KB each); a launch of a few blocks each looping millions of times stops there
 PROBE_MAX = 1e7
 MODES = ("full", "sampled", "analytic")
-L2_STATES = ("cold", "warm", "flushed")
-
-_maps: dict = {}
-
-
-@dataclasses.dataclass(frozen=True)
-class Compiled:
-    """A kernel compiled for one compute capability, with its SASS mapped."""
-    kptx: KernelPTX
-    sass: object
-    smap: sassmap.SassMap
-    registers: int
-    shared_static: int
-    arg_names: tuple
-    ptx_rows_lines: tuple     # the PTX line of each emulator row
-    successors: tuple         # the PTX blocks' successors (decode.Program.successors)
-
-
-def _arg_names(kernel, n: int) -> tuple:
-    fn = getattr(kernel, "py_func", None)
-    code = getattr(fn, "__code__", None)
-    names = code.co_varnames[:code.co_argcount] if code is not None else ()
-    return tuple(names[i] if i < len(names) else f"arg{i}" for i in range(n))
-
-
-def compile_kernel(kernel, args, cc, name=None) -> Compiled:
-    """``kernel`` (a numba kernel, or PTX text with entry ``name``) compiled for ``cc``."""
-    from simulator.kernelcode.launch import _program
-    prog, kname, _ = _program(kernel, list(args), cc, name)
-    if isinstance(kernel, str):
-        import hashlib
-        kp = KernelPTX(kname, prog.name, kernel, (), tuple(cc),
-                       hashlib.sha256(kernel.encode()).hexdigest())
-    else:
-        kp = kernel_ptx(kernel, list(args), cc)
-    key = (kp.fingerprint, kp.argtypes, kp.cc, kp.entry, hash(kp.ptx))
-    hit = _maps.get(key)
-    if hit is not None:
-        return hit
-    code = sass(kp)
-    lines, regs, smem = ptx_lines(kp, code)
-    out = Compiled(kp, code, sassmap.build(prog, code, lines), regs, smem,
-                   _arg_names(kernel, len(args)), tuple(prog.lines), prog.successors)
-    _maps[key] = out
-    return out
-
 
 def _edge_class(grid) -> np.ndarray:
     """Per linear block id, its place on the grid's edges: 0 for an interior block, else
@@ -226,7 +189,7 @@ def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes)
     dominant loop's cuts where sampled mode cuts it."""
     from simulator.simt import isa as E
     from simulator.simt.kernels.launch import Launch
-    g, b = _dims(grid, "grid", MAX_GRID), _dims(block, "block", MAX_BLOCK)
+    g, b = launch_dims(grid, "grid", MAX_GRID), launch_dims(block, "block", MAX_BLOCK)
     launch = Launch(g, b)
     cc = c.kptx.cc
     probe = _probe_ids(launch.grid)
@@ -290,7 +253,7 @@ def _place_arrays(probes) -> None:
         p.moves, p.arrays = tuple(moves), tuple(arrays)
 
 
-def _program(p: _Probe, tr, blocks, work, cuts=()):
+def _trace_program(p: _Probe, tr, blocks, work, cuts=()):
     from simulator.simt import isa as E
     from simulator.simt.traces import TraceProgram
     c, launch = p.c, p.launch
@@ -316,11 +279,11 @@ def _program(p: _Probe, tr, blocks, work, cuts=()):
 def _stub(p: _Probe):
     """The launch's trace program without traces: what the sampler plans from."""
     none = np.zeros(0, np.int64)
-    return _program(p, None, none, p.work, tuple((cap, _program(p, None, none, w))
+    return _trace_program(p, None, none, p.work, tuple((cap, _trace_program(p, None, none, w))
                                                  for cap, w in p.cut_work.items()))
 
 
-def _plan(hw, probes, mode, budget, l2_warm, l2_empty=False):
+def _plan(hw, probes, mode, budget, l2):
     """(the blocks to trace of each launch, the engine budget): every block in full mode;
     in sampled mode those the engine's plan of the launches together keeps
     (``engine.trace_plan_blocks``), under a budget cut until no launch's blocks take
@@ -337,8 +300,7 @@ def _plan(hw, probes, mode, budget, l2_warm, l2_empty=False):
     stubs = [_stub(p) for p in probes]
     bud = engine.SLICE_BUDGET if budget is None else budget
     for _ in range(6):
-        blocks = [engine.trace_plan_blocks(hw, s, bud, l2_warm, launches=stubs, k=k,
-                                           l2_empty=l2_empty)
+        blocks = [engine.trace_plan_blocks(hw, s, bud, l2, launches=stubs, k=k)
                   for k, s in enumerate(stubs)]
         uncut = max(float(p.work[bl].sum()) for p, bl in zip(probes, blocks))
         if uncut <= EMULATE_MAX or bud <= MIN_BUDGET:
@@ -368,10 +330,10 @@ def _trace(p: _Probe, hw, blocks, mode):
         work = _per_block(tr)       # every block's own count
     # (sampled: the work the plan was made from; the engine plans again from it)
     loop = p.loop
-    cuts = tuple((cap, _program(p, _moved(p, sassmap.warp_traces(
+    cuts = tuple((cap, _trace_program(p, _moved(p, sassmap.warp_traces(
         c.smap, rec, cut=(loop[0], loop[1], cap))), blocks, w))
         for cap, w in p.cut_work.items())
-    prog = _program(p, tr, blocks, work, cuts)
+    prog = _trace_program(p, tr, blocks, work, cuts)
     scale = float(work.sum()) / max(1.0, float(work[blocks].sum()))
     touched = {n for n in prog.loads + prog.stores}
     prog = dataclasses.replace(prog, flops=int(round(_flops(tr) * scale)),
@@ -379,8 +341,10 @@ def _trace(p: _Probe, hw, blocks, mode):
     return prog, tr, together
 
 
-def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", name=None,
-                  shared_bytes=0, budget=None, l2_warm=False):
+def trace_program(c: Compiled, kernel: object | str, hw: SIMTGPU, grid: int | Sequence[int],
+                  block: int | Sequence[int], args: Sequence[object], mode: str = "sampled",
+                  name: str | None = None, shared_bytes: int = 0, budget: float | None = None,
+                  l2: str = "cold") -> tuple[TraceProgram, sassmap.Traces, float | None]:
     """(the ``TraceProgram`` a run of ``mode`` simulates, the traces it was built from,
     the engine budget) of one launch simulated alone.
 
@@ -390,7 +354,7 @@ def trace_program(c: Compiled, kernel, hw, grid, block, args, mode="sampled", na
     ``EMULATE_MAX`` warp instructions (a smaller budget where the cut runs would let
     the sampler pick more)."""
     p = _probe(c, kernel, hw, grid, block, args, mode, name, shared_bytes)
-    (blocks,), budget = _plan(hw, [p], mode, budget, l2_warm)
+    (blocks,), budget = _plan(hw, [p], mode, budget, l2)
     prog, tr, _ = _trace(p, hw, blocks, mode)
     return prog, tr, budget
 
@@ -426,8 +390,9 @@ def _check_launches(launches) -> list:
     return out
 
 
-def simulate_launches(launches, *, hw, mode: str = "sampled", l2: str = "cold",
-                      policy: str = "gto", budget: float | None = None, trace: int = 0):
+def simulate_launches(launches: Sequence[tuple], *, hw: SIMTGPU | str | os.PathLike,
+                      mode: str = "sampled", l2: str = "cold", policy: str = "gto",
+                      budget: float | None = None, trace: int = 0) -> Result:
     """The SIMT engine's ``Result`` for ``launches`` run back to back on ``hw``, each
     timed from its kernel's own SASS as ``simulate_kernel`` times one: ``launches`` a
     list of (numba ``@cuda.jit`` kernel, grid, block, args) or (kernel or PTX text,
@@ -451,7 +416,7 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
     from simulator.simt import core, engine, walk
     hw = arg.hardware(hw, "simt")
     mode = arg.choice(mode, "mode", MODES)
-    l2 = arg.choice(l2, "l2", L2_STATES)
+    l2 = arg.l2_state(l2)
     policy = arg.choice(policy, "policy", engine.POLICIES)
     for lc in launches:
         if not isinstance(lc[3], (tuple, list)):
@@ -459,24 +424,24 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
                             "kernel's arguments")
     wall = time.perf_counter()
     cc = cc_of(hw)
-    probes = [_probe(compile_kernel(kernel, args, cc, name), kernel, hw, grid, block, args, mode,
+    probes = [_probe(compiled.compile(kernel, args, cc, name), kernel, hw, grid, block, args, mode,
                      name, shared_bytes)
               for kernel, grid, block, args, name, shared_bytes in launches]
     if len(probes) > 1:
         _place_arrays(probes)
     # the analytic model reads the warps a sampled run would simulate
     walked = "sampled" if mode == "analytic" else mode
-    blocks, budget = _plan(hw, probes, walked, budget, l2 == "warm", l2 == "flushed")
+    blocks, budget = _plan(hw, probes, walked, budget, l2)
     traced = [_trace(p, hw, bl, walked) for p, bl in zip(probes, blocks)]
     progs = [prog for prog, _, _ in traced]
     if mode == "analytic":
         from simulator.simt import analytic
         jit.announce("SIMT analytic model", [walk.profile_trace])
-        res = analytic.predict(hw, progs, policy, l2_warm=(l2 == "warm"))
+        res = analytic.predict(hw, progs, policy, l2=l2)
     else:
         jit.announce("SIMT engine", [core.run])
-        res = engine.simulate(hw, progs, policy=policy, mode=mode, trace=trace,
-                              l2_warm=(l2 == "warm"), budget=budget, l2_empty=(l2 == "flushed"))
+        res = engine.simulate(hw, progs, policy=policy, mode=mode, trace=trace, l2=l2,
+                              budget=budget)
     rows, each, atomics = [], [], []
     for k, (p, (prog, tr, _)) in enumerate(zip(probes, traced)):
         c = p.c
@@ -527,13 +492,14 @@ def _atomic_kind(ins) -> int:
     return 2 if (".CAS" in ins.opcode or ".EXCH" in ins.opcode) else 1
 
 
-def atomic_unit_cycles(c: Compiled, tr: sassmap.Traces, hw, scale: float = 1.0) -> float:
+def atomic_unit_cycles(c: Compiled, tr: sassmap.Traces, hw: SIMTGPU, scale: float = 1.0) -> float:
     """The cycles the busiest L2 line's atomic unit works through the traced warps'
     atomics (times ``scale``, the launch's work over the traced): each warp request to
     a line holds it a pass at a time: the first ``emulator.first_pass_cycles`` of its
     lanes on the line (``atomic_lane_cycles`` for a lone lane up to ``atomic_cycles``
     for 32, a CAS or an exchange ``atomic_cas_cycles``), ``atomic_lane_cycles`` each
-    further lane on its busiest word (the preset's L2, ``launch.atomic_timing``). One line serves one request at a time, so a launch whose
+    further lane on its busiest word (the preset's L2, ``launch.atomic_timing``). One line
+    serves one request at a time, so a launch whose
     warps pile atomics onto a few words takes at least this long however its SMs run."""
     from simulator.kernelcode import emulator as em
     kind = np.array([_atomic_kind(i) for i in c.sass.instrs] + [0], np.int64)
@@ -626,15 +592,17 @@ def _callers(c: Compiled, line) -> dict:
     out = {}
     for i, ins in enumerate(c.sass.instrs):
         if ins.op == "CALL" and line[i]:
-            for j in sassmap._called(c.sass, ins, by_start):
+            for j in sassmap.called(c.sass, ins, by_start):
                 if not line[j]:
                     out.setdefault(j, line[i])
     return out
 
 
-def simulate_kernel(kernel, grid, block, args, *, hw, mode: str = "sampled",
-                    l2: str = "cold", policy: str = "gto", name: str | None = None,
-                    shared_bytes: int = 0, budget: float | None = None, trace: int = 0):
+def simulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int | Sequence[int],
+                    args: Sequence[object], *, hw: SIMTGPU | str | os.PathLike,
+                    mode: str = "sampled", l2: str = "cold", policy: str = "gto",
+                    name: str | None = None, shared_bytes: int = 0, budget: float | None = None,
+                    trace: int = 0) -> Result:
     """The SIMT engine's ``Result`` for ``kernel[grid, block](*args)`` on ``hw``, timed
     from the kernel's own SASS (see the module's docstring): ``simulate_launches`` of
     one launch. ``kernel``: a numba

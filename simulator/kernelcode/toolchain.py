@@ -12,7 +12,7 @@ predicate guard, opcode with modifiers, operands) and its basic blocks with thei
 successor edges.
 
 numba-cuda asks the current device for its compute capability when a kernel calls a
-``@cuda.jit(device=True)`` function, which fails with no GPU (REFERENCE.md, "Kernels from
+``@cuda.jit(device=True)`` function, which fails with no GPU (docs/sources.md, "Kernels from
 their code"); for the length of a compile, ``_target`` answers with the target's ``cc``
 instead. Where numba's CUDA simulator is on (``NUMBA_ENABLE_CUDASIM=1``, as in the
 tests), numba.cuda has no compiler; the PTX is then compiled in a child Python process with
@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -43,8 +44,17 @@ import threading
 import types as pytypes
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from simulator.kernelcode.disasm import Sass, parse_sass
+from simulator.kernelcode.lineinfo import read_lines, resources, tagged_ptx
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from hwmodels.schema import Hardware
 
 #: the lowest compute capability CUDA 13's compilers target; older presets (a Fermi,
 #: cc 2.0) are emulated from PTX compiled for this one: the PTX a kernel runs is the same
@@ -74,7 +84,7 @@ class KernelPTX:
     key: str = ""        # the disk cache's key of this PTX ("" for PTX made elsewhere)
 
 
-def cc_of(hw) -> tuple:
+def cc_of(hw: Hardware) -> tuple[int, int]:
     """The compute capability to compile for on preset ``hw``: its own, or LOWEST_CC for
     presets older than CUDA 13's compilers support."""
     text = getattr(hw, "compute_capability", None) or "9.0"
@@ -82,7 +92,7 @@ def cc_of(hw) -> tuple:
     return max((major, minor), LOWEST_CC)
 
 
-def dispatcher_function(kernel):
+def dispatcher_function(kernel: object) -> pytypes.FunctionType:
     """The Python function behind a numba ``@cuda.jit`` kernel; TypeError for anything
     else (naming what was given)."""
     fn = getattr(kernel, "py_func", None)
@@ -95,7 +105,7 @@ def dispatcher_function(kernel):
     return fn
 
 
-def argument_types(args) -> tuple:
+def argument_types(args: Iterable[object]) -> tuple:
     """numba's types of a launch's arguments, as ``kernel[grid, block](*args)`` types
     them; TypeError naming the argument numba cannot type."""
     from numba import typeof
@@ -109,7 +119,7 @@ def argument_types(args) -> tuple:
     return tuple(out)
 
 
-def fingerprint(fn) -> str:
+def fingerprint(fn: pytypes.FunctionType) -> str:
     """A hash of ``fn``'s bytecode and constants, and of the globals it names: the
     values of numbers and strings, the code of the numba functions it calls (recursively),
     the contents of numpy arrays (a kernel's constant tables), the names of modules and
@@ -212,7 +222,7 @@ def _entry_of(ptx: str):
     return None
 
 
-def fastmath_of(kernel) -> bool:
+def fastmath_of(kernel: object) -> bool:
     """Whether ``kernel`` was decorated ``@cuda.jit(fastmath=True)`` (approximate
     division and square roots, flushed subnormals, contractions: another PTX)."""
     opts = getattr(kernel, "targetoptions", None) or {}
@@ -234,7 +244,7 @@ def _compile(fn, argtypes, cc, fastmath=False, lineinfo=False) -> str:
     return ptx
 
 
-def _simulated() -> bool:
+def simulated() -> bool:
     """Whether numba's CUDA simulator replaces numba.cuda in this process
     (``NUMBA_ENABLE_CUDASIM=1``): its compiler cannot make PTX."""
     try:
@@ -301,7 +311,7 @@ def _child_main() -> None:
 _ANSWER = b"\n--roofsim-kernel-ptx--\n"   # what the child prints before its answer
 
 
-def kernel_ptx(kernel, args, cc=(9, 0)) -> KernelPTX:
+def kernel_ptx(kernel: object, args: Sequence[object], cc: Sequence[int] = (9, 0)) -> KernelPTX:
     """Compile numba kernel ``kernel`` for a launch with ``args`` to PTX for ``cc``;
     ValueError naming the kernel and the compiler's message where it cannot compile.
     A PTX compiled before (in this process or, through the disk cache, any other) is
@@ -324,7 +334,7 @@ def kernel_ptx(kernel, args, cc=(9, 0)) -> KernelPTX:
                 ptx = data.decode()
                 entry = _entry_of(ptx)
         if entry is None:
-            if _simulated():
+            if simulated():
                 ptx = _compile_in_child(fn, argtypes, cc)
             else:
                 ptx = _compile(fn, argtypes, cc, fast)
@@ -337,7 +347,7 @@ def kernel_ptx(kernel, args, cc=(9, 0)) -> KernelPTX:
         return out
 
 
-def kernel_ptx_lines(kernel, args, cc=(9, 0)) -> str:
+def kernel_ptx_lines(kernel: object, args: Sequence[object], cc: Sequence[int] = (9, 0)) -> str:
     """numba's PTX of ``kernel`` for ``args`` and ``cc`` with its line table (``.file``
     and ``.loc`` directives naming the Python source lines), disk-cached as
     ``kernel_ptx``'s. NVVM emits the same instructions with and without the table
@@ -360,7 +370,7 @@ def kernel_ptx_lines(kernel, args, cc=(9, 0)) -> str:
     if data is not None:
         with contextlib.suppress(UnicodeDecodeError):
             return data.decode()
-    ptx = (_compile_in_child(fn, argtypes, cc, lineinfo=True) if _simulated()
+    ptx = (_compile_in_child(fn, argtypes, cc, lineinfo=True) if simulated()
            else _compile(fn, argtypes, cc, fast, lineinfo=True))
     _cache_write(f"{dkey}.ptx", ptx.encode())
     return ptx
@@ -370,7 +380,7 @@ def kernel_ptx_lines(kernel, args, cc=(9, 0)) -> str:
 # the disk cache
 
 
-def cache_dir():
+def cache_dir() -> Path | None:
     """The disk cache's directory (a Path), or None where the disk cache is off."""
     d = CACHE_DIR if CACHE_DIR is not None else os.environ.get("ROOFSIM_CACHE")
     if d is None:
@@ -487,7 +497,7 @@ def _run(argv, cwd):
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
 
 
-def sm_arch(cc) -> str:
+def sm_arch(cc: Sequence[int]) -> str:
     """ptxas's ``-arch`` for compute capability ``cc``: ``sm_90a`` for (9, 0), as numba
     targets an H100, else ``sm_XY``."""
     major, minor = (int(x) for x in cc)
@@ -553,5 +563,53 @@ def sass(kptx: KernelPTX) -> Sass:
                 raise ValueError(f"kernel {kptx.name!r}: nvdisasm failed: {msg}")
             out = parse_sass(r.stdout, kptx.entry, arch)
             _cache_write(f"{key}.sass", r.stdout.encode())
+        _memo[key] = out
+        return out
+
+
+def sass_lines(kptx: KernelPTX, sass: Sass) -> tuple:
+    """(per instruction of ``sass`` -- ``kptx``'s SASS -- the line of ``kptx.ptx`` it was
+    compiled from (0 where ptxas names none), registers per thread, static shared bytes
+    per block): ptxas's build of the tagged PTX, with -v for its resources. Cached in
+    memory and on disk as the cubin is. ValueError where the tagged build's code differs
+    from ``sass``."""
+    arch = sm_arch(kptx.cc)
+    ptxas, nvdisasm = tool_path("ptxas"), tool_path("nvdisasm")
+    key = _digest("ptx-lines", hashlib.sha256(kptx.ptx.encode()).hexdigest(), arch,
+                  _tool_id(ptxas), _tool_id(nvdisasm))
+    with _lock:
+        hit = _memo.get(key)
+        if hit is not None:
+            return hit
+        data = _cache_read(f"{key}.lines")
+        try:
+            saved = json.loads(data) if data is not None else None
+        except ValueError:
+            saved = None
+        if not isinstance(saved, dict) or not isinstance(saved.get("listing"), str):
+            with tempfile.TemporaryDirectory(prefix="roofsim-lines-") as tmp:
+                Path(tmp, "kernel.ptx").write_text(tagged_ptx(kptx.ptx))
+                r = _run([ptxas, f"-arch={arch}", "-v", "-lineinfo", "kernel.ptx", "-o",
+                             "kernel.cubin"], tmp)
+                if r.returncode != 0:
+                    msg = _first_error(r.stderr or r.stdout, f"exit status {r.returncode}")
+                    raise ValueError(f"kernel {kptx.name!r}: ptxas -lineinfo failed: {msg}")
+                verbose = r.stderr + r.stdout
+                r = _run([nvdisasm, "-c", "-g", "kernel.cubin"], tmp)
+                if r.returncode != 0:
+                    msg = _first_error(r.stderr or r.stdout, f"exit status {r.returncode}")
+                    raise ValueError(f"kernel {kptx.name!r}: nvdisasm -g failed: {msg}")
+            saved = {"listing": r.stdout, "verbose": verbose}
+            _cache_write(f"{key}.lines", json.dumps(saved).encode())
+        text = saved["listing"]
+        tagged = parse_sass(text, kptx.entry, arch)
+        if [(i.pc, i.opcode, i.operands) for i in tagged.instrs] != \
+                [(i.pc, i.opcode, i.operands) for i in sass.instrs]:
+            raise ValueError(f"kernel {kptx.name!r}: ptxas made different code with "
+                             "-lineinfo; its SASS cannot be mapped onto its PTX")
+        table = read_lines(text, kptx.entry)
+        lines = np.array([table.get(i.pc, 0) for i in sass.instrs], dtype=np.int64)
+        lines.setflags(write=False)
+        out = (lines, *resources(str(saved.get("verbose", ""))))
         _memo[key] = out
         return out

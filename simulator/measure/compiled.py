@@ -200,9 +200,9 @@ def _summary(samples, **extra):
 # --- the suite ---------------------------------------------------------------------------
 
 def _provenance(torch, tv, command):
-    from .harness import _smi
+    from .harness import nvidia_smi
     p = torch.cuda.get_device_properties(0)
-    smi = _smi("name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"
+    smi = nvidia_smi("name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"
                "power.limit,temperature.gpu,persistence_mode")
     keys = ("name", "driver_version", "clock_sm_mhz", "clock_max_sm_mhz", "clock_mem_mhz",
             "clock_max_mem_mhz", "power_limit_w", "temperature_c", "persistence_mode")
@@ -222,7 +222,7 @@ def _provenance(torch, tv, command):
                          "float32_matmul_precision": torch.get_float32_matmul_precision(),
                          "memory_format": "nchw", "grad": "torch.no_grad()"},
             "python": sys.version.split()[0], "host": platform.node(),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "command": command}
 
 

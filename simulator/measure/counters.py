@@ -47,12 +47,12 @@ def _child(items):
 
     from simulator.simt.kernels import REGISTRY
 
-    from .suites import _device_arrays
+    from .suites import device_arrays
     for item in items:
         kernel, kw = problem_of(item)
         spec = REGISTRY.get(kernel)
         dev = spec.device(spec.problem(**kw))
-        arrays = _device_arrays(cuda, dev, dev.inputs(np.random.default_rng(0)))
+        arrays = device_arrays(cuda, dev, dev.inputs(np.random.default_rng(0)))
         dev.launch(arrays)
         cuda.synchronize()
 

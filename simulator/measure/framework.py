@@ -14,7 +14,6 @@ from __future__ import annotations
 import statistics
 import time
 
-
 from .harness import NoGPU
 
 

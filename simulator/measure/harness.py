@@ -3,7 +3,7 @@
 The one place in roofsim that launches work on a GPU. Importing it needs no GPU;
 ``require_gpu()`` says clearly when there is none.
 
-Method (REFERENCE.md, "Measuring GPU time honestly"): warm up (JIT, module load); time
+Method (docs/sources.md, "Measuring GPU time"): warm up (JIT, module load); time
 with CUDA events; repeat and keep median, min and max; a kernel shorter than the host's
 launch latency is timed over many back-to-back launches between one pair of events
 (``per_launch``), never as one launch between two events; inputs are random, outputs
@@ -19,6 +19,13 @@ import shlex
 import statistics
 import subprocess
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import types
+    from collections.abc import Callable
+
+    from numpy.typing import ArrayLike
 
 MIN_WINDOW_S = 2e-3        # back-to-back launches fill at least this much time per sample
 
@@ -27,7 +34,7 @@ class NoGPU(RuntimeError):
     pass
 
 
-def cuda():
+def cuda() -> types.ModuleType:
     import warnings
 
     from numba import cuda as c
@@ -36,7 +43,7 @@ def cuda():
     return c
 
 
-def require_gpu():
+def require_gpu() -> types.ModuleType:
     """Raise NoGPU with one clear line when no CUDA GPU can be used."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         raise NoGPU("no GPU: NUMBA_ENABLE_CUDASIM=1 selects numba's CUDA simulator, which "
@@ -51,7 +58,7 @@ def require_gpu():
     return c
 
 
-def _smi(query):
+def nvidia_smi(query: str) -> list[str] | None:
     try:
         out = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"],
                              capture_output=True, text=True, timeout=20)
@@ -60,7 +67,7 @@ def _smi(query):
         return None
 
 
-def provenance(command=None) -> dict:
+def provenance(command: str | None = None) -> dict:
     """Device attributes, clocks, driver, CUDA, numba and numba-cuda versions, date, command."""
     import importlib.metadata as md
 
@@ -82,7 +89,7 @@ def provenance(command=None) -> dict:
             return md.version(name)
         except md.PackageNotFoundError:
             return None
-    smi = _smi("name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"
+    smi = nvidia_smi("name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"
                "power.limit,temperature.gpu,persistence_mode")
     keys = ("name", "driver_version", "clock_sm_mhz", "clock_max_sm_mhz", "clock_mem_mhz",
             "clock_max_mem_mhz", "power_limit_w", "temperature_c", "persistence_mode")
@@ -101,7 +108,7 @@ def provenance(command=None) -> dict:
         "cuda_runtime": rt, "cuda_driver_api": drv,
         "numba": ver("numba"), "numba_cuda": ver("numba-cuda"), "numpy": np.__version__,
         "python": sys.version.split()[0], "host": platform.node(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": command or " ".join(shlex.quote(a) for a in sys.argv),
     }
 
@@ -127,7 +134,8 @@ def _summary(samples, **extra):
             "reps": len(samples), **extra}
 
 
-def per_launch(launch, reps=7, inner=None, window_s=MIN_WINDOW_S):
+def per_launch(launch: Callable[[], object], reps: int = 7, inner: int | None = None,
+               window_s: float = MIN_WINDOW_S) -> dict:
     """Seconds per launch of ``launch()`` (a callable that enqueues one launch, and may
     rotate buffers itself): ``inner`` launches back to back between one pair of events,
     ``reps`` samples. ``inner`` is chosen so a sample lasts at least ``window_s``.
@@ -150,7 +158,8 @@ def per_launch(launch, reps=7, inner=None, window_s=MIN_WINDOW_S):
     return _summary(samples, inner=inner, samples_s=samples)
 
 
-def hidden_per_launch(launch, reps=7, window_s=MIN_WINDOW_S, max_inner=200):
+def hidden_per_launch(launch: Callable[[], object], reps: int = 7, window_s: float = MIN_WINDOW_S,
+                      max_inner: int = 200) -> dict:
     """Seconds per launch with the host's launch latency hidden: a spin kernel keeps the
     GPU busy while the host queues the start event, ``inner`` launches and the stop event
     behind it, so the events time the launches back to back on the GPU. A sample whose
@@ -188,20 +197,21 @@ def hidden_per_launch(launch, reps=7, window_s=MIN_WINDOW_S, max_inner=200):
                     host_bound=bool(host_bound), host_bound_retaken=retaken)
 
 
-def time_launch(launch_on, reps=7, window_s=MIN_WINDOW_S):
+def time_launch(launch_on: Callable[[int], object], reps: int = 7,
+                window_s: float = MIN_WINDOW_S) -> dict:
     """Per-launch GPU time of ``launch_on(stream)`` (stream 0): back to back, the host's
     launch latency hidden (``hidden_per_launch``)."""
     return hidden_per_launch(lambda: launch_on(0), reps=reps, window_s=window_s)
 
 
-def single_launch(launch, reps=7):
+def single_launch(launch: Callable[[], object], reps: int = 7) -> dict:
     """One launch between two events, as a naive timer would (includes host latency)."""
     launch()
     cuda().synchronize()
     return _summary([_one_launch_s(launch) for _ in range(reps)])
 
 
-def rel_error(out, ref) -> float:
+def rel_error(out: ArrayLike, ref: ArrayLike) -> float:
     import numpy as np
     out, ref = np.asarray(out, np.float64), np.asarray(ref, np.float64)
     if not np.isfinite(out).all():
@@ -209,7 +219,7 @@ def rel_error(out, ref) -> float:
     return float(np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
-def rotation_sets(ws_bytes, l2_bytes):
+def rotation_sets(ws_bytes: int, l2_bytes: int) -> int:
     """How many copies of a launch's buffers cycling through them takes for each launch to
     find its own evicted: one when the working set alone is twice the L2, else enough
     copies to span three L2s. (Until 2026-11-23 the count was capped at 64: the 256^3

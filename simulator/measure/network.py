@@ -1,6 +1,6 @@
 """A whole network's forward pass on a real GPU as roofsim's numba.cuda kernels, checked
 against a numpy forward pass and timed three ways (the 2024 PyTorch-compiler thesis's,
-REFERENCE.md "Timing methods and the per-layer oracle").
+docs/sources.md, "Timing methods and the per-layer oracle").
 
 The network runs under a plan (``simulator.analysis.plan``): every layer's kernel in its
 layout, the layout transforms the plan implies in between. Weights and inputs are
@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from simulator.arguments import show
+
 from . import harness
 
 BN_EPS = 1e-5
@@ -152,8 +153,7 @@ class Forward:
     (a convolution by im2col enqueues its two kernels)."""
 
     def __init__(self, c, net, layers, params):
-        from simulator.analysis.plan import kernel_args
-        from simulator.analysis.plan import input_dims
+        from simulator.analysis.plan import input_dims, kernel_args
         from simulator.simt.kernels import REGISTRY
         self.net, self.layers, self.c = net, layers, c
         self.tensors = {}
@@ -262,7 +262,7 @@ def _queued(c, fwd, upto, host_per_launch_s, per_layer=False):
 def _sample(c, fwd, upto, host, per_layer, counts, key):
     """A queued sample, taken again once where the host bound it; ``counts[key]`` counts
     the samples that stayed host bound."""
-    for attempt in range(2):
+    for _ in range(2):
         tot, layers, hb = _queued(c, fwd, upto, host, per_layer)
         if not hb:
             break
@@ -380,7 +380,7 @@ def measured_seconds(net, plans: dict, transforms: list) -> dict:
     measured plans and the transforms."""
     from simulator.analysis.plan import time_key
     table = {}
-    for name, (layers, rec) in plans.items():
+    for layers, rec in plans.values():
         for lp, row in zip(layers, rec["layers"]):
             table.setdefault(time_key(lp), row["per_layer_s"])
     for t in transforms:

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import itertools
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from simulator.arguments import show
 from simulator.simt.kernels import REGISTRY
 
+from . import harness, micro
 from .harness import rotation_sets  # noqa: F401 (suites.rotation_sets: its home was here)
 
-from . import harness, micro
+if TYPE_CHECKING:
+    import types
+    from collections.abc import Sequence
+
+    from simulator.simt.kernels.spec import Device
 
 SUITES = ("micro", "grid", "gemm", "conv", "h2d", "resources", "slices", "lines", "kernels",
           "teaching", "atomics", "atomic_order", "atomic_trace")
@@ -46,7 +52,7 @@ def _relu_grids(sms):
 
 # ------------------------------------------------------------------ micro
 
-def run_micro(c, seed=0):
+def run_micro(c: types.ModuleType, seed: int = 0) -> list[dict]:
     dev = c.get_current_device()
     sms = dev.MULTIPROCESSOR_COUNT
     l2 = dev.L2_CACHE_SIZE
@@ -180,7 +186,7 @@ def _time_chase(d, starts, steps, out):
 
 # ------------------------------------------------------------------ grid (relu)
 
-def _device_arrays(c, dev, host):
+def device_arrays(c: types.ModuleType, dev: Device, host: dict) -> dict:
     """Device copies of the host inputs and NaN-filled outputs of a registry Device."""
     arrays = {k: c.to_device(v) for k, v in host.items()}
     for name, shape in dev.outputs.items():
@@ -188,7 +194,7 @@ def _device_arrays(c, dev, host):
     return arrays
 
 
-def run_grid(c, seed=0):
+def run_grid(c: types.ModuleType, seed: int = 0) -> list[dict]:
     spec = REGISTRY.get("relu")
     sms = c.get_current_device().MULTIPROCESSOR_COUNT
     rng = _rng(seed)
@@ -196,7 +202,7 @@ def run_grid(c, seed=0):
     for label, n in RELU_N.items():
         first = spec.device(spec.problem(n=n, grid=1, block=32))
         host = first.inputs(rng)
-        arrays = _device_arrays(c, first, host)
+        arrays = device_arrays(c, first, host)
         ref = first.reference(host)["y"]
         for block in RELU_BLOCKS:
             for grid in _relu_grids(sms):
@@ -227,7 +233,8 @@ GEMM_VARIANTS = [("gemm-naive", {"thread_x": tx}) for tx in ("cols", "rows")] + 
     [("gemm-tiled", {"tile": T}) for T in (8, 16, 32)]
 
 
-def run_gemm(c, seed=0, sizes=None, deadline_s=None):
+def run_gemm(c: types.ModuleType, seed: int = 0, sizes: Sequence[tuple[int, int, int]] | None = None,
+             deadline_s: float | None = None) -> list[dict]:
     l2 = c.get_current_device().L2_CACHE_SIZE
     rng = _rng(seed)
     shapes = [(s, s, s) for s in GEMM_SQUARE] + list(GEMM_OTHER) if sizes is None else sizes
@@ -282,7 +289,8 @@ def _unique_convs(batch, layout):
     return ops
 
 
-def run_conv(c, seed=0, batches=CONV_BATCHES, deadline_s=None):
+def run_conv(c: types.ModuleType, seed: int = 0, batches: Sequence[int] = CONV_BATCHES,
+             deadline_s: float | None = None) -> list[dict]:
     rng = _rng(seed)
     recs = []
     start = time.time()
@@ -302,7 +310,7 @@ def run_conv(c, seed=0, batches=CONV_BATCHES, deadline_s=None):
                     spec = REGISTRY.get(kernel)
                     dev = spec.device(spec.problem(conv=op))
                     inputs = dev.inputs(np.random.default_rng(op_seed))
-                    arrays = _device_arrays(c, dev, inputs)
+                    arrays = device_arrays(c, dev, inputs)
                     dev.launch(arrays)
                     got = arrays["y"].copy_to_host()
                     idx = rng.integers(0, got.size, 64)
@@ -321,7 +329,7 @@ def run_conv(c, seed=0, batches=CONV_BATCHES, deadline_s=None):
 
 # ------------------------------------------------------------------ h2d
 
-def run_h2d(c, seed=0):
+def run_h2d(c: types.ModuleType, seed: int = 0) -> list[dict]:
     rng = _rng(seed)
     recs = []
     for mb in (1, 4, 16, 64, 256, 1024):
@@ -351,7 +359,7 @@ def run_h2d(c, seed=0):
 
 # ------------------------------------------------------------------ resources
 
-def run_resources(c, seed=0):
+def run_resources(c: types.ModuleType, seed: int = 0) -> list[dict]:
     """What the compiler made of each kernel: registers per thread, shared and local
     memory, and the SASS (opcode counts and text), for the program templates' estimates.
     Every registered kernel's ``variants`` (tiny problems, one per compiled variant) are
@@ -361,7 +369,7 @@ def run_resources(c, seed=0):
     for spec in REGISTRY:
         for problem in spec.variants:
             dev = spec.device(spec.problem(**problem))
-            arrays = _device_arrays(c, dev, dev.inputs(rng))
+            arrays = device_arrays(c, dev, dev.inputs(rng))
             for name, k in dev.kernels:
                 if name not in seen:
                     seen.add(name)
@@ -403,7 +411,8 @@ def run_resources(c, seed=0):
 
 # ------------------------------------------------------------------ slices
 
-def strided_read_reference(host, lines, stride_words, passes, shift, threads):
+def strided_read_reference(host: np.ndarray, lines: int, stride_words: int, passes: int, shift: int,
+                           threads: int) -> np.ndarray:
     """What ``micro.strided_read_kernel`` writes, in float64 (numpy)."""
     t = np.arange(threads)
     lane, base = t % 32, (4 * (t // 32)) % lines
@@ -415,7 +424,7 @@ def strided_read_reference(host, lines, stride_words, passes, shift, threads):
     return acc
 
 
-def run_slices(c, seed=0, passes=512):
+def run_slices(c: types.ModuleType, seed: int = 0, passes: int = 512) -> list[dict]:
     """Reads of an L2-resident buffer, one 128-byte line per warp access, with the lines
     1 to 32 lines apart and the same count of them: a GPU that gave lines to its L2
     slices in turn (line number modulo the slice count) would serve a 16-line stride
@@ -445,7 +454,8 @@ def run_slices(c, seed=0, passes=512):
     return recs
 
 
-def lines_read_reference(host, nlines, spread, passes, threads):
+def lines_read_reference(host: np.ndarray, nlines: int, spread: int, passes: int,
+                         threads: int) -> np.ndarray:
     """What ``micro.lines_read_kernel`` writes, in float64 (numpy)."""
     t = np.arange(threads)
     lane = t % 32
@@ -458,7 +468,7 @@ def lines_read_reference(host, nlines, spread, passes, threads):
     return acc
 
 
-def run_lines(c, seed=0, passes=1024):
+def run_lines(c: types.ModuleType, seed: int = 0, passes: int = 1024) -> list[dict]:
     """L1-resident reads whose warp requests touch 1 to 32 lines (one word a lane): the
     time per request per SM says how many lines (or sectors) the L1 serves a cycle
     for scattered requests, which the naive GEMM with threadIdx.x on C's rows makes."""
@@ -487,7 +497,8 @@ def run_lines(c, seed=0, passes=1024):
     return recs + _run_lines_write(c, sms, WRITE_LINES, passes)
 
 
-def lines_write_reference(grid, block, nlines, spread, passes):
+def lines_write_reference(grid: int, block: int, nlines: int, spread: int,
+                          passes: int) -> np.ndarray:
     """What ``micro.lines_write_kernel`` leaves in a zeroed buffer (numpy): every word it
     stores holds its own index, the others 0."""
     out = np.zeros(grid * nlines * 32, np.int32)
@@ -541,7 +552,7 @@ ATOMIC_SPREADS = (1, 4, 12, 32)             # distinct words of the line one req
 ATOMIC_WARPS = ((1, 32), (132, 32), (132, 128), (132, 512))   # (blocks, threads)
 
 
-def run_atomics(c, seed=0):
+def run_atomics(c: types.ModuleType, seed: int = 0) -> list[dict]:
     """Atomics on one 128-byte line: warps whose lanes hit 1 to 32 of its words, each
     warp with one request in flight. One warp gives the round trip of an atomic; many,
     how many cycles the L2 spends on a warp's request to one line (the rate a CAS loop
@@ -578,7 +589,7 @@ def run_atomics(c, seed=0):
     return recs
 
 
-def run_atomic_order(c, seed=0):
+def run_atomic_order(c: types.ModuleType, seed: int = 0) -> list[dict]:
     """The order a contended CAS loop's successes come in (``micro.cas_order_kernel``):
     one lane a warp, each warp's tries and place, five launches of each shape; against
     the first come, first served line's W(W+1)/2 tries for W warps."""
@@ -626,7 +637,8 @@ def _skips(seen, tries):
     return "".join(np.base_repr(int(min(x, 35)), 36).lower() for x in d)
 
 
-def run_atomic_trace(c, seed=0, shapes=TRACE_SHAPES):
+def run_atomic_trace(c: types.ModuleType, seed: int = 0,
+                     shapes: Sequence[tuple[int, int]] = TRACE_SHAPES) -> list[dict]:
     """A contended CAS loop traced (``micro.cas_trace_kernel``): the first 1 or 12 lanes of
     every warp, each on its own word of one line, on 32, 64 and 128 blocks of 4 warps,
     128 blocks of 1 warp and 32 blocks of 16; each warp's SM, its tries, its first try's and
@@ -670,14 +682,15 @@ def run_atomic_trace(c, seed=0, shapes=TRACE_SHAPES):
     return recs
 
 
-def run_kernels(c, seed=0, deadline_s=None):
+def run_kernels(c: types.ModuleType, seed: int = 0, deadline_s: float | None = None) -> dict:
     from .kernels import run_kernels as run
     return run(c, seed=seed, deadline_s=deadline_s)
 
 
-def run_teaching(c, seed=0, deadline_s=None):
+def run_teaching(c: types.ModuleType, seed: int = 0, deadline_s: float | None = None) -> dict:
     """examples/teaching.py's kernels, measured as the kernels suite measures."""
-    from simulator.kernelcode.cases.examples import teaching_cases
+    from workloads.kernelsuite import teaching_cases
+
     from .kernels import run_kernels as run
     return run(c, seed=seed, deadline_s=deadline_s, cases=teaching_cases())
 
@@ -688,7 +701,8 @@ RUNNERS = {"micro": run_micro, "grid": run_grid, "gemm": run_gemm, "conv": run_c
            "atomic_order": run_atomic_order, "atomic_trace": run_atomic_trace}
 
 
-def run(suite: str, command=None, deadline_s=None, **kw) -> dict:
+def run(suite: str, command: str | None = None, deadline_s: float | None = None,
+        **kw: object) -> dict:
     """Run one suite on the GPU; raises NoGPU (one line) without one. ``deadline_s``
     (gemm, conv, kernels) stops starting new shapes after that many seconds, keeping what
     finished. A runner returns its records, or a dict of them (``records``) and the

@@ -27,7 +27,7 @@ def run_tune(c, seed=0, problems=PROBLEMS, log=print) -> list:
     from simulator.simt.kernels import REGISTRY
 
     from . import harness
-    from .suites import _device_arrays
+    from .suites import device_arrays
     rng = np.random.default_rng(seed)
     recs = []
     for problem in problems:
@@ -42,7 +42,7 @@ def run_tune(c, seed=0, problems=PROBLEMS, log=print) -> list:
                              "skipped": str(e)[:120]})
                 continue
             inputs = dev.inputs(np.random.default_rng(int(rng.integers(1 << 31))))
-            arrays = _device_arrays(c, dev, inputs)
+            arrays = device_arrays(c, dev, inputs)
             dev.launch(arrays)
             out_name = "C" if op.kind == "gemm" else "y"
             got = arrays[out_name].copy_to_host().reshape(-1)

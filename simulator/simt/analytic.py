@@ -48,18 +48,32 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from simulator import arguments as arg
 from simulator.result import Launch, Result
 
 from . import isa, scheduler, traces, walk
 from .core import program_arrays
-from .engine import _launch_occupancy, footprint_bytes, issue_utilization, launch_shape
+from .engine import footprint_bytes, issue_utilization, launch_occupancy, launch_shape
+from .hwvec import (
+    H_GTO,
+    H_ISSUE,
+    H_L1LINEC,
+    H_L1PLINEC,
+    H_L2PART,
+    H_L2SVC,
+    H_LDSTII,
+    hw_vector,
+)
 from .memory import U_MAX
-from .hwvec import (H_BANKB, H_BANKS, H_FP64II, H_GTO, H_FPLAT, H_INTII, H_ISSUE, H_L1LINEB,
-                    H_L1LINEC, H_L1PLINEC, H_L2PART, H_L2SVC, H_LDSTII, H_SEG, H_SFUII,
-                    H_SFULAT, H_SHLAT, H_SPII, hw_vector)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from hwmodels.schema import SIMTGPU
 
 MAX_ITERS = 32           # loops whose trips all cost alike (trip_period 1): a sample's
 #                          walk (64 gave the same MAPE on every template suite, in twice the time)
@@ -111,11 +125,8 @@ _NO_RECORDING = np.zeros((1, len(scheduler.REC_COLUMNS)), np.int64)
 def _profile(prog, code, h, b, w, lat_mem, segbuf, rec=_NO_RECORDING, iters=None):
     bx, by, bz = b % prog.launch.grid[0], (b // prog.launch.grid[0]) % prog.launch.grid[1], \
         b // (prog.launch.grid[0] * prog.launch.grid[1])
-    return walk.profile(code, bx, by, bz, w, int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
-                        float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]), float(h[H_SHLAT]),
-                        float(lat_mem),
-                        _walk_trips(prog, iters or MAX_ITERS), segbuf, *_inner_walk(prog),
-                        int(h[H_L1LINEB]), rec)
+    return walk.profile(code, bx, by, bz, w, h, float(lat_mem),
+                        _walk_trips(prog, iters or MAX_ITERS), segbuf, *_inner_walk(prog), rec)
 
 
 def _walk_trips(prog, iters) -> int:
@@ -182,9 +193,7 @@ class _Samples:
                 out.append(self.walk_one(k, lat, rec[:1].copy()))
                 continue
             y = x.copy()
-            y[walk.P_T1] = walk.retime(rec, self.n_regs, float(h[H_ISSUE]), float(h[H_FPLAT]),
-                                       float(h[H_SFULAT]), float(h[H_SHLAT]), float(lat),
-                                       float(x[walk.P_SCALE]))
+            y[walk.P_T1] = walk.retime(rec, self.n_regs, h, float(lat), float(x[walk.P_SCALE]))
             out.append(y)
         return self.scaled(out)
 
@@ -295,10 +304,8 @@ class _TraceWalk(_Samples):
         h, p = self.h, self.prog
         return walk.profile_trace(
             p.rows, p.addresses, int(p.warp_begin[k]), int(p.warp_begin[k + 1]),
-            int(p.n_regs), int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB]),
-            float(h[H_ISSUE]), float(h[H_FPLAT]), float(h[H_SFULAT]),
-            float(h[H_SHLAT]), float(lat), np.zeros(2, np.int64) if segbuf is None else segbuf,
-            int(h[H_L1LINEB]), rec)
+            int(p.n_regs), h, float(lat), np.zeros(2, np.int64) if segbuf is None else segbuf,
+            rec)
 
     def touched(self, lat):
         segbuf = _segbuf()
@@ -312,32 +319,111 @@ class _TraceWalk(_Samples):
         return [x * self.scale for x in prof[:nb]], [x * self.tail_scale for x in prof[nb:]]
 
 
-def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> AnalyticLaunch:
-    occ = _launch_occupancy(hw, prog)
-    h = hw_vector(hw, occ, policy, prog.smem_per_block)
-    sm, l1, l2 = hw.sm, hw.sm.l1, hw.l2
-    B = prog.launch.blocks
-    wpb = occ.warps_per_sm // occ.blocks_per_sm
+def issue_terms(h: np.ndarray, hw: SIMTGPU, warps: float, prof_w: np.ndarray) -> dict:
+    """Each unit's busy cycles for ``warps`` warps of profile ``prof_w`` on an SM: the
+    issue slots, the pipes (each scheduler's own: the cycles the walk counted by
+    ``pipes``' table, over the schedulers; the SFU the SM's), the SM's rate for
+    part-written lines, and the LD/ST unit."""
+    P = walk
+    ns = hw.sm.warp_schedulers
+    l1 = hw.sm.l1
     seg = l1.sector_bytes
-    walker = (_TraceWalk if traces.is_trace(prog) else _TemplateWalk)(prog, h, wpb)
-    # hit rates from a middle block's warps (segments reused within a block hit the L1;
-    # a middle block, since edge blocks of a padded convolution skip their first taps)
+    return {
+        "slot": warps * prof_w[P.P_INSTR] * h[H_ISSUE] / ns,
+        "fp64": warps * prof_w[P.P_FP64_CYC] / ns,
+        "fp32": warps * prof_w[P.P_FP32_CYC] / ns,
+        "int": warps * prof_w[P.P_INT_CYC] / ns,
+        "sfu": warps * prof_w[P.P_SFU_CYC],
+        # an SM sends the L2 a store's part-written lines at their own rate
+        "partial": warps * prof_w[P.P_GST_PART] * h[H_L1PLINEC],
+        "ldst": warps * (max((prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]
+                             + (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg
+                             / l1.bandwidth_bytes_per_cycle,
+                             # the L1's tags, one line a cycle (the engine's hold)
+                             prof_w[P.P_GLINES] * h[H_L1LINEC])
+                         + prof_w[P.P_SH_PASS] * h[H_LDSTII])}
+
+
+class _Interference:
+    """The interference of a scheduler's n warps on one another: ``scheduler.run`` of
+    them started together on the recorded warp ``rec``, over the larger of one warp
+    alone and the busiest unit's n x demand; run on the whole recording and on its first
+    half, and carried on linearly to the warp's length: a fill and drain that does not
+    grow with it (a short grid-stride loop's warps all waiting on their first loads) and
+    one that does (GTO letting the oldest warps run ahead, the last ones alone at the
+    end)."""
+
+    def __init__(self, hw, h, rec, n_regs, per_block, lat_mix):
+        self.h, self.rec, self.n_regs, self.per_block = h, rec, n_regs, per_block
+        self.lat_mix = lat_mix
+        self.gto = int(h[H_GTO] > 0)
+        self.ns = float(hw.sm.warp_schedulers)
+        l1 = hw.sm.l1
+        self.access = (l1.sector_bytes / l1.bandwidth_bytes_per_cycle, float(h[H_L1LINEC]))
+        self.factors, self.one_warp = {}, {}
+
+    def warp_alone(self, rows):
+        """(one warp's time alone on the SM, the busiest unit's time for one warp on a
+        scheduler) over the recording's first ``rows``: the same for every n."""
+        if rows not in self.one_warp:
+            self.one_warp[rows] = (
+                scheduler.run(self.rec, 1, 1, self.n_regs, self.gto, 1.0, self.h, *self.access,
+                              self.lat_mix, rows),
+                scheduler.demand(self.rec, self.ns, self.h, *self.access, rows))
+        return self.one_warp[rows]
+
+    def cost(self, n, rows):
+        one, busiest = self.warp_alone(rows)
+        return (scheduler.run(self.rec, n, self.per_block, self.n_regs, self.gto, self.ns,
+                              self.h, *self.access, self.lat_mix, rows),
+                max(one, n * busiest))
+
+    def __call__(self, n, length):
+        n = max(int(round(n)), 1)
+        if n not in self.factors:
+            k = int(self.rec[0, 0])
+            half = max(k // 2, 1)
+            (t_k, b_k), (t_h, b_h) = self.cost(n, k), self.cost(n, half)
+            self.factors[n] = (k, t_k, b_k, max(t_k - t_h, 0.0) / max(k - half, 1),
+                               max(b_k - b_h, 0.0) / max(k - half, 1))
+        k, t_k, b_k, dt, db = self.factors[n]
+        extra = max(length - k, 0.0)
+        bound = b_k + db * extra
+        return max((t_k + dt * extra) / bound, 1.0) if bound > 0 else 1.0
+
+
+@dataclass
+class _Memory:
+    """What a launch's loads find (``_memory``): the L1's and L2's hit rates, the share
+    of L1 misses that wait on DRAM, the loads' mixed latency, and the bytes each level
+    moves."""
+    h1: float
+    h2: float
+    from_dram: float
+    lat: float
+    l1_miss_bytes: float
+    gld_bytes: float
+    dram_total: float
+    l2_total: float
+    partial_t: float
+
+
+def _memory(hw, h, prog, occ, walker, launch_sum, in_l2) -> _Memory:
+    """Hit rates from a middle block's warps (segments reused within a block hit the L1;
+    a middle block, since edge blocks of a padded convolution skip their first taps), the
+    L2's from the launch's compulsory bytes, and the loads' latency: L1 hits, the L2's,
+    DRAM's for the share of misses that wait on it, and a hit on a segment still on its
+    way waiting out the miss."""
+    P = walk
+    l1, l2 = hw.sm.l1, hw.l2
+    B = prog.launch.blocks
+    seg = l1.sector_bytes
     touched = walker.touched(l2.latency_cycles)
     reuse = _reuse(touched)
     h1 = 1.0 - reuse[1].sum() / len(touched) if len(touched) else 0.0
-    P = walk
-    body0, tail0 = walker.samples(l2.latency_cycles)
-    prof0 = body0 + tail0
-    nb = len(body0)
-    per_warp = np.mean(prof0[:nb], axis=0)
-    last = np.mean(prof0[nb:], axis=0)
-    def launch_sum(k):
-        # a profile field over the launch: the body's warp for all blocks but the last
-        # (``per_warp`` and ``last`` as they stand when it is called)
-        return per_warp[k] * wpb * max(B - 1, 0) + last[k] * wpb
     gld_seg_total = launch_sum(P.P_GLD_SEG)
     l1_miss_bytes = (1 - h1) * gld_seg_total * seg
-    dram_read = 0.0 if l2_warm else min(l1_miss_bytes, float(prog.min_bytes))
+    dram_read = 0.0 if in_l2 else min(l1_miss_bytes, float(prog.min_bytes))
     h2 = 1.0 - dram_read / l1_miss_bytes if l1_miss_bytes else 1.0
     # the share of L1 misses that wait on DRAM: the misses to DRAM, and the L2 hits on a
     # sector another SM's miss is still fetching -- the blocks of a wave run in step, so
@@ -350,6 +436,99 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
     # and L1 hits on a segment still on its way wait for it
     pend, wait = _pending_hits(reuse, miss)
     lat = (h1 - pend) * l1.latency_cycles + pend * max(wait, l1.latency_cycles) + (1 - h1) * miss
+    store_bytes = launch_sum(P.P_GST_SEG) * seg
+    dram_total = dram_read + (0.0 if in_l2 else min(store_bytes, float(prog.min_bytes)))
+    # a store's write to a line with a part-written sector holds its slice at least
+    # l2.partial_write_cycles, not its sectors' service (the engine's
+    # ``_line_write_service``): the excess, over the slices
+    partial_t = max(h[H_L2PART] * launch_sum(P.P_GST_PART)
+                    - h[H_L2SVC] * launch_sum(P.P_GST_PSEG) * seg / l2.sector_bytes,
+                    0.0) / l2.banks
+    return _Memory(h1, h2, from_dram, lat, l1_miss_bytes, gld_seg_total * seg, dram_total,
+                   l1_miss_bytes + store_bytes, partial_t)
+
+
+def _wave(hw, h, mem: _Memory, interference, has_barrier, wpb, B, blocks_per_sm, prof_w,
+          slope, blocks_in_wave):
+    """(cycles, terms, units) of a wave of ``blocks_in_wave`` blocks, ``blocks_per_sm``
+    an SM, each warp as profile ``prof_w`` (``slope``: its time's growth with the load
+    latency): the longest of its latency, its issue (the busiest unit or the latency, times
+    the interference of a scheduler's warps), its block launches, DRAM's and the L2's
+    bytes, and Little's law on the misses in flight; DRAM's utilisation a fixed point."""
+    P = walk
+    sm, l1 = hw.sm, hw.sm.l1
+    ns, seg = sm.warp_schedulers, l1.sector_bytes
+    warps = blocks_per_sm * wpb
+    frac = blocks_in_wave / B
+    miss_bytes = mem.l1_miss_bytes * frac    # loads wait for their data; stores do not
+    to_dram = (1 - mem.h1) * mem.from_dram   # the share of loads that wait on DRAM
+    # a warp's segments in flight on average (Little's law over its time alone: each
+    # for a load's latency), not per wait on a load -- a grid-stride loop waits on
+    # most loads, but the walk counts every wait, short ones too
+    per_warp_inflight = (prof_w[P.P_GLD_SEG] * mem.lat / prof_w[P.P_T1] if prof_w[P.P_T1] > 0
+                         else prof_w[P.P_GLD_SEG])
+    inflight = min(float(l1.mshrs), warps * max(per_warp_inflight, 1.0)) * hw.sm_count
+    units = issue_terms(h, hw, warps, prof_w)
+    dram_t = mem.dram_total * frac / (hw.dram.bandwidth_bytes_per_s
+                                      * hw.dram.sustained_fraction / hw.clock_hz)
+    # a block's warps wait for each other at every barrier, so its own issue time
+    # adds to the warp's latency instead of hiding behind it
+    own_issue = max(issue_terms(h, hw, wpb, prof_w).values()) if has_barrier else 0.0
+    fixed = {"launch": float(blocks_per_sm * sm.block_launch_cycles),
+             "dram": float(dram_t),
+             "l2": float((mem.l2_total / hw.l2.bandwidth_bytes_per_cycle + mem.partial_t) * frac)}
+
+    def at(u):
+        # a load's latency at DRAM utilisation u (memory.dram_wait: loaded latency)
+        extra = to_dram * hw.dram.queue_cycles * u / (1 - u)
+        latency = prof_w[P.P_T1] + slope * extra + own_issue
+        # Little's law: the misses' bytes over what the in-flight requests deliver a
+        # cycle; written without dividing by the latency, which may be 0 (a preset's
+        # latencies set to 0 cost nothing here, not a division by zero)
+        conc = miss_bytes * (mem.lat + extra) / (inflight * seg) if miss_bytes else 0.0
+        issue = interference(warps / ns, prof_w[P.P_INSTR]) * max(max(units.values()), latency)
+        terms = {"latency": float(latency), "issue": float(issue), **fixed,
+                 "concurrency": float(conc)}
+        return max(terms.values()), terms
+
+    t, terms = at(0.0)
+    if hw.dram.queue_cycles > 0 and dram_t > 0 and to_dram > 0:
+        # the utilisation the wave's own time implies, dram_t / t, is the one it ran
+        # at: a fixed point, found by bisection (t grows with u)
+        lo, hi = 0.0, U_MAX
+        for _ in range(40):
+            u = 0.5 * (lo + hi)
+            t, terms = at(u)
+            lo, hi = (u, hi) if dram_t / t > u else (lo, u)
+        t, terms = at(lo)
+    return t, terms, units
+
+
+def predict_launch(hw: SIMTGPU, prog: isa.Program | traces.TraceProgram, policy: str = "gto",
+                   in_l2: bool = False) -> AnalyticLaunch:
+    """One launch's analytic figures; ``in_l2``: its arrays start in the L2 (no DRAM
+    traffic). Its warps are walked (``walk``) at the L2's latency for their counts and
+    hit rates (``_memory``), their times replayed at the mixed latency the hit rates
+    give, and its full waves and the last priced (``_wave``)."""
+    P = walk
+    occ = launch_occupancy(hw, prog)
+    h = hw_vector(hw, occ, policy, prog.smem_per_block)
+    sm, l2 = hw.sm, hw.l2
+    B = prog.launch.blocks
+    wpb = occ.warps_per_sm // occ.blocks_per_sm
+    walker = (_TraceWalk if traces.is_trace(prog) else _TemplateWalk)(prog, h, wpb)
+    body0, tail0 = walker.samples(l2.latency_cycles)
+    prof0 = body0 + tail0
+    nb = len(body0)
+    per_warp = np.mean(prof0[:nb], axis=0)
+    last = np.mean(prof0[nb:], axis=0)
+
+    def launch_sum(k):
+        # a profile field over the launch: the body's warp for all blocks but the last
+        # (``per_warp`` and ``last`` as they stand when it is called)
+        return per_warp[k] * wpb * max(B - 1, 0) + last[k] * wpb
+    mem = _memory(hw, h, prog, occ, walker, launch_sum, in_l2)
+    lat = mem.lat
     # the same samples' times at the mixed latency (replayed from their recordings)
     body, tail = walker.retimed(lat)
     prof = body + tail
@@ -364,158 +543,39 @@ def predict_launch(hw, prog, policy: str = "gto", l2_warm: bool = False) -> Anal
                 (prof[nb + slow][P.P_T1] - prof0[nb + slow][P.P_T1]) / dl) if dl > 1e-9 else (0.0, 0.0)
     R = occ.blocks_per_sm
     ns = sm.warp_schedulers
-    store_bytes = launch_sum(P.P_GST_SEG) * seg
-    dram_total = dram_read + (0.0 if l2_warm else min(store_bytes, float(prog.min_bytes)))
-    l2_total = l1_miss_bytes + store_bytes
-    # a store's write to a line with a part-written sector holds its slice at least
-    # l2.partial_write_cycles, not its sectors' service (the engine's
-    # ``_line_write_service``): the excess, over the slices
-    partial_t = max(h[H_L2PART] * launch_sum(P.P_GST_PART)
-                    - h[H_L2SVC] * launch_sum(P.P_GST_PSEG) * seg / l2.sector_bytes,
-                    0.0) / l2.banks
-    dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
-    l2_bpc = l2.bandwidth_bytes_per_cycle
-
-    has_barrier = walker.has_barrier
-
-    def issue_time(warps, prof_w):
-        return max(issue_terms(warps, prof_w).values())
-
-    def issue_terms(warps, prof_w):
-        # each unit's busy cycles for ``warps`` warps of the profile: the issue slots,
-        # the pipes (FP64 on a pipe of its own where the target has one) and the LD/ST unit
-        fp64 = prof_w[P.P_DFMA] if h[H_FP64II] > 0 else 0.0
-        sp = prof_w[P.P_SP] - fp64
-        return {
-            "slot": warps * prof_w[P.P_INSTR] * h[H_ISSUE] / ns,
-            "fp64": warps * fp64 * h[H_FP64II] / ns,
-            "fp32": warps * sp * h[H_SPII] / ns if not h[H_INTII] else
-            warps * ((sp - prof_w[P.P_ALU] - prof_w[P.P_IMAD] - prof_w[P.P_IMADW])
-                     * h[H_SPII] + (prof_w[P.P_IMAD] + 2 * prof_w[P.P_IMADW]) * h[H_INTII]) / ns,
-            "int": warps * prof_w[P.P_ALU] * h[H_INTII] / ns if h[H_INTII] else 0.0,
-            "sfu": warps * prof_w[P.P_SFU] * h[H_SFUII],
-            # an SM sends the L2 a store's part-written lines at their own rate
-            "partial": warps * prof_w[P.P_GST_PART] * h[H_L1PLINEC],
-            "ldst": warps * (max((prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]
-                                 + (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg
-                                 / l1.bandwidth_bytes_per_cycle,
-                                 # the L1's tags, one line a cycle (the engine's hold)
-                                 prof_w[P.P_GLINES] * h[H_L1LINEC])
-                             + prof_w[P.P_SH_PASS] * h[H_LDSTII])}
-
-    def issue_term(units, n, latency, length):
-        # the busiest unit or the latency, whichever is longer, times the interference of
-        # a scheduler's n warps on one another (``interference``)
-        return interference(n, length) * max(max(units.values()), latency)
-
-    rec, n_regs = walker.recording(), int(walker.n_regs)
-    lat_mix = lat
-    sim_args = (int(h[H_GTO] > 0), float(ns), float(h[H_ISSUE]), float(h[H_SPII]),
-                float(h[H_INTII]), float(h[H_FP64II]), float(h[H_SFUII]), float(h[H_LDSTII]),
-                seg / l1.bandwidth_bytes_per_cycle, float(h[H_L1LINEC]))
-    per_block = max(1, round(wpb / ns)) if has_barrier else 1
-    factors, one_warp = {}, {}
-
-    def warp_alone(rows):
-        # (one warp's time alone on the SM, the busiest unit's time for one warp on a
-        # scheduler) over the recording's first ``rows``: the same for every n
-        if rows not in one_warp:
-            one_warp[rows] = (scheduler.run(rec, 1, 1, n_regs, sim_args[0], 1.0, *sim_args[2:],
-                                         lat_mix, rows),
-                           scheduler.demand(rec, *sim_args[1:], rows))
-        return one_warp[rows]
-
-    def interference(n, length):
-        # the scheduler's n warps started together on the recorded warp
-        # (``scheduler.run``), over the larger of one warp alone and the busiest unit's
-        # n x demand; run on the whole recording and on its first half, and carried on
-        # linearly to the warp's length: a fill and drain that does not grow with it (a
-        # short grid-stride loop's warps all waiting on their first loads) and one that
-        # does (GTO letting the oldest warps run ahead, the last ones alone at the end)
-        n = max(int(round(n)), 1)
-        if n not in factors:
-            k = int(rec[0, 0])
-            half = max(k // 2, 1)
-
-            def cost(rows):
-                one, busiest = warp_alone(rows)
-                return (scheduler.run(rec, n, per_block, n_regs, *sim_args, lat_mix, rows),
-                        max(one, n * busiest))
-            (t_k, b_k), (t_h, b_h) = cost(k), cost(half)
-            factors[n] = (k, t_k, b_k, max(t_k - t_h, 0.0) / max(k - half, 1),
-                          max(b_k - b_h, 0.0) / max(k - half, 1))
-        k, t_k, b_k, dt, db = factors[n]
-        extra = max(length - k, 0.0)
-        bound = b_k + db * extra
-        return max((t_k + dt * extra) / bound, 1.0) if bound > 0 else 1.0
-
-    to_dram = (1 - h1) * from_dram             # the share of loads that wait on DRAM
+    per_block = max(1, round(wpb / ns)) if walker.has_barrier else 1
+    interference = _Interference(hw, h, walker.recording(), int(walker.n_regs), per_block, lat)
 
     def wave(blocks_per_sm, prof_w, slope, blocks_in_wave):
-        warps = blocks_per_sm * wpb
-        frac = blocks_in_wave / B
-        miss_bytes = l1_miss_bytes * frac    # loads wait for their data; stores do not
-        # a warp's segments in flight on average (Little's law over its time alone: each
-        # for a load's latency), not per wait on a load -- a grid-stride loop waits on
-        # most loads, but the walk counts every wait, short ones too
-        per_warp_inflight = (prof_w[P.P_GLD_SEG] * lat / prof_w[P.P_T1] if prof_w[P.P_T1] > 0
-                             else prof_w[P.P_GLD_SEG])
-        inflight = min(float(l1.mshrs), warps * max(per_warp_inflight, 1.0)) * hw.sm_count
-        units = issue_terms(warps, prof_w)
-        dram_t = dram_total * frac / dram_bpc
-        # a block's warps wait for each other at every barrier, so its own issue time
-        # adds to the warp's latency instead of hiding behind it
-        own_issue = issue_time(wpb, prof_w) if has_barrier else 0.0
-        fixed = {"launch": float(blocks_per_sm * sm.block_launch_cycles),
-                 "dram": float(dram_t), "l2": float((l2_total / l2_bpc + partial_t) * frac)}
-
-        def at(u):
-            # a load's latency at DRAM utilisation u (memory.dram_wait: loaded latency)
-            extra = to_dram * hw.dram.queue_cycles * u / (1 - u)
-            latency = prof_w[P.P_T1] + slope * extra + own_issue
-            # Little's law: the misses' bytes over what the in-flight requests deliver a
-            # cycle; written without dividing by the latency, which may be 0 (a preset's
-            # latencies set to 0 cost nothing here, not a division by zero)
-            conc = miss_bytes * (lat + extra) / (inflight * seg) if miss_bytes else 0.0
-            terms = {"latency": float(latency), "issue": float(issue_term(units, warps / ns, latency, prof_w[P.P_INSTR])),
-                     **fixed, "concurrency": float(conc)}
-            return max(terms.values()), terms
-
-        t, terms = at(0.0)
-        if hw.dram.queue_cycles > 0 and dram_t > 0 and to_dram > 0:
-            # the utilisation the wave's own time implies, dram_t / t, is the one it ran
-            # at: a fixed point, found by bisection (t grows with u)
-            lo, hi = 0.0, U_MAX
-            for _ in range(40):
-                u = 0.5 * (lo + hi)
-                t, terms = at(u)
-                lo, hi = (u, hi) if dram_t / t > u else (lo, u)
-            t, terms = at(lo)
-        return t, terms, units
-
+        return _wave(hw, h, mem, interference, walker.has_barrier, wpb, B, blocks_per_sm,
+                     prof_w, slope, blocks_in_wave)
     C = R * hw.sm_count
     full, rest = divmod(B, C)
     t_full, terms, units = wave(R, per_warp, t1_slope[0], C) if full else (0.0, None, None)
     cycles = full * t_full
     if rest:
         alone = full == 0 and B == 1
-        t_tail, tail_terms, tail_units = wave(math.ceil(rest / hw.sm_count), last if alone else (per_warp + last) / 2,
-                                  t1_slope[1] if alone else sum(t1_slope) / 2, rest)
+        t_tail, tail_terms, tail_units = wave(math.ceil(rest / hw.sm_count),
+                                              last if alone else (per_warp + last) / 2,
+                                              t1_slope[1] if alone else sum(t1_slope) / 2, rest)
         cycles += t_tail
         terms, units = terms or tail_terms, units or tail_units
     cycles += sm.block_launch_cycles              # the first block's dispatch
     instr = launch_sum(P.P_INSTR)
     return AnalyticLaunch(prog, float(cycles), occ, B / C, terms, max(terms, key=terms.get),
-                          {"l1": float(h1), "l2": float(h2)}, float(instr),
-                          {"l1": float(gld_seg_total * seg), "l2": float(l2_total),
-                           "dram": float(dram_total)},
+                          {"l1": float(mem.h1), "l2": float(mem.h2)}, float(instr),
+                          {"l1": float(mem.gld_bytes), "l2": float(mem.l2_total),
+                           "dram": float(mem.dram_total)},
                           {k: float(v) for k, v in units.items()})
 
 
-def predict(hw, programs, policy: str = "gto", l2_warm: bool = False) -> Result:
+def predict(hw: SIMTGPU,
+            programs: isa.Program | traces.TraceProgram | Sequence[isa.Program | traces.TraceProgram],
+            policy: str = "gto", l2: str = "cold") -> Result:
     """Analytic cycles of one launch or of launches run back to back, as a
-    ``simulator.result.Result`` (predictor and mode "analytic"). ``l2_warm``: the
-    launches' arrays start in the L2 when they fit (no DRAM traffic), as in the engine.
+    ``simulator.result.Result`` (predictor and mode "analytic"). ``l2``
+    (``arguments.L2_STATES``): warm, the launches' arrays start in the L2 when they fit
+    (no DRAM traffic), as in the engine; cold and flushed alike read them from DRAM.
 
     ``cycles`` and ``instructions`` (warp instructions) and ``bytes_by_level`` (l1, l2,
     dram) are summed over the launches; ``limiter`` is the last launch's limiting term;
@@ -526,7 +586,7 @@ def predict(hw, programs, policy: str = "gto", l2_warm: bool = False) -> Result:
     wall = time.perf_counter()
     if not isinstance(programs, (list, tuple)):
         programs = (programs,)
-    warm = l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes
+    warm = arg.l2_state(l2) == "warm" and footprint_bytes(programs) <= hw.l2.size_bytes
     launches = [predict_launch(hw, p, policy, warm) for p in programs]
     cycles = sum(a.cycles for a in launches)
     detail = AnalyticResult(hw, launches, cycles, cycles / hw.clock_hz, time.perf_counter() - wall)

@@ -14,10 +14,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import analytic as _analytic
 from . import engine
 from .kernels import REGISTRY
+
+if TYPE_CHECKING:
+    from hwmodels.schema import SIMTGPU
+    from simulator.result import Result
+
+    from . import isa, traces
 
 MODES = ("full", "sampled", "analytic")
 
@@ -46,7 +53,7 @@ def kernels() -> tuple:
     return REGISTRY.names()
 
 
-def build(hw, kernel: str, **args) -> Problem:
+def build(hw: SIMTGPU, kernel: str, **args: object) -> Problem:
     """Launches of ``kernel`` on ``hw`` for the problem ``args`` (see each kernel's
     ``SPEC.args``), with compiled register counts where known.
 
@@ -67,7 +74,8 @@ def build(hw, kernel: str, **args) -> Problem:
     return Problem(spec.name, problem, spec.op(problem), programs)
 
 
-def with_compiled_resources(hw, prog):
+def with_compiled_resources(hw: SIMTGPU,
+                            prog: isa.Program | traces.TraceProgram) -> isa.Program | traces.TraceProgram:
     """The program with the registers numba-cuda gave its kernel for ``hw``'s compute
     capability, where the resources suite read them (data/measurements/*/resources.json,
     copied into each kernel module's REGS_COMPILED); else unchanged (a stated estimate)."""
@@ -106,16 +114,16 @@ def announce_compiling_analytic() -> bool:
     return jit.announce("SIMT analytic model", [walk.profile])
 
 
-def simulate(hw, problem: Problem, mode: str = "sampled", policy: str = "gto", trace: int = 0,
-             l2_warm: bool = False, l2_empty: bool = False):
-    """The engine's Result for ``problem`` (``mode`` full or sampled; the L2's start as
-    ``engine.simulate``)."""
+def simulate(hw: SIMTGPU, problem: Problem, mode: str = "sampled", policy: str = "gto",
+             trace: int = 0, l2: str = "cold") -> Result:
+    """The engine's Result for ``problem`` (``mode`` full or sampled; ``l2`` the L2's
+    start, as ``engine.simulate``)."""
     announce_compiling()
     return _with_op(engine.simulate(hw, problem.programs, policy=policy, mode=mode, trace=trace,
-                                    l2_warm=l2_warm, l2_empty=l2_empty), problem)
+                                    l2=l2), problem)
 
 
-def analytic(hw, problem: Problem, policy: str = "gto", l2_warm: bool = False):
-    """The analytic model's Result for ``problem``."""
+def analytic(hw: SIMTGPU, problem: Problem, policy: str = "gto", l2: str = "cold") -> Result:
+    """The analytic model's Result for ``problem`` (``l2`` as ``analytic.predict``)."""
     announce_compiling_analytic()
-    return _with_op(_analytic.predict(hw, problem.programs, policy, l2_warm=l2_warm), problem)
+    return _with_op(_analytic.predict(hw, problem.programs, policy, l2=l2), problem)

@@ -70,19 +70,26 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from . import dispatch, isa, memory
-from .traces import TRACE, settle_trace, trace_live, trace_warp
-from .hwvec import (H_BANKB, H_BANKS, H_BPS, H_BSTART, H_FPLAT, H_GTO, H_FP64II, H_INTII, H_ISSUE, H_L1BW,
-                    H_L1HASH,
-                    H_L1LINEB, H_L1LINEC, H_L1PLINEC,
-                    H_L1SETS, H_L1WAYS, H_L2LINE, H_L2PART, H_L2SEC, H_L2SVC, H_LAUNCH, H_LDSTII, H_MAXW, H_MSHR, H_NSCHED,
-                    H_NSM, H_SEG, H_SFUII, H_SFULAT, H_SHLAT, H_SPII, H_WPB)
+from . import dispatch, isa, memory, pipes
+
+# (constants tables imported by name, for numba: kept compact)
+# isort: off
+from .hwvec import (
+    H_BANKB, H_BANKS, H_BPS, H_BSTART, H_GTO, H_ISSUE, H_L1BW, H_L1HASH, H_L1LINEB, H_L1LINEC,
+    H_L1PLINEC, H_L1SETS, H_L1WAYS, H_L2LINE, H_L2PART, H_L2SEC, H_L2SVC, H_LAUNCH, H_LDSTII,
+    H_MAXW, H_MSHR, H_NSCHED, H_NSM, H_SEG, H_WPB)
+# isort: on
 from .memory import l1_fill, l1_holds, l1_read, l1_write, l2_access, last_use
-from .stats import (C_BARRIER, C_DEPENDENCY, C_DRAMB, C_ISSUED, C_L1B, C_L2B, C_MEMORY, C_MSHR,
-                    C_NOT_SELECTED, C_PIPE, C_SHARED_PASSES, C_THREADS, N_SITE_COLUMNS, N_STATS,
-                    S_CONFLICT, S_CYCLES_VISITED, S_DONE_BLOCKS, S_DRB, S_DWB, S_END, S_FLOPS,
-                    S_INSTR, S_L1B, S_L1MISS, S_L2MISS, S_L2RB, S_L2WB, S_LDST, S_LOOKS, S_SFU,
-                    S_SHB, S_SP, S_THREADS)
+
+# (constants tables imported by name, for numba: kept compact)
+# isort: off
+from .stats import (
+    C_BARRIER, C_DEPENDENCY, C_DRAMB, C_ISSUED, C_L1B, C_L2B, C_MEMORY, C_MSHR, C_NOT_SELECTED,
+    C_PIPE, C_SHARED_PASSES, C_THREADS, N_SITE_COLUMNS, N_STATS, S_CONFLICT, S_CYCLES_VISITED,
+    S_DONE_BLOCKS, S_DRB, S_DWB, S_END, S_FLOPS, S_INSTR, S_L1B, S_L1MISS, S_L2MISS, S_L2RB,
+    S_L2WB, S_LDST, S_LOOKS, S_SFU, S_SHB, S_SP, S_THREADS)
+# isort: on
+from .traces import TRACE, settle_trace, trace_live, trace_warp
 
 INF = 1e300
 CAUSES = ("idle", "memory", "dependency", "pipe", "barrier", "mshr")
@@ -338,31 +345,15 @@ def _fdiv(a, d, sh):
 
 
 @njit(cache=True, inline='always')
-def _segments(addr, g, seg_bytes, out):
+def segments(addr, g, seg_bytes, out):
     """Distinct segments of warp g's active lanes' 4-byte accesses, sorted into out[g];
-    returns their count."""
-    m = 0
-    sh = _shift(seg_bytes)
-    for lane in range(32):
-        a = addr[g, lane]
-        if a < 0:
-            continue
-        s = _fdiv(a, seg_bytes, sh)
-        j = m
-        while j > 0 and out[g, j - 1] > s:
-            j -= 1
-        if j > 0 and out[g, j - 1] == s:
-            continue
-        for k in range(m, j, -1):
-            out[g, k] = out[g, k - 1]
-        out[g, j] = s
-        m += 1
-    return m
+    returns their count (``_access_segments`` of 4-byte accesses)."""
+    return _access_segments(addr, g, seg_bytes, out, 4)
 
 
 @njit(cache=True, inline='always')
 def _access_segments(addr, g, seg_bytes, out, width):
-    """``_segments`` of accesses of ``width`` bytes: each lane covers [a, a + width) (up
+    """``segments`` of accesses of ``width`` bytes: each lane covers [a, a + width) (up
     to 4 bytes, the segment of a)."""
     m = 0
     sh = _shift(seg_bytes)
@@ -387,7 +378,7 @@ def _access_segments(addr, g, seg_bytes, out, width):
 
 
 @njit(cache=True, inline='always')
-def _line_run(addr, g, seg, k, m, seg_bytes, per):
+def line_run(addr, g, seg, k, m, seg_bytes, per):
     """The segments ``seg[g, k:j]`` (sorted) of one line of ``per`` segments, from k:
     (j, whether warp g's lanes write part of any of them)."""
     line = seg[g, k] // per
@@ -409,7 +400,7 @@ def _line_write_service(addr, g, seg, k, m, seg_bytes, hp):
     reads, merges and writes a request's part-written sectors: the lines suite's stores,
     1 to 4 sectors of a line a request). Returns (cycles a sector, j, whether part-written)."""
     per_seg = max(1, seg_bytes // int(hp[H_L2SEC]))
-    j, partial = _line_run(addr, g, seg, k, m, seg_bytes, max(1, int(hp[H_L2LINE]) // per_seg))
+    j, partial = line_run(addr, g, seg, k, m, seg_bytes, max(1, int(hp[H_L2LINE]) // per_seg))
     svc = hp[H_L2SVC]
     if partial and hp[H_L2PART] > 0:
         svc = max(svc, hp[H_L2PART] / ((j - k) * per_seg))
@@ -435,7 +426,7 @@ def _segment_bytes(addr, g, s, seg_bytes, width):
 
 
 @njit(cache=True, inline='always')
-def _bank_passes(addr, g, banks, bank_bytes, scratch):
+def bank_passes(addr, g, banks, bank_bytes, scratch):
     """Shared-memory passes: the most distinct words any one bank must serve (lanes
     reading one word share it: a broadcast). ``scratch`` is (banks + 1, 33) of int64."""
     return _access_passes(addr, g, banks, bank_bytes, scratch, 4)
@@ -443,7 +434,7 @@ def _bank_passes(addr, g, banks, bank_bytes, scratch):
 
 @njit(cache=True, inline='always')
 def _access_passes(addr, g, banks, bank_bytes, scratch, width):
-    """``_bank_passes`` of accesses of ``width`` bytes: each lane's [a, a + width) words
+    """``bank_passes`` of accesses of ``width`` bytes: each lane's [a, a + width) words
     (up to 4 bytes, the word of a) each count at their bank."""
     for b in range(banks):
         scratch[b, 0] = 0
@@ -609,7 +600,8 @@ def _new_schedulers(n_sm, n_sched, maxw, t0):
     return Schedulers(np.zeros((n_sm, n_sched, per_sched), np.int64),
                       np.zeros((n_sm, n_sched), np.int64), np.zeros((n_sm, n_sched)),
                       np.zeros((n_sm, n_sched)), np.zeros((n_sm, n_sched)),
-                      np.zeros((n_sm, n_sched)), np.full((n_sm, n_sched), -1, np.int64), np.full((n_sm, n_sched), t0),
+                      np.zeros((n_sm, n_sched)), np.full((n_sm, n_sched), -1, np.int64),
+                      np.full((n_sm, n_sched), t0),
                       np.full((n_sm, n_sched), t0), np.zeros((n_sm, n_sched), np.int64))
 
 
@@ -831,18 +823,7 @@ def _pick_warp(t, sm, sc, tmpl, hp, w, sch, sms):
                 best_cause = MEMORY if w.dep_load[g] else DEPENDENCY
             continue
         op = tmpl[w.pc[g], 0]
-        if op == isa.SFU:
-            unit = sms.sfu_free[sm]
-        elif op >= isa.LDG and op <= isa.STS:
-            unit = sms.ldst_free[sm]
-        elif op == isa.BAR or op == isa.UNI:
-            unit = t
-        elif op == isa.ALU and hp[H_INTII] > 0:
-            unit = sch.int_free[sm, sc]
-        elif op == isa.DFMA and hp[H_FP64II] > 0:
-            unit = sch.fp64_free[sm, sc]
-        else:
-            unit = sch.sp_free[sm, sc]
+        unit = _unit_free(pipes.unit_of(op, hp), sm, sc, t, sch, sms)
         if unit > t:
             if unit < best_ready:
                 best_ready = unit
@@ -980,37 +961,47 @@ def _keep_issue(g, sm, sc, t, op, pc, site, uf, done, l1m0, l2m0, keep, ntr, nwr
 
 
 @njit(cache=True, inline='always')
+def _unit_free(u, sm, sc, t, sch, sms):
+    """The cycle unit ``u`` (``pipes``) of scheduler (sm, sc) is next free; ``t`` for
+    none."""
+    free = t
+    if u == pipes.SFU:
+        free = sms.sfu_free[sm]
+    elif u == pipes.LDST:
+        free = sms.ldst_free[sm]
+    elif u == pipes.INT:
+        free = sch.int_free[sm, sc]
+    elif u == pipes.FP64:
+        free = sch.fp64_free[sm, sc]
+    elif u == pipes.SP:
+        free = sch.sp_free[sm, sc]
+    last_use((sch, sms))
+    return free
+
+
+@njit(cache=True, inline='always')
 def _arithmetic(g, sm, sc, t, op, dst, act, hp, w, sch, sms, st):
-    """An ALU, FP32, branch, uniform or SFU instruction of warp g issued at cycle t: its
-    pipe held for its initiation interval, its destination ready after its latency, its
-    counts. (Other instructions: nothing.)"""
-    int_ii = hp[H_INTII]
-    if op == isa.UNI:
+    """An ALU, FP32, FP64, branch, uniform or SFU instruction of warp g issued at cycle
+    t: its pipe held (``pipes``: the unit and for how long), its destination ready after
+    its latency, its counts. (Memory instructions and barriers: nothing.)"""
+    u = pipes.unit_of(op, hp)
+    if u == pipes.SP or u == pipes.INT or u == pipes.FP64 or u == pipes.SFU \
+            or op == isa.UNI:
+        until = t + pipes.hold(op, hp)
+        if u == pipes.SFU:
+            sms.sfu_free[sm] = until
+            st[S_SFU] += 1
+        elif u == pipes.INT:
+            sch.int_free[sm, sc] = until
+        elif u == pipes.FP64:
+            sch.fp64_free[sm, sc] = until
+        elif u == pipes.SP:
+            sch.sp_free[sm, sc] = until
+        if u != pipes.SFU and u != pipes.NONE:
+            st[S_SP] += 1
+            st[S_FLOPS] += isa.flops(op, act)
         if dst >= 0:
-            w.reg_ready[g, dst] = t + hp[H_FPLAT]
-            w.reg_load[g, dst] = False
-    elif op == isa.FFMA or op == isa.FMNMX or op == isa.FADD or op == isa.ALU or op == isa.BRA \
-            or op == isa.IMAD or op == isa.IMADW or op == isa.DFMA:
-        if op == isa.ALU and int_ii > 0:
-            sch.int_free[sm, sc] = t + int_ii
-        elif op == isa.DFMA and hp[H_FP64II] > 0:
-            sch.fp64_free[sm, sc] = t + hp[H_FP64II]
-        elif op == isa.IMAD and int_ii > 0:
-            sch.sp_free[sm, sc] = t + int_ii
-        elif op == isa.IMADW and int_ii > 0:   # two passes at the INT32 rate
-            sch.sp_free[sm, sc] = t + 2 * int_ii
-        else:
-            sch.sp_free[sm, sc] = t + hp[H_SPII]
-        st[S_SP] += 1
-        st[S_FLOPS] += isa.flops(op, act)
-        if dst >= 0:
-            w.reg_ready[g, dst] = t + hp[H_FPLAT]
-            w.reg_load[g, dst] = False
-    elif op == isa.SFU:
-        sms.sfu_free[sm] = t + hp[H_SFUII]
-        st[S_SFU] += 1
-        if dst >= 0:
-            w.reg_ready[g, dst] = t + hp[H_SFULAT]
+            w.reg_ready[g, dst] = t + pipes.latency(op, hp, 1, 0.0)
             w.reg_load[g, dst] = False
     last_use((hp, w, sch, sms, st))
 
@@ -1028,7 +1019,7 @@ def _shared_access(g, sm, t, op, dst, act, hp, w, sms, st, scratch):
         st[S_SHB] += width * act
         st[S_CONFLICT] += passes - 1
         if dst >= 0:
-            w.reg_ready[g, dst] = t + hp[H_SHLAT] + hp[H_LDSTII] * (passes - 1)
+            w.reg_ready[g, dst] = t + pipes.latency(op, hp, passes, 0.0)
             w.reg_load[g, dst] = False
     last_use((hp, w, sms, st, scratch))
 
@@ -1223,6 +1214,31 @@ def _next_cycle(t, sch, dispatching, next_dispatch):
 
 # ---------------------------------------------------------------- the cycle loop
 
+@njit(cache=True, inline='always')
+def _count_site(sites, site, op, act, on_load, bar, score, pipe, mshr, nsel, st, cf0, l1b0,
+                l2b0, dr0):
+    """An issue's counts into row ``site`` of ``sites``: its lanes, what it waited on
+    (``stall_split``'s spans; the scoreboard's as memory where it waited on a load), and
+    its shared passes or bytes per level (the run's counts less those before it)."""
+    sites[site, C_ISSUED] += 1.0
+    sites[site, C_THREADS] += act
+    if on_load:
+        sites[site, C_MEMORY] += score
+    else:
+        sites[site, C_DEPENDENCY] += score
+    sites[site, C_PIPE] += pipe
+    sites[site, C_MSHR] += mshr
+    sites[site, C_BARRIER] += bar
+    sites[site, C_NOT_SELECTED] += nsel
+    if op == isa.LDS or op == isa.STS:
+        sites[site, C_SHARED_PASSES] += 1.0 + st[S_CONFLICT] - cf0
+    elif op == isa.LDG or op == isa.STG:
+        sites[site, C_L1B] += st[S_L1B] - l1b0
+        sites[site, C_L2B] += st[S_L2RB] + st[S_L2WB] - l2b0
+        sites[site, C_DRAMB] += st[S_DRB] + st[S_DWB] - dr0
+    last_use((sites, st))
+
+
 @njit(cache=True, nogil=True, error_model='numpy')
 def run(code, hp, plan, l2, rec):
     """Simulate the blocks ``plan.blocks`` (block ids, dispatched in that order) of the
@@ -1269,9 +1285,7 @@ def run(code, hp, plan, l2, rec):
     wstate, wpc, wit, wph, wtrips, wact = w.state, w.pc, w.it, w.phase, w.trips, w.active
     wlive, wrow = w.live, w.row
     wfrom, wbrel, wmwait, wdep, wdepl = w.wfrom, w.brel, w.mwait, w.dep, w.dep_load
-    sp_free, int_free, fp64_free = sch.sp_free, sch.int_free, sch.fp64_free
-    sfu_free, ldst_free = sms.sfu_free, sms.ldst_free
-    int_ii, fp64_ii, issue_iv = hp[H_INTII], hp[H_FP64II], hp[H_ISSUE]
+    issue_iv = hp[H_ISSUE]
     site_of, n_sites, mcap = rec.site_of, rec.n_sites, rec.memory_cap
     wtv, waddr, wblock, windex = w.tv, w.addr, w.block, w.index
     bpos, blive, bbar = bs.position, bs.live, bs.at_barrier
@@ -1309,18 +1323,8 @@ def run(code, hp, plan, l2, rec):
                     uf = -1.0
                     l1b0 = l2b0 = dr0 = cf0 = l1m0 = l2m0 = 0.0
                     if observe:
-                        if op == isa.SFU:
-                            uf = sfu_free[sm]
-                        elif op >= isa.LDG and op <= isa.STS:
-                            uf = ldst_free[sm]
-                        elif op == isa.BAR or op == isa.UNI:
-                            uf = -1.0
-                        elif op == isa.ALU and int_ii > 0:
-                            uf = int_free[sm, sc]
-                        elif op == isa.DFMA and fp64_ii > 0:
-                            uf = fp64_free[sm, sc]
-                        else:
-                            uf = sp_free[sm, sc]
+                        u = pipes.unit_of(op, hp)
+                        uf = -1.0 if u == pipes.NONE else _unit_free(u, sm, sc, t, sch, sms)
                         l1b0, l2b0, dr0 = st[S_L1B], st[S_L2RB] + st[S_L2WB], st[S_DRB] + st[S_DWB]
                         cf0, l1m0, l2m0 = st[S_CONFLICT], st[S_L1MISS], st[S_L2MISS]
                     # its pipe held, its destination's ready cycle set, its counts: each
@@ -1337,22 +1341,8 @@ def run(code, hp, plan, l2, rec):
                         site = -1
                         if n_sites > 0:
                             site = site_of[pcg]
-                            sites[site, C_ISSUED] += 1.0
-                            sites[site, C_THREADS] += wact[g]
-                            if wdepl[g]:
-                                sites[site, C_MEMORY] += score
-                            else:
-                                sites[site, C_DEPENDENCY] += score
-                            sites[site, C_PIPE] += pipe
-                            sites[site, C_MSHR] += mshr
-                            sites[site, C_BARRIER] += bar
-                            sites[site, C_NOT_SELECTED] += nsel
-                            if op == isa.LDS or op == isa.STS:
-                                sites[site, C_SHARED_PASSES] += 1.0 + st[S_CONFLICT] - cf0
-                            elif op == isa.LDG or op == isa.STG:
-                                sites[site, C_L1B] += st[S_L1B] - l1b0
-                                sites[site, C_L2B] += st[S_L2RB] + st[S_L2WB] - l2b0
-                                sites[site, C_DRAMB] += st[S_DRB] + st[S_DWB] - dr0
+                            _count_site(sites, site, op, wact[g], wdepl[g], bar, score, pipe,
+                                        mshr, nsel, st, cf0, l1b0, l2b0, dr0)
                         if keep or ((op == isa.LDG or op == isa.STG) and nmr < mcap):
                             nwr, nmr = _keep_issue(g, sm, sc, t, op, pcg, site, uf, done, l1m0,
                                                    l2m0, keep, ntr, nwr, nmr, blocks[bpos[b]],

@@ -12,8 +12,17 @@ from numba import njit
 
 from simulator.arguments import show
 
-from .kernels import (batchnorm, conv_direct, conv_im2col, gemm_naive, gemm_tiled, layout_transform,
-                      matadd, pool, relu)
+from .kernels import (
+    batchnorm,
+    conv_direct,
+    conv_im2col,
+    gemm_naive,
+    gemm_tiled,
+    layout_transform,
+    matadd,
+    pool,
+    relu,
+)
 
 FACES = ("relu", "gemm_naive", "gemm_tiled", "conv_direct", "conv_im2col", "matadd",
          "layout_transform", "pool", "batchnorm")

@@ -22,20 +22,39 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from simulator import arguments as arg
 from simulator.arguments import show
 from simulator.result import Launch, Result
 
 from . import core, isa, memory, traces
-from .hwvec import (H_BPS, H_DCH, H_DSVC, H_L2BANKS, H_L2OWN, H_L2PART, H_L2PRIOR, H_L2SETS, H_L2SVC, H_NSM,  # noqa: F401
-                    H_WPB,
-                    hw_vector,
-                    l1_capacity)  # (l1_capacity: the engine's API)
+from .hwvec import (  # noqa: F401
+    H_BPS,
+    H_DCH,
+    H_DSVC,
+    H_L2BANKS,
+    H_L2OWN,
+    H_L2PART,
+    H_L2PRIOR,
+    H_L2SETS,
+    H_L2SVC,
+    H_NSM,
+    H_WPB,
+    hw_vector,
+    l1_capacity,  # (l1_capacity: the engine's API)
+)
 from .occupancy import occupancy
-from .stats import S_DRB, S_DWB, S_DWBP, S_END, S_RWB, S_FIRST, S_L2HIT, S_L2MISS, LaunchStats, hit_rates
+from .stats import S_DRB, S_DWB, S_DWBP, S_END, S_FIRST, S_L2HIT, S_L2MISS, S_RWB, LaunchStats, hit_rates
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from hwmodels.schema import SIMTGPU
+
+    from .occupancy import Occupancy
 
 POLICIES = ("gto", "lrr")
 MODES = ("full", "sampled")
@@ -118,7 +137,7 @@ class EngineRun:
     dram_flush_bytes: float  # dirty L2 sectors left at the end (in Result.bytes_by_level["dram"])
 
 
-def new_l2(hw, programs, mode: str) -> memory.L2State:
+def new_l2(hw: SIMTGPU, programs: Sequence[isa.Program | traces.TraceProgram], mode: str) -> memory.L2State:
     """An empty L2 and idle DRAM for ``programs`` on ``hw``. Sampled mode's slices flag
     each sector of the launches' arrays they have held (``L2State.seen``)."""
     l2 = hw.l2
@@ -134,7 +153,7 @@ def new_l2(hw, programs, mode: str) -> memory.L2State:
                           dram_load=np.array([0.0, 0.0, 0.0, -1.0]), seen=np.zeros(sectors, np.bool_))
 
 
-def state_bytes(hw, programs, mode: str) -> int:
+def state_bytes(hw: SIMTGPU, programs: Sequence[isa.Program | traces.TraceProgram], mode: str) -> int:
     """About how much memory the engine's state takes for ``programs``: every SM's warp
     slots (thread variables, addresses, registers), its L1's tags, the L2's tags, a row
     per block, and in sampled mode a flag per sector of the launches' arrays."""
@@ -148,7 +167,7 @@ def state_bytes(hw, programs, mode: str) -> int:
     return int(sms + l2 + blocks + seen)
 
 
-def check_size(hw, programs, mode: str) -> None:
+def check_size(hw: SIMTGPU, programs: Sequence[isa.Program | traces.TraceProgram], mode: str) -> None:
     """Refuse, up front, a simulation whose state would not fit in free memory."""
     need = state_bytes(hw, programs, mode)
     free = _free_memory()
@@ -200,7 +219,7 @@ def _skips(work, C, head: int = HEAD_WAVES):
     return _plan(work, C, head)
 
 
-def trip_caps(prog, trips, fill: int = 0):
+def trip_caps(prog: object, trips: int, fill: int = 0) -> tuple[int, ...] | None:
     """The three loop cuts of trip extrapolation for a warp of ``trips`` trips: multiples
     of the program's trip period near TRIP_CAPS, so that each run ends where the loop
     nest's work repeats; None when the loop is too short to gain from it. ``fill``: the
@@ -217,7 +236,7 @@ def trip_caps(prog, trips, fill: int = 0):
 INNER_CAPS = (8, 16, 24)     # trips kept of each pass of an inner loop (inner_caps)
 
 
-def inner_caps(prog, trips):
+def inner_caps(prog: isa.Program, trips: int) -> tuple[int, ...] | None:
     """Loop cuts for a nest whose work repeats only with the whole nest (a padded NHWC
     convolution: the taps in the padding differ from one (r, s) to the next) but whose
     inner loop runs ``prog.inner_period`` alike trips a pass (its channels): each pass
@@ -292,15 +311,15 @@ def _block_cost(prog, work, wpb, caps):
     return wpb * (n - body) * (len(caps) if caps else 1) + trips * body
 
 
-def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
-         cold: bool = False) -> Plan:
+def plan(hw: SIMTGPU, prog: isa.Program | traces.TraceProgram, h: np.ndarray, mode: str, budget: float = None,
+         whole_l2: bool = True, cold: bool = False) -> Plan:
     """The sampling plan of one launch (see the module's docstring). Sampled mode cuts
     long loops (``trip_caps``), then simulates the most SMs (``spread`` over the GPU; at
     least one) whose blocks (those the full GPU would dispatch to them: block b goes to SM
     b mod N) cost at
     most ``budget`` warp instructions, after wave sampling of the slice's own waves.
     ``whole_l2``: the slice keeps the whole L2's capacity (see ``slice_vector``); where
-    it does not, the L2 starts ``cold`` (empty: ``simulate``'s ``l2_empty``) and the
+    it does not, the L2 starts ``cold`` (empty: ``simulate``'s ``l2="flushed"``) and the
     launch stores more than the L2 holds, the loop cuts wait until it has streamed an
     L2's worth of its footprint.
     A trace program (``traces.TraceProgram``): its blocks' work is its ``block_work``;
@@ -322,12 +341,13 @@ def plan(hw, prog, h, mode: str, budget: float = None, whole_l2: bool = True,
     return pl
 
 
-def trace_plan_blocks(hw, prog, budget: float = None, l2_warm: bool = False,
-                      launches=None, k: int = 0, l2_empty: bool = False) -> np.ndarray:
+def trace_plan_blocks(hw: SIMTGPU, prog: isa.Program | traces.TraceProgram, budget: float = None,
+                      l2: str = "cold", launches: Sequence[isa.Program | traces.TraceProgram] | None = None,
+                      k: int = 0) -> np.ndarray:
     """The block ids a sampled ``simulate`` of trace program ``prog`` simulates (its plan's
     positions not skipped), from ``prog.launch``, its resources and ``block_work`` alone
     (its rows may be empty): a front end traces just these, then simulates. Full mode
-    needs every block. ``l2_warm``, ``l2_empty`` as ``simulate`` will be given them; ``launches``: the
+    needs every block. ``l2`` as ``simulate`` will be given it; ``launches``: the
     programs ``simulate`` will be given, ``prog`` their ``k``-th (their arrays alone are
     read: stubs do), default ``prog`` alone -- a launch's plan depends on the others
     (whether their arrays fit in the L2 together; only the first may start empty)."""
@@ -335,16 +355,16 @@ def trace_plan_blocks(hw, prog, budget: float = None, l2_warm: bool = False,
     if not 0 <= k < len(launches):
         raise ValueError(f"k = {k}: the index of prog among launches (0 to "
                          f"{len(launches) - 1})")
-    occ = _launch_occupancy(hw, prog)
+    occ = launch_occupancy(hw, prog)
     pl = _plan_blocks(hw, prog, hw_vector(hw, occ, "gto", prog.smem_per_block), "sampled", budget,
-                      _whole_l2(hw, launches), cold=_starts_empty(l2_warm, l2_empty, k))
+                      _whole_l2(hw, launches), cold=_starts_empty(l2, k))
     return pl.positions[pl.kept()]
 
 
-def _starts_empty(l2_warm: bool, l2_empty: bool, k: int) -> bool:
+def _starts_empty(l2: str, k: int) -> bool:
     """Whether launch ``k`` of a ``simulate`` finds the L2 empty: the first of a flushed
     start (see ``simulate``)."""
-    return l2_empty and not l2_warm and k == 0
+    return l2 == "flushed" and k == 0
 
 
 def _plan_blocks(hw, prog, h, mode, budget, whole_l2=True, cold=False) -> Plan:
@@ -406,7 +426,8 @@ def _stores_past_l2(hw, prog) -> bool:
     return sum(4 * n for _, _, n in _stored(prog)) > hw.l2.size_bytes
 
 
-def fill_waves(hw, prog, waves: float, whole_l2: bool, cold: bool) -> int:
+def fill_waves(hw: SIMTGPU, prog: isa.Program | traces.TraceProgram, waves: float, whole_l2: bool,
+               cold: bool) -> int:
     """The waves wave sampling keeps from a launch's start: ``HEAD_WAVES``, or, where a
     launch starting with the L2 empty whose arrays do not fit in it (its slice's sets cut to its share)
     stores more than the L2 holds, as many more as it takes to stream an L2's worth of its
@@ -443,7 +464,7 @@ def spread(sms: int, n: int, blocks: int) -> np.ndarray:
     return np.unique(np.array(pick, np.int64))
 
 
-def slice_vector(hw, h, sms: int, share: float, whole_l2: bool = True) -> np.ndarray:
+def slice_vector(hw: SIMTGPU, h: np.ndarray, sms: int, share: float, whole_l2: bool = True) -> np.ndarray:
     """The hardware vector of a slice of ``sms`` SMs doing ``share`` of the launch's
     work: the L2's banks and bandwidth and the DRAM's channels and bandwidth cut to that
     share (at least one bank and one channel). The L2's capacity stays whole where the
@@ -466,11 +487,11 @@ def slice_vector(hw, h, sms: int, share: float, whole_l2: bool = True) -> np.nda
     return hs
 
 
-def sampled_cost(hw, prog, budget: float = None) -> float:
+def sampled_cost(hw: SIMTGPU, prog: isa.Program | traces.TraceProgram, budget: float = None) -> float:
     """About how many warp instructions sampled mode simulates for ``prog`` (its slice's
     blocks not skipped, loops at their cuts; a rerun for first-touch ownership not
     counted): what a scheduler of many launches orders them by, largest first."""
-    occ = _launch_occupancy(hw, prog)
+    occ = launch_occupancy(hw, prog)
     h = hw_vector(hw, occ, "gto", prog.smem_per_block)
     pl = _sampled_plan(hw, prog, occ, budget)
     kept = pl.kept()
@@ -479,14 +500,14 @@ def sampled_cost(hw, prog, budget: float = None) -> float:
     return float(_block_cost(prog, work, wpb, pl.caps).sum())
 
 
-def simulated_fraction(hw, prog, budget: float = None) -> float:
+def simulated_fraction(hw: SIMTGPU, prog: isa.Program | traces.TraceProgram, budget: float = None) -> float:
     """Share of ``prog``'s work that sampled mode simulates (1.0: it runs in full)."""
-    return _sampled_plan(hw, prog, _launch_occupancy(hw, prog), budget).fraction
+    return _sampled_plan(hw, prog, launch_occupancy(hw, prog), budget).fraction
 
 
-def _sampled_plan(hw, prog, occ, budget, l2_warm: bool = False, l2_empty: bool = False) -> Plan:
+def _sampled_plan(hw, prog, occ, budget, l2: str = "cold") -> Plan:
     """The plan ``simulate`` makes for ``prog`` launched alone in sampled mode."""
-    return _plans(hw, [prog], [occ], "gto", "sampled", budget, l2_warm, l2_empty)[0]
+    return _plans(hw, [prog], [occ], "gto", "sampled", budget, l2)[0]
 
 
 def _plan(work, C, head: int = HEAD_WAVES):
@@ -514,7 +535,7 @@ def _plan(work, C, head: int = HEAD_WAVES):
     return np.array(skips, np.int64).reshape(-1, 2)
 
 
-def _launch_occupancy(hw, prog):
+def launch_occupancy(hw: SIMTGPU, prog: isa.Program | traces.TraceProgram) -> Occupancy:
     prog.launch.check(hw)
     return occupancy(hw, prog.launch.threads_per_block, prog.regs_per_thread, prog.smem_per_block)
 
@@ -528,11 +549,11 @@ def _check(hw, policy, mode):
         raise ValueError(f"mode={show(mode)}: allowed: {', '.join(MODES)}")
 
 
-def footprint_bytes(programs) -> int:
+def footprint_bytes(programs: Sequence[isa.Program | traces.TraceProgram]) -> int:
     """Bytes of the distinct global arrays the launches touch."""
     arrays = {}
     for p in programs:
-        for name, base, elements in p.arrays:
+        for _, base, elements in p.arrays:
             arrays[base] = 4 * elements
     return sum(arrays.values())
 
@@ -583,7 +604,7 @@ def _place(l2, sectors, dirty, sets):
                  bool(dirty), int(sets))
 
 
-def written_fraction(programs) -> float:
+def written_fraction(programs: Sequence[isa.Program | traces.TraceProgram]) -> float:
     """Share of the launches' footprint in the arrays they store to."""
     arrays, written = {}, set()
     for p in programs:
@@ -594,7 +615,7 @@ def written_fraction(programs) -> float:
     return sum(arrays[a] for a in written) / total if total else 0.0
 
 
-def prior_base(hw, programs, sets: int = None) -> int:
+def prior_base(hw: SIMTGPU, programs: Sequence[isa.Program | traces.TraceProgram], sets: int = None) -> int:
     """The first L2 sector of the lines ``_fill_previous`` leaves from earlier launches:
     past every sector of the launches' arrays, at a multiple of the L2's sets (whose
     count ``sets`` defaults to the preset's). Sectors from here on are those lines'."""
@@ -756,9 +777,10 @@ def _slice_error(r, pl) -> float:
     return float(np.std(last) / np.sqrt(pl.sms) / top) if top > 0 else 0.0
 
 
-def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int = 0,
-             l2_warm: bool = False, budget: float = None, l2_empty: bool = False,
-             trace_memory: int = None, sites: bool | None = None) -> Result:
+def simulate(hw: SIMTGPU,
+             programs: isa.Program | traces.TraceProgram | Sequence[isa.Program | traces.TraceProgram],
+             policy: str = "gto", mode: str = "full", trace: int = 0, l2: str = "cold",
+             budget: float = None, trace_memory: int = None, sites: bool | None = None) -> Result:
     """Run ``programs`` (one Program or a sequence run back to back) on ``hw``; a
     ``simulator.result.Result`` with predictor "engine" and mode ``mode``. A program may
     be a ``traces.TraceProgram`` (recorded warp traces): full mode needs every block
@@ -770,14 +792,15 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     the first global accesses (``LaunchResult.memory``: issue, data back, the level that
     served them). ``sites`` counts each launch's issues, stalls and bytes per site of its
     program (``LaunchResult.sites``; default: where ``trace`` is on or a trace program
-    names its sites -- the counting costs some 15% of a run). None of it changes a cycle. ``l2_warm`` (a launch repeated back to back on the
-    same buffers) starts with the launches' arrays in the L2 when they fit. Otherwise the
-    L2 starts as earlier launches left it, full of their lines (see ``_fill_previous``):
-    a launch finds it so in an application, in a benchmark loop rotating buffer sets, or
-    after a cache-clearing write -- its first misses write those lines' dirty share back.
-    ``l2_empty`` (without ``l2_warm``) starts it empty instead, as Nsight Compute's cache
-    control leaves it before a profiled launch. The L1s start empty. Deterministic: the
-    same inputs give the same cycles.
+    names its sites -- the counting costs some 15% of a run). None of it changes a cycle.
+    ``l2`` is the L2 the first launch finds (``arguments.L2_STATES``): ``cold`` as earlier
+    launches left it, full of their lines (see ``_fill_previous``) -- as a launch finds it
+    in an application, in a benchmark loop rotating buffer sets, or after a
+    cache-clearing write: its first misses write those lines' dirty share back; ``warm``
+    (a launch repeated back to back on the same buffers) with the launches' arrays in it
+    where they fit, else cold; ``flushed`` empty, as Nsight Compute's cache control leaves
+    it before a profiled launch. The L1s start empty. Deterministic: the same inputs give
+    the same cycles.
 
     The Result: ``cycles`` and ``seconds`` of the launches back to back; ``instructions``
     the warp instructions issued; ``bytes_by_level`` l1 (global-load segments), shared,
@@ -800,6 +823,7 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     is an :class:`EngineRun` (per-launch ``LaunchResult`` with block timelines, traces and
     issue counts)."""
     _check(hw, policy, mode)
+    l2 = arg.l2_state(l2)
     keep = (int(trace), int(trace if trace_memory is None else trace_memory))
     if min(keep) < 0:
         raise ValueError(f"trace={trace}, trace_memory={trace_memory}: counts >= 0")
@@ -810,23 +834,23 @@ def simulate(hw, programs, policy: str = "gto", mode: str = "full", trace: int =
     keep = (*keep, bool(sites))
     check_size(hw, programs, mode)
     wall = time.perf_counter()
-    l2 = new_l2(hw, programs, mode)
-    warm_start = _start_l2(hw, l2, programs, l2_warm, l2_empty)
-    occs = [_launch_occupancy(hw, prog) for prog in programs]
-    plans = _plans(hw, programs, occs, policy, mode, budget, l2_warm, l2_empty)
+    cache = new_l2(hw, programs, mode)
+    warm_start = _start_l2(hw, cache, programs, l2)
+    occs = [launch_occupancy(hw, prog) for prog in programs]
+    plans = _plans(hw, programs, occs, policy, mode, budget, l2)
     launches, t0 = [], 0.0
     for k, (prog, occ) in enumerate(zip(programs, occs)):
         if mode == "sampled" and plans[k].sms < plans[k].sm_count and not warm_start:
-            run, plans[k] = _run_slice(hw, programs, k, plans[k], t0, l2, keep)
+            run, plans[k] = _run_slice(hw, programs, k, plans[k], t0, cache, keep)
         else:
-            run = _plan_run(prog, plans[k], t0, l2, keep)
+            run = _plan_run(prog, plans[k], t0, cache, keep)
         if mode == "sampled" and plans[k].positions.size < prog.launch.blocks \
                 and k + 1 < len(programs):
-            _leave_written(hw, l2, prog, int(plans[k + 1].h[H_L2SETS]))
+            _leave_written(hw, cache, prog, int(plans[k + 1].h[H_L2SETS]))
         launches.append(_launch_result(hw, prog, occ, plans[k], run, mode))
         t0 += run.cycles
-    prior = not warm_start and not l2_empty
-    flush = 0.0 if prior else _flush_bytes(hw, l2, programs, plans[-1], mode)
+    prior = not warm_start and l2 != "flushed"
+    flush = 0.0 if prior else _flush_bytes(hw, cache, programs, plans[-1], mode)
     return _result(hw, programs, policy, mode, launches, flush, wall,
                    _prior_dirty(hw, programs, launches, mode) if prior else None)
 
@@ -850,19 +874,19 @@ def _prior_dirty(hw, programs, launches, mode) -> float:
     return min(cap, allocated * f)
 
 
-def _start_l2(hw, l2, programs, l2_warm, l2_empty=False) -> bool:
-    """Fill ``l2`` as the launches find it: with ``l2_warm``, their arrays where they all
-    fit (then True: a warm start); else, unless ``l2_empty``, full as earlier launches
-    left it (``_fill_previous``)."""
-    warm_start = l2_warm and footprint_bytes(programs) <= hw.l2.size_bytes
+def _start_l2(hw, cache, programs, l2: str) -> bool:
+    """Fill ``cache`` as the launches find it (``l2``): warm, their arrays where they all
+    fit (then True: a warm start); else, unless flushed, full as earlier launches left it
+    (``_fill_previous``)."""
+    warm_start = l2 == "warm" and footprint_bytes(programs) <= hw.l2.size_bytes
     if warm_start:
-        _warm(hw, l2, programs)
-    elif l2_warm or not l2_empty:
-        _fill_previous(hw, l2, programs)
+        _warm(hw, cache, programs)
+    elif l2 != "flushed":
+        _fill_previous(hw, cache, programs)
     return warm_start
 
 
-def _plans(hw, programs, occs, policy, mode, budget, l2_warm, l2_empty=False) -> list:
+def _plans(hw, programs, occs, policy, mode, budget, l2: str) -> list:
     """Each launch's ``plan``: the slice keeps the whole L2 where the launches' arrays fit
     in it; only the first launch of a flushed start starts with it empty."""
     whole = _whole_l2(hw, programs)
@@ -872,7 +896,7 @@ def _plans(hw, programs, occs, policy, mode, budget, l2_warm, l2_empty=False) ->
         h = hw_vector(hw, occ, policy, prog.smem_per_block)
         h[H_L2PRIOR] = prior
         out.append(plan(hw, prog, h, mode, budget, whole,
-                        cold=_starts_empty(l2_warm, l2_empty, k)))
+                        cold=_starts_empty(l2, k)))
     return out
 
 
@@ -1007,7 +1031,7 @@ def _slice_flush(hw, l2, programs, pl: Plan, scale: float) -> float:
     return float(l2.dirty[0, :sets].sum()) * total_sets / sets
 
 
-def issue_utilization(hw, instructions, cycles) -> float | None:
+def issue_utilization(hw: SIMTGPU, instructions: float, cycles: float) -> float | None:
     """Share of the GPU's scheduler issue slots that issued: warp instructions x issue
     interval over (SMs x schedulers x cycles); None for no cycles."""
     if not cycles:
@@ -1037,7 +1061,7 @@ def _estimated_error(launches) -> float | None:
     return err / cycles if cycles else 0.0
 
 
-def launch_shape(prog, occ, waves) -> dict:
+def launch_shape(prog: isa.Program | traces.TraceProgram, occ: Occupancy, waves: float) -> dict:
     """The Launch fields every SIMT predictor fills alike: the program's shape and
     resources, its occupancy and waves."""
     return dict(kernel=prog.name, label=prog.label, grid=prog.launch.grid, block=prog.launch.block,
@@ -1047,7 +1071,7 @@ def launch_shape(prog, occ, waves) -> dict:
                 limited_by=occ.limited_by, waves=waves)
 
 
-def simt_efficiency(launches) -> float | None:
+def simt_efficiency(launches: Sequence[LaunchResult]) -> float | None:
     """Thread instructions over 32 x warp instructions of ``launches`` (None for none
     issued)."""
     issued = sum(lr.stats.warp_instructions for lr in launches)

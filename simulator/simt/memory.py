@@ -30,12 +30,18 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .hwvec import (H_DCH, H_DLAT, H_DQ, H_DSVC, H_L1HASH, H_L1LAT, H_L1SETS, H_L1WAYS, H_L2BANKS,
-                    H_L2HASH, H_L2LAT, H_L2LINE, H_L2OWN, H_L2PRIOR, H_L2SEC, H_L2SETS, H_L2SVC,
-                    H_L2WAYS, H_SEG)
-from .stats import (S_DRB, S_DWB, S_DWBP, S_FIRST, S_RWB, S_GLD, S_GST, S_L1B, S_L1HIT, S_L1MISS, S_L2HIT,
-                    S_L2MISS, S_L2RB, S_L2WB)
-
+# (constants tables imported by name, for numba: kept compact)
+# isort: off
+from .hwvec import (
+    H_DCH, H_DLAT, H_DQ, H_DSVC, H_L1HASH, H_L1LAT, H_L1SETS, H_L1WAYS, H_L2BANKS, H_L2HASH,
+    H_L2LAT, H_L2LINE, H_L2OWN, H_L2PRIOR, H_L2SEC, H_L2SETS, H_L2SVC, H_L2WAYS, H_SEG)
+# isort: on
+# (constants tables imported by name, for numba: kept compact)
+# isort: off
+from .stats import (
+    S_DRB, S_DWB, S_DWBP, S_FIRST, S_GLD, S_GST, S_L1B, S_L1HIT, S_L1MISS, S_L2HIT, S_L2MISS,
+    S_L2RB, S_L2WB, S_RWB)
+# isort: on
 
 # the four entries of ``L2State.dram_load`` (numba reads module-level ints as constants)
 DRAM_UTILISATION = 0   # the DRAM's utilisation: a decaying sum of its service demand
@@ -59,10 +65,10 @@ class L2State(NamedTuple):
     #                        DRAM_FIRST (``dram_use``)
     seen: np.ndarray       # bool per sector: held by a sampled slice yet (first touches)
 
-    def copy(self) -> "L2State":
+    def copy(self) -> L2State:
         return L2State(*(a.copy() for a in self))
 
-    def restore(self, saved: "L2State") -> None:
+    def restore(self, saved: L2State) -> None:
         """Put back, in place, the state ``saved`` (a ``copy``) holds."""
         for mine, theirs in zip(self, saved):
             mine[...] = theirs

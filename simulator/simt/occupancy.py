@@ -21,8 +21,12 @@ limit) are errors naming the field, the value and the limit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from simulator.arguments import show
+
+if TYPE_CHECKING:
+    from hwmodels.schema import SIMTGPU
 
 _FERMI_REG_128 = {21, 22, 29, 30, 37, 38, 45, 46}
 LIMITS = ("warps", "registers", "shared_memory", "blocks")
@@ -49,7 +53,7 @@ def _check(name, value, lo, hi=None, what=""):
         raise ValueError(f"{name} = {value}: exceeds {what} ({hi})")
 
 
-def occupancy(hw, block: int, regs: int, smem_bytes: int = 0) -> Occupancy:
+def occupancy(hw: SIMTGPU, block: int, regs: int, smem_bytes: int = 0) -> Occupancy:
     """Blocks and warps one SM of ``hw`` holds for a kernel of ``block`` threads using
     ``regs`` registers per thread and ``smem_bytes`` of shared memory per block."""
     if getattr(hw, "family", None) != "simt":

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import isa
+from . import isa, pipes
+from .hwvec import H_ISSUE, H_LDSTII
 
 REC_ROWS = 4096      # instructions of a warp recorded for the run
 # a recorded instruction (walk._step): opcode, destination and source registers (-1:
@@ -45,40 +46,27 @@ def recording(rows: int = REC_ROWS) -> np.ndarray:
     return rec
 
 
-# the units an instruction holds (``_uses``): none (a barrier, a uniform instruction),
-# this scheduler's FP32, INT32 and FP64 pipes, the SM's SFU and LD/ST unit
-NONE, SP, INT, FP64, SFU, LDST = range(6)
-
-
 @njit(cache=True, nogil=True)
-def _uses(rec, k_rows, share, sp_ii, int_ii, fp64_ii, sfu_ii, ldst_ii, seg_over_bw,
-          line_cycles):
+def _uses(rec, k_rows, share, h, seg_over_bw, line_cycles):
     """(the unit each of the first ``k_rows`` instructions of ``rec`` holds, the cycles
-    it holds it): the engine's rules (``core._pick_warp``, ``core._arithmetic``), the
-    SM's units ``share`` times as long."""
+    it holds it): ``pipes``' table, as the engine reads it, with the engine's access rules
+    (a global access: its segments at the L1's bandwidth or its lines' tags, a shared one:
+    its bank passes); the SM's units ``share`` times as long."""
     unit = np.zeros(k_rows + 1, np.int64)
     hold = np.zeros(k_rows + 1)
     for row in range(1, k_rows + 1):
         op = rec[row, 0]
-        if op == isa.SFU:
-            unit[row], hold[row] = SFU, sfu_ii * share
-        elif op == isa.LDG or op == isa.STG:
-            unit[row] = LDST
-            hold[row] = max(ldst_ii + rec[row, 6] * seg_over_bw, rec[row, 7] * line_cycles) * share
+        u = pipes.unit_of(op, h)
+        unit[row] = u
+        if op == isa.LDG or op == isa.STG:
+            hold[row] = max(h[H_LDSTII] + rec[row, 6] * seg_over_bw,
+                            rec[row, 7] * line_cycles) * share
         elif op == isa.LDS or op == isa.STS:
-            unit[row], hold[row] = LDST, ldst_ii * rec[row, 6] * share
-        elif op == isa.BAR or op == isa.UNI:
-            unit[row] = NONE
-        elif op == isa.ALU and int_ii > 0:
-            unit[row], hold[row] = INT, int_ii
-        elif op == isa.DFMA and fp64_ii > 0:
-            unit[row], hold[row] = FP64, fp64_ii
-        elif op == isa.IMAD and int_ii > 0:
-            unit[row], hold[row] = SP, int_ii
-        elif op == isa.IMADW and int_ii > 0:
-            unit[row], hold[row] = SP, 2 * int_ii
+            hold[row] = h[H_LDSTII] * rec[row, 6] * share
+        elif u == pipes.SFU or u == pipes.LDST:
+            hold[row] = pipes.hold(op, h) * share
         else:
-            unit[row], hold[row] = SP, sp_ii
+            hold[row] = pipes.hold(op, h)
     return unit, hold
 
 
@@ -96,16 +84,16 @@ def _sources_ready(rec, ready, g, row, k_rows, nr):
 
 
 @njit(cache=True, nogil=True)
-def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii, sfu_ii,
-        ldst_ii, seg_over_bw, line_cycles, lat_mem, rows):
+def run(rec, n, per_block, n_regs, gto, share, h, seg_over_bw, line_cycles, lat_mem, rows):
     """Cycles ``n`` warps of one scheduler take to issue the first ``rows`` instructions
     of ``rec`` (row 0: their count; rows 1..: ``REC_COLUMNS``), each warp starting at
     cycle 0; see the
     module's docstring for the rules. ``per_block``: warps of a block on this scheduler
     (a barrier waits for them); ``share``: schedulers sharing the SM's SFU and LD/ST
-    unit (their uses held that many times as long); ``seg_over_bw``: cycles a global
-    segment holds the LD/ST unit at the L1's bandwidth; ``line_cycles``: a line's tag
-    lookup."""
+    unit (their uses held that many times as long); ``h``: the hardware vector (its issue
+    interval, its pipes' rates: ``pipes``); ``seg_over_bw``: cycles a global segment
+    holds the LD/ST unit at the L1's bandwidth; ``line_cycles``: a line's tag lookup."""
+    issue_iv = h[H_ISSUE]
     k_rows = min(rec[0, 0], rows)
     if k_rows <= 0 or n <= 0:
         return 0.0
@@ -115,9 +103,8 @@ def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii,
     dep = np.zeros(n)                    # the cycle the next row's sources are ready
     at_bar = np.zeros(n, np.bool_)
     arrived = np.zeros(n // max(per_block, 1) + 1, np.int64)
-    unit, hold = _uses(rec, k_rows, share, sp_ii, int_ii, fp64_ii, sfu_ii, ldst_ii,
-                       seg_over_bw, line_cycles)
-    free = np.zeros(6)                   # the cycle each unit is next free (NONE: never held)
+    unit, hold = _uses(rec, k_rows, share, h, seg_over_bw, line_cycles)
+    free = np.zeros(pipes.N_UNITS)       # the cycle each unit is next free (NONE: never held)
     t = 0.0
     done = 0
     end = 0.0
@@ -155,7 +142,7 @@ def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii,
         op = rec[row, 0]
         dst = rec[row, 1]
         lat = lat_mem if op == isa.LDG else float(rec[row, 5])
-        if unit[row] != NONE:
+        if unit[row] != pipes.NONE:
             free[unit[row]] = t + hold[row]
         if dst >= 0 and dst < nr:
             ready[g, dst] = t + lat
@@ -188,15 +175,13 @@ def run(rec, n, per_block, n_regs, gto, share, issue_iv, sp_ii, int_ii, fp64_ii,
 
 
 @njit(cache=True, nogil=True)
-def demand(rec, share, issue_iv, sp_ii, int_ii, fp64_ii, sfu_ii, ldst_ii, seg_over_bw,
-           line_cycles, rows):
+def demand(rec, share, h, seg_over_bw, line_cycles, rows):
     """The busiest unit's cycles for one warp of the first ``rows`` of ``rec`` on a
     scheduler (``run``'s rules: the SFU's and the LD/ST unit's ``share`` times theirs)."""
     k_rows = min(rec[0, 0], rows)
-    unit, hold = _uses(rec, k_rows, share, sp_ii, int_ii, fp64_ii, sfu_ii, ldst_ii,
-                       seg_over_bw, line_cycles)
-    busy = np.zeros(6)
+    unit, hold = _uses(rec, k_rows, share, h, seg_over_bw, line_cycles)
+    busy = np.zeros(pipes.N_UNITS)
     for row in range(1, k_rows + 1):
         busy[unit[row]] += hold[row]
-    busy[NONE] = k_rows * issue_iv       # (the issue slot)
+    busy[pipes.NONE] = k_rows * h[H_ISSUE]      # (the issue slot)
     return busy.max()

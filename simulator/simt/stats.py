@@ -48,7 +48,7 @@ class LaunchStats:
     thread_instructions: float      # active lanes of the warp instructions issued, summed
 
     @classmethod
-    def from_vector(cls, st) -> "LaunchStats":
+    def from_vector(cls, st) -> LaunchStats:
         """The counts of ``core.run``'s statistics vector (``N_STATS`` floats)."""
         if len(st) != N_STATS:
             raise ValueError(f"statistics vector of {len(st)} entries; expected {N_STATS}")

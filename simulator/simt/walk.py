@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import core, dispatch, isa, memory, traces
+from . import core, dispatch, isa, memory, pipes, traces
+from .hwvec import H_BANKB, H_BANKS, H_ISSUE, H_L1LINEB, H_SEG
 
 
 def _block_xyz(prog, b):
@@ -47,7 +48,7 @@ def thread_accesses(prog) -> dict:
     for b in range(prog.launch.blocks):
         bxyz = _block_xyz(prog, b)
         for w in range(wpb):
-            for pc, op, it, addr in warp_stream(prog, b, w):
+            for _, op, _, addr in warp_stream(prog, b, w):
                 if op not in (isa.LDG, isa.STG):
                     continue
                 for lane in np.flatnonzero(addr >= 0):
@@ -62,8 +63,8 @@ def thread_accesses(prog) -> dict:
 # (module-level ints: numba reads them as compile-time constants) come from this table
 PROFILE_FIELDS = (
     "instructions",             # P_INSTR
-    "sp_instructions",          # P_SP: FP32 / integer pipe
-    "sfu_instructions",         # P_SFU
+    "fp32_cycles",              # P_FP32_CYC: cycles its instructions hold each pipe
+    "sfu_cycles",               # P_SFU_CYC   (``pipes``: the engine's table)
     "global_loads",             # P_GLD
     "global_stores",            # P_GST
     "shared_accesses",          # P_SHR
@@ -73,11 +74,9 @@ PROFILE_FIELDS = (
     "flops",                    # P_FLOPS
     "t1",                       # P_T1: the warp's time alone on an SM
     "body_iterations",          # P_BODY_ITERS: the warp's loop trips
-    "alu_instructions",         # P_ALU
-    "imad_instructions",        # P_IMAD
-    "imad_wide_instructions",   # P_IMADW: two passes where there is an INT32 rate
+    "int_cycles",               # P_INT_CYC
     "global_lines",             # P_GLINES: distinct L1 lines of each global access, summed
-    "fp64_instructions",        # P_DFMA: on the FP64 pipe where the target has one
+    "fp64_cycles",              # P_FP64_CYC
     "global_store_partial",     # P_GST_PART: lines a store writes part of a sector of
     "global_store_partial_segments",  # P_GST_PSEG: those lines' segments
     "body_scale",               # P_SCALE: the body's walked time scaled by 1 + this
@@ -85,8 +84,8 @@ PROFILE_FIELDS = (
 P = {name: i for i, name in enumerate(PROFILE_FIELDS)}
 N_PROFILE = len(PROFILE_FIELDS)
 P_INSTR = P["instructions"]
-P_SP = P["sp_instructions"]
-P_SFU = P["sfu_instructions"]
+P_FP32_CYC = P["fp32_cycles"]
+P_SFU_CYC = P["sfu_cycles"]
 P_GLD = P["global_loads"]
 P_GST = P["global_stores"]
 P_SHR = P["shared_accesses"]
@@ -96,42 +95,28 @@ P_SH_PASS = P["shared_passes"]
 P_FLOPS = P["flops"]
 P_T1 = P["t1"]
 P_BODY_ITERS = P["body_iterations"]
-P_ALU = P["alu_instructions"]
-P_IMAD = P["imad_instructions"]
-P_IMADW = P["imad_wide_instructions"]
+P_INT_CYC = P["int_cycles"]
 P_GLINES = P["global_lines"]
-P_DFMA = P["fp64_instructions"]
+P_FP64_CYC = P["fp64_cycles"]
 P_GST_PART = P["global_store_partial"]
 P_GST_PSEG = P["global_store_partial_segments"]
 P_SCALE = P["body_scale"]
 
 
-@njit(cache=True, inline='always')
-def _latency(op, units, lat_alu, lat_sfu, lat_shared, lat_mem):
-    """Cycles until an instruction's result is ready, walked alone: a shared access's
-    after its ``units`` bank passes, a global load's ``lat_mem`` (``_step`` and
-    ``retime`` alike)."""
-    lat = lat_alu
-    if op == isa.SFU:
-        lat = lat_sfu
-    elif op == isa.LDG:
-        lat = lat_mem
-    elif op == isa.LDS or op == isa.STS:
-        lat = lat_shared + (units - 1)
-    elif op == isa.BAR:
-        lat = 0.0
-    return lat
+# the profile field of each pipe's cycles (``pipes``' units; -1: not a pipe)
+_PIPE_FIELD = np.array([-1, P_FP32_CYC, P_INT_CYC, P_FP64_CYC, P_SFU_CYC, -1], np.int64)
 
 
 @njit(cache=True, inline='always')
 def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready,
-          seg_bytes, banks, bank_bytes, line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared,
-          lat_mem, rec, in_body):
+          seg_bytes, banks, bank_bytes, line_bytes, issue_iv, h, lat_mem, rec, in_body):
     """One instruction of a warp alone (``act`` lanes active, their addresses in
     ``addr[0]``): issued after the one before and its sources' results, counted into
-    row ``a`` of ``acc``; its destination ready after its latency; recorded in ``rec`` while it has
-    room (``REC_COLUMNS``; row 0 holds the count; ``in_body``: in the loop's body).
-    Returns its issue cycle. ``retime`` replays the timing here (``_latency``)."""
+    row ``a`` of ``acc`` (its pipe's cycles by ``pipes``' table, on hardware vector ``h``);
+    its destination ready after its latency (``pipes.latency``; a global load's
+    ``lat_mem``); recorded in ``rec`` while it has room (``REC_COLUMNS``; row 0 holds the
+    count; ``in_body``: in the loop's body). Returns its issue cycle. ``retime`` replays
+    the timing here."""
     start = t + issue_iv
     if r0 >= 0 and ready[r0] > start:
         start = ready[r0]
@@ -144,10 +129,8 @@ def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready
     acc[a, P_INSTR] += 1
     units = 0         # (recorded) an access's segments or bank passes
     lines = 0         # and a global access's distinct lines
-    if op == isa.SFU:
-        acc[a, P_SFU] += 1
-    elif op == isa.LDG or op == isa.STG:
-        m = core._segments(addr, 0, seg_bytes, seg)
+    if op == isa.LDG or op == isa.STG:
+        m = core.segments(addr, 0, seg_bytes, seg)
         per = max(1, line_bytes // seg_bytes)
         units = m
         for k in range(m):        # (segments sorted)
@@ -169,30 +152,22 @@ def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready
             # cost) with a part-written segment, and their segments (``_line_write_service``)
             k = 0
             while k < m:
-                j, partial = core._line_run(addr, 0, seg, k, m, seg_bytes, per)
+                j, partial = core.line_run(addr, 0, seg, k, m, seg_bytes, per)
                 if partial:
                     acc[a, P_GST_PART] += 1
                     acc[a, P_GST_PSEG] += j - k
                 k = j
     elif op == isa.LDS or op == isa.STS:
         acc[a, P_SHR] += 1
-        passes = core._bank_passes(addr, 0, banks, bank_bytes, scratch)
+        passes = core.bank_passes(addr, 0, banks, bank_bytes, scratch)
         acc[a, P_SH_PASS] += passes
         units = passes
-    elif op == isa.BAR or op == isa.UNI:
-        pass
     else:
-        acc[a, P_SP] += 1
-        if op == isa.ALU:
-            acc[a, P_ALU] += 1
-        elif op == isa.IMAD:
-            acc[a, P_IMAD] += 1
-        elif op == isa.IMADW:
-            acc[a, P_IMADW] += 1
-        elif op == isa.DFMA:
-            acc[a, P_DFMA] += 1
-        acc[a, P_FLOPS] += isa.flops(op, act)
-    lat = _latency(op, units, lat_alu, lat_sfu, lat_shared, lat_mem)
+        f = _PIPE_FIELD[pipes.unit_of(op, h)]
+        if f >= 0:
+            acc[a, f] += pipes.hold(op, h)
+            acc[a, P_FLOPS] += isa.flops(op, act)
+    lat = pipes.latency(op, h, units, lat_mem)
     if dst >= 0:
         ready[dst] = t + lat
     k = rec[0, 0]
@@ -207,13 +182,12 @@ def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready
         rec[k + 1, 7] = lines
         rec[k + 1, 8] = in_body
         rec[0, 0] = k + 1
-    memory.last_use((acc, addr, seg, scratch, segbuf, ready, rec))
+    memory.last_use((acc, addr, seg, scratch, segbuf, ready, h, rec))
     return t
 
 
 @njit(cache=True, nogil=True, error_model='numpy')
-def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu, lat_sfu,
-            lat_shared, lat_mem, max_iters, segbuf, ikeep, iper, line_bytes, rec):
+def profile(code, bx, by, bz, w, h, lat_mem, max_iters, segbuf, ikeep, iper, rec):
     """Counts for one warp of program ``code`` (a ``core.ProgramArrays``), walking at
     most ``max_iters`` body iterations and scaling the body's counts to the warp's
     trips; with ``ikeep`` > 0, it walks the first ``ikeep`` trips of each pass of an
@@ -232,6 +206,8 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
     as ``core.run``'s helpers: numba's reference counts of the arrays handed to
     ``_step`` at every instruction were 60% of a walk's time."""
     tmpl, body_end, nregs = code.template, code.body_end, code.n_regs
+    seg_bytes, banks, bank_bytes = int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB])
+    line_bytes, issue_iv = int(h[H_L1LINEB]), h[H_ISSUE]
     tv = np.zeros((1, 32, isa.TV), np.int64)
     addr = np.full((1, 33), -1, np.int64)
     addr[0, 32] = 4
@@ -261,9 +237,9 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
         pc, it, ph, act = core.settle(code, tv, 0, live, pc, it, trips, ph, addr, ikeep, iper)
         if pc >= n:
             break
-        t = _step(acc, 1 if ph == 1 else 0, tmpl[pc, 0], tmpl[pc, 1], tmpl[pc, 2], tmpl[pc, 3], tmpl[pc, 4], act, t,
-                  addr, seg, scratch, segbuf, ready, seg_bytes, banks, bank_bytes,
-                  line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, rec, ph == 1)
+        t = _step(acc, 1 if ph == 1 else 0, tmpl[pc, 0], tmpl[pc, 1], tmpl[pc, 2], tmpl[pc, 3],
+                  tmpl[pc, 4], act, t, addr, seg, scratch, segbuf, ready, seg_bytes, banks,
+                  bank_bytes, line_bytes, issue_iv, h, lat_mem, rec, ph == 1)
         pc += 1
     if walked == 0:
         walked = trips
@@ -278,11 +254,12 @@ def profile(code, bx, by, bz, w, seg_bytes, banks, bank_bytes, issue_iv, lat_alu
 
 
 @njit(cache=True, nogil=True, error_model='numpy')
-def profile_trace(rows, addresses, lo, hi, n_regs, seg_bytes, banks, bank_bytes, issue_iv,
-                  lat_alu, lat_sfu, lat_shared, lat_mem, segbuf, line_bytes, rec):
+def profile_trace(rows, addresses, lo, hi, n_regs, h, lat_mem, segbuf, rec):
     """``profile``'s counts for one recorded warp: events ``rows[lo:hi]`` of a trace
     program (``traces.TraceProgram``; memory events' lane addresses in ``addresses``),
     every event walked (an event with no active lane skipped, as the engine skips it)."""
+    seg_bytes, banks, bank_bytes = int(h[H_SEG]), int(h[H_BANKS]), int(h[H_BANKB])
+    line_bytes, issue_iv = int(h[H_L1LINEB]), h[H_ISSUE]
     addr = np.full((1, 33), -1, np.int64)
     seg = np.zeros((1, 33), np.int64)
     scratch = np.zeros((banks + 1, 33), np.int64)
@@ -309,7 +286,7 @@ def profile_trace(rows, addresses, lo, hi, n_regs, seg_bytes, banks, bank_bytes,
             continue
         t = _step(acc, 0, rows[e, 0], rows[e, 1], rows[e, 2], rows[e, 3], rows[e, 4], act, t,
                   addr, seg, scratch, segbuf, ready, seg_bytes, banks, bank_bytes,
-                  line_bytes, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, rec, False)
+                  line_bytes, issue_iv, h, lat_mem, rec, False)
     tot = acc[0].copy()
     tot[P_T1] = t
     tot[P_BODY_ITERS] = 0
@@ -317,12 +294,14 @@ def profile_trace(rows, addresses, lo, hi, n_regs, seg_bytes, banks, bank_bytes,
 
 
 @njit(cache=True, nogil=True)
-def retime(rec, n_regs, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, scale):
+def retime(rec, n_regs, h, lat_mem, scale):
     """A walked warp's ``P_T1`` again with its global loads taking ``lat_mem``, from the
     recording of every instruction it walked (``rec``: ``profile``'s or
     ``profile_trace``'s; ``scale``: the profile's ``P_SCALE``): ``_step``'s timing
-    replayed (its ``_latency``), in its order of operations, so that at the walk's own latency it gives the
-    walk's figure exactly. Counts do not depend on the latency; only this does."""
+    replayed (``pipes.latency``), in its order of operations, so that at the walk's own
+    latency it gives the walk's figure exactly. Counts do not depend on the latency; only
+    this does."""
+    issue_iv = h[H_ISSUE]
     ready = np.zeros(max(n_regs, 1))
     t = 0.0
     body = 0.0
@@ -337,7 +316,7 @@ def retime(rec, n_regs, issue_iv, lat_alu, lat_sfu, lat_shared, lat_mem, scale):
             body += start - t
         t = start
         if rec[k, 1] >= 0:
-            ready[rec[k, 1]] = t + _latency(op, rec[k, 6], lat_alu, lat_sfu, lat_shared, lat_mem)
+            ready[rec[k, 1]] = t + pipes.latency(op, h, rec[k, 6], lat_mem)
     return t + body * scale
 
 

@@ -20,6 +20,7 @@ register contents.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -27,263 +28,424 @@ from numba import njit
 from .closed_form import OPERANDS
 from .lowering import Lowered, operand_matrices
 
+if TYPE_CHECKING:
+    from workloads.ir import Conv2d, Gemm
+
 _NAN = np.nan
 
 
+class Operands(NamedTuple):
+    """What the array reads and writes: H (moving right) and its valid mask, V (moving
+    down: os), S (stationary: ws/is) and its mask, the output, and the folds (``Lowered``:
+    row fold, column fold, rows used, columns used)."""
+    H: np.ndarray
+    Hv: np.ndarray
+    V: np.ndarray
+    S: np.ndarray
+    Sv: np.ndarray
+    out: np.ndarray
+    folds: np.ndarray
+
+
+class Regs(NamedTuple):
+    """Every PE's registers: the one moving right (``h_*``: value, fold, step) and the one
+    moving down (``v_*``); os: the accumulator (value, MACs summed, fold), the shadow
+    register of the drain chain (value, fold, output row) and each column's drain; ws/is:
+    the two stationary buffers (value, fold, uses left, the element of S held (-1: free),
+    used up this cycle)."""
+    h_val: np.ndarray
+    h_f: np.ndarray
+    h_t: np.ndarray
+    v_val: np.ndarray
+    v_f: np.ndarray
+    v_t: np.ndarray
+    acc: np.ndarray
+    cnt: np.ndarray
+    acc_f: np.ndarray
+    sh_val: np.ndarray
+    sh_f: np.ndarray
+    sh_m: np.ndarray
+    drain_left: np.ndarray
+    drain_len: np.ndarray
+    wb_val: np.ndarray
+    wb_f: np.ndarray
+    wb_uses: np.ndarray
+    wb_sr: np.ndarray
+    wb_sc: np.ndarray
+    wb_done: np.ndarray
+
+
+class Trace(NamedTuple):
+    """What a recording keeps per cycle (see ``_execute``)."""
+    active: np.ndarray
+    h: np.ndarray
+    v: np.ndarray
+    s: np.ndarray
+    val: np.ndarray
+    idx: np.ndarray
+    mac: np.ndarray
+    out: np.ndarray
+    out_val: np.ndarray
+    pl: np.ndarray
+    pl_val: np.ndarray
+
+
+# the controller's state: the fold whose stream started last + 1, the fold being preloaded
+# and its rows preloaded, the outputs done and the cycle of the last, whether a buffer was
+# used up this cycle; and what it counts (``C_*``)
+K_STARTED, K_PL_FOLD, K_PL_ROW, K_OUTPUTS, K_LAST_EMIT, K_ANY_DONE = range(6)
+C_H_READS, C_V_READS, C_S_READS, C_OUT_WRITES, C_OUT_READS, C_MACS = range(6)
+
+
 @njit(cache=True, nogil=True)
-def _run(os_mode, H, Hv, V, S, Sv, folds, R, C, T, out, record, rec_active, rec_h, rec_v, rec_s,
-         rec_val, rec_idx, rec_mac, rec_out, rec_out_val, rec_pl, rec_pl_val, os_gap_override):
+def _new_regs(Ra, Ca):
+    """Every PE's registers, empty (a fold of -1: no operand)."""
+    pe, buf = (Ra, Ca), (2, Ra, Ca)
+    return Regs(np.zeros(pe), -np.ones(pe, np.int64), np.zeros(pe, np.int64),
+                np.zeros(pe), -np.ones(pe, np.int64), np.zeros(pe, np.int64),
+                np.zeros(pe), np.zeros(pe, np.int64), -np.ones(pe, np.int64),
+                np.zeros(pe), -np.ones(pe, np.int64), np.zeros(pe, np.int64),
+                np.zeros(Ca, np.int64), np.zeros(Ca, np.int64),
+                np.zeros(buf), -np.ones(buf, np.int64), np.zeros(buf, np.int64),
+                -np.ones(buf, np.int64), -np.ones(buf, np.int64), np.zeros(buf, np.bool_))
+
+
+@njit(cache=True, nogil=True)
+def _run(os_mode, ops, R, C, T, record, trace, os_gap_override):
+    """The array cycle by cycle until every output has left it: (cycles, counts
+    (``C_*``), each fold's stream start). Each cycle: the buffers used up last cycle
+    freed, the controller starts the next fold's stream (``_control``), the preload chain
+    shifts (ws/is, ``_preload``) or the drain chains emit (os, ``_drain``), operands move
+    a PE right and down and enter at the edges (``_move``), the PEs compute
+    (``_compute``)."""
+    folds = ops.folds
     F = folds.shape[0]
     Ra = min(R, folds[:, 2].max())
     Ca = min(C, folds[:, 3].max())
-    n_rec = rec_active.shape[0] if record else 0
-    h_val = np.zeros((Ra, Ca)); h_f = -np.ones((Ra, Ca), np.int64); h_t = np.zeros((Ra, Ca), np.int64)
-    v_val = np.zeros((Ra, Ca)); v_f = -np.ones((Ra, Ca), np.int64); v_t = np.zeros((Ra, Ca), np.int64)
-    # os state
-    acc = np.zeros((Ra, Ca)); cnt = np.zeros((Ra, Ca), np.int64); acc_f = -np.ones((Ra, Ca), np.int64)
-    sh_val = np.zeros((Ra, Ca)); sh_f = -np.ones((Ra, Ca), np.int64); sh_m = np.zeros((Ra, Ca), np.int64)
-    drain_left = np.zeros(Ca, np.int64); drain_len = np.zeros(Ca, np.int64)
-    # stationary state; wb_sr, wb_sc: the element of S a buffer holds (-1: free)
-    wb_val = np.zeros((2, Ra, Ca)); wb_f = -np.ones((2, Ra, Ca), np.int64)
-    wb_uses = np.zeros((2, Ra, Ca), np.int64)
-    wb_sr = -np.ones((2, Ra, Ca), np.int64); wb_sc = -np.ones((2, Ra, Ca), np.int64)
-    wb_done = np.zeros((2, Ra, Ca), np.bool_)   # used up this cycle: shown free from the next
-    any_done = False
-    pl_f = 0; pl_k = 0; pl_done = -np.ones(F, np.int64)
-    # controller
-    s = -np.ones(F, np.int64)
-    started = 0
-    inj_r = np.zeros(Ra, np.int64)   # fold whose stream row r injects next
+    n_rec = trace.active.shape[0] if record else 0
+    g = _new_regs(Ra, Ca)
+    k = np.zeros(6, np.int64)
+    pl_done = -np.ones(F, np.int64)
+    s = -np.ones(F, np.int64)            # each fold's stream start
+    inj_r = np.zeros(Ra, np.int64)       # fold whose stream row r injects next
     inj_c = np.zeros(Ca, np.int64)
-    counts = np.zeros(6, np.int64)   # H reads, V reads, S reads, out writes, out reads, macs
+    counts = np.zeros(6, np.int64)
     outputs_expected = 0
-    for f in range(F):
-        if os_mode:
-            outputs_expected += folds[f, 2] * folds[f, 3]
-        else:
-            outputs_expected += folds[f, 3] * T
-    outputs_done = 0
-    last_emit = -1
-    t = 0
     limit = 16
     for f in range(F):
+        outputs_expected += folds[f, 2] * folds[f, 3] if os_mode else folds[f, 3] * T
         limit += T + 4 * (R + C) + 4
-    while outputs_done < outputs_expected:
+    t = 0
+    while k[K_OUTPUTS] < outputs_expected:
         if t > limit:
             raise RuntimeError("systolic array deadlocked")
         rec = t < n_rec
-        if any_done:
-            any_done = False
-            for bb in range(2):
-                for r in range(Ra):
-                    for c in range(Ca):
-                        if wb_done[bb, r, c]:
-                            wb_sr[bb, r, c] = -1; wb_sc[bb, r, c] = -1
-                            wb_done[bb, r, c] = False
-        # 1. controller: start the next fold's stream
-        if started < F:
-            ok = True
-            if started > 0:
-                prev = started - 1
-                gap = T
-                if os_mode:
-                    gap = max(T, 2 * folds[prev, 2] - 1) if os_gap_override < 0 else os_gap_override
-                if t < s[prev] + gap:
-                    ok = False
-            if not os_mode and (pl_done[started] < 0 or pl_done[started] >= t):
-                ok = False
-            if ok:
-                s[started] = t
-                started += 1
-        # 2. preload chain (ws/is): one shift per cycle unless a row it writes is busy
-        if not os_mode and pl_f < F:
-            g = pl_f
-            ru = folds[g, 2]; cu = folds[g, 3]
-            b = g % 2
-            top = min(pl_k, ru - 1)
-            free = True
-            for r in range(top + 1):
-                for c in range(cu):
-                    if wb_uses[b, r, c] != 0:
-                        free = False
-            if free:
-                for r in range(top, 0, -1):
-                    for c in range(cu):
-                        wb_val[b, r, c] = wb_val[b, r - 1, c]
-                        wb_sr[b, r, c] = wb_sr[b, r - 1, c]; wb_sc[b, r, c] = wb_sc[b, r - 1, c]
-                rb = folds[g, 0] * R; cb = folds[g, 1] * C
-                src = rb + ru - 1 - pl_k
-                for c in range(cu):
-                    wb_val[b, 0, c] = S[src, cb + c]
-                    wb_sr[b, 0, c] = src; wb_sc[b, 0, c] = cb + c
-                    if Sv[src, cb + c]:
-                        counts[2] += 1
-                    if rec:
-                        rec_pl[t, c, 0] = src; rec_pl[t, c, 1] = cb + c; rec_pl[t, c, 2] = b
-                        rec_pl_val[t, c] = S[src, cb + c]
-                pl_k += 1
-                if pl_k == ru:
-                    for r in range(ru):
-                        for c in range(cu):
-                            wb_f[b, r, c] = g
-                            wb_uses[b, r, c] = T
-                    pl_done[g] = t
-                    pl_f += 1
-                    pl_k = 0
-        # 3. os drain: columns whose shadow chain is draining shift down and emit
+        if k[K_ANY_DONE]:
+            _release(g)
+            k[K_ANY_DONE] = 0
+        _control(t, os_mode, T, folds, s, pl_done, k, os_gap_override)
+        if not os_mode and k[K_PL_FOLD] < F:
+            _preload(t, rec, T, R, C, ops, g, k, pl_done, counts, trace)
         if os_mode:
-            for c in range(Ca):
-                if drain_left[c] > 0:
-                    n = drain_len[c]
-                    f = sh_f[n - 1, c]
-                    col = folds[f, 1] * C + c
-                    out[sh_m[n - 1, c], col] = sh_val[n - 1, c]
-                    if rec:
-                        rec_out[t, n - 1, c, 0] = sh_m[n - 1, c]; rec_out[t, n - 1, c, 1] = col
-                        rec_out[t, n - 1, c, 2] = 0; rec_out[t, n - 1, c, 3] = T - 1
-                        rec_out_val[t, n - 1, c] = sh_val[n - 1, c]
-                    counts[3] += 1
-                    outputs_done += 1
-                    last_emit = t
-                    for r in range(n - 1, 0, -1):
-                        sh_val[r, c] = sh_val[r - 1, c]; sh_f[r, c] = sh_f[r - 1, c]
-                        sh_m[r, c] = sh_m[r - 1, c]
-                    sh_f[0, c] = -1
-                    drain_left[c] -= 1
-        # 4. move operands one PE right / down, inject at the edges
-        for r in range(Ra):
-            for c in range(Ca - 1, 0, -1):
-                f = h_f[r, c - 1]
-                if f >= 0 and c < folds[f, 3]:
-                    h_val[r, c] = h_val[r, c - 1]; h_f[r, c] = f; h_t[r, c] = h_t[r, c - 1]
-                else:
-                    h_f[r, c] = -1
-            h_f[r, 0] = -1
-            while inj_r[r] < started and t - r >= s[inj_r[r]] + T:
-                inj_r[r] += 1
-            f = inj_r[r]
-            if f < started and t - r >= s[f] and r < folds[f, 2]:
-                tau = t - r - s[f]
-                row = folds[f, 0] * R + r
-                h_val[r, 0] = H[row, tau]; h_f[r, 0] = f; h_t[r, 0] = tau
-                if Hv[row, tau]:
-                    counts[0] += 1
-        for c in range(Ca):
-            for r in range(Ra - 1, 0, -1):
-                f = v_f[r - 1, c]
-                if f >= 0 and r < folds[f, 2]:
-                    v_val[r, c] = v_val[r - 1, c]; v_f[r, c] = f; v_t[r, c] = v_t[r - 1, c]
-                else:
-                    v_f[r, c] = -1
-            v_f[0, c] = -1
-            while inj_c[c] < started and t - c >= s[inj_c[c]] + T:
-                inj_c[c] += 1
-            f = inj_c[c]
-            if f < started and t - c >= s[f] and c < folds[f, 3]:
-                tau = t - c - s[f]
-                if os_mode:
-                    v_val[0, c] = V[tau, folds[f, 1] * C + c]
-                    counts[1] += 1
-                else:
-                    v_val[0, c] = 0.0
-                v_f[0, c] = f; v_t[0, c] = tau
-        # 5. compute
-        for r in range(Ra):
-            for c in range(Ca):
-                f = h_f[r, c]
-                vf = v_f[r, c]
-                active = False
-                b = 0
-                if f >= 0 and vf >= 0:
-                    if vf != f or v_t[r, c] != h_t[r, c]:
-                        raise RuntimeError("operands of different folds or steps met in a PE")
-                    active = True
-                    counts[5] += 1
-                    if os_mode:
-                        acc[r, c] += h_val[r, c] * v_val[r, c]
-                        cnt[r, c] += 1
-                        acc_f[r, c] = f
-                        if cnt[r, c] == T:
-                            if sh_f[r, c] >= 0:
-                                raise RuntimeError("result met an occupied shadow register")
-                            sh_val[r, c] = acc[r, c]; sh_f[r, c] = f
-                            sh_m[r, c] = folds[f, 0] * R + r
-                            acc[r, c] = 0.0; cnt[r, c] = 0
-                            if r == folds[f, 2] - 1:
-                                drain_left[c] = folds[f, 2]
-                                drain_len[c] = folds[f, 2]
-                    else:
-                        b = f % 2
-                        if wb_f[b, r, c] != f or wb_uses[b, r, c] <= 0:
-                            raise RuntimeError("stationary operand of the wrong fold")
-                        v_val[r, c] += h_val[r, c] * wb_val[b, r, c]
-                        wb_uses[b, r, c] -= 1
-                        if wb_uses[b, r, c] == 0:
-                            wb_f[b, r, c] = -1
-                            wb_done[b, r, c] = True
-                            any_done = True
-                        if r == folds[f, 2] - 1:
-                            col = folds[f, 1] * C + c
-                            if folds[f, 0] > 0:
-                                counts[4] += 1
-                            out[v_t[r, c], col] += v_val[r, c]
-                            counts[3] += 1
-                            outputs_done += 1
-                            last_emit = t
-                            v_f[r, c] = -1
-                            if rec:
-                                rb = folds[f, 0] * R
-                                rec_out[t, r, c, 0] = v_t[r, c]; rec_out[t, r, c, 1] = col
-                                rec_out[t, r, c, 2] = rb; rec_out[t, r, c, 3] = rb + r
-                                rec_out_val[t, r, c] = v_val[r, c]
-                if rec:
-                    rec_active[t, r, c] = active
-                    rec_h[t, r, c] = h_val[r, c] if h_f[r, c] >= 0 else _NAN
-                    rec_v[t, r, c] = v_val[r, c] if (v_f[r, c] >= 0 or active) else _NAN
-                    if os_mode:
-                        rec_s[t, r, c] = acc[r, c] if cnt[r, c] > 0 else _NAN
-                    else:
-                        rec_s[t, r, c] = wb_val[b, r, c] if active else _NAN
-                    # every register: its value and the element it holds (row, column of
-                    # H, V, S or out; for a sum, the first and last k it holds)
-                    if f >= 0:
-                        rec_val[t, r, c, 0] = h_val[r, c]
-                        rec_idx[t, r, c, 0, 0] = folds[f, 0] * R + r
-                        rec_idx[t, r, c, 0, 1] = h_t[r, c]
-                    if vf >= 0:
-                        rec_val[t, r, c, 1] = v_val[r, c]
-                        rec_idx[t, r, c, 1, 0] = v_t[r, c]
-                        rec_idx[t, r, c, 1, 1] = folds[vf, 1] * C + c
-                        if not os_mode:
-                            rb = folds[vf, 0] * R
-                            rec_idx[t, r, c, 1, 2] = rb
-                            rec_idx[t, r, c, 1, 3] = rb + r if active else rb + r - 1
-                    if os_mode:
-                        if cnt[r, c] > 0:
-                            g = acc_f[r, c]
-                            rec_val[t, r, c, 2] = acc[r, c]
-                            rec_idx[t, r, c, 2, 0] = folds[g, 0] * R + r
-                            rec_idx[t, r, c, 2, 1] = folds[g, 1] * C + c
-                            rec_idx[t, r, c, 2, 2] = 0; rec_idx[t, r, c, 2, 3] = cnt[r, c] - 1
-                        if sh_f[r, c] >= 0:
-                            rec_val[t, r, c, 3] = sh_val[r, c]
-                            rec_idx[t, r, c, 3, 0] = sh_m[r, c]
-                            rec_idx[t, r, c, 3, 1] = folds[sh_f[r, c], 1] * C + c
-                            rec_idx[t, r, c, 3, 2] = 0; rec_idx[t, r, c, 3, 3] = T - 1
-                        if active:
-                            rec_mac[t, r, c, 0] = 0; rec_mac[t, r, c, 1] = 1
-                            rec_mac[t, r, c, 2] = 2 if cnt[r, c] > 0 else 3
-                    else:
-                        for bb in range(2):
-                            if wb_sr[bb, r, c] >= 0:
-                                rec_val[t, r, c, 2 + bb] = wb_val[bb, r, c]
-                                rec_idx[t, r, c, 2 + bb, 0] = wb_sr[bb, r, c]
-                                rec_idx[t, r, c, 2 + bb, 1] = wb_sc[bb, r, c]
-                        if active:
-                            rec_mac[t, r, c, 0] = 0; rec_mac[t, r, c, 1] = 2 + b
-                            rec_mac[t, r, c, 2] = 1
+            _drain(t, rec, T, C, ops, g, k, counts, trace)
+        _move(t, os_mode, T, R, C, ops, g, k, s, inj_r, inj_c, counts)
+        _compute(t, rec, os_mode, T, R, C, ops, g, k, counts, trace)
         t += 1
-    return last_emit + 1, counts, s
+    return k[K_LAST_EMIT] + 1, counts, s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _release(g):
+    """The stationary buffers used up last cycle shown free."""
+    for bb in range(2):
+        for r in range(g.wb_done.shape[1]):
+            for c in range(g.wb_done.shape[2]):
+                if g.wb_done[bb, r, c]:
+                    g.wb_sr[bb, r, c] = -1
+                    g.wb_sc[bb, r, c] = -1
+                    g.wb_done[bb, r, c] = False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _control(t, os_mode, T, folds, s, pl_done, k, os_gap_override):
+    """The controller: the next fold's stream starts where the one before has had its gap
+    (T; os: the rule ``max(T, 2 ru - 1)``) and (ws/is) its preload has settled."""
+    started = k[K_STARTED]
+    if started < folds.shape[0]:
+        ok = True
+        if started > 0:
+            prev = started - 1
+            gap = T
+            if os_mode:
+                gap = max(T, 2 * folds[prev, 2] - 1) if os_gap_override < 0 else os_gap_override
+            if t < s[prev] + gap:
+                ok = False
+        if not os_mode and (pl_done[started] < 0 or pl_done[started] >= t):
+            ok = False
+        if ok:
+            s[started] = t
+            k[K_STARTED] = started + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _preload(t, rec, T, R, C, ops, g, k, pl_done, counts, trace):
+    """ws/is: the preload chain shifts a row down its buffer unless a row it writes is
+    still in use; the fold's last row in, its buffer holds the fold for T uses."""
+    f = k[K_PL_FOLD]
+    pl_k = k[K_PL_ROW]
+    folds, S = ops.folds, ops.S
+    ru = folds[f, 2]
+    cu = folds[f, 3]
+    b = f % 2
+    top = min(pl_k, ru - 1)
+    free = True
+    for r in range(top + 1):
+        for c in range(cu):
+            if g.wb_uses[b, r, c] != 0:
+                free = False
+    if free:
+        for r in range(top, 0, -1):
+            for c in range(cu):
+                g.wb_val[b, r, c] = g.wb_val[b, r - 1, c]
+                g.wb_sr[b, r, c] = g.wb_sr[b, r - 1, c]
+                g.wb_sc[b, r, c] = g.wb_sc[b, r - 1, c]
+        rb = folds[f, 0] * R
+        cb = folds[f, 1] * C
+        src = rb + ru - 1 - pl_k
+        for c in range(cu):
+            g.wb_val[b, 0, c] = S[src, cb + c]
+            g.wb_sr[b, 0, c] = src
+            g.wb_sc[b, 0, c] = cb + c
+            if ops.Sv[src, cb + c]:
+                counts[C_S_READS] += 1
+            if rec:
+                trace.pl[t, c, 0] = src
+                trace.pl[t, c, 1] = cb + c
+                trace.pl[t, c, 2] = b
+                trace.pl_val[t, c] = S[src, cb + c]
+        pl_k += 1
+        if pl_k == ru:
+            for r in range(ru):
+                for c in range(cu):
+                    g.wb_f[b, r, c] = f
+                    g.wb_uses[b, r, c] = T
+            pl_done[f] = t
+            k[K_PL_FOLD] = f + 1
+            pl_k = 0
+        k[K_PL_ROW] = pl_k
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _drain(t, rec, T, C, ops, g, k, counts, trace):
+    """os: the columns whose shadow chain is draining shift it down and emit its bottom
+    result."""
+    for c in range(g.drain_left.shape[0]):
+        if g.drain_left[c] > 0:
+            n = g.drain_len[c]
+            f = g.sh_f[n - 1, c]
+            col = ops.folds[f, 1] * C + c
+            ops.out[g.sh_m[n - 1, c], col] = g.sh_val[n - 1, c]
+            if rec:
+                trace.out[t, n - 1, c, 0] = g.sh_m[n - 1, c]
+                trace.out[t, n - 1, c, 1] = col
+                trace.out[t, n - 1, c, 2] = 0
+                trace.out[t, n - 1, c, 3] = T - 1
+                trace.out_val[t, n - 1, c] = g.sh_val[n - 1, c]
+            counts[C_OUT_WRITES] += 1
+            k[K_OUTPUTS] += 1
+            k[K_LAST_EMIT] = t
+            for r in range(n - 1, 0, -1):
+                g.sh_val[r, c] = g.sh_val[r - 1, c]
+                g.sh_f[r, c] = g.sh_f[r - 1, c]
+                g.sh_m[r, c] = g.sh_m[r - 1, c]
+            g.sh_f[0, c] = -1
+            g.drain_left[c] -= 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _move(t, os_mode, T, R, C, ops, g, k, s, inj_r, inj_c, counts):
+    """Operands move one PE right and down; the started folds' streams enter at the left
+    and top edges, skewed a cycle a row (column)."""
+    folds = ops.folds
+    started = k[K_STARTED]
+    Ra, Ca = g.h_f.shape
+    for r in range(Ra):
+        for c in range(Ca - 1, 0, -1):
+            f = g.h_f[r, c - 1]
+            if f >= 0 and c < folds[f, 3]:
+                g.h_val[r, c] = g.h_val[r, c - 1]
+                g.h_f[r, c] = f
+                g.h_t[r, c] = g.h_t[r, c - 1]
+            else:
+                g.h_f[r, c] = -1
+        g.h_f[r, 0] = -1
+        while inj_r[r] < started and t - r >= s[inj_r[r]] + T:
+            inj_r[r] += 1
+        f = inj_r[r]
+        if f < started and t - r >= s[f] and r < folds[f, 2]:
+            tau = t - r - s[f]
+            row = folds[f, 0] * R + r
+            g.h_val[r, 0] = ops.H[row, tau]
+            g.h_f[r, 0] = f
+            g.h_t[r, 0] = tau
+            if ops.Hv[row, tau]:
+                counts[C_H_READS] += 1
+    for c in range(Ca):
+        for r in range(Ra - 1, 0, -1):
+            f = g.v_f[r - 1, c]
+            if f >= 0 and r < folds[f, 2]:
+                g.v_val[r, c] = g.v_val[r - 1, c]
+                g.v_f[r, c] = f
+                g.v_t[r, c] = g.v_t[r - 1, c]
+            else:
+                g.v_f[r, c] = -1
+        g.v_f[0, c] = -1
+        while inj_c[c] < started and t - c >= s[inj_c[c]] + T:
+            inj_c[c] += 1
+        f = inj_c[c]
+        if f < started and t - c >= s[f] and c < folds[f, 3]:
+            tau = t - c - s[f]
+            if os_mode:
+                g.v_val[0, c] = ops.V[tau, folds[f, 1] * C + c]
+                counts[C_V_READS] += 1
+            else:
+                g.v_val[0, c] = 0.0
+            g.v_f[0, c] = f
+            g.v_t[0, c] = tau
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _compute(t, rec, os_mode, T, R, C, ops, g, k, counts, trace):
+    """Each PE whose two moving registers hold operands of one fold and step multiplies
+    them: os into its accumulator (a finished sum to the shadow register, the fold's last
+    row starting its column's drain); ws/is into the partial sum moving down, with the
+    stationary operand of its buffer (the fold's last row writing the output)."""
+    folds = ops.folds
+    Ra, Ca = g.h_f.shape
+    for r in range(Ra):
+        for c in range(Ca):
+            f = g.h_f[r, c]
+            vf = g.v_f[r, c]
+            active = False
+            b = 0
+            if f >= 0 and vf >= 0:
+                if vf != f or g.v_t[r, c] != g.h_t[r, c]:
+                    raise RuntimeError("operands of different folds or steps met in a PE")
+                active = True
+                counts[C_MACS] += 1
+                if os_mode:
+                    _accumulate(r, c, f, T, R, folds, g)
+                else:
+                    b = f % 2
+                    _stream(t, rec, r, c, f, b, R, C, ops, g, k, counts, trace)
+            if rec:
+                _record_pe(t, r, c, f, vf, b, active, os_mode, T, R, C, folds, g, trace)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _accumulate(r, c, f, T, R, folds, g):
+    """os: a MAC into PE (r, c)'s accumulator; its T-th ends the sum: to the shadow
+    register, and the fold's last row starts its column's drain."""
+    g.acc[r, c] += g.h_val[r, c] * g.v_val[r, c]
+    g.cnt[r, c] += 1
+    g.acc_f[r, c] = f
+    if g.cnt[r, c] == T:
+        if g.sh_f[r, c] >= 0:
+            raise RuntimeError("result met an occupied shadow register")
+        g.sh_val[r, c] = g.acc[r, c]
+        g.sh_f[r, c] = f
+        g.sh_m[r, c] = folds[f, 0] * R + r
+        g.acc[r, c] = 0.0
+        g.cnt[r, c] = 0
+        if r == folds[f, 2] - 1:
+            g.drain_left[c] = folds[f, 2]
+            g.drain_len[c] = folds[f, 2]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _stream(t, rec, r, c, f, b, R, C, ops, g, k, counts, trace):
+    """ws/is: a MAC into the partial sum moving down PE (r, c), with buffer ``b``'s
+    stationary operand (its last use frees the buffer next cycle); the fold's last row
+    adds the sum into the output."""
+    folds = ops.folds
+    if g.wb_f[b, r, c] != f or g.wb_uses[b, r, c] <= 0:
+        raise RuntimeError("stationary operand of the wrong fold")
+    g.v_val[r, c] += g.h_val[r, c] * g.wb_val[b, r, c]
+    g.wb_uses[b, r, c] -= 1
+    if g.wb_uses[b, r, c] == 0:
+        g.wb_f[b, r, c] = -1
+        g.wb_done[b, r, c] = True
+        k[K_ANY_DONE] = 1
+    if r == folds[f, 2] - 1:
+        col = folds[f, 1] * C + c
+        if folds[f, 0] > 0:
+            counts[C_OUT_READS] += 1
+        ops.out[g.v_t[r, c], col] += g.v_val[r, c]
+        counts[C_OUT_WRITES] += 1
+        k[K_OUTPUTS] += 1
+        k[K_LAST_EMIT] = t
+        g.v_f[r, c] = -1
+        if rec:
+            rb = folds[f, 0] * R
+            trace.out[t, r, c, 0] = g.v_t[r, c]
+            trace.out[t, r, c, 1] = col
+            trace.out[t, r, c, 2] = rb
+            trace.out[t, r, c, 3] = rb + r
+            trace.out_val[t, r, c] = g.v_val[r, c]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _record_pe(t, r, c, f, vf, b, active, os_mode, T, R, C, folds, g, trace):
+    """Recording: PE (r, c)'s activity and registers at cycle t, each register's value
+    and the element it holds (row, column of H, V, S or out; for a sum, the first and
+    last k it holds), and a MAC's operand registers."""
+    trace.active[t, r, c] = active
+    trace.h[t, r, c] = g.h_val[r, c] if g.h_f[r, c] >= 0 else _NAN
+    trace.v[t, r, c] = g.v_val[r, c] if (g.v_f[r, c] >= 0 or active) else _NAN
+    if os_mode:
+        trace.s[t, r, c] = g.acc[r, c] if g.cnt[r, c] > 0 else _NAN
+    else:
+        trace.s[t, r, c] = g.wb_val[b, r, c] if active else _NAN
+    if f >= 0:
+        trace.val[t, r, c, 0] = g.h_val[r, c]
+        trace.idx[t, r, c, 0, 0] = folds[f, 0] * R + r
+        trace.idx[t, r, c, 0, 1] = g.h_t[r, c]
+    if vf >= 0:
+        trace.val[t, r, c, 1] = g.v_val[r, c]
+        trace.idx[t, r, c, 1, 0] = g.v_t[r, c]
+        trace.idx[t, r, c, 1, 1] = folds[vf, 1] * C + c
+        if not os_mode:
+            rb = folds[vf, 0] * R
+            trace.idx[t, r, c, 1, 2] = rb
+            trace.idx[t, r, c, 1, 3] = rb + r if active else rb + r - 1
+    if os_mode:
+        if g.cnt[r, c] > 0:
+            a = g.acc_f[r, c]
+            trace.val[t, r, c, 2] = g.acc[r, c]
+            trace.idx[t, r, c, 2, 0] = folds[a, 0] * R + r
+            trace.idx[t, r, c, 2, 1] = folds[a, 1] * C + c
+            trace.idx[t, r, c, 2, 2] = 0
+            trace.idx[t, r, c, 2, 3] = g.cnt[r, c] - 1
+        if g.sh_f[r, c] >= 0:
+            trace.val[t, r, c, 3] = g.sh_val[r, c]
+            trace.idx[t, r, c, 3, 0] = g.sh_m[r, c]
+            trace.idx[t, r, c, 3, 1] = folds[g.sh_f[r, c], 1] * C + c
+            trace.idx[t, r, c, 3, 2] = 0
+            trace.idx[t, r, c, 3, 3] = T - 1
+        if active:
+            trace.mac[t, r, c, 0] = 0
+            trace.mac[t, r, c, 1] = 1
+            trace.mac[t, r, c, 2] = 2 if g.cnt[r, c] > 0 else 3
+    else:
+        for bb in range(2):
+            if g.wb_sr[bb, r, c] >= 0:
+                trace.val[t, r, c, 2 + bb] = g.wb_val[bb, r, c]
+                trace.idx[t, r, c, 2 + bb, 0] = g.wb_sr[bb, r, c]
+                trace.idx[t, r, c, 2 + bb, 1] = g.wb_sc[bb, r, c]
+        if active:
+            trace.mac[t, r, c, 0] = 0
+            trace.mac[t, r, c, 1] = 2 + b
+            trace.mac[t, r, c, 2] = 1
 
 
 # The four registers of a PE, by dataflow, and the operand (of C = A @ B) each holds: the
@@ -343,7 +505,7 @@ def record_size(L: Lowered) -> tuple[int, int]:
     return cycles, cycles * min(L.rows, Sr) * min(L.cols, Sc)
 
 
-def run_array(op, dataflow: str, rows: int, cols: int, seed: int = 0, record: bool = False,
+def run_array(op: Gemm | Conv2d, dataflow: str, rows: int, cols: int, seed: int = 0, record: bool = False,
               max_record_cycles: int = MAX_RECORD_CYCLES, _os_gap: int = -1) -> ArrayRun:
     """Run ``op`` on a ``rows`` x ``cols`` array cycle by cycle with random small-integer data.
 
@@ -377,15 +539,17 @@ def _execute(L: Lowered, A, Av, B, ref, record, max_record_cycles, os_gap) -> Ar
     M, N, K = L.mnk
     folds = np.ascontiguousarray(L.folds)
     Sr, Sc, T = L.spatial
-    dummy = np.zeros((1, 1)); dummy_v = np.ones((1, 1), dtype=np.bool_)
+    dummy = np.zeros((1, 1))
+    dummy_v = np.ones((1, 1), dtype=np.bool_)
+    at, avt = np.ascontiguousarray(A.T), np.ascontiguousarray(Av.T)
     if dataflow == "os":
         H, Hv, V, S, Sv = A, Av, B, dummy, dummy_v
         out = np.zeros((M, N))
     elif dataflow == "ws":
-        H, Hv, V, S, Sv = np.ascontiguousarray(A.T), np.ascontiguousarray(Av.T), dummy, B, np.ones_like(B, dtype=bool)
+        H, Hv, V, S, Sv = at, avt, dummy, B, np.ones_like(B, dtype=bool)
         out = np.zeros((M, N))
     else:
-        H, Hv, V, S, Sv = B, np.ones_like(B, dtype=bool), dummy, np.ascontiguousarray(A.T), np.ascontiguousarray(Av.T)
+        H, Hv, V, S, Sv = B, np.ones_like(B, dtype=bool), dummy, at, avt
         out = np.zeros((N, M))
     ra, ca = min(rows, Sr), min(cols, Sc)
     n = min(max_record_cycles, record_size(L)[0]) if record else 1
@@ -400,9 +564,10 @@ def _execute(L: Lowered, A, Av, B, ref, record, max_record_cycles, os_gap) -> Ar
     rec_out_val = np.full(pe, np.nan)
     rec_pl = np.full(edge + (3,), -1, dtype=np.int32)
     rec_pl_val = np.full(edge, np.nan)
-    cycles, counts, starts = _run(dataflow == "os", H, Hv, V, S, Sv, folds, rows, cols, T, out,
-                                  record, rec_active, rec_h, rec_v, rec_s, rec_val, rec_idx,
-                                  rec_mac, rec_out, rec_out_val, rec_pl, rec_pl_val, os_gap)
+    cycles, counts, starts = _run(dataflow == "os", Operands(H, Hv, V, S, Sv, out, folds), rows,
+                                  cols, T, record,
+                                  Trace(rec_active, rec_h, rec_v, rec_s, rec_val, rec_idx,
+                                        rec_mac, rec_out, rec_out_val, rec_pl, rec_pl_val), os_gap)
     if dataflow == "is":
         out = out.T
     roles = {"os": ("ifmap", "filter", None), "ws": ("ifmap", None, "filter"),

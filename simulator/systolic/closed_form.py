@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -56,6 +57,10 @@ from simulator.arguments import show
 from simulator.result import OPERANDS, OperandCounts, SystolicFigures
 
 from .lowering import Lowered, a_valid_total
+
+if TYPE_CHECKING:
+    from hwmodels.schema import SystolicArray
+    from workloads.ir import TensorOp
 
 
 @njit(cache=True, nogil=True)
@@ -89,7 +94,7 @@ def _starts_stationary(ru, cu, T, C):
     return s, p
 
 
-def fold_timing(L: Lowered):
+def fold_timing(L: Lowered) -> tuple[np.ndarray, np.ndarray, int]:
     """Per fold: stream start and end cycle (exclusive), and the compute cycles."""
     ru, cu = L.folds[:, 2].copy(), L.folds[:, 3].copy()
     T = L.spatial[2]
@@ -148,7 +153,7 @@ class FoldTiming:
         return img
 
 
-def compulsory_words(op) -> int:
+def compulsory_words(op: TensorOp) -> int:
     """The op's compulsory words: every touched input and every output element once (the
     op's ``min_bytes`` counted in array words instead of its dtype's bytes)."""
     return sum(o.touched for o in op.operands())
@@ -265,7 +270,7 @@ def _words(scratchpad, word_bytes):
     return size // word_bytes
 
 
-def dram_plan(L: Lowered, hw) -> dict:
+def dram_plan(L: Lowered, hw: SystolicArray) -> dict:
     """How often each operand crosses DRAM (see the module doc for the rules).
 
     Keys: ``ifmap_passes``, ``filter_passes`` (times the operand is read whole),
@@ -304,7 +309,7 @@ def dram_plan(L: Lowered, hw) -> dict:
             "resident": resident, "a_once": a_once, "b_words": b_words, "o_words": o_words}
 
 
-def dram_traffic(L: Lowered, hw, plan: dict | None = None) -> tuple[dict, dict]:
+def dram_traffic(L: Lowered, hw: SystolicArray, plan: dict | None = None) -> tuple[dict, dict]:
     """DRAM bytes read and written per operand (``plan``: :func:`dram_plan`'s, if at hand)."""
     plan = plan or dram_plan(L, hw)
     Fr = L.row_folds
@@ -323,7 +328,7 @@ def dram_traffic(L: Lowered, hw, plan: dict | None = None) -> tuple[dict, dict]:
     return ({k: v * wb for k, v in reads.items()}, {k: v * wb for k, v in writes.items()})
 
 
-def check_srams(L: Lowered, hw) -> None:
+def check_srams(L: Lowered, hw: SystolicArray) -> None:
     """Each SRAM half must hold what one fold needs at once: the stationary tile, one
     word per array row of the left-edge operand, one word per column of outputs."""
     Sr, Sc, _ = L.spatial
@@ -347,7 +352,8 @@ def check_srams(L: Lowered, hw) -> None:
                              f"{words * hw.word_bytes * (2 if sp.double_buffered else 1)} B")
 
 
-def simulate_layer(hw, op, dataflow: str, rows: int | None = None, cols: int | None = None) -> SystolicResult:
+def simulate_layer(hw: SystolicArray, op: TensorOp, dataflow: str, rows: int | None = None,
+                   cols: int | None = None) -> SystolicResult:
     """The default (physically faithful) closed-form model of one layer."""
     L = Lowered(op, dataflow, rows or hw.rows, cols or hw.cols)
     check_srams(L, hw)

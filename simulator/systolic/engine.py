@@ -13,6 +13,7 @@ import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from simulator.arguments import show
 from simulator.result import OperandCounts, Result, SystolicTotals
@@ -22,10 +23,16 @@ from .closed_form import OPERANDS, FoldTiming, SystolicResult, compulsory_words,
 from .lowering import Lowered, check_array, check_dataflow, gemm_view
 from .pipeline import PipelineResult, pipeline_layer
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from hwmodels.schema import SystolicArray
+    from workloads.ir import Network, TensorOp
+
 MODES = ("default", "scalesim")
 
 
-def split_groups(op):
+def split_groups(op: TensorOp) -> tuple[TensorOp, int]:
     """A grouped convolution as (one group's convolution, number of groups)."""
     if isinstance(op, Conv2d) and op.groups > 1:
         g = op.groups
@@ -144,9 +151,10 @@ class TooManyFoldsError(ValueError):
 ARRAY_KINDS = ("conv2d", "gemm")     # what the array runs; the rest is left out (see below)
 
 
-def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
+def simulate_network(hw: SystolicArray, network: Network, dataflow: str = "ws", mode: str = "default",
                      rows: int | None = None, cols: int | None = None,
-                     stalls: str = "pipeline", trace: bool = False, on_layer=None) -> Result:
+                     stalls: str = "pipeline", trace: bool = False,
+                     on_layer: Callable[[Result], object] | None = None) -> Result:
     """Every convolution and GEMM of ``network`` on ``hw`` (a SystolicArray), in order.
 
     Batch norm, ReLU, residual adds and pools are not run on the array (a TPU applies
@@ -246,7 +254,7 @@ def simulate_network(hw, network, dataflow: str = "ws", mode: str = "default",
         from simulator import jit
 
         from . import scalesim_memory
-        jit.announce("SCALE-Sim buffer replay", [scalesim_memory._replay])
+        jit.announce("SCALE-Sim buffer replay", [scalesim_memory.replay_loop])
     from simulator.parallel import progress
     pipelines = {}
     for op in progress(network.ops, f"{network.name} on {hw.name}", "layer"):

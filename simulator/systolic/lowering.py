@@ -30,9 +30,8 @@ from functools import cached_property
 import numpy as np
 
 from hwmodels.limits import MAX_ARRAY_SIDE
-from workloads.ir import Conv2d, Gemm, TensorOp
-
 from simulator.arguments import show
+from workloads.ir import Conv2d, Gemm, TensorOp
 
 DATAFLOWS = ("os", "ws", "is")
 
@@ -52,7 +51,7 @@ def gemm_view(op: TensorOp) -> tuple[int, int, int]:
 MAX_SIDE = MAX_ARRAY_SIDE   # PEs along one side of an array (the hardware schema's limit)
 
 
-def check_array(rows, cols):
+def check_array(rows: int, cols: int) -> None:
     for name, v in (("rows", rows), ("cols", cols)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"array {name} = {show(v)}: must be an integer >= 1")
@@ -60,7 +59,7 @@ def check_array(rows, cols):
             raise ValueError(f"array {name} = {v}: at most {MAX_SIDE:,} PEs a side")
 
 
-def check_dataflow(dataflow):
+def check_dataflow(dataflow: str) -> None:
     if dataflow not in DATAFLOWS:
         raise ValueError(f"dataflow = {show(dataflow)}: allowed: {', '.join(DATAFLOWS)}")
 
@@ -131,7 +130,7 @@ class Lowered:
 
 # ------------------------------------------------------------------ operand matrices
 
-def conv_valid_factors(op: Conv2d):
+def conv_valid_factors(op: Conv2d) -> tuple[np.ndarray, np.ndarray]:
     """vh[p, r], vw[q, s]: 1 where the window position lands inside the unpadded input."""
     p = np.arange(op.P)[:, None] * op.stride + np.arange(op.R)[None, :] - op.padding
     q = np.arange(op.Q)[:, None] * op.stride + np.arange(op.S)[None, :] - op.padding
@@ -161,7 +160,7 @@ def a_valid_block(op: TensorOp, m0: int, m1: int, k0: int, k1: int) -> int:
     return int((cnt_m * x).sum())
 
 
-def operand_matrices(op: TensorOp, seed: int = 0):
+def operand_matrices(op: TensorOp, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Small-integer data for the op and its GEMM view: (A, A_valid, B, reference O).
 
     A is the im2col matrix for a convolution (zeros at padding, ``A_valid`` False

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workloads.ir import Conv2d, Gemm
-
 from simulator.arguments import show
+from workloads.ir import Conv2d, Gemm
 
 
 @dataclass(frozen=True)
@@ -56,11 +55,13 @@ class SSLayer:
 
     @property
     def ifmap_valid_entries(self):
-        return self.N * self.C * self.valid_1d(self.H, self.R, self.Eh) * self.valid_1d(self.W, self.S, self.Ew)
+        return (self.N * self.C * self.valid_1d(self.H, self.R, self.Eh)
+                * self.valid_1d(self.W, self.S, self.Ew))
 
     @property
     def ifmap_distinct(self):
-        return self.N * self.C * self.touched_1d(self.H, self.R, self.Eh) * self.touched_1d(self.W, self.S, self.Ew)
+        return (self.N * self.C * self.touched_1d(self.H, self.R, self.Eh)
+                * self.touched_1d(self.W, self.S, self.Ew))
 
 
 def as_scalesim_layer(op) -> SSLayer:

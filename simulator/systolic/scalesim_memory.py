@@ -52,6 +52,7 @@ import numpy as np
 from numba import njit
 
 from simulator.arguments import show
+
 from .scalesim_layer import SSLayer, spatial
 
 # indices into the geometry vector g
@@ -334,7 +335,7 @@ def _write(n, cyc, st, fidx, fpad):
 
 # ----------------------------------------------------------------------------- service loop
 @njit(cache=True, nogil=True)
-def _replay(g, user, wst, ist, iseen, ioffs, iocc, fst, fseen, foffs, focc):
+def replay_loop(g, user, wst, ist, iseen, ioffs, iocc, fst, fseen, foffs, focc):
     """The service loop over all demand lines; returns the stall cycles. ist/fst are the
     read states of the mode; seen: CALC epochs per address; offs/occ: USER set ids."""
     AR, AC, Fr, Fc, Lf = g[_AR], g[_AC], g[_FR], g[_FC], g[_LF]
@@ -443,7 +444,7 @@ def replay(L: SSLayer, rows: int, cols: int, dataflow: str, hw) -> dict:
     of_bw = int(iface.ofmap_bandwidth_words_per_cycle) if user else cols
     A = _cdiv(tot["ofmap"], 2)
     wst = np.array([tot["ofmap"], 0, 0, 0, 0, 0, A, tot["ofmap"] - A, of_bw, 0, 0], np.int64)
-    stall = _replay(g, user, wst, *args)
+    stall = replay_loop(g, user, wst, *args)
     i_reads = args[0][2] if user else args[0][3]
     f_reads = args[4][2] if user else args[4][3]
     return {"stall_cycles": int(stall),

@@ -68,7 +68,7 @@ def label(kind: str, idx, K: int, value=None, full: bool = False) -> str:
     return text
 
 
-def _check_run(run, arg="run"):
+def check_run(run, arg="run"):
     from .array import ArrayRun
     if not isinstance(run, ArrayRun):
         raise TypeError(f"{arg}={show(run)}: a run from systolic_array_run(..., record=True), "
@@ -163,7 +163,7 @@ def systolic_text(run, cycles=None, values: bool = False) -> str:
     """Per cycle, the grid of PEs with each register's label (``*``: took part in the
     PE's MAC that cycle), the operands entering at the left and top edges, the preload
     chain (ws/is) and what leaves at the bottom."""
-    run = _check_run(run)
+    run = check_run(run)
     lab = Labels(run, values)
     span = _cycles(cycles, lab.cycles)
     R, C, names = lab.rows, lab.cols, lab.names

@@ -92,7 +92,8 @@ def parse_matrix(text: str, flag: str):
                                  "separated by ';' and numbers by spaces, e.g. \"1 2; 3 4\"")
             row.append(int(x) if re.fullmatch(r"[-+]?[0-9]+", x) else float(x))
         if rows and len(row) != len(rows[0]):
-            raise ValueError(f"{flag} {text!r}: row {n} has {len(row)} number{'s' if len(row) != 1 else ''}, row 1 has "
+            raise ValueError(f"{flag} {text!r}: row {n} has "
+                             f"{len(row)} number{'s' if len(row) != 1 else ''}, row 1 has "
                              f"{len(rows[0])}; every row needs as many")
         rows.append(row)
     return rows

@@ -9,9 +9,9 @@ from simulator.analysis.datamovement import data_movement, h2d_seconds, network_
 from simulator.analysis.roofline import roofline
 from simulator.table import format_table
 
-from . import BY_NAME
 from ..options import add_hw, add_outputs, add_workload, items, load_hw, load_workload
 from ..outputs import write_outputs
+from . import BY_NAME
 
 NEEDS = ()
 FLAG_OF = {"precision": "dtype"}     # the library's precision is --dtype here

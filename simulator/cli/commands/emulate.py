@@ -6,7 +6,7 @@ import argparse
 
 import numpy as np
 
-from ..options import add_launcher_args, launcher_args, add_hw, load_hw, one_dims, positive_int
+from ..options import add_hw, add_launcher_args, launcher_args, load_hw, one_dims, positive_int
 from ..outputs import write_json
 from . import BY_NAME
 

@@ -33,7 +33,8 @@ def run(args):
     smem = (int(args.smem) if re.fullmatch(r"[0-9]+", args.smem.strip())
             else int(parse_quantity(args.smem, "bytes", "--smem")))
     occ = occupancy(hw, args.block, args.regs, smem)
-    print(f"{hw.name} (cc {hw.compute_capability}): block {args.block} threads, {args.regs} registers/thread, "
+    print(f"{hw.name} (cc {hw.compute_capability}): "
+          f"block {args.block} threads, {args.regs} registers/thread, "
           f"{smem} B shared/block")
     print(f"  {occ.blocks_per_sm} blocks/SM, {occ.warps_per_sm} warps/SM "
           f"({occ.occupancy:.0%} of {hw.sm.max_warps}), limited by {occ.limited_by}")

@@ -67,7 +67,7 @@ def run(args):
         return _oracle(args, hw, net)
     layers = pl.expand(net, pl.configs_of(net, args.plan))
     vs = _vs(args, net) if args.vs else None
-    out, totals = pl.predict_plan(hw, layers, args.mode, args.l2 == "warm", args.workers,
+    out, totals = pl.predict_plan(hw, layers, args.mode, args.l2, args.workers,
                                   args.scheduler)
     rows = out.finished
     if vs is not None:
@@ -118,7 +118,7 @@ def _vs(args, net):
 def _oracle(args, hw, net):
     """``--oracle FILE``: the plan picked from the predictions, written to FILE; the
     picks of every predictor in a table."""
-    rep = pl.oracle(hw, net, args.mode, args.l2 == "warm", args.workers, args.scheduler)
+    rep = pl.oracle(hw, net, args.mode, args.l2, args.workers, args.scheduler)
     for lp, why in rep.refused:
         print(f"left out of the search: {lp.op.name} as {lp.kernel} {lp.layout} ({why.split(': ', 1)[-1]})")
     out = rep.outcome

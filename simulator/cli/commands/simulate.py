@@ -2,18 +2,27 @@
 simulate simt`` (one kernel launch, or two, on a SIMT GPU)."""
 from __future__ import annotations
 
-
 from hwmodels.units import format_seconds, format_si
 from simulator.table import format_table
 
 from .. import kernel_options as ko
+from ..options import (
+    L2_NOTE,
+    TIMELINE_INSTRUCTIONS,
+    Parser,
+    add_engine,
+    add_hw,
+    add_outputs,
+    add_workload,
+    load_hw,
+    load_workload,
+    one_dims,
+    set_fields,
+)
+from ..outputs import hw_dict, partial_of, write_json, write_outputs, write_partial, write_timeline
 from . import BY_NAME
 from .array import add_array
 from .simulate_kernel import add_kernel, print_traffic, sampling_note
-from ..options import (TIMELINE_INSTRUCTIONS, Parser, add_engine, add_hw, add_outputs,
-                       add_workload, load_hw, load_workload, one_dims, set_fields)
-from ..outputs import (hw_dict, partial_of, write_json, write_outputs, write_partial,
-                       write_timeline)
 
 NEEDS = ("kernels", "engine")
 
@@ -146,15 +155,14 @@ def run_simt(args):
     name, kw = ko.problem_args(args, one_dims(args.grid, "--grid"), one_dims(args.block, "--block"))
     prob = api.build(hw, name, **kw)
     pred = predict(hw, prob, args.mode, args.policy, trace=TIMELINE_INSTRUCTIONS if args.timeline else 0,
-                   l2_warm=args.l2 == "warm")
+                   l2=args.l2)
     r, a = pred.chosen, pred.analytic
     lc = r.last_launch
     print(f"{prob.kernel} on {hw.name}: " + "; ".join(p.describe() for p in prob.programs))
     print(f"  occupancy {lc.blocks_per_sm} blocks/SM, {lc.warps_per_sm} warps/SM "
           f"({lc.occupancy:.0%}, limited by {lc.limited_by}); {lc.waves:.2f} waves; "
           f"{lc.regs_per_thread} regs/thread ({lc.resources_source}); L2 {args.l2}"
-          + (" (the launch's buffers start in the L2, as after an identical launch)"
-             if args.l2 == "warm" else " (holding earlier launches' lines at the start)"))
+          + L2_NOTE[args.l2])
     what = {"full": "engine (every block)", "sampled": "engine" + sampling_note(r),
             "analytic": "analytic model"}[args.mode]
     print(f"  {what}: {r.cycles:.0f} cycles = {format_seconds(r.seconds)}; "

@@ -6,7 +6,16 @@ import argparse
 
 from hwmodels.units import format_bytes, format_seconds
 
-from ..options import add_launcher_args, launcher_args, TIMELINE_INSTRUCTIONS, add_engine, add_hw, add_outputs, load_hw, one_dims
+from ..options import (
+    TIMELINE_INSTRUCTIONS,
+    add_engine,
+    add_hw,
+    add_launcher_args,
+    add_outputs,
+    launcher_args,
+    load_hw,
+    one_dims,
+)
 from ..outputs import hw_dict, partial_of, write_json, write_partial, write_timeline
 
 EXAMPLES = """examples:
@@ -47,7 +56,7 @@ def add_kernel(sim):
     p.add_argument("--block", help="threads per block, passed to the launcher (e.g. 256 "
                    "or 32x8)")
     add_launcher_args(p)
-    add_engine(p, modes=("full", "sampled", "analytic"), flushed=True)
+    add_engine(p, modes=("full", "sampled", "analytic"))
     p.add_argument("--source", action="store_true",
                    help="print the kernel's Python source line by line with what the engine "
                         "made of it: warp instructions, SIMT efficiency (thread instructions "

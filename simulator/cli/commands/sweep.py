@@ -5,8 +5,18 @@ from __future__ import annotations
 from simulator.table import format_table
 
 from .. import kernel_options as ko
-from ..options import (MAX_SWEEP, Parser, add_engine, add_hw, add_outputs, add_workers,
-                       int_list, load_hw, positive_int, workers)
+from ..options import (
+    MAX_SWEEP,
+    Parser,
+    add_engine,
+    add_hw,
+    add_outputs,
+    add_workers,
+    int_list,
+    load_hw,
+    positive_int,
+    workers,
+)
 from ..outputs import finish
 from . import BY_NAME
 
@@ -87,7 +97,7 @@ def run_grid(args):
                          f"takes at most {MAX_SWEEP:,}")
     name, kw = ko.problem_args(args)
     pairs = [(g, b) for b in blocks for g in grids]
-    rows, out = grid_sweep(hw, name, kw, pairs, args.mode, args.policy, args.l2 == "warm",
+    rows, out = grid_sweep(hw, name, kw, pairs, args.mode, args.policy, args.l2,
                            workers(args), args.scheduler)
     eng = args.mode != "analytic"
     print((f"{args.kernel} on {hw.name}: {len(rows)} launches, {args.mode} engine"
@@ -112,7 +122,7 @@ def run_layout(args):
     hw = load_hw(args, "simt")
     pairs = layout_pairs(args.workload, args.batch)
     rows, out = layout_sweep(hw, args.kernel, pairs, args.block, args.mode, args.policy,
-                             args.l2 == "warm", workers(args), args.scheduler)
+                             args.l2, workers(args), args.scheduler)
     key = "engine" if args.mode != "analytic" else "analytic"
     print(f"{args.kernel} on {hw.name}, {args.workload} batch {args.batch or 1}: NCHW vs NHWC "
           f"({key}{', ' + args.mode if key == 'engine' else ''}; L2 {args.l2})")

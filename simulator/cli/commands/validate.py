@@ -81,8 +81,7 @@ def run_validate(args):
 def _times(args, hw, suites):
     """The time suites: every record predicted by each predictor, scored per suite."""
     from simulator.analysis.plots import validation_chart
-    from simulator.analysis.validate import (KERNEL_SUITES, PREDICTORS, load_suites,
-                                             predict_suites, report)
+    from simulator.analysis.validate import KERNEL_SUITES, PREDICTORS, load_suites, predict_suites, report
     bad = [x for x in suites if x not in KERNEL_SUITES]
     if bad:
         raise ValueError(f"--suites {args.suites!r}: allowed: {', '.join(KERNEL_SUITES)} (any of "

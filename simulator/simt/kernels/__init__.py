@@ -11,8 +11,17 @@ Each module declares one ``SPEC`` (``spec.KernelSpec``); the lines below registe
 Adding a kernel is one module and one line here (see ``docs/architecture.md``).
 Launch semantics are fixed here, since measurements refer to them.
 """
-from . import (batchnorm, conv_direct, conv_im2col, gemm_naive, gemm_tiled, layout_transform, matadd,
-               pool, relu)
+from . import (
+               batchnorm,
+               conv_direct,
+               conv_im2col,
+               gemm_naive,
+               gemm_tiled,
+               layout_transform,
+               matadd,
+               pool,
+               relu,
+)
 from .spec import REGISTRY, Arg, Device, KernelSpec
 
 REGISTRY.add(relu.SPEC)

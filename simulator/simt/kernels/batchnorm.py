@@ -207,7 +207,7 @@ def device(problem) -> Device:
         kernels=(("batchnorm", shift_kernel),), shapes=((lc.grid, lc.block),))
 
 
-def _tiny(layout, residual, relu):
+def tiny(layout, residual, relu):
     from workloads.ir import BatchNorm
     return BatchNorm(name="bn", N=2, C=3, H=4, W=5, layout=layout, residual=residual, relu=relu)
 
@@ -219,8 +219,8 @@ SPEC = KernelSpec(
           Arg("block", "dims", "threads per block (default 256)")),
     build=build, op=lambda p: p["op"], device=device,
     accesses=lambda p: (thread_accesses(launch(p["op"].elements, check_block(None, p)), p["op"]),),
-    variants=({"op": _tiny("nchw", False, True), "block": (64,)},
-              {"op": _tiny("nhwc", True, True), "block": (64,)},
-              {"op": _tiny("nchw", True, False), "block": (64,)}),
+    variants=({"op": tiny("nchw", False, True), "block": (64,)},
+              {"op": tiny("nhwc", True, True), "block": (64,)},
+              {"op": tiny("nchw", True, False), "block": (64,)}),
     group=lambda p: ("batchnorm", p["op"].N, p["op"].C, p["op"].H, p["op"].W, p["op"].residual,
                      p["op"].relu))

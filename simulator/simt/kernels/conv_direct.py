@@ -12,6 +12,7 @@ import numpy as np
 from numba import cuda, float32, njit  # importing needs no GPU; kernels compile on first launch
 
 from simulator.arguments import show
+
 from .. import isa
 from .launch import Launch
 from .spec import Arg, Device, KernelSpec
@@ -449,7 +450,7 @@ def conv_group(problem):
     return ("conv", c.N, c.C, c.H, c.W, c.K, c.R, c.S, c.stride, c.padding)
 
 
-def _tiny(layout):
+def tiny(layout):
     from workloads.ir import Conv2d
     return Conv2d(name="conv", N=1, C=2, H=4, W=4, K=2, R=3, S=3, padding=1, layout=layout)
 
@@ -461,6 +462,6 @@ SPEC = KernelSpec(
           Arg("block", "dims", "threads per block (default 256)")),
     build=build, op=_op, device=device,
     accesses=lambda p: (thread_accesses(launch(p["conv"], check_block(None, p)), p["conv"]),),
-    variants=tuple({"conv": _tiny(lay), "block": (64,)} for lay in LAYOUTS),
+    variants=tuple({"conv": tiny(lay), "block": (64,)} for lay in LAYOUTS),
     from_record=lambda r: {"conv": conv_from_record(r)},
     group=conv_group)

@@ -15,10 +15,10 @@ import numpy as np
 from numba import cuda, njit  # importing needs no GPU; kernels compile on first launch
 
 from simulator.arguments import show
+
 from .. import isa
 from . import gemm_tiled
-from .conv_direct import (LAYOUTS, _tiny, check_block, conv_from_record, conv_group, conv_inputs,
-                          reference_at)
+from .conv_direct import LAYOUTS, check_block, conv_from_record, conv_group, conv_inputs, reference_at, tiny
 from .launch import Launch
 from .spec import Arg, Device, KernelSpec
 
@@ -280,7 +280,7 @@ SPEC = KernelSpec(
           Arg("tile", "choice", "T of the GEMM launch (default 16)", default=16,
               choices=gemm_tiled.TILES)),
     build=build, op=lambda p: p["conv"], device=device, accesses=_accesses,
-    variants=tuple({"conv": _tiny(lay), "block": (64,)} for lay in LAYOUTS),
+    variants=tuple({"conv": tiny(lay), "block": (64,)} for lay in LAYOUTS),
     from_record=lambda r: {"conv": conv_from_record(r)},
     group=conv_group)
 

@@ -13,6 +13,7 @@ import numpy as np
 from numba import cuda, float32, njit  # importing needs no GPU; kernels compile on first launch
 
 from simulator.arguments import show
+
 from .. import isa
 from .launch import Launch
 from .spec import Arg, Device, KernelSpec

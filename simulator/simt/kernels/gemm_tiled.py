@@ -11,6 +11,7 @@ from __future__ import annotations
 from numba import cuda, float32, njit  # importing needs no GPU; kernels compile on first launch
 
 from simulator.arguments import show
+
 from .. import isa
 from .launch import Launch
 from .spec import Arg, KernelSpec

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 # CUDA's limits on a grid (the programming guide's table of technical specifications,
 # every compute capability since 3.0): x up to 2^31 - 1, y and z up to 65535. A block's
 # threads are held to the hardware's own limit by ``Launch.check``.

@@ -14,6 +14,7 @@ import numpy as np
 from numba import cuda, njit  # importing needs no GPU; kernels compile on first launch
 
 from simulator.arguments import show
+
 from .. import isa
 from .conv_direct import check_block, one_launch  # the same default block (256) and limit
 from .launch import Launch
@@ -200,7 +201,7 @@ def device(problem) -> Device:
         kernels=((f"layout-transform to {c.layout}", k),), shapes=((lc.grid, lc.block),))
 
 
-def _tiny(layout):
+def tiny(layout):
     from workloads.ir import Conv2d
     return Conv2d(name="conv", N=2, C=3, H=4, W=5, K=2, R=3, S=3, padding=1, layout=layout)
 
@@ -213,5 +214,5 @@ SPEC = KernelSpec(
     build=build, op=op, device=device,
     accesses=lambda p: (thread_accesses(launch(p["conv"].N * p["conv"].C * p["conv"].H
                                                * p["conv"].W, check_block(None, p)), p["conv"]),),
-    variants=tuple({"conv": _tiny(lay), "block": (64,)} for lay in LAYOUTS),
+    variants=tuple({"conv": tiny(lay), "block": (64,)} for lay in LAYOUTS),
     group=lambda p: ("layout-transform", p["conv"].N, p["conv"].C, p["conv"].H, p["conv"].W))

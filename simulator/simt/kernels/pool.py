@@ -280,7 +280,7 @@ def device(problem) -> Device:
         kernels=(("pool2d", pool_kernel),), shapes=((lc.grid, lc.block),))
 
 
-def _tiny(layout, mode, global_=False):
+def tiny(layout, mode, global_=False):
     from workloads.ir import Pool2d
     if global_:
         return Pool2d(name="pool", N=2, C=3, H=3, W=4, R=3, S=4, mode=mode, layout=layout)
@@ -295,9 +295,9 @@ SPEC = KernelSpec(
           Arg("block", "dims", "threads per block (default 256)")),
     build=build, op=lambda p: p["op"], device=device,
     accesses=lambda p: (thread_accesses(launch(p["op"], check_block(None, p)), p["op"]),),
-    variants=({"op": _tiny("nchw", "max"), "block": (64,)},
-              {"op": _tiny("nhwc", "max"), "block": (64,)},
-              {"op": _tiny("nchw", "avg", True), "block": (32,)},
-              {"op": _tiny("nhwc", "avg", True), "block": (32,)}),
+    variants=({"op": tiny("nchw", "max"), "block": (64,)},
+              {"op": tiny("nhwc", "max"), "block": (64,)},
+              {"op": tiny("nchw", "avg", True), "block": (32,)},
+              {"op": tiny("nhwc", "avg", True), "block": (32,)}),
     group=lambda p: ("pool2d", p["op"].N, p["op"].C, p["op"].H, p["op"].W, p["op"].R,
                      p["op"].S, p["op"].stride, p["op"].padding, p["op"].mode))

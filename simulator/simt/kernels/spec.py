@@ -20,8 +20,9 @@ signature for each face:
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,8 @@ class Arg:
     ``kind``: ``size`` (a positive integer), ``choice`` (one of ``choices``), ``conv``
     (a ``workloads.ir.Conv2d``) or ``dims`` (1 to ``ndim`` positive integers: a grid or
     block shape) or ``op`` (a ``workloads.ir`` op whose ``kind`` is one of ``choices``:
-    the layer a pool or batch-norm kernel computes). ``default`` None with ``required`` False: the kernel picks it
+    the layer a pool or batch-norm kernel computes). ``default`` None with ``required``
+    False: the kernel picks it
     (``build`` sees None)."""
 
     name: str
