@@ -176,7 +176,7 @@ def test_plan_predicts_a_repeated_shape_once():
     assert [r["same_as"] for r in rows] == [None, "a", None, "a"]
     assert rows[1]["engine_wall_seconds"] == 0.0 and rows[0]["engine_wall_seconds"] > 0
     for lp, row in zip(layers, rows):
-        own = predict_layer(LayerTask(H100, lp, "sampled", False))
+        own = predict_layer(LayerTask(H100, lp, "sampled", "cold"))
         for k in ("engine_seconds", "analytic_seconds", "roofline_seconds"):
             assert row[k] == own[k], (lp.op.name, k)
     assert totals["engine"] == pytest.approx(sum(r["engine_seconds"] for r in rows))

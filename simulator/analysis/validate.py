@@ -211,10 +211,12 @@ def predict_record(task: RecordTask) -> ValidationRow:
 
 
 def _pearson(x, y):
+    """(Pearson's, Spearman's) correlation of ``x`` and ``y``, to 12 significant digits:
+    scipy's last bits differ between its releases, and a score file should not."""
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None, None
     from scipy.stats import pearsonr, spearmanr
-    return float(pearsonr(x, y)[0]), float(spearmanr(x, y)[0])
+    return (float(f"{pearsonr(x, y)[0]:.12g}"), float(f"{spearmanr(x, y)[0]:.12g}"))
 
 
 def score(rows: Sequence[ValidationRow]) -> dict:

@@ -12,7 +12,7 @@ import inspect
 import itertools
 import os
 import sys
-import traceback
+import sysconfig
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -70,14 +70,33 @@ def load_module(path: str) -> types.ModuleType:
 
 
 def _where(e: BaseException, path: str) -> str:
-    """``Type: message (line N)``, N the deepest line of ``path`` in the traceback."""
-    line = None
-    for frame in traceback.extract_tb(e.__traceback__):
-        if os.path.abspath(frame.filename) == os.path.abspath(path):
-            line = frame.lineno
+    """``Type: message (line N)``, N the deepest line of ``path`` in the traceback; where
+    the error was raised in code the file imports (a launcher of a package's),
+    ``(MODULE, line N)`` for the deepest frame of such code."""
+    line, other = None, None
+    tb = e.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        name = frame.f_globals.get("__name__", "")
+        if os.path.abspath(frame.f_code.co_filename) == os.path.abspath(path):
+            line, other = tb.tb_lineno, None
+        elif not _library(frame.f_code.co_filename, name):
+            other = (name, tb.tb_lineno)
+        tb = tb.tb_next
     msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
-    return f"{type(e).__name__}{': ' + msg if msg else ''}" + (
-        f" (line {line})" if line else "")
+    where = f" ({other[0]}, line {other[1]})" if other else (f" (line {line})" if line else "")
+    return f"{type(e).__name__}{': ' + msg if msg else ''}{where}"
+
+
+def _library(filename: str, module: str) -> bool:
+    """Whether a frame is roofsim's own, Python's or an installed package's (not the
+    user's code)."""
+    if module == "simulator" or module.startswith("simulator."):
+        return True
+    paths = sysconfig.get_paths()
+    f = os.path.abspath(filename)
+    return any(f.startswith(os.path.abspath(paths[k]) + os.sep)
+               for k in ("stdlib", "platstdlib", "purelib", "platlib"))
 
 
 def _launchers(module) -> list:
