@@ -268,6 +268,32 @@ def test_divergent_branch_counts_and_reconverges():
     assert by_text["st.global.u32 [%rd3], %r3"] == (1, 32)   # one warp-instruction: reconverged
 
 
+@pytest.mark.parametrize("boolop,fn", [("and", lambda t, c: t & c), ("or", lambda t, c: t | c),
+                                       ("xor", lambda t, c: t ^ c)])
+def test_setp_with_two_destinations_combines_each_with_c(boolop, fn):
+    """PTX ISA, setp: ``p = BoolOp(t, c)`` and ``q = BoolOp(!t, c)`` where t is the
+    comparison (the complement of p only when c does not enter)."""
+    body = f"""
+mov.u32 %r1, %tid.x;
+and.b32 %r2, %r1, 1;
+setp.ne.u32 %p3, %r2, 0;
+setp.lt.{boolop}.u32 %p1|%p2, %r1, 16, %p3;
+selp.u32 %r3, 1, 0, %p1;
+selp.u32 %r4, 2, 0, %p2;
+or.b32 %r5, %r3, %r4;
+ld.param.u64 %rd1, [po];
+mul.wide.u32 %rd2, %r1, 4;
+add.s64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r5;
+"""
+    ptx = _ptx(body, ".param .u64 po", ".reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n.reg .pred %p<4>;")
+    out = np.zeros(32, np.uint32)
+    emulate_kernel(ptx, 1, 32, [out])
+    tid = np.arange(32)
+    t, c = tid < 16, tid % 2 == 1
+    np.testing.assert_array_equal(out, fn(t, c) * 1 + fn(~t, c) * 2)
+
+
 def test_out_of_bounds_store_names_the_thread_and_instruction():
     body = """
 mov.u32 %r1, %tid.x;

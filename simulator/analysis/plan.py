@@ -445,7 +445,10 @@ def predict_plan(hw: SIMTGPU, layers: Sequence[LayerPlan], mode: str = "sampled"
     # largest first (by the warp instructions their sampled runs simulate), so that two
     # workers do not end with one of them alone on a long layer
     from simulator.parallel import Outcome
-    probs = {i: build_layer(hw, layers[i]) for i in unique}
+    try:
+        probs = {i: build_layer(hw, layers[i]) for i in unique}
+    except KeyboardInterrupt:       # stopped before the first prediction
+        return Outcome([None] * len(layers), 0, True, 0.0), {p: None for p in PREDICTORS}
     cost = {}
     if mode == "sampled":
         from simulator.simt.engine import check_size
@@ -679,9 +682,14 @@ def oracle(hw: SIMTGPU, net: Network, mode: str = "sampled", l2: str = "cold",
     """Every layer of ``net`` predicted in each configuration and every transform, then
     per predictor the best-of bound and the dynamic program's plan; the plan picked from
     the engine's predictions (the analytic model's with ``mode='analytic'``)."""
-    layers, refused = launchable(hw, oracle_layers(net))
-    out, _ = predict_plan(hw, layers, mode, l2, workers, scheduler)
     by = "engine" if mode != "analytic" else "analytic"
+    wanted = oracle_layers(net)
+    try:
+        layers, refused = launchable(hw, wanted)
+    except KeyboardInterrupt:       # stopped before the first prediction
+        from simulator.parallel import Outcome
+        return OracleReport(tuple(wanted), (), Outcome([None] * len(wanted), 0, True, 0.0), {}, {}, by, {})
+    out, _ = predict_plan(hw, layers, mode, l2, workers, scheduler)
     if out.interrupted:
         return OracleReport(tuple(layers), tuple(refused), out, {}, {}, by, {})
     picks, choices = {}, {}

@@ -150,237 +150,270 @@ def _mul(a, b, ty, mode):
 @njit(cache=True)
 def alu(row, R, RF32, RF64, base, mask, carry):
     """One decoded row over the lanes of ``mask`` (see the module's docstring): a move, a
-    predicate's compare or select, a conversion (``_cvt_lane``), a float operation
-    (``_float_lane``), integer arithmetic with a carry (``_carry_lane``) or any other
-    integer and bit operation (``_int_lane``); 0, or ``ERR_UNSUPPORTED``."""
+    predicate's compare or select, a conversion (``_cvt``), a float operation
+    (``_float``), integer arithmetic with a carry (``_carry``) or any other integer and
+    bit operation (``_int``); 0, or ``ERR_UNSUPPORTED``. (One call a family, each with
+    its own loop over the lanes: the family is chosen once an instruction.)"""
     op, ty = row[F_OP], row[F_TY]
-    x3 = row[F_X3]
     isf = ty == T_F32 or ty == T_F64
-    carried = op == OP_MUL or op == OP_MAD or op == OP_MADC or op == OP_ADDC \
-        or op == OP_SUBC or ((op == OP_ADD or op == OP_SUB) and row[F_X2] != 0)
-    cd, ca, cb, cc = base + 32 * row[F_D], base + 32 * row[F_A], base + 32 * row[F_B], \
-        base + 32 * row[F_C]
-    for l in range(32):
-        if not (mask >> l) & 1:
-            continue
-        if op == OP_MOV:
-            R[cd + l] = R[ca + l]
-        elif op == OP_SETP:
-            _setp_lane(row, R, RF32, RF64, base, l, isf)
-        elif op == OP_SELP:
-            p = (R[cc + l] != 0) != (x3 != 0)
-            R[cd + l] = R[ca + l] if p else R[cb + l]
-        elif op == OP_CVT:
-            _cvt_lane(row, R, RF32, RF64, base, l)
-        elif isf or op == OP_FMA or op == OP_TESTP:
-            if _float_lane(row, R, RF32, RF64, base, l, isf) != 0:
-                return ERR_UNSUPPORTED
-        elif carried:
-            _carry_lane(row, R, base, l, base + 32 * carry)
-        else:
-            _int_lane(row, R, base, l)
-    return 0
+    status = 0
+    if op == OP_MOV or op == OP_SELP:
+        cd, ca, cb, cc = base + 32 * row[F_D], base + 32 * row[F_A], base + 32 * row[F_B], \
+            base + 32 * row[F_C]
+        neg = row[F_X3] != 0
+        for l in range(32):
+            if (mask >> l) & 1:
+                if op == OP_MOV or (R[cc + l] != 0) != neg:
+                    R[cd + l] = R[ca + l]
+                else:
+                    R[cd + l] = R[cb + l]
+    elif op == OP_SETP:
+        _setp(row, R, RF32, RF64, base, mask, isf)
+    elif op == OP_CVT:
+        _cvt(row, R, RF32, RF64, base, mask)
+    elif isf or op == OP_FMA or op == OP_TESTP:
+        status = _float(row, R, RF32, RF64, base, mask, isf)
+    elif op == OP_MUL or op == OP_MAD or op == OP_MADC or op == OP_ADDC or op == OP_SUBC \
+            or ((op == OP_ADD or op == OP_SUB) and row[F_X2] != 0):
+        _carry(row, R, base, mask, base + 32 * carry)
+    else:
+        _int(row, R, base, mask)
+    return status
 
 
-@njit(cache=True, inline="always")
-def _setp_lane(row, R, RF32, RF64, base, l, isf):
+@njit(cache=True)
+def _setp(row, R, RF32, RF64, base, mask, isf):
     """setp: the comparison (``x1``) of a and b, combined (``x2``: and, or, xor) with the
     predicate c (negated by ``x3``), into d and its complement into d2."""
     ty, x1, x2, x3 = row[F_TY], row[F_X1], row[F_X2], row[F_X3]
-    ca, cb, cc = base + 32 * row[F_A] + l, base + 32 * row[F_B] + l, base + 32 * row[F_C] + l
-    if isf:
-        x, y = fget(RF32, RF64, ca, ty), fget(RF32, RF64, cb, ty)
-        r = compare(x1, x, y, x != x or y != y)
-    else:
-        x, y = ival(R[ca], ty), ival(R[cb], ty)
-        if ty == T_U64:
-            x, y = x ^ MIN64, y ^ MIN64
-        r = compare(x1, x, y, False)
-    if x2 != 0:
-        p = (R[cc] != 0) != (x3 != 0)
-        r = (r and p) if x2 == 1 else ((r or p) if x2 == 2 else (r != p))
-    R[base + 32 * row[F_D] + l] = 1 if r else 0
-    if row[F_D2] >= 0:
+    ca, cb, cc = base + 32 * row[F_A], base + 32 * row[F_B], base + 32 * row[F_C]
+    cd, d2 = base + 32 * row[F_D], row[F_D2]
+    cd2 = base + 32 * d2
+    for l in range(32):
+        if not (mask >> l) & 1:
+            continue
+        if isf:
+            x, y = fget(RF32, RF64, ca + l, ty), fget(RF32, RF64, cb + l, ty)
+            r = compare(x1, x, y, x != x or y != y)
+        else:
+            x, y = ival(R[ca + l], ty), ival(R[cb + l], ty)
+            if ty == T_U64:
+                x, y = x ^ MIN64, y ^ MIN64
+            r = compare(x1, x, y, False)
         q = not r
         if x2 != 0:
-            p = (R[cc] != 0) != (x3 != 0)
+            p = (R[cc + l] != 0) != (x3 != 0)
+            r = (r and p) if x2 == 1 else ((r or p) if x2 == 2 else (r != p))
             q = (q and p) if x2 == 1 else ((q or p) if x2 == 2 else (q != p))
-        R[base + 32 * row[F_D2] + l] = 1 if q else 0
+        R[cd + l] = 1 if r else 0
+        if d2 >= 0:
+            R[cd2 + l] = 1 if q else 0
 
 
-@njit(cache=True, inline="always")
-def _cvt_lane(row, R, RF32, RF64, base, l):
+@njit(cache=True)
+def _cvt(row, R, RF32, RF64, base, mask):
     """cvt from type ``x1`` to the row's type, rounding ``x2``, saturating where ``x3``."""
     dty, sty, mode, x3 = row[F_TY], row[F_X1], row[F_X2], row[F_X3]
-    cd, ca = base + 32 * row[F_D] + l, base + 32 * row[F_A] + l
+    cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
     dflt = dty == T_F32 or dty == T_F64
     sflt = sty == T_F32 or sty == T_F64
-    if dflt and sflt:
-        x = fget(RF32, RF64, ca, sty)
-        if mode >= 1 and mode <= 4:
-            x = to_integral(x, mode)
-        if x3 != 0:
-            x = 0.0 if (x != x or x < 0.0) else min(x, 1.0)
-        fput(R, RF32, RF64, cd, dty, x, mode if mode >= 5 else 0)
-    elif dflt:
-        fput(R, RF32, RF64, cd, dty, int_to_float(R[ca], sty), mode if mode >= 5 else 0)
-    elif sflt:
-        R[cd] = float_to_int(fget(RF32, RF64, ca, sty), dty, mode)
-    else:
-        v = ival(R[ca], sty)
-        if sty == T_U64 and v < 0 and x3 != 0:
-            v = -(MIN64 + 1)   # a huge unsigned value saturates high
-        R[cd] = saturate(v, dty) if x3 != 0 else v
-
-
-@njit(cache=True, inline="always")
-def _float_lane(row, R, RF32, RF64, base, l, isf):
-    """A float binary or unary operation, fma (``x1``: negated a and c) or testp
-    (``x1``: the property), rounded by ``x3``; ``ERR_UNSUPPORTED`` for another float op."""
-    op, ty, x1, x3 = row[F_OP], row[F_TY], row[F_X1], row[F_X3]
-    cd, ca = base + 32 * row[F_D] + l, base + 32 * row[F_A] + l
-    cb, cc = base + 32 * row[F_B] + l, base + 32 * row[F_C] + l
-    if isf and (op == OP_ADD or op == OP_SUB or op == OP_MUL or op == OP_DIV
-                or op == OP_MIN or op == OP_MAX or op == OP_COPYSIGN):
-        r = _float_binary(op, fget(RF32, RF64, ca, ty), fget(RF32, RF64, cb, ty))
-        fput(R, RF32, RF64, cd, ty, r, x3)
-    elif op == OP_FMA:
-        fa = fget(RF32, RF64, ca, ty)
-        fc = fget(RF32, RF64, cc, ty)
-        if x1 & 2:
-            fa = -fa
-        if x1 & 1:
-            fc = -fc
-        fput(R, RF32, RF64, cd, ty, fma64(fa, fget(RF32, RF64, cb, ty), fc), x3)
-    elif isf and (op == OP_ABS or op == OP_NEG or op == OP_SQRT or op == OP_RCP
-                  or op == OP_RSQRT or op == OP_EX2 or op == OP_LG2 or op == OP_SIN
-                  or op == OP_COS or op == OP_TANH):
-        fput(R, RF32, RF64, cd, ty, _float_unary(op, fget(RF32, RF64, ca, ty), ty), x3)
-    elif op == OP_TESTP:
-        x = fget(RF32, RF64, ca, ty)
-        finite = not (math.isinf(x) or x != x)
-        tiny = 1.1754943508222875e-38 if ty == T_F32 else 2.2250738585072014e-308
-        if x1 == 0:
-            r = finite
-        elif x1 == 1:
-            r = math.isinf(x)
-        elif x1 == 2:
-            r = x == x
-        elif x1 == 3:
-            r = x != x
-        elif x1 == 4:
-            r = finite and abs(x) >= tiny
+    for l in range(32):
+        if not (mask >> l) & 1:
+            continue
+        if dflt and sflt:
+            x = fget(RF32, RF64, ca + l, sty)
+            if mode >= 1 and mode <= 4:
+                x = to_integral(x, mode)
+            if x3 != 0:
+                x = 0.0 if (x != x or x < 0.0) else min(x, 1.0)
+            fput(R, RF32, RF64, cd + l, dty, x, mode if mode >= 5 else 0)
+        elif dflt:
+            fput(R, RF32, RF64, cd + l, dty, int_to_float(R[ca + l], sty), mode if mode >= 5 else 0)
+        elif sflt:
+            R[cd + l] = float_to_int(fget(RF32, RF64, ca + l, sty), dty, mode)
         else:
-            r = finite and x != 0.0 and abs(x) < tiny
-        R[cd] = 1 if r else 0
-    else:
+            v = ival(R[ca + l], sty)
+            if sty == T_U64 and v < 0 and x3 != 0:
+                v = -(MIN64 + 1)   # a huge unsigned value saturates high
+            R[cd + l] = saturate(v, dty) if x3 != 0 else v
+
+
+@njit(cache=True)
+def _float(row, R, RF32, RF64, base, mask, isf):
+    """A float binary or unary operation, fma (``x1``: negated a and c) or testp
+    (``x1``: the property), rounded by ``x3``; 0, or ``ERR_UNSUPPORTED`` for another
+    float op."""
+    op, ty, x1, x3 = row[F_OP], row[F_TY], row[F_X1], row[F_X3]
+    cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
+    cb, cc = base + 32 * row[F_B], base + 32 * row[F_C]
+    binary = isf and (op == OP_ADD or op == OP_SUB or op == OP_MUL or op == OP_DIV
+                      or op == OP_MIN or op == OP_MAX or op == OP_COPYSIGN)
+    unary = isf and (op == OP_ABS or op == OP_NEG or op == OP_SQRT or op == OP_RCP
+                     or op == OP_RSQRT or op == OP_EX2 or op == OP_LG2 or op == OP_SIN
+                     or op == OP_COS or op == OP_TANH)
+    if not (binary or unary or op == OP_FMA or op == OP_TESTP):
         return ERR_UNSUPPORTED
+    tiny = 1.1754943508222875e-38 if ty == T_F32 else 2.2250738585072014e-308
+    for l in range(32):
+        if not (mask >> l) & 1:
+            continue
+        if binary:
+            r = _float_binary(op, fget(RF32, RF64, ca + l, ty), fget(RF32, RF64, cb + l, ty))
+            fput(R, RF32, RF64, cd + l, ty, r, x3)
+        elif op == OP_FMA:
+            fa = fget(RF32, RF64, ca + l, ty)
+            fc = fget(RF32, RF64, cc + l, ty)
+            if x1 & 2:
+                fa = -fa
+            if x1 & 1:
+                fc = -fc
+            fput(R, RF32, RF64, cd + l, ty, fma64(fa, fget(RF32, RF64, cb + l, ty), fc), x3)
+        elif unary:
+            fput(R, RF32, RF64, cd + l, ty, _float_unary(op, fget(RF32, RF64, ca + l, ty), ty), x3)
+        else:
+            x = fget(RF32, RF64, ca + l, ty)
+            finite = not (math.isinf(x) or x != x)
+            if x1 == 0:
+                r = finite
+            elif x1 == 1:
+                r = math.isinf(x)
+            elif x1 == 2:
+                r = x == x
+            elif x1 == 3:
+                r = x != x
+            elif x1 == 4:
+                r = finite and abs(x) >= tiny
+            else:
+                r = finite and x != 0.0 and abs(x) < tiny
+            R[cd + l] = 1 if r else 0
     return 0
 
 
-@njit(cache=True, inline="always")
-def _carry_lane(row, R, base, l, cf):
+@njit(cache=True)
+def _carry(row, R, base, mask, cf):
     """Integer mul, mad, madc, addc, subc, and add/sub setting the carry (``x2``): the
     carry (and borrow) in the warp's carry slot ``cf``."""
     op, ty, x1, x2 = row[F_OP], row[F_TY], row[F_X1], row[F_X2]
-    cd, ca = base + 32 * row[F_D] + l, base + 32 * row[F_A] + l
-    cb, cc = base + 32 * row[F_B] + l, base + 32 * row[F_C] + l
-    if op == OP_MUL:
-        R[cd] = _mul(ival(R[ca], ty), ival(R[cb], ty), ty, x1)
-    elif op == OP_MAD or op == OP_MADC:
-        p = _mul(ival(R[ca], ty), ival(R[cb], ty), ty, x1)
-        cty = ty
-        if x1 == 2:
-            cty = T_S64 if is_signed(ty) else T_U64
-        cin = R[cf + l] if op == OP_MADC else 0
-        if x2 != 0 or op == OP_MADC:
-            s, co = _carry_add(p, ival(R[cc], cty), cin, cty if x1 == 2 else ty)
-            R[cd] = s
-            if x2 != 0:
-                R[cf + l] = co
+    cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
+    cb, cc = base + 32 * row[F_B], base + 32 * row[F_C]
+    cty = ty
+    if x1 == 2:
+        cty = T_S64 if is_signed(ty) else T_U64
+    for l in range(32):
+        if not (mask >> l) & 1:
+            continue
+        if op == OP_MUL:
+            R[cd + l] = _mul(ival(R[ca + l], ty), ival(R[cb + l], ty), ty, x1)
+        elif op == OP_MAD or op == OP_MADC:
+            p = _mul(ival(R[ca + l], ty), ival(R[cb + l], ty), ty, x1)
+            cin = R[cf + l] if op == OP_MADC else 0
+            if x2 != 0 or op == OP_MADC:
+                s, co = _carry_add(p, ival(R[cc + l], cty), cin, cty if x1 == 2 else ty)
+                R[cd + l] = s
+                if x2 != 0:
+                    R[cf + l] = co
+            else:
+                R[cd + l] = p + ival(R[cc + l], cty)
         else:
-            R[cd] = p + ival(R[cc], cty)
-    else:
-        cin = R[cf + l] if (op == OP_ADDC or op == OP_SUBC) else 0
-        av, bv = ival(R[ca], ty), ival(R[cb], ty)
-        if op == OP_SUB or op == OP_SUBC:
-            # a - b - borrow == a + ~b + (1 - borrow), carry == not borrow
-            s, co = _carry_add(av, ~bv, 1 - cin if op == OP_SUBC else 1, ty)
-            R[cd] = s
-            if x2 != 0:
-                R[cf + l] = 1 - co
-        else:
-            s, co = _carry_add(av, bv, cin, ty)
-            R[cd] = s
-            if x2 != 0:
-                R[cf + l] = co
+            cin = R[cf + l] if (op == OP_ADDC or op == OP_SUBC) else 0
+            av, bv = ival(R[ca + l], ty), ival(R[cb + l], ty)
+            if op == OP_SUB or op == OP_SUBC:
+                # a - b - borrow == a + ~b + (1 - borrow), carry == not borrow
+                s, co = _carry_add(av, ~bv, 1 - cin if op == OP_SUBC else 1, ty)
+                R[cd + l] = s
+                if x2 != 0:
+                    R[cf + l] = 1 - co
+            else:
+                s, co = _carry_add(av, bv, cin, ty)
+                R[cd + l] = s
+                if x2 != 0:
+                    R[cf + l] = co
 
 
-@njit(cache=True, inline="always")
-def _int_lane(row, R, base, l):
+@njit(cache=True)
+def _int(row, R, base, mask):
     """Predicate logic, integer unary and binary operations, bit operations, pack and
     unpack."""
-    op, ty, x1, x2 = row[F_OP], row[F_TY], row[F_X1], row[F_X2]
-    cd, ca = base + 32 * row[F_D] + l, base + 32 * row[F_A] + l
-    cb, cc, ce = base + 32 * row[F_B] + l, base + 32 * row[F_C] + l, base + 32 * row[F_E] + l
-    if ty == T_PRED:
-        pa = R[ca] != 0
+    op, ty = row[F_OP], row[F_TY]
+    cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
+    if ty == T_PRED or op == OP_PACK or op == OP_UNPACK:
+        _int_other(row, R, base, mask)
+        return
+    cb, cc = base + 32 * row[F_B], base + 32 * row[F_C]
+    x1 = row[F_X1]
+    for l in range(32):
+        if not (mask >> l) & 1:
+            continue
+        a = R[ca + l]
         if op == OP_NOT:
-            r = not pa
+            R[cd + l] = ~a
+        elif op == OP_CNOT:
+            R[cd + l] = 1 if ival(a, ty) == 0 else 0
+        elif op == OP_ABS:
+            R[cd + l] = abs(ival(a, ty))
+        elif op == OP_NEG:
+            R[cd + l] = -ival(a, ty)
+        elif op == OP_POPC:
+            R[cd + l] = popc(a, x1)
+        elif op == OP_CLZ:
+            R[cd + l] = clz(a, x1)
+        elif op == OP_BFIND:
+            R[cd + l] = bfind(a, ty, x1)
+        elif op == OP_BREV:
+            R[cd + l] = brev(a, bits_of(ty))
+        elif op == OP_BFE:
+            R[cd + l] = bfe(a, R[cb + l], R[cc + l], ty)
+        elif op == OP_BFI:
+            R[cd + l] = bfi(a, R[cb + l], R[cc + l], R[base + 32 * row[F_E] + l], ty)
+        elif op == OP_PRMT:
+            R[cd + l] = prmt(a & M32, R[cb + l] & M32, R[cc + l])
+        elif op == OP_LOP3:
+            R[cd + l] = lop3(a, R[cb + l], R[cc + l], x1)
+        elif op == OP_SHR:
+            R[cd + l] = shr(a, R[cb + l] & M32, ty)
+        elif op == OP_SHL:
+            R[cd + l] = _int_binary(op, ival(a, ty), R[cb + l], ty)
         else:
-            pb = R[cb] != 0
-            r = (pa and pb) if op == OP_AND else ((pa or pb) if op == OP_OR else pa != pb)
-        R[cd] = 1 if r else 0
-    elif op == OP_NOT:
-        R[cd] = ~R[ca]
-    elif op == OP_CNOT:
-        R[cd] = 1 if ival(R[ca], ty) == 0 else 0
-    elif op == OP_ABS:
-        R[cd] = abs(ival(R[ca], ty))
-    elif op == OP_NEG:
-        R[cd] = -ival(R[ca], ty)
-    elif op == OP_POPC:
-        R[cd] = popc(R[ca], x1)
-    elif op == OP_CLZ:
-        R[cd] = clz(R[ca], x1)
-    elif op == OP_BFIND:
-        R[cd] = bfind(R[ca], ty, x1)
-    elif op == OP_BREV:
-        R[cd] = brev(R[ca], bits_of(ty))
-    elif op == OP_BFE:
-        R[cd] = bfe(R[ca], R[cb], R[cc], ty)
-    elif op == OP_BFI:
-        R[cd] = bfi(R[ca], R[cb], R[cc], R[ce], ty)
-    elif op == OP_PRMT:
-        R[cd] = prmt(R[ca] & M32, R[cb] & M32, R[cc])
-    elif op == OP_LOP3:
-        R[cd] = lop3(R[ca], R[cb], R[cc], x1)
-    elif op == OP_PACK:
-        w = x1
+            R[cd + l] = _int_binary(op, ival(a, ty), ival(R[cb + l], ty), ty)
+
+
+@njit(cache=True)
+def _int_other(row, R, base, mask):
+    """Predicate logic (not, and, or, xor), pack and unpack."""
+    op, ty, x1, x2 = row[F_OP], row[F_TY], row[F_X1], row[F_X2]
+    cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
+    cb, cc, ce = base + 32 * row[F_B], base + 32 * row[F_C], base + 32 * row[F_E]
+    cd2 = base + 32 * row[F_D2]
+    w = x1
+    m = 0
+    if op == OP_PACK or op == OP_UNPACK:
         m = -1 if w == 64 else (1 << w) - 1
-        v = R[ca] & m
-        if x2 > 1:
-            v |= (R[cb] & m) << w
-        if x2 > 2:
-            v |= (R[cc] & m) << (2 * w)
-        if x2 > 3:
-            v |= (R[ce] & m) << (3 * w)
-        R[cd] = v
-    elif op == OP_UNPACK:
-        w = x1
-        m = -1 if w == 64 else (1 << w) - 1
-        v = R[ca]
-        R[cd] = v & m
-        if x2 > 1:
-            R[base + 32 * row[F_D2] + l] = shr(v, w, T_U64) & m
-        if x2 > 2:
-            R[cc] = shr(v, 2 * w, T_U64) & m
-        if x2 > 3:
-            R[ce] = shr(v, 3 * w, T_U64) & m
-    else:
-        av = ival(R[ca], ty)
-        bv = R[cb] if (op == OP_SHL or op == OP_SHR) else ival(R[cb], ty)
-        if op == OP_SHR:
-            R[cd] = shr(R[ca], bv & M32, ty)
+    for l in range(32):
+        if not (mask >> l) & 1:
+            continue
+        if ty == T_PRED:
+            pa = R[ca + l] != 0
+            if op == OP_NOT:
+                r = not pa
+            else:
+                pb = R[cb + l] != 0
+                r = (pa and pb) if op == OP_AND else ((pa or pb) if op == OP_OR else pa != pb)
+            R[cd + l] = 1 if r else 0
+        elif op == OP_PACK:
+            v = R[ca + l] & m
+            if x2 > 1:
+                v |= (R[cb + l] & m) << w
+            if x2 > 2:
+                v |= (R[cc + l] & m) << (2 * w)
+            if x2 > 3:
+                v |= (R[ce + l] & m) << (3 * w)
+            R[cd + l] = v
         else:
-            R[cd] = _int_binary(op, av, bv, ty)
+            v = R[ca + l]
+            R[cd + l] = v & m
+            if x2 > 1:
+                R[cd2 + l] = shr(v, w, T_U64) & m
+            if x2 > 2:
+                R[cc + l] = shr(v, 2 * w, T_U64) & m
+            if x2 > 3:
+                R[ce + l] = shr(v, 3 * w, T_U64) & m

@@ -340,7 +340,7 @@ def _home(a, w, L):
     return a
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pop_converged(stk, sp, w):
     while sp[w] >= 0 and (stk[w, sp[w], 0] == stk[w, sp[w], 1] or stk[w, sp[w], 2] == 0):
         sp[w] -= 1
@@ -932,14 +932,15 @@ def _atomic_pass(w, t, prog, mem, L, S, E, warps, units):
 def _guarded(row, R, base, mask):
     """The lanes of ``mask`` the instruction's guard predicate lets run."""
     g = row[F_G]
-    if g < 0:
-        return mask
-    neg = row[F_GN] != 0
-    emask = 0
-    cg = base + 32 * g
-    for l in range(32):
-        if (mask >> l) & 1 and ((R[cg + l] != 0) != neg):
-            emask |= 1 << l
+    emask = mask
+    if g >= 0:
+        neg = row[F_GN] != 0
+        emask = 0
+        cg = base + 32 * g
+        for l in range(32):
+            if (mask >> l) & 1 and ((R[cg + l] != 0) != neg):
+                emask |= 1 << l
+    last_use((row, R))
     return emask
 
 
@@ -995,34 +996,12 @@ def _branch(w, b, pc, row, mask, emask, stk, sp, depth, E):
     return status
 
 
-@njit(cache=True, inline="always")
-def _execute(row, op, pc, w, wl, s, b, mask, emask, first, held, prog, mem, L, S, E, warps,
-             rec, scratch):
-    """An instruction's effect on the lanes ``emask`` (a memory access: on ``first``, its
-    address row recorded for all of them; a held atomic: recorded, not applied); 0, or
-    ``ERROR`` (``E`` filled)."""
-    R = warps.R
-    base = w * L[L_NSLOTS] * 32
-    status = 0
-    if op == OP_LD or op == OP_ST or op == OP_ATOM:
-        record = L[L_RECORD] != 0
-        if record:
-            a_rec = rec.ev_addr[S[S_ADDR]]
-            a_rec[:] = -1
-            S[S_ADDR] += 1
-        else:
-            a_rec = rec.ev_addr[:0, 0]
-        if held >= 0:
-            if record:
-                _trace_lanes(row, R, base, emask, w, L, a_rec)
-        elif _memory(row, R, warps.RF32, warps.RF64, mem.M, mem.M16, mem.M32v, mem.M64,
-                     mem.MF32, mem.MF64, base, first, w, b, L, prog.regions, E, pc,
-                     a_rec) != 0:
-            status = ERROR
-        elif first != emask and record:
-            _trace_lanes(row, R, base, emask & ~first, w, L, a_rec)
-    elif op == OP_SPECIAL:
-        cd = base + 32 * row[F_D]
+@njit(cache=True)
+def _special_op(row, op, R, base, emask, mask, wl, s, b, L, S):
+    """A special register read, a ``cvta`` between a window and the generic space, or
+    ``activemask``, on the lanes ``emask``."""
+    cd = base + 32 * row[F_D]
+    if op == OP_SPECIAL:
         for l in range(32):
             if (emask >> l) & 1:
                 R[cd + l] = _special(row[F_X1], l, wl, b, L, S)
@@ -1039,25 +1018,14 @@ def _execute(row, op, pc, w, wl, s, b, mask, emask, first, held, prog, mem, L, S
             shift = BASE + L[L_PAR_OFF]
         if row[F_X2] != 0:
             shift = -shift
-        cd, ca = base + 32 * row[F_D], base + 32 * row[F_A]
+        ca = base + 32 * row[F_A]
         for l in range(32):
             if (emask >> l) & 1:
                 R[cd + l] = R[ca + l] + shift
-    elif op == OP_SHFL:
-        _shfl(row, R, base, emask, scratch)
-    elif op == OP_VOTE:
-        _vote(row, R, base, emask)
-    elif op == OP_ACTIVEMASK:
-        cd = base + 32 * row[F_D]
+    else:
         for l in range(32):
             if (emask >> l) & 1:
                 R[cd + l] = mask
-    elif op != OP_NOP:
-        if alu(row, R, warps.RF32, warps.RF64, base, emask, L[L_CARRY]) != 0:
-            E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_UNSUPPORTED, pc, w, b
-            status = ERROR
-    last_use((prog, mem, L, S, E, warps, rec, scratch))
-    return status
 
 
 @njit(cache=True, inline="always")
@@ -1098,8 +1066,13 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch):
     """Warp ``w`` from cycle ``t`` (its clock, blocks together) until it yields: at a
     barrier, done, after a global access (blocks together), or where the budget, a full
     trace or an error stops the run; (``RUNNING`` or that status, its clock)."""
-    code, R, stk, sp, wstat = prog.code, warps.R, warps.stk, warps.sp, warps.wstat
+    # the tables' arrays as locals, once a turn: the loop hands them to jitted calls,
+    # which would otherwise count a reference to each at every instruction
+    code, regions, R, RF32, RF64 = prog.code, prog.regions, warps.R, warps.RF32, warps.RF64
+    stk, sp, wstat = warps.stk, warps.sp, warps.wstat
+    wcount, tcount = rec.wcount, rec.tcount
     T = units.T
+    record = L[L_RECORD] != 0
     conc = T.shape[0] > 0
     nw, depth = L[L_NW], L[L_DEPTH]
     s = w // nw if conc else 0
@@ -1120,7 +1093,7 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch):
         row = code[pc]
         op = row[F_OP]
         is_mem = op == OP_LD or op == OP_ST or op == OP_ATOM
-        if S[S_EXEC] >= stop or (L[L_RECORD] != 0 and
+        if S[S_EXEC] >= stop or (record and
                                  not _record_event(is_mem, pc, mask, b * nw + wl, S, rec)):
             if conc:                        # it goes on first next call, as if
                 warps.clock[w] = t          # nothing had stopped it
@@ -1129,13 +1102,13 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch):
             break
         emask = _guarded(row, R, base, mask)
         S[S_EXEC] += 1
-        rec.wcount[pc] += 1
+        wcount[pc] += 1
         n_act = 0
         x = mask
         while x:
             x &= x - 1
             n_act += 1
-        rec.tcount[pc] += n_act
+        tcount[pc] += n_act
         S[S_THREADS] += n_act
         nxt = pc + 1
         ti = t                              # the instruction's issue cycle
@@ -1175,10 +1148,35 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch):
                     held, hs = _queue_full(ti + 0.5 * T[T_ATOM_LAT], nl, units.lines,
                                            units.busy_line, units.qring, units.qhead,
                                            int(T[T_QUEUE]))
-        if emask != 0 and _execute(row, op, pc, w, wl, s, b, mask, emask, first, held, prog,
-                                   mem, L, S, E, warps, rec, scratch) != 0:
-            status = ERROR
-            break
+        if emask != 0:
+            # the instruction's effect on its lanes (a memory access: on ``first``, its
+            # address row recorded for all of them; a held atomic: recorded, not applied)
+            if is_mem:
+                if record:
+                    a_rec = rec.ev_addr[S[S_ADDR]]
+                    a_rec[:] = -1
+                    S[S_ADDR] += 1
+                else:
+                    a_rec = rec.ev_addr[:0, 0]
+                if held >= 0:
+                    if record:
+                        _trace_lanes(row, R, base, emask, w, L, a_rec)
+                elif _memory(row, R, RF32, RF64, mem.M, mem.M16, mem.M32v, mem.M64, mem.MF32,
+                             mem.MF64, base, first, w, b, L, regions, E, pc, a_rec) != 0:
+                    status = ERROR
+                    break
+                elif first != emask and record:
+                    _trace_lanes(row, R, base, emask & ~first, w, L, a_rec)
+            elif op == OP_SPECIAL or op == OP_CVTA or op == OP_ACTIVEMASK:
+                _special_op(row, op, R, base, emask, mask, wl, s, b, L, S)
+            elif op == OP_SHFL:
+                _shfl(row, R, base, emask, scratch)
+            elif op == OP_VOTE:
+                _vote(row, R, base, emask)
+            elif op != OP_NOP and alu(row, R, RF32, RF64, base, emask, L[L_CARRY]) != 0:
+                E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_UNSUPPORTED, pc, w, b
+                status = ERROR
+                break
         stk[w, top, 0] = nxt
         _pop_converged(stk, sp, w)
         if not conc:
@@ -1194,7 +1192,8 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch):
                 t = ti + T[T_LOAD_LAT]
             _push(units.ht, units.hw, units.hn, t, w)
             break
-    last_use((prog, mem, L, S, E, warps, rec, units, scratch))
+    last_use((code, regions, R, RF32, RF64, stk, sp, wstat, wcount, tcount, T, prog, mem, L, S,
+              E, warps, rec, units, scratch))
     return status, t
 
 
