@@ -32,7 +32,8 @@ def shapes(records):
 
 def emulated_tries(grid, block, lanes, queue, hw=None):
     from simulator.kernelcode import emulator as em
-    from simulator.kernelcode.launch import atomic_timing, emulate_kernel
+    from simulator.kernelcode.atomics import atomic_timing
+    from simulator.kernelcode.launch import emulate_kernel
     from simulator.measure import micro
     T = atomic_timing(hw)
     T[em.T_QUEUE] = queue

@@ -25,6 +25,36 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.fast)
 
 
+#: what the controller of a spread run compiles into numba's cache before its workers start,
+#: two commands at a time, each compiling engines the other does not: otherwise, in a
+#: fresh clone, every worker compiles them all at once (minutes each)
+_WARM_FIRST = (
+    [["simulate", "simt", "--hw", "h100-sxm", "--kernel", "gemm-naive", "--m", "64", "--n", "64",
+      "--k", "64", "--mode", m] for m in ("full", "analytic")],
+    [["emulate", "examples/kernels.py:launch_block_sum"],
+     ["simulate", "systolic", "--hw", "systolic-8x8", "--workload", "gemm:64x48x40"]],
+)
+
+
+def pytest_configure(config):
+    """A run spread over workers (``-n``), not the fast tier: the engines compiled first
+    (a few seconds where numba's cache has them already)."""
+    import shlex
+    import subprocess
+    import sys
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None) \
+            or "fast" in (config.option.markexpr or ""):
+        return
+    root = os.path.dirname(os.path.dirname(__file__))
+
+    def chain(cmds):
+        return " && ".join(shlex.join([sys.executable, "-m", "simulator", *c]) + " >/dev/null"
+                           for c in cmds)
+    procs = [subprocess.Popen(chain(cmds), shell=True, cwd=root) for cmds in _WARM_FIRST]
+    for p in procs:
+        p.wait(timeout=1800)
+
+
 def pytest_addoption(parser):
     parser.addoption("--regen-golden", action="store_true", default=False,
                      help="rewrite golden files under tests/golden/ (review the diff)")

@@ -10,9 +10,10 @@ from numba import cuda
 
 import hwmodels
 import simulator as rs
-from simulator.kernelcode import compiled, timing
+from simulator.kernelcode import atomics, compiled, timing
 from simulator.kernelcode import emulator as em
-from simulator.kernelcode.launch import atomic_timing, emulate_kernel
+from simulator.kernelcode.atomics import atomic_timing
+from simulator.kernelcode.launch import emulate_kernel
 from simulator.measure import micro
 from workloads.kernelsuite import all_cases, compare
 
@@ -96,7 +97,7 @@ def test_the_atomic_unit_bound_is_its_closed_form(spread, cas):
     l2 = H100.l2
     each = l2.atomic_cas_cycles if cas else l2.atomic_cycles
     want = 32 * (each + l2.atomic_lane_cycles * (-(-32 // spread) - 1))
-    assert timing.atomic_unit_cycles(c, tr, H100) == pytest.approx(want, rel=1e-9)
+    assert atomics.atomic_unit_cycles(c, tr, H100) == pytest.approx(want, rel=1e-9)
 
 
 ADDS = """import numpy as np
@@ -348,7 +349,7 @@ def test_the_atomic_unit_bound_charges_a_lone_lanes_request_its_own_figure():
     args = [np.zeros(1, np.int32), np.zeros(64, np.int32)]
     c = compiled.compile(_one_add, args, timing.cc_of(H100))
     _, tr, _ = timing.trace_program(c, _one_add, H100, (16,), (128,), args, mode="full")
-    assert timing.atomic_unit_cycles(c, tr, H100) == \
+    assert atomics.atomic_unit_cycles(c, tr, H100) == \
         pytest.approx(64 * H100.l2.atomic_lane_cycles, rel=1e-9)
 
 

@@ -147,6 +147,16 @@ def _file_entry(path: Path) -> str:
     return f"== {path.name}\n{text}"
 
 
+def written(name: str, filename: str) -> str:
+    """What golden command ``name`` wrote to ``filename`` (as the golden file holds it;
+    ``test_golden_cli`` holds the code to it): for tests that check goals on a run this
+    suite already makes, so that it runs once."""
+    text = (GOLDEN / f"{name}.txt").read_text()
+    head = f"\n== {filename}\n"
+    assert head in text, f"golden {name} holds no {filename}"
+    return text.split(head, 1)[1].split("\n== ", 1)[0]
+
+
 def _drop_wall(o):
     if isinstance(o, dict):
         return {k: _drop_wall(v) for k, v in o.items() if "wall" not in k}

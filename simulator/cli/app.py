@@ -133,34 +133,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit code (see the module's doc). A Ctrl-C that lands
     outside the command (as it starts, on its last line, as the process exits) is exit
     130 as well."""
-    import signal
-    import threading
-    old = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _on_sigint)
     try:
         code = _main(argv)
     except KeyboardInterrupt:
         print("roofsim: interrupted", file=sys.stderr)
         code = 130
-    finally:
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, old)
     return loading.leave(code)
-
-
-def _on_sigint(signum, frame):
-    """Ctrl-C as KeyboardInterrupt, as Python's own handler does -- except where it lands
-    in the import system's weak-reference callback, where Python prints the exception and
-    drops it (the command went on to the end, exit 0): there the signal comes again 10 ms
-    later."""
-    if frame is not None and frame.f_code.co_name == "cb" and \
-            frame.f_code.co_filename.startswith("<frozen importlib"):
-        import signal
-        import threading
-        threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
-        return
-    raise KeyboardInterrupt
 
 
 def _main(argv=None) -> int:

@@ -68,9 +68,22 @@ def leave(code: int) -> int:
 
 
 def ready():
-    """``main`` runs: Ctrl-C is Python's KeyboardInterrupt again (main handles it)."""
+    """``main`` runs: Ctrl-C is a KeyboardInterrupt again (main handles it)."""
     if signal.getsignal(signal.SIGINT) is interrupted_while_loading:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, keyboard_interrupt)
+
+
+def keyboard_interrupt(signum, frame):
+    """Ctrl-C as KeyboardInterrupt, as Python's own handler does -- except where it lands
+    in the import system's weak-reference callback, where Python prints the exception and
+    drops it (the command went on to the end, exit 0): there the signal comes again 10 ms
+    later."""
+    if frame is not None and frame.f_code.co_name == "cb" and \
+            frame.f_code.co_filename.startswith("<frozen importlib"):
+        import threading
+        threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT)).start()
+        return
+    raise KeyboardInterrupt
 
 
 class _StderrNow(logging.Handler):

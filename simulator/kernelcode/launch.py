@@ -23,7 +23,6 @@ from simulator.kernelcode.compiled import compile as compile_kernel
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from hwmodels.schema import SIMTGPU
 
 #: warp-instructions per call into the interpreter (about 0.1-0.5 s)
 SLICE = 1 << 20
@@ -181,7 +180,7 @@ def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int |
     ``concurrent``: run ``resident`` blocks at a time (default: as many as ``nsm`` SMs
     hold by the thread limit), their warps interleaved by time so that atomics land in
     the order their warps reach the L2 (``emulator.run`` with a timing; ``atomics`` its
-    timing, ``emulator.T_*``: default the H100's, ``atomic_timing``). Default (None):
+    timing, ``emulator.T_*``: default the H100's, ``atomics.atomic_timing``). Default (None):
     for a kernel with an atomic compare-and-swap or exchange, whose lock-free loops
     retry as often as other warps' successes make them; blocks one after another else.
     """
@@ -208,6 +207,7 @@ def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int |
     L = lay.launch_vector(prog, gdims, bdims, nsm, record, shared_bytes, nblocks, slots)
     T = np.zeros(0)
     if concurrent:
+        from simulator.kernelcode.atomics import atomic_timing
         T = atomic_timing() if atomics is None else np.asarray(atomics, np.float64)
         if T.shape != (em.T_SIZE,) or not np.isfinite(T).all() or (T < 0).any():
             raise ValueError(f"atomics={atomics!r}: expected {em.T_SIZE} cycle counts >= 0 "
@@ -433,32 +433,6 @@ class _Run:
             if progress is not None:
                 progress(int(S[em.S_BLOCK]), nrun)
         return time.perf_counter() - t0
-
-
-def atomic_timing(hw: SIMTGPU | None = None) -> np.ndarray:
-    """The timing of blocks run together (``emulator.T_*``, cycles) from preset ``hw``'s L2
-    (default the H100 SXM's): its atomics' round trip, a line's atomic unit on a
-    request's first pass with 32 lanes and with one (and on each further pass), the
-    requests it queues in order (``atomic_*`` fields: the atomics and atomic_trace
-    suites' measurements), a global load's L2 latency, a shared access's latency. A
-    preset without atomics figures takes the H100's in cycles, with its own L2 latency
-    for the round trip's share beyond the H100's; the queue is the preset's where it
-    gives one, else the H100's."""
-    import hwmodels
-    h100 = hwmodels.get("h100-sxm").l2
-    hw = hwmodels.get("h100-sxm") if hw is None else hw
-    l2 = hw.l2
-    measured = l2.atomic_latency_cycles is not None
-    src = l2 if measured else h100
-    lat = l2.atomic_latency_cycles if measured else \
-        h100.atomic_latency_cycles - h100.latency_cycles + l2.latency_cycles
-    T = np.zeros(em.T_SIZE)
-    T[em.T_ATOM_LAT], T[em.T_LOAD_LAT] = lat, l2.latency_cycles
-    T[em.T_CAS], T[em.T_ATOM] = src.atomic_cas_cycles, src.atomic_cycles
-    T[em.T_LANE] = src.atomic_lane_cycles
-    T[em.T_SHARED] = hw.sm.shared_latency_cycles
-    T[em.T_QUEUE] = l2.atomic_queue_requests or h100.atomic_queue_requests or 0
-    return T
 
 
 def _block_order(blocks, nblocks) -> np.ndarray:

@@ -31,9 +31,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simulator import arguments as arg
+from simulator.kernelcode import atomics as atomic_units
 from simulator.kernelcode import compiled, sassclass, sassmap
+from simulator.kernelcode.atomics import atomic_timing
 from simulator.kernelcode.compiled import Compiled
-from simulator.kernelcode.launch import MAX_BLOCK, MAX_GRID, atomic_timing, emulate_kernel, launch_dims
+from simulator.kernelcode.launch import MAX_BLOCK, MAX_GRID, emulate_kernel, launch_dims
 from simulator.kernelcode.toolchain import cc_of, sm_arch
 
 if TYPE_CHECKING:
@@ -446,7 +448,7 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
     for k, (p, (prog, tr, _)) in enumerate(zip(probes, traced)):
         c = p.c
         scale = float(prog.block_work.sum()) / max(1.0, float(prog.block_work[prog.blocks].sum()))
-        atomics.append(atomic_unit_cycles(c, tr, hw, scale))
+        atomics.append(atomic_units.atomic_unit_cycles(c, tr, hw, scale))
         ns = len(c.sass.instrs)
         counts = np.bincount(tr.sass_index, minlength=ns) * scale
         threads = np.bincount(tr.sass_index, weights=_popcount(tr.masks), minlength=ns) * scale
@@ -473,8 +475,7 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
     per = [efficiency([r for r in rows if r.get("launch", 0) == k]) for k in range(len(probes))]
     res = dataclasses.replace(res, simt_efficiency=efficiency(rows), launches=[
         dataclasses.replace(lc, simt_efficiency=e) for lc, e in zip(res.launches, per)])
-    res = _atomics_bound(res, atomics, hw)
-    res = _contended_bound(res, [t for _, _, t in traced], hw)
+    res = atomic_units.floors(res, atomics, [t for _, _, t in traced], hw)
     extra = {**res.extra, "sass": rows, "arch": each[0]["arch"],
              "traced_blocks": sum(e["traced_blocks"] for e in each),
              "total_blocks": sum(e["total_blocks"] for e in each)}
@@ -482,82 +483,6 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
         extra["launches"] = each
     return dataclasses.replace(res, workload=" + ".join(e["workload"] for e in each),
                                wall_seconds=time.perf_counter() - wall, extra=extra)
-
-
-def _atomic_kind(ins) -> int:
-    """SASS instruction ``ins``: 0, not an atomic on global memory; 1, an atomic (add,
-    min, ...); 2, a CAS or an exchange (the atomics suite's two rates)."""
-    if ins.op not in ("ATOMG", "REDG", "ATOM", "RED"):
-        return 0
-    return 2 if (".CAS" in ins.opcode or ".EXCH" in ins.opcode) else 1
-
-
-def atomic_unit_cycles(c: Compiled, tr: sassmap.Traces, hw: SIMTGPU, scale: float = 1.0) -> float:
-    """The cycles the busiest L2 line's atomic unit works through the traced warps'
-    atomics (times ``scale``, the launch's work over the traced): each warp request to
-    a line holds it a pass at a time: the first ``emulator.first_pass_cycles`` of its
-    lanes on the line (``atomic_lane_cycles`` for a lone lane up to ``atomic_cycles``
-    for 32, a CAS or an exchange ``atomic_cas_cycles``), ``atomic_lane_cycles`` each
-    further lane on its busiest word (the preset's L2, ``launch.atomic_timing``). One line
-    serves one request at a time, so a launch whose
-    warps pile atomics onto a few words takes at least this long however its SMs run."""
-    from simulator.kernelcode import emulator as em
-    kind = np.array([_atomic_kind(i) for i in c.sass.instrs] + [0], np.int64)
-    k = kind[np.minimum(tr.sass_index, len(kind) - 1)]
-    sel = np.flatnonzero((k > 0) & (tr.rows[:, 5] >= 0))
-    if not len(sel):
-        return 0.0
-    T = atomic_timing(hw)
-    a = tr.addresses[tr.rows[sel, 5], :32]
-    r, lane = np.nonzero(a >= 0)
-    if not len(r):
-        return 0.0
-    words, lanes = np.unique(np.stack([r, a[r, lane]]), axis=1, return_counts=True)
-    req_lines, inv = np.unique(np.stack([words[0], words[1] >> 7]), axis=1, return_inverse=True)
-    most = np.zeros(req_lines.shape[1], np.int64)
-    np.maximum.at(most, inv.ravel(), lanes)
-    total = np.bincount(inv.ravel(), weights=lanes, minlength=req_lines.shape[1])
-    full = np.where(k[sel][req_lines[0]] == 2, T[em.T_CAS], T[em.T_ATOM])
-    busy = em.first_pass_cycles(full, T[em.T_LANE], total) + T[em.T_LANE] * (most - 1)
-    _, line_of = np.unique(req_lines[1], return_inverse=True)
-    return float(np.bincount(line_of.ravel(), weights=busy).max() * scale)
-
-
-def _floor(res, cycles, hw, limiter, key):
-    """``res`` with each launch at least its ``cycles`` (None: no floor): a launch the
-    floor exceeds takes it, limited by ``limiter``; ``extra[key]`` lists the floors."""
-    launches, added = [], 0.0
-    for lc, cyc in zip(res.launches, cycles):
-        if cyc is not None and lc.cycles is not None and cyc > lc.cycles:
-            added += (cyc - lc.cycles) / hw.clock_hz
-            lc = dataclasses.replace(lc, cycles=cyc, limiter=limiter)
-        launches.append(lc)
-    extra = {**res.extra, key: [None if c is None else float(c) for c in cycles]}
-    if not added:
-        return dataclasses.replace(res, extra=extra)
-    return dataclasses.replace(res, seconds=res.seconds + added, launches=launches,
-                               cycles=(res.cycles or 0.0) + added * hw.clock_hz,
-                               limiter=limiter, extra=extra)
-
-
-def _atomics_bound(res, atomics, hw):
-    """``res`` with each launch at least its busiest line's atomic-unit cycles
-    (``atomic_unit_cycles``; the engine times an atomic as a load and does not queue
-    them at their lines): a launch the bound exceeds takes it, limited by
-    ``l2 atomics``; ``extra["atomic_unit_cycles"]`` lists each launch's bound."""
-    return _floor(res, atomics, hw, "l2 atomics", "atomic_unit_cycles")
-
-
-def _contended_bound(res, together, hw):
-    """``res`` with each launch whose blocks the emulator ran together (``_trace``: a
-    CAS or exchange kernel's, every block) at least that run's cycles: its warps' round
-    trips to the L2's atomic units and their turns at them, which the engine (an atomic
-    timed as a load) and the busiest unit's sum (``_atomics_bound``) both leave out. On
-    the atomic_trace suite's CAS loops the run comes within 10% of the H100's time
-    (``tests/test_atomics.py``). A launch it exceeds takes it, limited by ``contended
-    atomics``; ``extra["contended_cycles"]`` lists each launch's run (None: not run
-    together)."""
-    return _floor(res, together, hw, "contended atomics", "contended_cycles")
 
 
 def _engine_columns(rows, lr, counts) -> None:
