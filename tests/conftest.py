@@ -30,8 +30,9 @@ def pytest_collection_modifyitems(config, items):
 #: fresh clone, every worker compiles them all at once (minutes each)
 _WARM_FIRST = (
     [["simulate", "simt", "--hw", "h100-sxm", "--kernel", "gemm-naive", "--m", "64", "--n", "64",
-      "--k", "64", "--mode", m] for m in ("full", "analytic")],
-    [["emulate", "examples/kernels.py:launch_block_sum"],
+      "--k", "64", "--mode", m] for m in ("full", "analytic")]
+    + [["simulate", "kernel", "examples/kernels.py:launch_block_sum", "--hw", "h100-sxm"]],
+    [["emulate", "examples/kernels.py:launch_block_sum"],       # (then the PTX cache)
      ["simulate", "systolic", "--hw", "systolic-8x8", "--workload", "gemm:64x48x40"]],
 )
 
@@ -45,14 +46,28 @@ def pytest_configure(config):
     if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None) \
             or "fast" in (config.option.markexpr or ""):
         return
-    root = os.path.dirname(os.path.dirname(__file__))
+    here = os.path.dirname(__file__)
+    root = os.path.dirname(here)
+    # the test kernels' PTX cache (``ptx_cache``), made once here for every worker
+    import shutil
+    import tempfile
+    d = tempfile.mkdtemp(prefix="roofsim-test-ptx-")
+    config.add_cleanup(lambda: shutil.rmtree(d, ignore_errors=True))
 
     def chain(cmds):
         return " && ".join(shlex.join([sys.executable, "-m", "simulator", *c]) + " >/dev/null"
                            for c in cmds)
-    procs = [subprocess.Popen(chain(cmds), shell=True, cwd=root) for cmds in _WARM_FIRST]
+    ready = os.path.join(d, "ready")
+    warm_ptx = shlex.join([sys.executable, "-c", _WARM, here, root]) + " && touch " + shlex.quote(ready)
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0", ROOFSIM_CACHE=d,
+               PYTHONPATH=os.pathsep.join([root, here]))
+    procs = [subprocess.Popen(chain(_WARM_FIRST[0]), shell=True, cwd=root),
+             subprocess.Popen(chain(_WARM_FIRST[1][:1]) + " && " + warm_ptx + " && "
+                              + chain(_WARM_FIRST[1][1:]), shell=True, cwd=root, env=env)]
     for p in procs:
         p.wait(timeout=1800)
+    if os.path.exists(ready):       # (else each worker makes its own, and says why not)
+        os.environ["ROOFSIM_TEST_PTX_CACHE"] = d
 
 
 def pytest_addoption(parser):
@@ -102,13 +117,15 @@ def ptx_cache(tmp_path_factory):
     import sys
     here = os.path.dirname(__file__)
     root = os.path.dirname(here)
-    d = str(tmp_path_factory.mktemp("ptx-cache"))
+    made = os.environ.get("ROOFSIM_TEST_PTX_CACHE")     # by the controller of a spread run
+    d = made or str(tmp_path_factory.mktemp("ptx-cache"))
     old = os.environ.get("ROOFSIM_CACHE")
     os.environ["ROOFSIM_CACHE"] = d
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0", PYTHONPATH=os.pathsep.join([root, here]))
-    r = subprocess.run([sys.executable, "-c", _WARM, here, root], env=env,
-                       capture_output=True, text=True, timeout=1500)
-    assert r.returncode == 0, r.stderr[-2000:]
+    if not made:
+        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0", PYTHONPATH=os.pathsep.join([root, here]))
+        r = subprocess.run([sys.executable, "-c", _WARM, here, root], env=env,
+                           capture_output=True, text=True, timeout=1500)
+        assert r.returncode == 0, r.stderr[-2000:]
     yield d
     if old is None:
         os.environ.pop("ROOFSIM_CACHE", None)

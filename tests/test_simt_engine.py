@@ -552,11 +552,12 @@ def test_hopper_l1_serves_scattered_lines_one_a_cycle():
     rows = api.build(H100, "gemm-naive", m=512, n=512, k=64, thread_x="rows").programs
     cols = api.build(H100, "gemm-naive", m=512, n=512, k=64).programs
     # from an empty L2: the earlier launches' write-backs of a cold start, alike in both,
-    # would dilute the L1's share of the time
+    # would dilute the L1's share of the time; sampled (2 minutes in full mode), within
+    # the 2% of full that test_sampled_within_two_percent_of_full holds it to
     def sim(hw, progs):
-        return engine.simulate(hw, progs, l2="flushed").cycles
+        return engine.simulate(hw, progs, l2="flushed", mode="sampled").cycles
     assert sim(H100, rows) > 1.25 * sim(by_bytes, rows)
-    assert sim(H100, cols) == pytest.approx(sim(by_bytes, cols), rel=0.01)
+    assert sim(H100, cols) == pytest.approx(sim(by_bytes, cols), rel=0.02)
     with pytest.raises(ValueError, match="lines_per_cycle"):
         dataclasses.replace(H100.sm.l1, lines_per_cycle=0)
 

@@ -168,12 +168,19 @@ def _args(at, e):
     return a
 
 
-def _torch_kernel(path, i, e) -> TorchKernel:
+def _event(path, i, e, what) -> tuple:
+    """A trace event's name, where it is (for messages) and its args; ``what`` is
+    ``kernel`` or ``operator``."""
     name = e.get("name")
     if not isinstance(name, str):
-        raise ValueError(f"{path}: event {i} (a kernel): name = {_show(name)}: a string")
-    at = f"{path}: event {i}, kernel {_show(name, 60)}"
-    a = _args(at, e)
+        article = "an" if what[0] in "aeiou" else "a"
+        raise ValueError(f"{path}: event {i} ({article} {what}): name = {_show(name)}: a string")
+    at = f"{path}: event {i}, {what} {_show(name, 60)}"
+    return name, at, _args(at, e)
+
+
+def _torch_kernel(path, i, e) -> TorchKernel:
+    name, at, a = _event(path, i, e, "kernel")
     if "dur" not in e:
         raise ValueError(f"{at}: no dur (its duration in microseconds)")
     allowed = (f"a duration is a finite number of microseconds, >= 0 and at most an hour "
@@ -210,11 +217,7 @@ def _strings(at, field, v):
 
 
 def _torch_op(path, i, e) -> TorchOp:
-    name = e.get("name")
-    if not isinstance(name, str):
-        raise ValueError(f"{path}: event {i} (an operator): name = {_show(name)}: a string")
-    at = f"{path}: event {i}, operator {_show(name, 60)}"
-    a = _args(at, e)
+    name, at, a = _event(path, i, e, "operator")
     ts = _number(at, "ts", e.get("ts"), "a finite number (its start in microseconds)")
     dims = a.get("Input Dims", [])
     if not isinstance(dims, list):

@@ -269,23 +269,20 @@ def _mov(dec, i: _Ins, row):
     ty = _type(i.last, ins)
     d, a = _operands(ins, 2)
     row[F_TY] = ty
-    if a.startswith("{"):
-        parts = [p.strip() for p in a.strip("{}").split(",")]
-        row[F_OP] = OP_PACK
+    if a.startswith("{") or d.startswith("{"):     # a vector packed, or unpacked
+        pack = a.startswith("{")
+        parts = [p.strip() for p in (a if pack else d).strip("{}").split(",")]
+        row[F_OP] = OP_PACK if pack else OP_UNPACK
         row[F_X1] = BYTES[ty] * 8 // len(parts)
         row[F_X2] = len(parts)
-        for field, p in zip((F_A, F_B, F_C, F_E), parts):
-            row[field] = dec.src(p, T_U64, ins)
-        row[F_D] = dec.dst(d, ins)
-        return row
-    if d.startswith("{"):
-        parts = [p.strip() for p in d.strip("{}").split(",")]
-        row[F_OP] = OP_UNPACK
-        row[F_X1] = BYTES[ty] * 8 // len(parts)
-        row[F_X2] = len(parts)
-        for field, p in zip((F_D, F_D2, F_C, F_E), parts):
-            row[field] = dec.dst(p, ins)
-        row[F_A] = dec.src(a, ty, ins)
+        if pack:
+            for field, p in zip((F_A, F_B, F_C, F_E), parts):
+                row[field] = dec.src(p, T_U64, ins)
+            row[F_D] = dec.dst(d, ins)
+        else:
+            for field, p in zip((F_D, F_D2, F_C, F_E), parts):
+                row[field] = dec.dst(p, ins)
+            row[F_A] = dec.src(a, ty, ins)
         return row
     row[F_D] = dec.dst(d, ins)
     if a.startswith("%") and a[1:] in SPECIAL and dec.reg(a, ins, False) is None:
