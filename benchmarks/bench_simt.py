@@ -69,8 +69,8 @@ def main(argv=None):
              "relu", dict(n=1 << 24, grid=8448, block=1024))):
         print(what)
         prob = api.build(hw, kernel, **kw)
-        f = engine.simulate(hw, prob.programs, mode="full", l2_warm=True)
-        s = engine.simulate(hw, prob.programs, mode="sampled", l2_warm=True)
+        f = engine.simulate(hw, prob.programs, mode="full", l2="warm")
+        s = engine.simulate(hw, prob.programs, mode="sampled", l2="warm")
         err = s.estimated_error       # None: loop-trip extrapolation alone has no estimate
         print(f"  full {f.cycles:.0f} cycles in {f.wall_seconds:.2f} s; sampled {s.cycles:.0f} "
               f"({s.cycles / f.cycles - 1:+.2%}, "

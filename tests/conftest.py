@@ -9,7 +9,7 @@ import pytest
 #: the fast tier (``pytest -m fast``): the test files that compile none of the engines
 #: with numba and launch no long run -- hardware, workloads, bounds, schemas, the CLI's
 #: parsing and errors, the PTX parser and decoder, the docs' tables: a contributor's check
-#: in about three minutes on two cores (docs/contributing.md)
+#: in under a minute on two cores (docs/performance.md, "The tests")
 FAST = {
     "test_units.py", "test_hwmodels.py", "test_hw_files.py", "test_workloads.py",
     "test_bounds.py", "test_occupancy.py", "test_one_house.py", "test_cli_package.py",
