@@ -28,9 +28,11 @@ def pytest_collection_modifyitems(config, items):
 #: what the controller of a spread run compiles into numba's cache before its workers start,
 #: two commands at a time, each compiling engines the other does not: otherwise, in a
 #: fresh clone, every worker compiles them all at once (minutes each)
+#: the commands that compile the SIMT engine and the analytic model (``warm_engines``)
+_ENGINE_RUNS = [["simulate", "simt", "--hw", "h100-sxm", "--kernel", "gemm-naive", "--m", "64",
+                 "--n", "64", "--k", "64", "--mode", m] for m in ("full", "analytic")]
 _WARM_FIRST = (
-    [["simulate", "simt", "--hw", "h100-sxm", "--kernel", "gemm-naive", "--m", "64", "--n", "64",
-      "--k", "64", "--mode", m] for m in ("full", "analytic")]
+    _ENGINE_RUNS
     + [["simulate", "kernel", "examples/kernels.py:launch_block_sum", "--hw", "h100-sxm"]],
     [["emulate", "examples/kernels.py:launch_block_sum"],       # (then the PTX cache)
      ["simulate", "systolic", "--hw", "systolic-8x8", "--workload", "gemm:64x48x40"]],
@@ -139,10 +141,9 @@ def warm_engines(root):
     run simulating by then, and the tests run in any order, over several processes."""
     import subprocess
     import sys
-    for mode in ("full", "analytic"):
-        subprocess.run([sys.executable, "-m", "simulator", "simulate", "simt", "--hw", "h100-sxm",
-                        "--kernel", "gemm-naive", "--m", "64", "--n", "64", "--k", "64", "--mode",
-                        mode], cwd=root, capture_output=True, timeout=900, check=True)
+    for cmd in _ENGINE_RUNS:
+        subprocess.run([sys.executable, "-m", "simulator", *cmd], cwd=root, capture_output=True,
+                       timeout=900, check=True)
 
 
 @pytest.fixture
