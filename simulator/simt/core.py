@@ -757,7 +757,7 @@ def _next_dispatch(hp, bs, sms):
 # ---------------------------------------------------------------- issue
 
 @njit(cache=True, inline='always')
-def _look(t, sm, sc, tmpl, hp, w, sch, sms, stalls, st):
+def _look(t, sm, sc, tmpl, hp, unit_by_op, w, sch, sms, stalls, st):
     """Scheduler (sm, sc), due at cycle t: still busy from its last issue, it is due
     again when that ends; else its cycles since the last look are charged to their
     cause, and it picks a warp (``_pick_warp``); with none ready, it is due again when
@@ -771,16 +771,16 @@ def _look(t, sm, sc, tmpl, hp, w, sch, sms, stalls, st):
         st[S_LOOKS] += 1
         stalls[sch.cause[sm, sc]] += t - sch.charged[sm, sc]
         sch.charged[sm, sc] = t
-        g, best_ready, best_cause = _pick_warp(t, sm, sc, tmpl, hp, w, sch, sms)
+        g, best_ready, best_cause = _pick_warp(t, sm, sc, tmpl, hp, unit_by_op, w, sch, sms)
         if g < 0:
             sch.cause[sm, sc] = best_cause
             sch.next_check[sm, sc] = best_ready if best_ready > t else t + 1
-    last_use((tmpl, hp, w, sch, sms, stalls, st))
+    last_use((tmpl, hp, unit_by_op, w, sch, sms, stalls, st))
     return g
 
 
 @njit(cache=True, inline='always')
-def _pick_warp(t, sm, sc, tmpl, hp, w, sch, sms):
+def _pick_warp(t, sm, sc, tmpl, hp, unit_by_op, w, sch, sms):
     """The warp scheduler (sm, sc) issues from at cycle t: GTO, the last warp first
     (greedy), then the others oldest first; LRR, round robin from the warp after the last
     one issued. A warp can issue when it is running, its scoreboard lets it, its pipe is
@@ -823,7 +823,7 @@ def _pick_warp(t, sm, sc, tmpl, hp, w, sch, sms):
                 best_cause = MEMORY if w.dep_load[g] else DEPENDENCY
             continue
         op = tmpl[w.pc[g], 0]
-        unit = _unit_free(pipes.unit_of(op, hp), sm, sc, t, sch, sms)
+        unit = _unit_free(unit_by_op[op], sm, sc, t, sch, sms)
         if unit > t:
             if unit < best_ready:
                 best_ready = unit
@@ -980,14 +980,14 @@ def _unit_free(u, sm, sc, t, sch, sms):
 
 
 @njit(cache=True, inline='always')
-def _arithmetic(g, sm, sc, t, op, dst, act, hp, w, sch, sms, st):
+def _arithmetic(g, sm, sc, t, op, dst, act, unit_by_op, hold_by_op, lat_by_op, w, sch, sms, st):
     """An ALU, FP32, FP64, branch, uniform or SFU instruction of warp g issued at cycle
     t: its pipe held (``pipes``: the unit and for how long), its destination ready after
     its latency, its counts. (Memory instructions and barriers: nothing.)"""
-    u = pipes.unit_of(op, hp)
+    u = unit_by_op[op]
     if u == pipes.SP or u == pipes.INT or u == pipes.FP64 or u == pipes.SFU \
             or op == isa.UNI:
-        until = t + pipes.hold(op, hp)
+        until = t + hold_by_op[op]
         if u == pipes.SFU:
             sms.sfu_free[sm] = until
             st[S_SFU] += 1
@@ -1001,9 +1001,9 @@ def _arithmetic(g, sm, sc, t, op, dst, act, hp, w, sch, sms, st):
             st[S_SP] += 1
             st[S_FLOPS] += isa.flops(op, act)
         if dst >= 0:
-            w.reg_ready[g, dst] = t + pipes.latency(op, hp, 1, 0.0)
+            w.reg_ready[g, dst] = t + lat_by_op[op]
             w.reg_load[g, dst] = False
-    last_use((hp, w, sch, sms, st))
+    last_use((unit_by_op, hold_by_op, lat_by_op, w, sch, sms, st))
 
 
 @njit(cache=True, inline='always')
@@ -1286,6 +1286,7 @@ def run(code, hp, plan, l2, rec):
     wlive, wrow = w.live, w.row
     wfrom, wbrel, wmwait, wdep, wdepl = w.wfrom, w.brel, w.mwait, w.dep, w.dep_load
     issue_iv = hp[H_ISSUE]
+    unit_by_op, hold_by_op, lat_by_op = pipes.resolve(hp)
     site_of, n_sites, mcap = rec.site_of, rec.n_sites, rec.memory_cap
     wtv, waddr, wblock, windex = w.tv, w.addr, w.block, w.index
     bpos, blive, bbar = bs.position, bs.live, bs.at_barrier
@@ -1310,7 +1311,7 @@ def run(code, hp, plan, l2, rec):
             for sc in range(n_sched):
                 if next_check[sm, sc] > t:
                     continue
-                g = _look(t, sm, sc, tmpl, hp, w, sch, sms, stalls, st)
+                g = _look(t, sm, sc, tmpl, hp, unit_by_op, w, sch, sms, stalls, st)
                 if g >= 0:
                     op, dst = _issue(g, sm, sc, t, tmpl, hp, w, sch, out)
                     st[S_THREADS] += wact[g]
@@ -1323,13 +1324,14 @@ def run(code, hp, plan, l2, rec):
                     uf = -1.0
                     l1b0 = l2b0 = dr0 = cf0 = l1m0 = l2m0 = 0.0
                     if observe:
-                        u = pipes.unit_of(op, hp)
+                        u = unit_by_op[op]
                         uf = -1.0 if u == pipes.NONE else _unit_free(u, sm, sc, t, sch, sms)
                         l1b0, l2b0, dr0 = st[S_L1B], st[S_L2RB] + st[S_L2WB], st[S_DRB] + st[S_DWB]
                         cf0, l1m0, l2m0 = st[S_CONFLICT], st[S_L1MISS], st[S_L2MISS]
                     # its pipe held, its destination's ready cycle set, its counts: each
                     # kind's helper acts on its own kinds only (``BAR``: none of them)
-                    _arithmetic(g, sm, sc, t, op, dst, wact[g], hp, w, sch, sms, st)
+                    _arithmetic(g, sm, sc, t, op, dst, wact[g], unit_by_op, hold_by_op,
+                                lat_by_op, w, sch, sms, st)
                     _shared_access(g, sm, t, op, dst, wact[g], hp, w, sms, st, scratch)
                     end_t, done = _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms,
                                                  l2, st)

@@ -106,3 +106,21 @@ def latency(op, h, passes, lat_load):
     if k == LAT_LOAD:
         return lat_load
     return 0.0
+
+
+@njit(cache=True)
+def resolve(h):
+    """Per class (rows by ``isa`` opcode), on hardware vector ``h``: the unit it holds
+    (``unit_of``), the cycles it holds it (``hold``) and its result's latency issued alone
+    with one pass and no load (``latency``). Once a launch: the engine's issue reads them by
+    index, where walking the table at each warp it looks at cost it two thirds of its
+    time."""
+    n = PIPES.shape[0]
+    unit = np.empty(n, np.int64)
+    held = np.empty(n)
+    lat = np.empty(n)
+    for op in range(n):
+        unit[op] = unit_of(op, h)
+        held[op] = hold(op, h)
+        lat[op] = latency(op, h, 1, 0.0)
+    return unit, held, lat
