@@ -77,9 +77,11 @@ H100_SXM = SIMTGPU(
              latency_cycles=311,                              # [CAL] latency_l2 (8 MiB chase)
              bandwidth_bytes_per_cycle=2939.43788565864,    # [CAL] l2_read: 5.82 TB/s
              hashed_banks=True,                               # lines hashed over slices and channels
-             # [CAL] atomics suite (scripts/fit_atomics.py): one warp's atomic round trip;
-             # a line's atomic unit per warp request (add, CAS) and per further lane on a word
-             atomic_latency_cycles=527, atomic_cycles=4.902, atomic_cas_cycles=9.534,
+             # [CAL] scripts/fit_atomics.py: an atomic's round trip (atomic_trace suite: the
+             # SIMT engine's CAS loops of one lane a warp take the H100's time); a line's
+             # atomic unit per warp request (add, CAS) and per further lane on a word
+             # (atomics suite)
+             atomic_latency_cycles=511.1, atomic_cycles=4.902, atomic_cas_cycles=9.534,
              atomic_lane_cycles=1.256,
              # [CAL] atomic_trace suite (scripts/fit_atomic_queue.py): the requests a line's
              # atomic unit serves in their order of arrival; those beyond get in unordered

@@ -52,9 +52,11 @@ def announce(what: str, functions) -> bool:
     return True
 
 
-def cache_together(folder: str) -> None:
+def cache_together(folder: str, also: tuple = ()) -> None:
     """Make numba's on-disk cache of every ``cache=True`` function defined in the
-    modules of ``folder`` depend on all of those modules' sources, not only its own file.
+    modules of ``folder`` depend on all of those modules' sources, and on the files
+    ``also`` names (modules of other folders whose numba functions they call), not only
+    its own file.
 
     numba stamps a cached function with its own file's contents; a function that calls
     (and inlines) functions of sibling modules would otherwise load stale machine code
@@ -66,13 +68,14 @@ def cache_together(folder: str) -> None:
     from numba.core import caching
 
     folder = os.path.abspath(folder)
+    files = sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py"))
+    files += [os.path.abspath(f) for f in also]
 
     def stamp() -> str:
         h = hashlib.sha256()
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".py"):
-                with open(os.path.join(folder, name), "rb") as f:
-                    h.update(name.encode() + b"\0" + f.read())
+        for path in files:
+            with open(path, "rb") as f:
+                h.update(os.path.basename(path).encode() + b"\0" + f.read())
         return h.hexdigest()
 
     class Together(caching._CacheLocator):

@@ -43,7 +43,7 @@ from simulator.kernelcode.isa import (
     T_F64, T_S8, T_S16, T_S32, T_S64, T_U8, T_U16, T_U32, T_U64)
 # isort: on
 from simulator.kernelcode.lanes import M32, ival, ult64
-from simulator.simt.memory import last_use
+from simulator.simt.memory import first_pass_cycles, last_use
 
 # launch description L
 (L_GX, L_GY, L_GZ, L_BX, L_BY, L_BZ, L_NT, L_NW, L_NSLOTS, L_SH_OFF, L_SH_SIZE,
@@ -543,16 +543,6 @@ def _trace_lanes(row, R, base, mask, w, L, rec):
 
 
 @njit(cache=True)
-def first_pass_cycles(full, one, lanes):
-    """A line's atomic unit on a request's first pass, with ``lanes`` of its lanes on the
-    line: ``one`` for a lone lane, ``full`` for all 32 (the atomics suite's warps), in
-    proportion between (the atomic_trace suite: a lone lane's CAS takes no more than a
-    fourth of a whole warp's, twelve lanes' about half). Each further pass (lanes on a
-    word already served) takes ``one``."""
-    return one + (full - one) * (lanes - 1) / 31.0
-
-
-@njit(cache=True)
 def _serve(arrive, full, one, mode, nl, lines, busy_line, busy_t, qring, qhead):
     """A request's pass reaching ``nl`` lines (``lines[k] = (line, most lanes on one of
     its words, its lanes)``) at ``arrive`` waits for each line's unit, holding it
@@ -591,7 +581,10 @@ def _queue_full(arrive, nl, lines, busy_line, qring, qhead, Q):
         if busy_line[h] != lines[k, 0] or qhead[h] < Q:
             continue
         oldest = qring[h, qhead[h] % Q]
-        if oldest > arrive and oldest > slot:
+        # (a held request's token comes back at ``slot - half`` and arrives at that plus
+        # half: a rounding short of the slot itself, which must count as arrived -- or
+        # it is held again at the same slot, for ever)
+        if oldest > arrive + 1e-9 * max(1.0, arrive) and oldest > slot:
             slot, hs = oldest, h
     return slot, hs
 

@@ -1,7 +1,8 @@
 """A SASS instruction as the SIMT engine times it: its class, registers and access.
 
 ``classify(instr)`` gives the engine's opcode class (``simulator.simt.isa``: ALU, IMAD,
-IMADW, FFMA, FADD, DFMA, SFU, UNI, BRA, BAR, LDG, STG, LDS, STS), the register it writes
+IMADW, FFMA, FADD, DFMA, SFU, UNI, BRA, BAR, LDG, STG, LDS, STS, and the global atomics
+ATOM, ACAS, RED), the register it writes
 and up to three it reads (numbered: R0-R255 as 0-255, P0-P6 from 256, UR0-UR63 from 263,
 UP0-UP6 from 327; RZ, PT, URZ, UPT are no register), the memory it touches (``MEM_*``)
 and the width of each lane's access in bytes.
@@ -15,10 +16,10 @@ FMNMX, FSEL and FSETP among them, as pipe_alu counts them), transcendental and
 conversion instructions on the SFU/XU (MUFU, I2F, F2I, F2F, FRND, POPC, FLO, BREV), the
 uniform datapath (U*, S2UR: an issue slot, no lane pipe), control (BRA, BSSY, BSYNC, EXIT,
 ...: an issue slot), BAR.
-Loads and stores go by their space: global and generic (LDG, LD, LDL, ATOMG, RED...:
-the L1/L2/DRAM path), shared (LDS, LDSM, STS, STSM, ATOMS: banks; LDSM and STSM move
-8x8 b16 matrices, each giving lane a 16-byte row). Constant-cache reads (LDC)
-and shuffles and votes count as ALU work here.
+Loads and stores go by their space: global and generic (LDG, LD, LDL: the L1/L2/DRAM path;
+ATOMG, ATOM, RED: the L2's atomic units, CAS and exchange apart), shared (LDS, LDSM, STS,
+STSM, ATOMS: banks; LDSM and STSM move 8x8 b16 matrices, each giving lane a 16-byte row).
+Constant-cache reads (LDC) and shuffles and votes count as ALU work here.
 """
 from __future__ import annotations
 
@@ -47,6 +48,12 @@ _LOADS = {"LDG": MEM_GLOBAL, "LD": MEM_GENERIC, "LDL": MEM_LOCAL, "LDS": MEM_SHA
 _STORES = {"STG": MEM_GLOBAL, "ST": MEM_GENERIC, "STL": MEM_LOCAL, "STS": MEM_SHARED,
            "STSM": MEM_SHARED, "RED": MEM_GLOBAL, "REDG": MEM_GLOBAL}
 _MATRIX = {"LDSM", "STSM"}     # 8x8 b16 matrices: each giving lane a 16-byte row
+_ATOMIC = {"ATOMG", "ATOM", "RED", "REDG"}   # global (or generic) atomics
+
+
+def _is_cas(opcode: str) -> bool:
+    """A compare-and-swap or an exchange (the L2 unit's slower rate: the atomics suite)."""
+    return ".CAS" in opcode or ".EXCH" in opcode
 
 
 def _reg_id(kind: str, num: str) -> int:
@@ -109,13 +116,23 @@ def classify(ins) -> tuple:
         # a second destination (a predicate or carry out: ISETP's P0, PT; IADD3's P1)
         if op in ("ISETP", "FSETP", "DSETP", "HSETP2", "PLOP3", "UISETP") and rest:
             rest = rest[1:]
+        # a global atomic writes a predicate first (PT: none), then its result:
+        # ATOMG.E.ADD PT, R9, [R2.64], R9
+        if op in ("ATOMG", "ATOM") and re.fullmatch(r"!?(P\d|PT)", parts[0]) and rest:
+            d = _regs(rest[0])
+            dst = d[0] if d else -1
+            rest = rest[1:]
     else:
         rest = parts
     for p in rest:
         srcs += _regs(p)
     srcs = list(dict.fromkeys(guard + srcs))
     srcs = (srcs + [-1, -1, -1])[:3]
-    if mem in (MEM_GLOBAL, MEM_GENERIC, MEM_LOCAL):
+    if mem in (MEM_GLOBAL, MEM_GENERIC, MEM_LOCAL) and op in _ATOMIC:
+        # served at the L2 by its line's atomic unit (generic ones on a shared address
+        # become shared accesses where the trace finds them there: sassmap)
+        cls = E.RED if op in _STORES else (E.ACAS if _is_cas(opcode) else E.ATOM)
+    elif mem in (MEM_GLOBAL, MEM_GENERIC, MEM_LOCAL):
         cls = E.LDG if op in _LOADS else E.STG
     elif mem == MEM_SHARED:
         cls = E.LDS if op in _LOADS else E.STS

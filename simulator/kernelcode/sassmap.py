@@ -568,7 +568,10 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
                                                  sh_size, loc_base, loc_size)
                         out_addr[m, 32] = swidth[si]
                         if space == 2:
-                            cls = E.LDS if cls == E.LDG else (E.STS if cls == E.STG else cls)
+                            if cls == E.LDG or cls == E.ATOM or cls == E.ACAS:
+                                cls = E.LDS
+                            elif cls == E.STG or cls == E.RED:
+                                cls = E.STS
                         out[k, 0] = cls
                         out[k, 1] = srows[si, 1]
                         out[k, 2] = srows[si, 2]

@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simulator import arguments as arg
-from simulator.kernelcode import atomics as atomic_units
 from simulator.kernelcode import compiled, sassclass, sassmap
 from simulator.kernelcode.atomics import atomic_timing
 from simulator.kernelcode.compiled import Compiled
@@ -117,9 +116,9 @@ def _per_block(tr: sassmap.Traces) -> np.ndarray:
     return np.diff(starts).astype(np.float64)
 
 
-def _touched(tr: sassmap.Traces, arrays, op) -> tuple:
-    """Names of the arrays the rows of class ``op`` address."""
-    rows = tr.rows[(tr.rows[:, 0] == op) & (tr.rows[:, 5] >= 0)]
+def _touched(tr: sassmap.Traces, arrays, ops) -> tuple:
+    """Names of the arrays the rows of the classes ``ops`` address."""
+    rows = tr.rows[np.isin(tr.rows[:, 0], ops) & (tr.rows[:, 5] >= 0)]
     if not len(rows):
         return ()
     a = tr.addresses[rows[:, 5], :32]
@@ -267,8 +266,9 @@ def _trace_program(p: _Probe, tr, blocks, work, cuts=()):
             len(blocks) * -(-launch.threads_per_block // 32) + 1, np.int64),
         blocks=blocks, block_work=work, n_regs=sassclass.N_REGS,
         arrays=tuple((n, base, -(-nbytes // 4)) for n, base, nbytes in p.arrays),
-        loads=_touched(_moved(p, p.ptr) if tr is None else tr, p.arrays, E.LDG),
-        stores=_touched(_moved(p, p.ptr) if tr is None else tr, p.arrays, E.STG),
+        # (an atomic reads and writes its words)
+        loads=_touched(_moved(p, p.ptr) if tr is None else tr, p.arrays, (E.LDG, *E.ATOMICS)),
+        stores=_touched(_moved(p, p.ptr) if tr is None else tr, p.arrays, (E.STG, *E.ATOMICS)),
         regs_per_thread=max(1, c.registers),
         smem_per_block=c.shared_static + int(p.shared_bytes),
         resources_source=f"ptxas -v for {sm_arch(c.kptx.cc)}",
@@ -317,15 +317,11 @@ def _plan(hw, probes, mode, budget, l2):
 
 
 def _trace(p: _Probe, hw, blocks, mode):
-    """(the launch's TraceProgram of ``blocks``, their SASS traces, the cycles the
-    emulator's run of them took where it ran every block of the launch together (a CAS
-    or exchange kernel's: ``launch.emulate_kernel``'s ``concurrent``), else None)."""
+    """(the launch's TraceProgram of ``blocks``, their SASS traces)."""
     c = p.c
     emu = p.em if np.array_equal(blocks, p.probe) else \
         _record(p.kernel, p.g, p.b, p.args, blocks, p.name, p.shared_bytes, c.kptx.cc, hw)
     rec = emu.trace
-    together = emu.cycles if emu.cycles is not None and len(blocks) == p.launch.blocks \
-        else None
     tr = _moved(p, p.ptr if rec is p.em.trace else sassmap.warp_traces(c.smap, rec))
     work = p.work
     if mode == "full":
@@ -340,7 +336,7 @@ def _trace(p: _Probe, hw, blocks, mode):
     touched = {n for n in prog.loads + prog.stores}
     prog = dataclasses.replace(prog, flops=int(round(_flops(tr) * scale)),
                                min_bytes=sum(n for name_, _, n in p.arrays if name_ in touched))
-    return prog, tr, together
+    return prog, tr
 
 
 def trace_program(c: Compiled, kernel: object | str, hw: SIMTGPU, grid: int | Sequence[int],
@@ -357,7 +353,7 @@ def trace_program(c: Compiled, kernel: object | str, hw: SIMTGPU, grid: int | Se
     the sampler pick more)."""
     p = _probe(c, kernel, hw, grid, block, args, mode, name, shared_bytes)
     (blocks,), budget = _plan(hw, [p], mode, budget, l2)
-    prog, tr, _ = _trace(p, hw, blocks, mode)
+    prog, tr = _trace(p, hw, blocks, mode)
     return prog, tr, budget
 
 
@@ -435,7 +431,7 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
     walked = "sampled" if mode == "analytic" else mode
     blocks, budget = _plan(hw, probes, walked, budget, l2)
     traced = [_trace(p, hw, bl, walked) for p, bl in zip(probes, blocks)]
-    progs = [prog for prog, _, _ in traced]
+    progs = [prog for prog, _ in traced]
     if mode == "analytic":
         from simulator.simt import analytic
         jit.announce("SIMT analytic model", [walk.profile_trace])
@@ -444,11 +440,10 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
         jit.announce("SIMT engine", [core.run])
         res = engine.simulate(hw, progs, policy=policy, mode=mode, trace=trace, l2=l2,
                               budget=budget)
-    rows, each, atomics = [], [], []
-    for k, (p, (prog, tr, _)) in enumerate(zip(probes, traced)):
+    rows, each = [], []
+    for k, (p, (prog, tr)) in enumerate(zip(probes, traced)):
         c = p.c
         scale = float(prog.block_work.sum()) / max(1.0, float(prog.block_work[prog.blocks].sum()))
-        atomics.append(atomic_units.atomic_unit_cycles(c, tr, hw, scale))
         ns = len(c.sass.instrs)
         counts = np.bincount(tr.sass_index, minlength=ns) * scale
         threads = np.bincount(tr.sass_index, weights=_popcount(tr.masks), minlength=ns) * scale
@@ -475,8 +470,11 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
     per = [efficiency([r for r in rows if r.get("launch", 0) == k]) for k in range(len(probes))]
     res = dataclasses.replace(res, simt_efficiency=efficiency(rows), launches=[
         dataclasses.replace(lc, simt_efficiency=e) for lc, e in zip(res.launches, per)])
-    res = atomic_units.floors(res, atomics, [t for _, _, t in traced], hw)
-    extra = {**res.extra, "sass": rows, "arch": each[0]["arch"],
+    # the busiest L2 line's atomic unit's work in each launch (what the engine serves
+    # there one request at a time; the analytic model's "atomics" term)
+    from simulator.simt.analytic import atomic_unit_cycles
+    extra = {**res.extra, "atomic_unit_cycles": [atomic_unit_cycles(hw, p) for p in progs],
+             "sass": rows, "arch": each[0]["arch"],
              "traced_blocks": sum(e["traced_blocks"] for e in each),
              "total_blocks": sum(e["total_blocks"] for e in each)}
     if len(probes) > 1:

@@ -66,9 +66,10 @@ from .hwvec import (
     H_L2PART,
     H_L2SVC,
     H_LDSTII,
+    atomic_figures,
     hw_vector,
 )
-from .memory import U_MAX
+from .memory import U_MAX, first_pass_cycles
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -336,8 +337,9 @@ def issue_terms(h: np.ndarray, hw: SIMTGPU, warps: float, prof_w: np.ndarray) ->
         "sfu": warps * prof_w[P.P_SFU_CYC],
         # an SM sends the L2 a store's part-written lines at their own rate
         "partial": warps * prof_w[P.P_GST_PART] * h[H_L1PLINEC],
-        "ldst": warps * (max((prof_w[P.P_GLD] + prof_w[P.P_GST]) * h[H_LDSTII]
-                             + (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG]) * seg
+        "ldst": warps * (max((prof_w[P.P_GLD] + prof_w[P.P_GST] + prof_w[P.P_ATOM]) * h[H_LDSTII]
+                             + (prof_w[P.P_GLD_SEG] + prof_w[P.P_GST_SEG] + prof_w[P.P_ATOM_SEG])
+                             * seg
                              / l1.bandwidth_bytes_per_cycle,
                              # the L1's tags, one line a cycle (the engine's hold)
                              prof_w[P.P_GLINES] * h[H_L1LINEC])
@@ -444,17 +446,21 @@ def _memory(hw, h, prog, occ, walker, launch_sum, in_l2) -> _Memory:
     partial_t = max(h[H_L2PART] * launch_sum(P.P_GST_PART)
                     - h[H_L2SVC] * launch_sum(P.P_GST_PSEG) * seg / l2.sector_bytes,
                     0.0) / l2.banks
+    # an atomic reads and writes its sectors at the L2
+    atomic_bytes = 2 * launch_sum(P.P_ATOM_SEG) * seg
     return _Memory(h1, h2, from_dram, lat, l1_miss_bytes, gld_seg_total * seg, dram_total,
-                   l1_miss_bytes + store_bytes, partial_t)
+                   l1_miss_bytes + store_bytes + atomic_bytes, partial_t)
 
 
 def _wave(hw, h, mem: _Memory, interference, has_barrier, wpb, B, blocks_per_sm, prof_w,
-          slope, blocks_in_wave):
+          slope, blocks_in_wave, atomics):
     """(cycles, terms, units) of a wave of ``blocks_in_wave`` blocks, ``blocks_per_sm``
     an SM, each warp as profile ``prof_w`` (``slope``: its time's growth with the load
     latency): the longest of its latency, its issue (the busiest unit or the latency, times
     the interference of a scheduler's warps), its block launches, DRAM's and the L2's
-    bytes, and Little's law on the misses in flight; DRAM's utilisation a fixed point."""
+    bytes, its share of the launch's busiest atomic unit's cycles (``atomics``:
+    ``atomic_unit_cycles``) and Little's law on the misses in flight; DRAM's utilisation a
+    fixed point."""
     P = walk
     sm, l1 = hw.sm, hw.sm.l1
     ns, seg = sm.warp_schedulers, l1.sector_bytes
@@ -476,7 +482,8 @@ def _wave(hw, h, mem: _Memory, interference, has_barrier, wpb, B, blocks_per_sm,
     own_issue = max(issue_terms(h, hw, wpb, prof_w).values()) if has_barrier else 0.0
     fixed = {"launch": float(blocks_per_sm * sm.block_launch_cycles),
              "dram": float(dram_t),
-             "l2": float((mem.l2_total / hw.l2.bandwidth_bytes_per_cycle + mem.partial_t) * frac)}
+             "l2": float((mem.l2_total / hw.l2.bandwidth_bytes_per_cycle + mem.partial_t) * frac),
+             "atomics": float(atomics * frac)}
 
     def at(u):
         # a load's latency at DRAM utilisation u (memory.dram_wait: loaded latency)
@@ -545,10 +552,11 @@ def predict_launch(hw: SIMTGPU, prog: isa.Program | traces.TraceProgram, policy:
     ns = sm.warp_schedulers
     per_block = max(1, round(wpb / ns)) if walker.has_barrier else 1
     interference = _Interference(hw, h, walker.recording(), int(walker.n_regs), per_block, lat)
+    atomics = atomic_unit_cycles(hw, prog)
 
     def wave(blocks_per_sm, prof_w, slope, blocks_in_wave):
         return _wave(hw, h, mem, interference, walker.has_barrier, wpb, B, blocks_per_sm,
-                     prof_w, slope, blocks_in_wave)
+                     prof_w, slope, blocks_in_wave, atomics)
     C = R * hw.sm_count
     full, rest = divmod(B, C)
     t_full, terms, units = wave(R, per_warp, t1_slope[0], C) if full else (0.0, None, None)
@@ -567,6 +575,49 @@ def predict_launch(hw: SIMTGPU, prog: isa.Program | traces.TraceProgram, policy:
                           {"l1": float(mem.gld_bytes), "l2": float(mem.l2_total),
                            "dram": float(mem.dram_total)},
                           {k: float(v) for k, v in units.items()})
+
+
+def atomic_unit_cycles(hw: SIMTGPU, prog: isa.Program | traces.TraceProgram) -> float:
+    """The cycles the busiest L2 line's atomic unit works through the launch's global
+    atomics (a template program has none: 0): each warp request holds each line it hits
+    ``memory.atomic_service`` cycles (its first pass over its lanes there, a lane's time
+    for each further lane on its busiest word), one request at a time. A line that
+    requests from more than one traced block reach is the launch's: its sum is scaled
+    from the traced blocks' work to the launch's; a line one block alone reaches is that
+    block's. A launch that piles its atomics onto a few words takes at least this long
+    however its SMs run (the engine serves them so: ``memory.l2_atomic``)."""
+    if not traces.is_trace(prog):
+        return 0.0
+    rows = prog.rows
+    ev = np.flatnonzero((rows[:, 0] >= isa.ATOM) & (rows[:, 0] <= isa.RED))
+    if not len(ev):
+        return 0.0
+    l2 = hw.l2
+    _, add, cas, one, _ = atomic_figures(hw)
+    a = prog.addresses[rows[ev, 5], :32]
+    r, lane = np.nonzero(a >= 0)
+    if not len(r):
+        return 0.0
+    words, lanes = np.unique(np.stack([r, a[r, lane]]), axis=1, return_counts=True)
+    req_lines, inv = np.unique(np.stack([words[0], words[1] // l2.line_bytes]), axis=1,
+                               return_inverse=True)
+    inv = inv.ravel()
+    most = np.zeros(req_lines.shape[1], np.int64)
+    np.maximum.at(most, inv, lanes)
+    total = np.bincount(inv, weights=lanes, minlength=req_lines.shape[1])
+    full = np.where(rows[ev[req_lines[0]], 0] == isa.ACAS, cas, add)
+    busy = first_pass_cycles(full, one, total) + one * (most - 1)
+    _, line_of = np.unique(req_lines[1], return_inverse=True)
+    line_of = line_of.ravel()
+    per_line = np.bincount(line_of, weights=busy)
+    # the blocks that reach each line
+    block = (np.searchsorted(prog.warp_begin, ev, side="right") - 1) // prog.warps_per_block
+    pairs = np.unique(np.stack([line_of, block[req_lines[0]]]), axis=1)
+    reached = np.bincount(pairs[0], minlength=len(per_line))
+    work = prog.block_work
+    traced = float(work[prog.blocks].sum())
+    scale = float(work.sum()) / traced if traced > 0 else 1.0
+    return float(np.where(reached > 1, per_line * scale, per_line).max())
 
 
 def predict(hw: SIMTGPU,

@@ -75,19 +75,29 @@ from . import dispatch, isa, memory, pipes
 # (constants tables imported by name, for numba: kept compact)
 # isort: off
 from .hwvec import (
-    H_BANKB, H_BANKS, H_BPS, H_BSTART, H_GTO, H_ISSUE, H_L1BW, H_L1HASH, H_L1LINEB, H_L1LINEC,
-    H_L1PLINEC, H_L1SETS, H_L1WAYS, H_L2LINE, H_L2PART, H_L2SEC, H_L2SVC, H_LAUNCH, H_LDSTII,
-    H_MAXW, H_MSHR, H_NSCHED, H_NSM, H_SEG, H_WPB)
+    H_ACASC, H_ALANEC, H_ATOMC, H_ATOMLAT, H_BANKB, H_BANKS, H_BPS, H_BSTART, H_GTO, H_ISSUE,
+    H_L1BW, H_L1HASH, H_L1LINEB, H_L1LINEC, H_L1PLINEC, H_L1SETS, H_L1WAYS, H_L2LAT, H_L2LINE,
+    H_L2PART, H_L2SEC, H_L2SVC, H_LAUNCH, H_LDSTII, H_MAXW, H_MSHR, H_NSCHED, H_NSM, H_SEG, H_WPB)
 # isort: on
-from .memory import l1_fill, l1_holds, l1_read, l1_write, l2_access, last_use
+from .memory import (
+    atomic_service,
+    l1_fill,
+    l1_holds,
+    l1_read,
+    l1_write,
+    l2_access,
+    l2_atomic,
+    l2_dirty,
+    last_use,
+)
 
 # (constants tables imported by name, for numba: kept compact)
 # isort: off
 from .stats import (
     C_BARRIER, C_DEPENDENCY, C_DRAMB, C_ISSUED, C_L1B, C_L2B, C_MEMORY, C_MSHR, C_NOT_SELECTED,
     C_PIPE, C_SHARED_PASSES, C_THREADS, N_SITE_COLUMNS, N_STATS, S_CONFLICT, S_CYCLES_VISITED,
-    S_DONE_BLOCKS, S_DRB, S_DWB, S_END, S_FLOPS, S_INSTR, S_L1B, S_L1MISS, S_L2MISS, S_L2RB,
-    S_L2WB, S_LDST, S_LOOKS, S_SFU, S_SHB, S_SP, S_THREADS)
+    S_ATOMS, S_ATOMSVC, S_DONE_BLOCKS, S_DRB, S_DWB, S_END, S_FLOPS, S_INSTR, S_L1B, S_L1MISS,
+    S_L2MISS, S_L2RB, S_L2WB, S_LDST, S_LOOKS, S_SFU, S_SHB, S_SP, S_THREADS)
 # isort: on
 from .traces import TRACE, settle_trace, trace_live, trace_warp
 
@@ -327,6 +337,13 @@ def settle(code, tv, g, live, pc, it, trips, ph, addr, ikeep, iper):
 
 
 @njit(cache=True, inline='always')
+def is_global(op):
+    """Whether class ``op`` goes through the L1 to the L2: a load, a store, an atomic
+    (``isa.GLOBAL_OPS``)."""
+    return op == isa.LDG or op == isa.STG or (op >= isa.ATOM and op <= isa.RED)
+
+
+@njit(cache=True, inline='always')
 def _shift(d):
     """log2 of ``d`` where it is a power of two (a division by it a shift: the
     addresses here are never negative), else -1."""
@@ -547,8 +564,7 @@ def _prepare(g, pc, tmpl, w, seg_bytes):
     ``dep_load``, and for a global access its segments)."""
     if pc < tmpl.shape[0]:
         w.dep[g], w.dep_load[g] = _dep_ready(g, pc, tmpl, w.reg_ready, w.reg_load)
-        op = tmpl[pc, 0]
-        if op == isa.LDG or op == isa.STG:
+        if is_global(tmpl[pc, 0]):
             w.nseg[g] = _access_segments(w.addr, g, seg_bytes, w.seg, w.addr[g, 32])
     last_use((tmpl, w))
 
@@ -829,8 +845,8 @@ def _pick_warp(t, sm, sc, tmpl, hp, unit_by_op, w, sch, sms):
                 best_ready = unit
                 best_cause = PIPE
             continue
-        if op == isa.LDG or op == isa.STG:
-            # enough MSHRs for the segments that will miss (stores: all)?
+        if is_global(op):
+            # enough MSHRs for the segments that will miss (stores and atomics: all)?
             need = w.nseg[g]
             if op == isa.LDG:
                 need = 0
@@ -938,11 +954,11 @@ def _keep_issue(g, sm, sc, t, op, pc, site, uf, done, l1m0, l2m0, keep, ntr, nwr
         waits[ntr, 6] = pc
         waits[ntr, 7] = row
         waits[ntr, 8] = site
-    if (op == isa.LDG or op == isa.STG) and nmr < mcap:
+    if is_global(op) and nmr < mcap:
         level = 0
         if st[S_L2MISS] > l2m0:
             level = 2
-        elif st[S_L1MISS] > l1m0 or op == isa.STG:
+        elif st[S_L1MISS] > l1m0 or op != isa.LDG:
             level = 1
         mem[nmr, 0] = t
         mem[nmr, 1] = done
@@ -1033,7 +1049,7 @@ def _store_segment(store, s, svc, g, sm, t, stamp, end_t, hp, w, bs, sms, l2, st
     if store:
         seg_bytes = int(hp[H_SEG])
         l2_per_seg = max(1, seg_bytes // int(hp[H_L2SEC]))
-        l1_write(s, hp, sms.l1_tags, sm, st)
+        l1_write(s, hp, sms.l1_tags, sm, st, True)
         acc = t
         for u in range(l2_per_seg):
             acc = max(acc, l2_access(s * l2_per_seg + u, t, True, svc, hp, l2, stamp, st))
@@ -1122,6 +1138,75 @@ def _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st):
         if op == isa.LDG and dst >= 0:
             w.reg_ready[g, dst] = done
             w.reg_load[g, dst] = True
+    last_use((hp, w, bs, sms, l2, st))
+    return end_t, done
+
+
+@njit(cache=True, inline='always')
+def _atomic_access(g, sm, t, op, dst, blk, stamp, end_t, hp, w, bs, sms, l2, st):
+    """A global atomic of warp g (of block id ``blk``) issued at cycle t (``isa.ATOMICS``):
+    the LD/ST unit held as for a store (its segments at the L1's bandwidth, its lines one
+    tag a cycle), the L1's copies of its segments dropped; half its round trip on
+    (``atomic_latency``), each of its lines' sectors is read at the L2 (a miss fetches it
+    from DRAM) and written, and the line's atomic unit serves it from when its data is
+    there (``memory.l2_atomic``: ``memory.atomic_service`` cycles, a CAS's or an
+    exchange's at the CAS rate); its result comes back half the round trip after its last
+    line's service. It holds an MSHR a segment until then and its block retires no sooner.
+    (Other instructions: nothing.) Returns (end_t, the cycle it completes; t for other
+    instructions)."""
+    done = t
+    if op >= isa.ATOM and op <= isa.RED:
+        seg_bytes = int(hp[H_SEG])
+        m = w.nseg[g]
+        lsec = int(hp[H_L2SEC])
+        line_bytes = int(hp[H_L2LINE]) * lsec
+        l2_per_seg = max(1, seg_bytes // lsec)
+        st[S_LDST] += 1
+        st[S_ATOMS] += 1
+        hold = max(hp[H_LDSTII], m * seg_bytes / hp[H_L1BW])
+        if hp[H_L1LINEC] > 0:
+            per = max(1, int(hp[H_L1LINEB]) // seg_bytes)
+            lines = 0
+            for k in range(m):
+                if k == 0 or w.seg[g, k] // per != w.seg[g, k - 1] // per:
+                    lines += 1
+            hold = max(hold, lines * hp[H_L1LINEC])
+        sms.ldst_free[sm] = t + hold
+        half = 0.5 * hp[H_ATOMLAT]
+        arrive = t + half
+        full = hp[H_ACASC] if op == isa.ACAS else hp[H_ATOMC]
+        k = 0
+        while k < m:
+            # the run of its segments on one L2 line (segments sorted)
+            line = (w.seg[g, k] * seg_bytes) // line_bytes
+            ready = arrive
+            j = k
+            while j < m and (w.seg[g, j] * seg_bytes) // line_bytes == line:
+                s = w.seg[g, j]
+                l1_write(s, hp, sms.l1_tags, sm, st, False)
+                for u in range(l2_per_seg):
+                    s2 = s * l2_per_seg + u
+                    # the data at the slice: an L2 read's completion less its way back
+                    r = l2_access(s2, arrive, False, hp[H_L2SVC], hp, l2, stamp, st) - hp[H_L2LAT]
+                    l2_dirty(s2, hp, l2, st)
+                    if r > ready:
+                        ready = r
+                j += 1
+            svc = atomic_service(w.addr, g, line, line_bytes, full, hp[H_ALANEC])
+            st[S_ATOMSVC] += svc
+            start = l2_atomic(line, ready, svc, blk, hp, l2)
+            if start + svc + half > done:
+                done = start + svc + half
+            k = j
+        for _ in range(m):
+            sms.n_mshr[sm] = _alloc(sms.mshr, sm, sms.n_mshr[sm], int(hp[H_MSHR]), t, done)
+        if dst >= 0:
+            w.reg_ready[g, dst] = done
+            w.reg_load[g, dst] = True
+        if done > bs.acked[w.block[g]]:
+            bs.acked[w.block[g]] = done
+        if done > end_t:
+            end_t = done
     last_use((hp, w, bs, sms, l2, st))
     return end_t, done
 
@@ -1232,7 +1317,7 @@ def _count_site(sites, site, op, act, on_load, bar, score, pipe, mshr, nsel, st,
     sites[site, C_NOT_SELECTED] += nsel
     if op == isa.LDS or op == isa.STS:
         sites[site, C_SHARED_PASSES] += 1.0 + st[S_CONFLICT] - cf0
-    elif op == isa.LDG or op == isa.STG:
+    elif is_global(op):
         sites[site, C_L1B] += st[S_L1B] - l1b0
         sites[site, C_L2B] += st[S_L2RB] + st[S_L2WB] - l2b0
         sites[site, C_DRAMB] += st[S_DRB] + st[S_DWB] - dr0
@@ -1335,6 +1420,10 @@ def run(code, hp, plan, l2, rec):
                     _shared_access(g, sm, t, op, dst, wact[g], hp, w, sms, st, scratch)
                     end_t, done = _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms,
                                                  l2, st)
+                    end_t, done_a = _atomic_access(g, sm, t, op, dst, blocks[bpos[b]], stamp,
+                                                   end_t, hp, w, bs, sms, l2, st)
+                    if done_a > done:
+                        done = done_a
                     if observe:
                         # what the warp waited on (``stall_split``), into its site's counts
                         bar, score, pipe, mshr, nsel = stall_split(t, wfrom[g], wbrel[g], wdep[g],
@@ -1345,7 +1434,7 @@ def run(code, hp, plan, l2, rec):
                             site = site_of[pcg]
                             _count_site(sites, site, op, wact[g], wdepl[g], bar, score, pipe,
                                         mshr, nsel, st, cf0, l1b0, l2b0, dr0)
-                        if keep or ((op == isa.LDG or op == isa.STG) and nmr < mcap):
+                        if keep or (is_global(op) and nmr < mcap):
                             nwr, nmr = _keep_issue(g, sm, sc, t, op, pcg, site, uf, done, l1m0,
                                                    l2m0, keep, ntr, nwr, nmr, blocks[bpos[b]],
                                                    bpos[b], mcap, w, st, waits, wtab, mem)

@@ -32,6 +32,7 @@ from simulator.result import Launch, Result
 
 from . import core, isa, memory, traces
 from .hwvec import (  # noqa: F401
+    H_ATOMSCALE,
     H_BPS,
     H_DCH,
     H_DSVC,
@@ -150,7 +151,10 @@ def new_l2(hw: SIMTGPU, programs: Sequence[isa.Program | traces.TraceProgram], m
     return memory.L2State(tags=np.full(shape, -1, np.int64), lru=np.zeros(shape, np.int64),
                           fill=np.zeros(shape), dirty=np.zeros(shape, np.bool_),
                           bank_free=np.zeros(l2.banks), chan_free=np.zeros(hw.dram.channels),
-                          dram_load=np.array([0.0, 0.0, 0.0, -1.0]), seen=np.zeros(sectors, np.bool_))
+                          dram_load=np.array([0.0, 0.0, 0.0, -1.0]), seen=np.zeros(sectors, np.bool_),
+                          unit_line=np.full(memory.ATOMIC_UNITS, -1, np.int64),
+                          unit_free=np.zeros(memory.ATOMIC_UNITS),
+                          unit_block=np.full(memory.ATOMIC_UNITS, -1, np.int64))
 
 
 def state_bytes(hw: SIMTGPU, programs: Sequence[isa.Program | traces.TraceProgram], mode: str) -> int:
@@ -471,7 +475,9 @@ def slice_vector(hw: SIMTGPU, h: np.ndarray, sms: int, share: float, whole_l2: b
     launches' arrays fit in it (``whole_l2``), so that what the whole GPU brought there
     for every SM the slice finds there too; where they do not, its sets are cut to the
     share as well, so that the slice's traffic wears its L2 out -- evictions, dirty
-    write-backs -- as the whole GPU's wears the whole L2."""
+    write-backs -- as the whole GPU's wears the whole L2. A line's atomic unit that
+    several blocks reach is held 1 / share times as long a request (``memory.l2_atomic``:
+    the whole GPU's other SMs reach it too)."""
     hs = h.copy()
     if not whole_l2:
         hs[H_L2SETS] = max(1, round(h[H_L2SETS] * share))
@@ -481,6 +487,7 @@ def slice_vector(hw: SIMTGPU, h: np.ndarray, sms: int, share: float, whole_l2: b
     hs[H_L2BANKS] = banks
     hs[H_L2SVC] = hw.l2.sector_bytes / (hw.l2.bandwidth_bytes_per_cycle * share / banks)
     hs[H_L2PART] = h[H_L2PART] * banks / (hw.l2.banks * share)   # the same cut
+    hs[H_ATOMSCALE] = 1.0 / share if share > 0 else 1.0
     hs[H_DCH] = channels
     hs[H_DSVC] = hw.l2.sector_bytes / (hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction
                                        * share / hw.clock_hz / channels)

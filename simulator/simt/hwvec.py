@@ -95,6 +95,16 @@ HW_FIELDS = (
     ("l1_hashed", lambda c: float(c.l1.hashed_sets)),                  # 1: hashed L1 sets
     # the first L2 sector of lines earlier launches left (engine.prior_base); -1: none
     ("l2_prior_base", lambda c: -1.0),
+    # the L2's atomic units (``atomic_figures``; memory.l2_atomic): an atomic's round trip
+    # less its service, a line's unit per warp request (add; CAS or exchange) and per
+    # further pass (a lane on a word already served)
+    ("atomic_latency", lambda c: atomic_figures(c.hw)[0]),
+    ("atomic_cycles", lambda c: atomic_figures(c.hw)[1]),
+    ("atomic_cas_cycles", lambda c: atomic_figures(c.hw)[2]),
+    ("atomic_lane_cycles", lambda c: atomic_figures(c.hw)[3]),
+    # sampled mode's slices of SMs: a request to a line that several blocks share stands
+    # for this many of the whole GPU's (1 / the slice's share); 1 for the whole GPU
+    ("atomic_share_scale", lambda c: 1.0),
 )
 
 HW_NAMES = tuple(name for name, _ in HW_FIELDS)
@@ -146,11 +156,34 @@ H_L1PLINEC = H["l1_partial_line_cycles"]
 H_L1LINEB = H["l1_line_bytes"]
 H_L1HASH = H["l1_hashed"]
 H_L2PRIOR = H["l2_prior_base"]
+H_ATOMLAT = H["atomic_latency"]
+H_ATOMC = H["atomic_cycles"]
+H_ACASC = H["atomic_cas_cycles"]
+H_ALANEC = H["atomic_lane_cycles"]
+H_ATOMSCALE = H["atomic_share_scale"]
 
 _named = sorted(v for k, v in list(globals().items()) if k.startswith("H_"))
 if _named != list(range(N_HW)):             # every field has exactly one H_ index
     raise ImportError(f"hwvec: H_* indices {_named} do not cover the {N_HW} fields")
 del _named
+
+
+def atomic_figures(hw) -> tuple:
+    """(round trip less service, a warp request's service (add), a CAS's or an
+    exchange's, a further pass's, the requests a line queues in order: 0 for no bound), in
+    cycles, of preset ``hw``'s L2 atomics (the ``atomic_*`` fields: the atomics and
+    atomic_trace suites). A preset without them takes the H100's unit figures in cycles
+    and its round trip beyond the H100's L2 latency added to its own L2 latency; its queue
+    is its own where it gives one, else the H100's."""
+    import hwmodels
+    l2, h100 = hw.l2, hwmodels.get("h100-sxm").l2
+    if l2.atomic_latency_cycles is not None:
+        src, lat = l2, l2.atomic_latency_cycles
+    else:
+        src, lat = h100, h100.atomic_latency_cycles - h100.latency_cycles + l2.latency_cycles
+    queue = l2.atomic_queue_requests or h100.atomic_queue_requests or 0
+    return (float(lat), float(src.atomic_cycles), float(src.atomic_cas_cycles),
+            float(src.atomic_lane_cycles), int(queue))
 
 
 def l1_capacity(hw, occ, smem_per_block: int = 0) -> int:

@@ -38,8 +38,15 @@ from simulator.arguments import show
 
 # opcodes
 ALU, FFMA, FMNMX, SFU, BRA, LDG, STG, LDS, STS, BAR, FADD, IMAD, UNI, IMADW, DFMA = range(15)
+ATOM, ACAS, RED = range(15, 18)
 OP_NAMES = ("ALU", "FFMA", "FMNMX", "SFU", "BRA", "LDG", "STG", "LDS", "STS", "BAR", "FADD", "IMAD",
-            "UNI", "IMADW", "DFMA")
+            "UNI", "IMADW", "DFMA", "ATOM", "ACAS", "RED")
+#: the global atomics, served at the L2 by each line's atomic unit (``memory.l2_atomic``):
+#: ATOM returns a value (ATOMG.ADD, .MIN, ...), ACAS a compare-and-swap's or an
+#: exchange's (the unit's slower rate), RED none (REDG: the result unused)
+ATOMICS = (ATOM, ACAS, RED)
+#: every instruction that goes through the L1 to the L2 (loads, stores and atomics)
+GLOBAL_OPS = (LDG, STG, ATOM, ACAS, RED)
 # ALU: integer work on the INT32 pipe (IADD3, LOP3, SHF, ISETP, LEA, SEL, MOV...) where the
 # target has one, else on the FP32 pipe; IMAD: integer multiply-adds (and the IMAD.MOV
 # moves the compiler puts there) on the FP32 pipe at the INT32 rate; UNI: the uniform

@@ -19,8 +19,14 @@ Counts go into the statistics vector (``stats.S_*``).
 The MSHRs that a miss holds belong to the SM's scheduler (``core._alloc``), which also
 asks ``l1_holds`` before issuing a load, to know how many it will need.
 
-numba's cache checks each function against its own file only: after editing this module,
-touch ``core.py`` (or clear ``__pycache__``) so that a cached ``core.run`` is rebuilt.
+Each line's atomic unit (``l2_atomic``) serves the global atomics one warp request at a
+time, each for ``atomic_service`` cycles (``first_pass_cycles``: the one rule of a
+request's first pass, which the PTX emulator's run of blocks together orders a CAS
+loop's tries by too); ``L2State.unit_*`` is its table.
+
+numba's cache checks each function against its own file only; the package's modules
+share one stamp (``simulator.jit.cache_together`` in ``simt/__init__.py``), so editing
+this module rebuilds a cached ``core.run`` too.
 """
 from __future__ import annotations
 
@@ -33,8 +39,8 @@ from numba import njit
 # (constants tables imported by name, for numba: kept compact)
 # isort: off
 from .hwvec import (
-    H_DCH, H_DLAT, H_DQ, H_DSVC, H_L1HASH, H_L1LAT, H_L1SETS, H_L1WAYS, H_L2BANKS, H_L2HASH,
-    H_L2LAT, H_L2LINE, H_L2OWN, H_L2PRIOR, H_L2SEC, H_L2SETS, H_L2SVC, H_L2WAYS, H_SEG)
+    H_ATOMSCALE, H_DCH, H_DLAT, H_DQ, H_DSVC, H_L1HASH, H_L1LAT, H_L1SETS, H_L1WAYS, H_L2BANKS,
+    H_L2HASH, H_L2LAT, H_L2LINE, H_L2OWN, H_L2PRIOR, H_L2SEC, H_L2SETS, H_L2SVC, H_L2WAYS, H_SEG)
 # isort: on
 # (constants tables imported by name, for numba: kept compact)
 # isort: off
@@ -64,6 +70,11 @@ class L2State(NamedTuple):
     dram_load: np.ndarray  # (4,) float64: DRAM_UTILISATION, DRAM_UPDATED, DRAM_WRITES,
     #                        DRAM_FIRST (``dram_use``)
     seen: np.ndarray       # bool per sector: held by a sampled slice yet (first touches)
+    # the lines' atomic units (``l2_atomic``), a table of ``ATOMIC_UNITS`` entries by the
+    # line's low bits (a line meeting another's entry takes it over, idle):
+    unit_line: np.ndarray  # (ATOMIC_UNITS,) int64: the line an entry serves, -1 for none
+    unit_free: np.ndarray  # (ATOMIC_UNITS,) float64: the cycle its unit is next free
+    unit_block: np.ndarray  # (ATOMIC_UNITS,) int64: the block that asked first; SHARED: two
 
     def copy(self) -> L2State:
         return L2State(*(a.copy() for a in self))
@@ -72,6 +83,12 @@ class L2State(NamedTuple):
         """Put back, in place, the state ``saved`` (a ``copy``) holds."""
         for mine, theirs in zip(self, saved):
             mine[...] = theirs
+
+
+#: entries of the atomic units' table (``L2State.unit_*``)
+ATOMIC_UNITS = 1 << 16
+#: ``L2State.unit_block`` of a line that requests from more than one block have reached
+SHARED = -2
 
 
 @njit(cache=True, inline='always')
@@ -225,11 +242,13 @@ def l1_fill(s, hp, tags1, lru1, fill1, sm, stamp, done):
 
 
 @njit(cache=True, inline='always')
-def l1_write(s, hp, tags1, sm, st):
-    """A store's segment s at SM sm's L1: counts it and drops the L1's copy (write
-    through, no allocation); the caller writes its sectors to the L2 (``l2_access``)."""
+def l1_write(s, hp, tags1, sm, st, count):
+    """A store's (or an atomic's) segment s at SM sm's L1: counted as a store segment
+    where ``count``, and the L1's copy dropped (write through, no allocation); the caller
+    writes its sectors to the L2 (``l2_access``)."""
     # one exit, no ``break``, so that numba keeps no reference counts (as l1_read)
-    st[S_GST] += 1
+    if count:
+        st[S_GST] += 1
     sets, ways = int(hp[H_L1SETS]), int(hp[H_L1WAYS])
     set1 = l1_set(s, sets, hp[H_L1HASH] > 0)
     dropped = False
@@ -399,3 +418,95 @@ def _l2_miss(s2, start, write, hp, l2, stamp, st):
         fill2[0, set_, v] = done
     last_use((hp, l2, st, tags2, lru2, fill2, dirty2, chan_free, load))
     return done
+
+
+# ---------------------------------------------------------------- the L2's atomic units
+
+@njit(cache=True, inline='always')
+def first_pass_cycles(full, one, lanes):
+    """A line's atomic unit on a request's first pass, with ``lanes`` of its lanes on the
+    line: ``one`` for a lone lane, ``full`` for all 32 (the atomics suite's warps), in
+    proportion between (the atomic_trace suite: a lone lane's CAS takes no more than a
+    fourth of a whole warp's, twelve lanes' about half). Each further pass (a lane on a
+    word already served) takes ``one``. The one rule for both sides: the emulator's run
+    of blocks together orders a CAS loop's tries by it, the engine times it."""
+    return one + (full - one) * (lanes - 1) / 31.0
+
+
+@njit(cache=True, inline='always')
+def atomic_service(addr, g, line, line_bytes, full, one):
+    """The cycles warp g's atomic (its lanes' addresses in ``addr[g]``) holds the atomic
+    unit of ``line`` (of ``line_bytes``): its first pass over its lanes on the line
+    (``first_pass_cycles``) and ``one`` for each further lane on its busiest word (one
+    lane a word a pass). 0 where no lane is on the line."""
+    lanes = 0
+    most = 0
+    for lane in range(32):
+        a = addr[g, lane]
+        if a >= 0 and a // line_bytes == line:
+            lanes += 1
+            same = 1
+            for j in range(lane):
+                if addr[g, j] == a:
+                    same += 1
+            if same > most:
+                most = same
+    svc = 0.0
+    if lanes > 0:
+        svc = first_pass_cycles(full, one, lanes) + one * (most - 1)
+    last_use((addr,))
+    return svc
+
+
+@njit(cache=True, inline='always')
+def atomic_request_service(addr, g, seg, m, seg_bytes, line_bytes, full, one):
+    """The longest ``atomic_service`` of warp g's atomic at any of its lines (its ``m``
+    segments sorted in ``seg[g]``): its turn at the units when it is alone there."""
+    most = 0.0
+    for k in range(m):
+        line = (seg[g, k] * seg_bytes) // line_bytes
+        if k == 0 or line != (seg[g, k - 1] * seg_bytes) // line_bytes:
+            svc = atomic_service(addr, g, line, line_bytes, full, one)
+            if svc > most:
+                most = svc
+    last_use((addr, seg))
+    return most
+
+
+@njit(cache=True, inline='always')
+def l2_atomic(line, ready, svc, block, hp, l2):
+    """A warp's atomic request reaching the unit of ``line`` with its data there at cycle
+    ``ready``, holding it ``svc`` cycles (``atomic_service``), from block ``block``: the
+    unit serves one request at a time, first come first served. Returns the cycle its
+    service starts. In a slice of the SMs (sampled mode), a line that requests from two
+    blocks have reached is one the whole GPU's other SMs reach too: the unit is held
+    ``hp[H_ATOMSCALE]`` times as long (1 / the slice's share), for theirs."""
+    h = line & (ATOMIC_UNITS - 1)
+    if l2.unit_line[h] != line:
+        l2.unit_line[h] = line
+        l2.unit_free[h] = 0.0
+        l2.unit_block[h] = block
+    elif l2.unit_block[h] != block:
+        l2.unit_block[h] = SHARED
+    start = max(ready, l2.unit_free[h])
+    hold = svc * hp[H_ATOMSCALE] if l2.unit_block[h] == SHARED else svc
+    l2.unit_free[h] = start + hold
+    last_use((hp, l2))
+    return start
+
+
+@njit(cache=True, inline='always')
+def l2_dirty(s2, hp, l2, st):
+    """Sector ``s2``, which the L2 holds (an atomic has just read it), written: marked
+    dirty, its bytes counted as written."""
+    sets, ways = int(hp[H_L2SETS]), int(hp[H_L2WAYS])
+    set_ = s2 % sets
+    wy = 0
+    done = False
+    while wy < ways and not done:
+        if l2.tags[0, set_, wy] == s2:
+            l2.dirty[0, set_, wy] = True
+            st[S_L2WB] += hp[H_L2SEC]
+            done = True
+        wy += 1
+    last_use((hp, l2, st))

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from . import isa
-from .hwvec import H_FP64II, H_FPLAT, H_INTII, H_LDSTII, H_SFUII, H_SFULAT, H_SHLAT, H_SPII
+from .hwvec import H_ATOMLAT, H_FP64II, H_FPLAT, H_INTII, H_LDSTII, H_SFUII, H_SFULAT, H_SHLAT, H_SPII
 
 #: the units an instruction holds (``NONE``: none)
 NONE, SP, INT, FP64, SFU, LDST = range(6)
@@ -31,8 +31,9 @@ N_UNITS = len(UNIT_NAMES)
 SM_UNITS = (SFU, LDST)
 
 # a result's latency: none, the FP32 pipe's (every arithmetic class and the uniform
-# datapath), the SFU's, shared memory's (and its passes), the memory system's (a load)
-LAT_NONE, LAT_FP, LAT_SFU, LAT_SHARED, LAT_LOAD = range(5)
+# datapath), the SFU's, shared memory's (and its passes), the memory system's (a load),
+# an atomic's round trip (its service at its line's unit added)
+LAT_NONE, LAT_FP, LAT_SFU, LAT_SHARED, LAT_LOAD, LAT_ATOM = range(6)
 
 # the hardware vector's rates and latencies the table names (-1: none)
 _NO = -1
@@ -61,6 +62,11 @@ _ROWS = {
     isa.STG: (LDST, H_LDSTII, 1, LDST, H_LDSTII, 1, LAT_FP),
     isa.LDS: (LDST, H_LDSTII, 1, LDST, H_LDSTII, 1, LAT_SHARED),
     isa.STS: (LDST, H_LDSTII, 1, LDST, H_LDSTII, 1, LAT_SHARED),
+    # the global atomics (``memory.l2_atomic``): the LD/ST unit as a global access; a
+    # result (ATOM, ACAS) after the round trip to its line's unit and its turn there
+    isa.ATOM: (LDST, H_LDSTII, 1, LDST, H_LDSTII, 1, LAT_ATOM),
+    isa.ACAS: (LDST, H_LDSTII, 1, LDST, H_LDSTII, 1, LAT_ATOM),
+    isa.RED: (LDST, H_LDSTII, 1, LDST, H_LDSTII, 1, LAT_FP),
     isa.BAR: (NONE, _NO, 0, NONE, _NO, 0, LAT_NONE),
     # the uniform datapath: an issue slot, no lane pipe
     isa.UNI: (NONE, _NO, 0, NONE, _NO, 0, LAT_FP),
@@ -95,7 +101,8 @@ def hold(op, h):
 def latency(op, h, passes, lat_load):
     """The cycles until the result of an instruction of class ``op`` is ready, issued
     alone: a shared access's after its ``passes`` bank passes, a global load's
-    ``lat_load`` (the memory system's), a barrier's none."""
+    ``lat_load`` (the memory system's), an atomic's round trip and ``lat_load`` (its
+    service at its line's unit, ``memory.atomic_service``), a barrier's none."""
     k = PIPES[op, C_LATENCY]
     if k == LAT_FP:
         return h[H_FPLAT]
@@ -105,6 +112,8 @@ def latency(op, h, passes, lat_load):
         return h[H_SHLAT] + h[H_LDSTII] * (passes - 1)
     if k == LAT_LOAD:
         return lat_load
+    if k == LAT_ATOM:
+        return h[H_ATOMLAT] + lat_load
     return 0.0
 
 

@@ -58,7 +58,7 @@ def _uses(rec, k_rows, share, h, seg_over_bw, line_cycles):
         op = rec[row, 0]
         u = pipes.unit_of(op, h)
         unit[row] = u
-        if op == isa.LDG or op == isa.STG:
+        if op == isa.LDG or op == isa.STG or (op >= isa.ATOM and op <= isa.RED):
             hold[row] = max(h[H_LDSTII] + rec[row, 6] * seg_over_bw,
                             rec[row, 7] * line_cycles) * share
         elif op == isa.LDS or op == isa.STS:

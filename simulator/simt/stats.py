@@ -46,6 +46,8 @@ class LaunchStats:
     dram_prior_write_bytes: float   # of dram_write_bytes: lines earlier launches left dirty
     read_victim_write_bytes: float  # of dram_write_bytes: victims of reads' allocations
     thread_instructions: float      # active lanes of the warp instructions issued, summed
+    atomic_requests: float          # global atomics' warp requests (``isa.ATOMICS``)
+    atomic_unit_cycles: float       # the cycles they held their lines' atomic units, summed
 
     @classmethod
     def from_vector(cls, st) -> LaunchStats:
@@ -124,6 +126,8 @@ S_LOOKS = S["scheduler_looks"]
 S_FIRST = S["l2_first_touches"]
 S_DWBP = S["dram_prior_write_bytes"]
 S_RWB = S["read_victim_write_bytes"]
+S_ATOMS = S["atomic_requests"]
+S_ATOMSVC = S["atomic_unit_cycles"]
 
 _named = sorted(v for k, v in list(globals().items()) if k.startswith("S_"))
 if _named != list(range(N_STATS)):          # every field has exactly one S_ index

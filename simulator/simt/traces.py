@@ -10,10 +10,11 @@ model, so the same instruction stream gives the same cycles whichever way it arr
 The format:
 
 * ``rows`` (n_events, 6) int64: opcode (``isa``'s: ALU, FFMA, ..., LDG, STG, LDS, STS,
-  BAR, ...), dst, src0, src1, src2 (registers below ``n_regs``; ``isa.NO_REG`` = -1: none),
-  lanes. ``lanes >= 0``: a memory instruction, its row of ``addresses``; ``lanes < 0``: a
-  non-memory instruction, ``~lanes`` its 32-bit active-lane mask. An event with no
-  active lane is skipped (branched around), as a template's is;
+  BAR, ..., the global atomics ATOM, ACAS, RED), dst, src0, src1, src2 (registers below
+  ``n_regs``; ``isa.NO_REG`` = -1: none), lanes. ``lanes >= 0``: a memory instruction, its
+  row of ``addresses``; ``lanes < 0``: a non-memory instruction, ``~lanes`` its 32-bit
+  active-lane mask. An event with no active lane is skipped (branched around), as a
+  template's is;
 * ``addresses`` (m, 33) int64: 32 lane byte addresses (-1: lane inactive), then the
   access width in bytes (1, 2, 4, 8 or 16). A global access of width w covers each lane's
   [a, a + w) segments; a shared one each lane's w / 4 consecutive bank words (a
@@ -51,7 +52,7 @@ TRACE = -1          # ``core.ProgramArrays.kind`` of a trace program
 # warps' first events, the events after their last and its lane addresses (33 a row) start
 P_START, P_END, P_ADDR = 6, 7, 8
 WIDTHS = (1, 2, 4, 8, 16)
-MEMORY_OPS = (isa.LDG, isa.STG, isa.LDS, isa.STS)
+MEMORY_OPS = (*isa.GLOBAL_OPS, isa.LDS, isa.STS)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)

@@ -11,7 +11,12 @@ import numpy as np
 from numba import njit
 
 from . import core, dispatch, isa, memory, pipes, traces
-from .hwvec import H_BANKB, H_BANKS, H_ISSUE, H_L1LINEB, H_SEG
+
+# (constants tables imported by name, for numba: kept compact)
+# isort: off
+from .hwvec import (
+    H_ACASC, H_ALANEC, H_ATOMC, H_BANKB, H_BANKS, H_ISSUE, H_L1LINEB, H_L2LINE, H_L2SEC, H_SEG)
+# isort: on
 
 
 def _block_xyz(prog, b):
@@ -49,7 +54,7 @@ def thread_accesses(prog) -> dict:
         bxyz = _block_xyz(prog, b)
         for w in range(wpb):
             for _, op, _, addr in warp_stream(prog, b, w):
-                if op not in (isa.LDG, isa.STG):
+                if op not in (isa.LDG, isa.STG):     # (templates have no atomics)
                     continue
                 for lane in np.flatnonzero(addr >= 0):
                     lin = w * 32 + int(lane)
@@ -80,6 +85,8 @@ PROFILE_FIELDS = (
     "global_store_partial",     # P_GST_PART: lines a store writes part of a sector of
     "global_store_partial_segments",  # P_GST_PSEG: those lines' segments
     "body_scale",               # P_SCALE: the body's walked time scaled by 1 + this
+    "global_atomics",           # P_ATOM: global atomics (``isa.ATOMICS``)
+    "global_atomic_segments",   # P_ATOM_SEG
 )
 P = {name: i for i, name in enumerate(PROFILE_FIELDS)}
 N_PROFILE = len(PROFILE_FIELDS)
@@ -101,6 +108,8 @@ P_FP64_CYC = P["fp64_cycles"]
 P_GST_PART = P["global_store_partial"]
 P_GST_PSEG = P["global_store_partial_segments"]
 P_SCALE = P["body_scale"]
+P_ATOM = P["global_atomics"]
+P_ATOM_SEG = P["global_atomic_segments"]
 
 
 # the profile field of each pipe's cycles (``pipes``' units; -1: not a pipe)
@@ -129,7 +138,8 @@ def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready
     acc[a, P_INSTR] += 1
     units = 0         # (recorded) an access's segments or bank passes
     lines = 0         # and a global access's distinct lines
-    if op == isa.LDG or op == isa.STG:
+    svc = 0.0         # an atomic's service at its busiest line's unit
+    if core.is_global(op):
         m = core.segments(addr, 0, seg_bytes, seg)
         per = max(1, line_bytes // seg_bytes)
         units = m
@@ -145,7 +155,7 @@ def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready
                     segbuf[segbuf[0] + 1] = seg[0, k]
                     segbuf[segbuf[0] + 2] = int(t)
                     segbuf[0] += 2
-        else:
+        elif op == isa.STG:
             acc[a, P_GST] += 1
             acc[a, P_GST_SEG] += m
             # its lines (the L1's, the L2's on every preset that sets partial writes'
@@ -157,6 +167,13 @@ def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready
                     acc[a, P_GST_PART] += 1
                     acc[a, P_GST_PSEG] += j - k
                 k = j
+        else:
+            acc[a, P_ATOM] += 1
+            acc[a, P_ATOM_SEG] += m
+            svc = memory.atomic_request_service(addr, 0, seg, m, seg_bytes,
+                                                int(h[H_L2LINE]) * int(h[H_L2SEC]),
+                                                h[H_ACASC] if op == isa.ACAS else h[H_ATOMC],
+                                                h[H_ALANEC])
     elif op == isa.LDS or op == isa.STS:
         acc[a, P_SHR] += 1
         passes = core.bank_passes(addr, 0, banks, bank_bytes, scratch)
@@ -168,6 +185,10 @@ def _step(acc, a, op, dst, r0, r1, r2, act, t, addr, seg, scratch, segbuf, ready
             acc[a, f] += pipes.hold(op, h)
             acc[a, P_FLOPS] += isa.flops(op, act)
     lat = pipes.latency(op, h, units, lat_mem)
+    if op >= isa.ATOM and op <= isa.RED:
+        # its round trip and its own turn at its lines' units, to a whole cycle (as
+        # recorded: ``retime`` replays it)
+        lat = float(int(pipes.latency(op, h, units, svc) + 0.5))
     if dst >= 0:
         ready[dst] = t + lat
     k = rec[0, 0]
@@ -316,7 +337,10 @@ def retime(rec, n_regs, h, lat_mem, scale):
             body += start - t
         t = start
         if rec[k, 1] >= 0:
-            ready[rec[k, 1]] = t + pipes.latency(op, h, rec[k, 6], lat_mem)
+            # an atomic's latency does not depend on the loads': as walked
+            lat = float(rec[k, 5]) if op >= isa.ATOM and op <= isa.RED else \
+                pipes.latency(op, h, rec[k, 6], lat_mem)
+            ready[rec[k, 1]] = t + lat
     return t + body * scale
 
 

@@ -101,13 +101,10 @@ def run(args):
              else f"engine{sampling_note(r)}")
     print(f"  {model}: {r.cycles:.0f} cycles = {format_seconds(r.seconds)}; "
           f"{r.instructions:,.0f} SASS warp instructions, IPC {r.ipc:.2f}")
-    if r.limiter == "l2 atomics":
-        print(f"  limited by the L2's atomics: the busiest line's atomic unit works "
-              f"{max(r.extra['atomic_unit_cycles']):,.0f} cycles (one warp request at a time)")
-    if r.limiter == "contended atomics":
-        run = max(c for c in r.extra["contended_cycles"] if c is not None)
-        print(f"  limited by contended atomics: its blocks run together take {run:,.0f} cycles "
-              "(the warps' round trips to the L2's atomic units and their turns there)")
+    busiest = max(r.extra["atomic_unit_cycles"])
+    if busiest > 0:
+        print(f"  L2 atomics: the busiest line's atomic unit works {busiest:,.0f} cycles, "
+              f"{busiest / r.cycles:.0%} of the launch (one warp request at a time)")
     print_traffic(r)
     print_simt(r)
     if args.top:
