@@ -78,6 +78,18 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> None:
 MAX_HARDWARE_FILE_BYTES = 1 << 20
 
 
+def file_kind(mode: int) -> str:
+    """What a path whose ``os.stat`` mode is ``mode`` is, as an error names it: "a regular
+    file", "a folder", "a FIFO", "a character device", "a block device" or "a socket" --
+    the one rule every reader of a user's file refuses what is not a file by."""
+    for test, name in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a folder"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
 def read_small_file(path: str | os.PathLike, what: str, limit: int) -> bytes:
     """The bytes of ``path``, which must be a regular file of at most ``limit`` bytes.
 
@@ -93,11 +105,9 @@ def read_small_file(path: str | os.PathLike, what: str, limit: int) -> bytes:
         raise ValueError(f"{what} {show(p, 200)} does not exist") from None
     except OSError as e:
         raise ValueError(f"{what} {show(p, 200)}: cannot read ({e.strerror or e})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"{what} {show(p, 200)} is a folder, not a file")
     if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{what} {show(p, 200)} is not a regular file (a device, a pipe or a "
-                         "socket); give a file")
+        raise ValueError(f"{what} {show(p, 200)} is {file_kind(st.st_mode)}, not a regular file; "
+                         "give a file")
     too_big = (f"{what} {p!r} is larger than {limit:,} bytes, the most a file of this kind "
                "may hold")
     if st.st_size > limit:

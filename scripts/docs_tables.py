@@ -145,6 +145,42 @@ def _kernels_scores(root):
     return md(["device", "quantity", "launches", "MAPE", "median error", "goal"], rows)
 
 
+@table("atomics-engine", "data/validation/h100-sxm_atomics.json (scripts/validate_atomics.py)")
+def _atomics_engine(root):
+    doc = _json(root / "data" / "validation" / "h100-sxm_atomics.json")
+    rows = doc["atomics"]["rows"]
+    warps = sorted({r["warps"] for r in rows})
+    out = []
+    for op in ("add", "cas"):
+        for spread in sorted({r["spread_words"] for r in rows}):
+            cells = []
+            for w in warps:
+                r = next((x for x in rows if (x["op"], x["spread_words"], x["warps"]) == (op, spread, w)),
+                         None)
+                cells.append("-" if r is None else f"{r['engine_s'] / r['measured_s'] - 1:+.0%}"
+                             + (" (fit)" if r["set_by_it"] else ""))
+            out.append([op, spread, -(-32 // spread)] + cells)
+    s = doc["atomics"]["summary"]
+    return (md(["op", "words", "lanes a word"] + [f"{w:,} warp{'s' if w > 1 else ''}" for w in warps], out)
+            + f"\n\nValidation records (not the 2,112-warp ones the unit's rates came from): "
+            f"{s['validation_records']}, MAPE {s['mape']:.1%}, {s['within_10pct']} within 10%, "
+            f"largest {s['largest']:+.0%}.")
+
+
+@table("atomic-trace-engine", "data/validation/h100-sxm_atomics.json (scripts/validate_atomics.py)")
+def _atomic_trace_engine(root):
+    doc = _json(root / "data" / "validation" / "h100-sxm_atomics.json")
+    rows = []
+    for r in doc["atomic_trace"]["rows"]:
+        rows.append([f"{r['grid']}x{r['block']}, {r['lanes']} lane{'s' if r['lanes'] > 1 else ''}",
+                     f"{_count(r['measured_tries'])}", f"{r['emulated_tries'] / r['measured_tries']:.2f}",
+                     f"{_count(r['measured_cycles'])} cycles",
+                     f"{r['engine_cycles'] / r['measured_cycles'] - 1:+.0%}"
+                     + (" (fit)" if r["set_by_it"] else "")])
+    return md(["shape (atomic_trace suite)", "H100 tries", "emulated / H100 (queue of 128)",
+               "H100 time (first try to last success)", "engine (the launch)"], rows)
+
+
 @table("one-path", "data/validation/h100-sxm_one_path.json (benchmarks/bench_one_path.py)")
 def _one_path(root):
     doc = _json(root / "data" / "validation" / "h100-sxm_one_path.json")

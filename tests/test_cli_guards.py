@@ -106,7 +106,7 @@ def test_a_pipe_is_not_a_plan_or_a_topology(tmp_path, capsys):
     fifo = tmp_path / "p.toml"
     os.mkfifo(fifo)
     code, _, err = _run(capsys, "plan", "--hw", "h100-sxm", "--mode", "analytic", "--plan", str(fifo))
-    assert code == 2 and "not a regular file (a pipe or a device)" in err
+    assert code == 2 and "a FIFO, not a regular file" in err
     topo = tmp_path / "t.csv"
     os.mkfifo(topo)
     code, _, err = _run(capsys, "plan", "--hw", "h100-sxm", "--mode", "analytic", "--workload", str(topo),

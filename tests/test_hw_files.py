@@ -30,8 +30,8 @@ def _cli(*argv, timeout=60):
 def test_a_device_is_refused_not_read_forever(argv):
     p = _cli(*argv)
     assert p.returncode == 2
-    assert p.stderr.strip() == ("roofsim: error: hardware file '/dev/zero' is not a regular "
-                                "file (a device, a pipe or a socket); give a file")
+    assert p.stderr.strip() == ("roofsim: error: hardware file '/dev/zero' is a character "
+                                "device, not a regular file; give a file")
 
 
 @pytest.mark.parametrize("name", ["x.toml", "x.cfg"])
@@ -40,7 +40,7 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path, name):
     os.mkfifo(fifo)
     # nobody ever writes to the FIFO: opening it would block for good
     p = _cli("hw", "show", str(fifo), timeout=60)
-    assert p.returncode == 2 and "is not a regular file" in p.stderr and str(fifo) in p.stderr
+    assert p.returncode == 2 and "is a FIFO, not a regular file" in p.stderr and str(fifo) in p.stderr
 
 
 @pytest.mark.parametrize("name", ["dir.cfg", "dir.toml"])
@@ -54,9 +54,9 @@ def test_the_loaders_refuse_a_folder_themselves(tmp_path):
     from hwmodels.scalesim_cfg import load_cfg
     d = tmp_path / "d.cfg"
     d.mkdir()
-    with pytest.raises(ValueError, match=r"hardware file '.*d.cfg' is a folder, not a file"):
+    with pytest.raises(ValueError, match=r"hardware file '.*d.cfg' is a folder, not a regular file"):
         hwmodels.load_toml(d)
-    with pytest.raises(ValueError, match=r"SCALE-Sim config '.*d.cfg' is a folder, not a file"):
+    with pytest.raises(ValueError, match=r"SCALE-Sim config '.*d.cfg' is a folder, not a regular file"):
         load_cfg(d)
 
 

@@ -28,7 +28,7 @@ PACKAGES = ("hwmodels", "workloads", "simulator")
 # docs/architecture.md's floors, lowest first: a module imports only its own floor and below
 FLOORS = (("hwmodels", "workloads"),
           ("simulator.result", "simulator.table", "simulator.parallel", "simulator.jit",
-           "simulator.arguments"),
+           "simulator.arguments", "simulator.nbrefs"),
           ("simulator.simt", "simulator.systolic", "simulator.kernelcode"),
           ("simulator.analysis",),
           ("simulator.measure",),

@@ -298,7 +298,7 @@ def test_what_a_path_is(tmp_path):
     (tmp_path / "blank.csv").write_text(" \n\n")
     (tmp_path / "other.csv").write_text("a,b,c\n1,2,3\n")
     (tmp_path / "bad.txt").write_bytes(b"name,op,seconds\n\xff,gemm:4x4x4,1\n")
-    for path, needle in ((tmp_path, "is a directory"), (fifo, "is a FIFO, not a regular file"),
+    for path, needle in ((tmp_path, "is a folder, not a regular file"), (fifo, "is a FIFO, not a regular file"),
                          ("/dev/null", "is a character device, not a regular file"),
                          (tmp_path / "empty.json", "is empty"), (tmp_path / "blank.csv", "holds only white space"),
                          (tmp_path / "none.json", "no such file"),

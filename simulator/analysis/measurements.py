@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hwmodels.fileio import file_kind
 from simulator.arguments import cut, show
 from simulator.result import Measurement
 
@@ -160,9 +161,7 @@ def suite_path(folder: str | os.PathLike, suite: str, made_by: str = "") -> Path
     except OSError as e:
         raise ValueError(f"{where}: {suite}.json there cannot be read ({e.strerror})") from None
     if not stat.S_ISREG(st.st_mode):
-        what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
-                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket")
-        raise ValueError(f"{where}: {suite}.json there is {what}, not a regular file")
+        raise ValueError(f"{where}: {suite}.json there is {file_kind(st.st_mode)}, not a regular file")
     return path
 
 

@@ -188,8 +188,9 @@ def load_plan_file(path: str | os.PathLike, net: Network) -> dict:
     if p.is_dir():
         raise ValueError(f"plan={show(str(path), 200)}: a folder, not a plan file")
     if p.exists() and not p.is_file():
-        raise ValueError(f"plan={show(str(path), 200)}: not a regular file (a pipe or a device); a plan "
-                         "file is read from disk")
+        from hwmodels.fileio import file_kind
+        raise ValueError(f"plan={show(str(path), 200)}: {file_kind(p.stat().st_mode)}, not a "
+                         "regular file; a plan file is read from disk")
     if not p.is_file():
         raise ValueError(f"plan={show(str(path), 200)}: no such plan file (or one of {', '.join(UNIFORM)})")
     if p.stat().st_size > MAX_PLAN_BYTES:

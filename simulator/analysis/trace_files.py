@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from hwmodels.fileio import file_kind
 from simulator.arguments import show
 
 
@@ -18,13 +19,9 @@ def trace_text(path) -> str:
         raise ValueError(f"path={show(str(path), 200)}: no such file") from None
     except OSError as e:
         raise ValueError(f"path={show(str(path), 200)}: cannot be read ({e.strerror})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ValueError(f"path={show(str(path), 200)}: is a directory; give a trace file")
     if not stat.S_ISREG(st.st_mode):
-        what = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a character device" if stat.S_ISCHR(st.st_mode)
-                else "a block device" if stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
-                else "not a regular file")
-        raise ValueError(f"path={show(str(path), 200)}: is {what}, not a regular file; give a trace file")
+        raise ValueError(f"path={show(str(path), 200)}: is {file_kind(st.st_mode)}, not a regular "
+                         "file; give a trace file")
     if st.st_size == 0:
         raise ValueError(f"path={show(str(path), 200)}: is empty")
     try:

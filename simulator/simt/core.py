@@ -1326,20 +1326,13 @@ def _count_site(sites, site, op, act, on_load, bar, score, pipe, mshr, nsel, st,
 
 @njit(cache=True, nogil=True, error_model='numpy')
 def run(code, hp, plan, l2, rec):
-    """Simulate the blocks ``plan.blocks`` (block ids, dispatched in that order) of the
-    launch of program ``code`` (a :class:`ProgramArrays`) on hardware vector ``hp``,
-    starting at cycle ``plan.t0`` with the given (shared, carried-over) L2 and DRAM state
-    ``l2`` (a ``memory.L2State``, updated in place); for each row (at, to) of
-    ``plan.skips`` (positions in ``blocks``, in order), when position ``at`` is next to
-    dispatch continue with position ``to`` instead (sampled mode: the machine stays warm
-    across the skipped blocks). ``plan.trip_cap`` > 0 cuts every warp's loop at that many
-    trips (sampled mode's trip extrapolation); with ``plan.inner_per`` > 0 it cuts
-    instead each pass of the inner loop of that many trips to its first ``trip_cap``
-    trips (a padded NHWC convolution's channel loop, tap by tap). ``rec``, a
-    :class:`Recording`: keeps the first ``rec.trace_cap`` issues (their waits and warps
-    too), the first ``rec.memory_cap`` global accesses and, with ``rec.n_sites`` > 0,
-    every issue's counts per site -- observation only. Returns the fields of a
-    :class:`CoreRun`, in order: ``CoreRun(*run(...))`` names them."""
+    """Simulate the blocks of the launch of program ``code`` (a :class:`ProgramArrays`)
+    that :class:`BlockPlan` ``plan`` names (dispatched in its order, its skips jumped over
+    with the machine kept warm, its loops cut as it says) on hardware vector ``hp``, from
+    cycle ``plan.t0``, with the shared, carried-over L2 and DRAM state ``l2`` (a
+    ``memory.L2State``, updated in place). ``rec``, a :class:`Recording`, says what to
+    keep besides the counts (observation only). Returns the fields of a :class:`CoreRun`,
+    in order: ``CoreRun(*run(...))`` names them."""
     n_sm, n_sched = int(hp[H_NSM]), int(hp[H_NSCHED])
     maxw, bps = int(hp[H_MAXW]), int(hp[H_BPS])
     ikeep = plan.trip_cap if plan.inner_per > 0 else 0
@@ -1422,8 +1415,7 @@ def run(code, hp, plan, l2, rec):
                                                  l2, st)
                     end_t, done_a = _atomic_access(g, sm, t, op, dst, blocks[bpos[b]], stamp,
                                                    end_t, hp, w, bs, sms, l2, st)
-                    if done_a > done:
-                        done = done_a
+                    done = max(done, done_a)
                     if observe:
                         # what the warp waited on (``stall_split``), into its site's counts
                         bar, score, pipe, mshr, nsel = stall_split(t, wfrom[g], wbrel[g], wdep[g],

@@ -219,8 +219,21 @@ def layout_arrays(sizes):
     return bases
 
 
+class NamedParams:
+    """A program's parameter vector read by name (``params``, ``param_names``): a template
+    program's and a trace program's alike."""
+
+    def param(self, name: str) -> int:
+        """A named entry of the parameter vector."""
+        try:
+            return int(self.params[self.param_names.index(name)])
+        except ValueError:
+            raise KeyError(f"{self.name} has no parameter {show(name)} "
+                           f"(it has {', '.join(self.param_names)})") from None
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
-class Program:
+class Program(NamedParams):
     """One kernel launch as the engine sees it (built by name: every field a keyword)."""
 
     name: str                 # kernel algorithm, e.g. "gemm-tiled"
@@ -254,13 +267,6 @@ class Program:
             raise ValueError(f"{self.name}: {len(self.param_names)} parameter names for "
                              f"{len(self.params)} parameters")
 
-    def param(self, name: str) -> int:
-        """A named entry of the parameter vector."""
-        try:
-            return int(self.params[self.param_names.index(name)])
-        except ValueError:
-            raise KeyError(f"{self.name} has no parameter {show(name)} "
-                           f"(it has {', '.join(self.param_names)})") from None
 
     @property
     def op_names(self) -> tuple:

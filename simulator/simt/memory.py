@@ -36,6 +36,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from simulator.nbrefs import last_use  # noqa: F401  (the engines' helpers end with it)
+
 # (constants tables imported by name, for numba: kept compact)
 # isort: off
 from .hwvec import (
@@ -89,19 +91,6 @@ class L2State(NamedTuple):
 ATOMIC_UNITS = 1 << 16
 #: ``L2State.unit_block`` of a line that requests from more than one block have reached
 SHARED = -2
-
-
-@njit(cache=True, inline='always')
-def last_use(refs):
-    """Nothing, at run time. A helper inlined into ``core.run``'s loop that uses the
-    arrays and tables it was handed in branches ends with ``last_use((them))``: numba
-    then releases them at that one point, after every branch, and its reference-count
-    pruning drops the increments and decrements of handing them over. Where a branch was
-    the last to use one, they stay: two atomic operations per array per call, which cost
-    the loop half its speed. (A call of another jitted function keeps them too, whatever
-    the shape: its error path. The loop's helpers call none; ``settle`` calls the
-    kernel's, and ``run`` calls it itself.)"""
-    return 0
 
 
 @njit(cache=True)

@@ -56,7 +56,7 @@ MEMORY_OPS = (*isa.GLOBAL_OPS, isa.LDS, isa.STS)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class TraceProgram:
+class TraceProgram(isa.NamedParams):
     """One kernel launch as recorded warp traces (see the module's docstring)."""
 
     name: str
@@ -174,13 +174,6 @@ class TraceProgram:
         """The name of each opcode its rows number."""
         return isa.OP_NAMES
 
-    def param(self, name: str) -> int:
-        """A named entry of the parameter vector."""
-        try:
-            return int(self.params[self.param_names.index(name)])
-        except ValueError:
-            raise KeyError(f"{self.name} has no parameter {show(name)} "
-                           f"(it has {', '.join(self.param_names)})") from None
 
     def describe(self) -> str:
         g, b = self.launch.grid, self.launch.block

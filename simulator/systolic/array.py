@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numba import njit
 
+from simulator.nbrefs import last_use
+
 from .closed_form import OPERANDS
 from .lowering import Lowered, operand_matrices
 
@@ -92,8 +94,14 @@ class Trace(NamedTuple):
 
 # the controller's state: the fold whose stream started last + 1, the fold being preloaded
 # and its rows preloaded, the outputs done and the cycle of the last, whether a buffer was
-# used up this cycle; and what it counts (``C_*``)
-K_STARTED, K_PL_FOLD, K_PL_ROW, K_OUTPUTS, K_LAST_EMIT, K_ANY_DONE = range(6)
+# used up this cycle, an invariant broken this cycle (``ERRORS``: 0 none); and what it
+# counts (``C_*``)
+K_STARTED, K_PL_FOLD, K_PL_ROW, K_OUTPUTS, K_LAST_EMIT, K_ANY_DONE, K_ERROR = range(7)
+# (the per-PE helpers flag a broken invariant rather than raise: a raise inside them is an
+# error path that keeps numba counting references to every array they touch, per PE --
+# ten times the cycle loop's time)
+ERRORS = ("", "operands of different folds or steps met in a PE",
+          "result met an occupied shadow register", "stationary operand of the wrong fold")
 C_H_READS, C_V_READS, C_S_READS, C_OUT_WRITES, C_OUT_READS, C_MACS = range(6)
 
 
@@ -110,7 +118,7 @@ def _new_regs(Ra, Ca):
                 -np.ones(buf, np.int64), -np.ones(buf, np.int64), np.zeros(buf, np.bool_))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model='numpy')
 def _run(os_mode, ops, R, C, T, record, trace, os_gap_override):
     """The array cycle by cycle until every output has left it: (cycles, counts
     (``C_*``), each fold's stream start). Each cycle: the buffers used up last cycle
@@ -124,7 +132,7 @@ def _run(os_mode, ops, R, C, T, record, trace, os_gap_override):
     Ca = min(C, folds[:, 3].max())
     n_rec = trace.active.shape[0] if record else 0
     g = _new_regs(Ra, Ca)
-    k = np.zeros(6, np.int64)
+    k = np.zeros(7, np.int64)
     pl_done = -np.ones(F, np.int64)
     s = -np.ones(F, np.int64)            # each fold's stream start
     inj_r = np.zeros(Ra, np.int64)       # fold whose stream row r injects next
@@ -150,6 +158,8 @@ def _run(os_mode, ops, R, C, T, record, trace, os_gap_override):
             _drain(t, rec, T, C, ops, g, k, counts, trace)
         _move(t, os_mode, T, R, C, ops, g, k, s, inj_r, inj_c, counts)
         _compute(t, rec, os_mode, T, R, C, ops, g, k, counts, trace)
+        if k[K_ERROR]:
+            raise RuntimeError(ERRORS[k[K_ERROR]])
         t += 1
     return k[K_LAST_EMIT] + 1, counts, s
 
@@ -157,13 +167,15 @@ def _run(os_mode, ops, R, C, T, record, trace, os_gap_override):
 @njit(cache=True, nogil=True, inline="always")
 def _release(g):
     """The stationary buffers used up last cycle shown free."""
+    wb_done, wb_sr, wb_sc = g.wb_done, g.wb_sr, g.wb_sc
     for bb in range(2):
-        for r in range(g.wb_done.shape[1]):
-            for c in range(g.wb_done.shape[2]):
-                if g.wb_done[bb, r, c]:
-                    g.wb_sr[bb, r, c] = -1
-                    g.wb_sc[bb, r, c] = -1
-                    g.wb_done[bb, r, c] = False
+        for r in range(wb_done.shape[1]):
+            for c in range(wb_done.shape[2]):
+                if wb_done[bb, r, c]:
+                    wb_sr[bb, r, c] = -1
+                    wb_sc[bb, r, c] = -1
+                    wb_done[bb, r, c] = False
+    last_use((g,))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -185,6 +197,7 @@ def _control(t, os_mode, T, folds, s, pl_done, k, os_gap_override):
         if ok:
             s[started] = t
             k[K_STARTED] = started + 1
+    last_use((folds, s, pl_done, k))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -198,24 +211,25 @@ def _preload(t, rec, T, R, C, ops, g, k, pl_done, counts, trace):
     cu = folds[f, 3]
     b = f % 2
     top = min(pl_k, ru - 1)
+    wb_uses, wb_val, wb_sr, wb_sc, wb_f = g.wb_uses, g.wb_val, g.wb_sr, g.wb_sc, g.wb_f
     free = True
     for r in range(top + 1):
         for c in range(cu):
-            if g.wb_uses[b, r, c] != 0:
+            if wb_uses[b, r, c] != 0:
                 free = False
     if free:
         for r in range(top, 0, -1):
             for c in range(cu):
-                g.wb_val[b, r, c] = g.wb_val[b, r - 1, c]
-                g.wb_sr[b, r, c] = g.wb_sr[b, r - 1, c]
-                g.wb_sc[b, r, c] = g.wb_sc[b, r - 1, c]
+                wb_val[b, r, c] = wb_val[b, r - 1, c]
+                wb_sr[b, r, c] = wb_sr[b, r - 1, c]
+                wb_sc[b, r, c] = wb_sc[b, r - 1, c]
         rb = folds[f, 0] * R
         cb = folds[f, 1] * C
         src = rb + ru - 1 - pl_k
         for c in range(cu):
-            g.wb_val[b, 0, c] = S[src, cb + c]
-            g.wb_sr[b, 0, c] = src
-            g.wb_sc[b, 0, c] = cb + c
+            wb_val[b, 0, c] = S[src, cb + c]
+            wb_sr[b, 0, c] = src
+            wb_sc[b, 0, c] = cb + c
             if ops.Sv[src, cb + c]:
                 counts[C_S_READS] += 1
             if rec:
@@ -227,174 +241,196 @@ def _preload(t, rec, T, R, C, ops, g, k, pl_done, counts, trace):
         if pl_k == ru:
             for r in range(ru):
                 for c in range(cu):
-                    g.wb_f[b, r, c] = f
-                    g.wb_uses[b, r, c] = T
+                    wb_f[b, r, c] = f
+                    wb_uses[b, r, c] = T
             pl_done[f] = t
             k[K_PL_FOLD] = f + 1
             pl_k = 0
         k[K_PL_ROW] = pl_k
+    last_use((ops, g, k, pl_done, counts, trace))
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _drain(t, rec, T, C, ops, g, k, counts, trace):
     """os: the columns whose shadow chain is draining shift it down and emit its bottom
     result."""
-    for c in range(g.drain_left.shape[0]):
-        if g.drain_left[c] > 0:
-            n = g.drain_len[c]
-            f = g.sh_f[n - 1, c]
+    drain_left, drain_len, sh_f, sh_m, sh_val = g.drain_left, g.drain_len, g.sh_f, g.sh_m, g.sh_val
+    out = ops.out
+    for c in range(drain_left.shape[0]):
+        if drain_left[c] > 0:
+            n = drain_len[c]
+            f = sh_f[n - 1, c]
             col = ops.folds[f, 1] * C + c
-            ops.out[g.sh_m[n - 1, c], col] = g.sh_val[n - 1, c]
+            out[sh_m[n - 1, c], col] = sh_val[n - 1, c]
             if rec:
-                trace.out[t, n - 1, c, 0] = g.sh_m[n - 1, c]
+                trace.out[t, n - 1, c, 0] = sh_m[n - 1, c]
                 trace.out[t, n - 1, c, 1] = col
                 trace.out[t, n - 1, c, 2] = 0
                 trace.out[t, n - 1, c, 3] = T - 1
-                trace.out_val[t, n - 1, c] = g.sh_val[n - 1, c]
+                trace.out_val[t, n - 1, c] = sh_val[n - 1, c]
             counts[C_OUT_WRITES] += 1
             k[K_OUTPUTS] += 1
             k[K_LAST_EMIT] = t
             for r in range(n - 1, 0, -1):
-                g.sh_val[r, c] = g.sh_val[r - 1, c]
-                g.sh_f[r, c] = g.sh_f[r - 1, c]
-                g.sh_m[r, c] = g.sh_m[r - 1, c]
-            g.sh_f[0, c] = -1
-            g.drain_left[c] -= 1
+                sh_val[r, c] = sh_val[r - 1, c]
+                sh_f[r, c] = sh_f[r - 1, c]
+                sh_m[r, c] = sh_m[r - 1, c]
+            sh_f[0, c] = -1
+            drain_left[c] -= 1
+    last_use((ops, g, k, counts, trace))
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _move(t, os_mode, T, R, C, ops, g, k, s, inj_r, inj_c, counts):
     """Operands move one PE right and down; the started folds' streams enter at the left
     and top edges, skewed a cycle a row (column)."""
-    folds = ops.folds
+    folds, H, Hv, V = ops.folds, ops.H, ops.Hv, ops.V
+    h_val, h_f, h_t, v_val, v_f, v_t = g.h_val, g.h_f, g.h_t, g.v_val, g.v_f, g.v_t
     started = k[K_STARTED]
-    Ra, Ca = g.h_f.shape
+    Ra, Ca = h_f.shape
     for r in range(Ra):
         for c in range(Ca - 1, 0, -1):
-            f = g.h_f[r, c - 1]
+            f = h_f[r, c - 1]
             if f >= 0 and c < folds[f, 3]:
-                g.h_val[r, c] = g.h_val[r, c - 1]
-                g.h_f[r, c] = f
-                g.h_t[r, c] = g.h_t[r, c - 1]
+                h_val[r, c] = h_val[r, c - 1]
+                h_f[r, c] = f
+                h_t[r, c] = h_t[r, c - 1]
             else:
-                g.h_f[r, c] = -1
-        g.h_f[r, 0] = -1
+                h_f[r, c] = -1
+        h_f[r, 0] = -1
         while inj_r[r] < started and t - r >= s[inj_r[r]] + T:
             inj_r[r] += 1
         f = inj_r[r]
         if f < started and t - r >= s[f] and r < folds[f, 2]:
             tau = t - r - s[f]
             row = folds[f, 0] * R + r
-            g.h_val[r, 0] = ops.H[row, tau]
-            g.h_f[r, 0] = f
-            g.h_t[r, 0] = tau
-            if ops.Hv[row, tau]:
+            h_val[r, 0] = H[row, tau]
+            h_f[r, 0] = f
+            h_t[r, 0] = tau
+            if Hv[row, tau]:
                 counts[C_H_READS] += 1
     for c in range(Ca):
         for r in range(Ra - 1, 0, -1):
-            f = g.v_f[r - 1, c]
+            f = v_f[r - 1, c]
             if f >= 0 and r < folds[f, 2]:
-                g.v_val[r, c] = g.v_val[r - 1, c]
-                g.v_f[r, c] = f
-                g.v_t[r, c] = g.v_t[r - 1, c]
+                v_val[r, c] = v_val[r - 1, c]
+                v_f[r, c] = f
+                v_t[r, c] = v_t[r - 1, c]
             else:
-                g.v_f[r, c] = -1
-        g.v_f[0, c] = -1
+                v_f[r, c] = -1
+        v_f[0, c] = -1
         while inj_c[c] < started and t - c >= s[inj_c[c]] + T:
             inj_c[c] += 1
         f = inj_c[c]
         if f < started and t - c >= s[f] and c < folds[f, 3]:
             tau = t - c - s[f]
             if os_mode:
-                g.v_val[0, c] = ops.V[tau, folds[f, 1] * C + c]
+                v_val[0, c] = V[tau, folds[f, 1] * C + c]
                 counts[C_V_READS] += 1
             else:
-                g.v_val[0, c] = 0.0
-            g.v_f[0, c] = f
-            g.v_t[0, c] = tau
+                v_val[0, c] = 0.0
+            v_f[0, c] = f
+            v_t[0, c] = tau
+    last_use((ops, g, k, s, inj_r, inj_c, counts))
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _compute(t, rec, os_mode, T, R, C, ops, g, k, counts, trace):
     """Each PE whose two moving registers hold operands of one fold and step multiplies
-    them: os into its accumulator (a finished sum to the shadow register, the fold's last
-    row starting its column's drain); ws/is into the partial sum moving down, with the
-    stationary operand of its buffer (the fold's last row writing the output)."""
+    them: os into its accumulator (``_accumulate``), ws/is into the partial sum moving
+    down with its buffer's stationary operand (``_stream``)."""
     folds = ops.folds
     Ra, Ca = g.h_f.shape
+    h_f, v_f, h_t, v_t, h_val, v_val = g.h_f, g.v_f, g.h_t, g.v_t, g.h_val, g.v_val
+    acc, cnt, acc_f, sh_val, sh_f, sh_m = g.acc, g.cnt, g.acc_f, g.sh_val, g.sh_f, g.sh_m
+    drain_left, drain_len = g.drain_left, g.drain_len
+    wb_f, wb_uses, wb_val, wb_done = g.wb_f, g.wb_uses, g.wb_val, g.wb_done
+    out, trace_out, trace_out_val = ops.out, trace.out, trace.out_val
     for r in range(Ra):
         for c in range(Ca):
-            f = g.h_f[r, c]
-            vf = g.v_f[r, c]
+            f = h_f[r, c]
+            vf = v_f[r, c]
             active = False
             b = 0
             if f >= 0 and vf >= 0:
-                if vf != f or g.v_t[r, c] != g.h_t[r, c]:
-                    raise RuntimeError("operands of different folds or steps met in a PE")
+                if vf != f or v_t[r, c] != h_t[r, c]:
+                    k[K_ERROR] = 1
                 active = True
                 counts[C_MACS] += 1
                 if os_mode:
-                    _accumulate(r, c, f, T, R, folds, g)
+                    _accumulate(r, c, f, T, R, folds, acc, cnt, acc_f, h_val, v_val, sh_val,
+                                sh_f, sh_m, drain_left, drain_len, k)
                 else:
                     b = f % 2
-                    _stream(t, rec, r, c, f, b, R, C, ops, g, k, counts, trace)
+                    _stream(t, rec, r, c, f, b, R, C, folds, out, wb_f, wb_uses, wb_val,
+                            wb_done, h_val, v_val, v_t, v_f, k, counts, trace_out,
+                            trace_out_val)
             if rec:
                 _record_pe(t, r, c, f, vf, b, active, os_mode, T, R, C, folds, g, trace)
+    last_use((ops, g, k, counts, trace))
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _accumulate(r, c, f, T, R, folds, g):
+@njit(cache=True, nogil=True)
+def _accumulate(r, c, f, T, R, folds, acc, cnt, acc_f, h_val, v_val, sh_val, sh_f, sh_m,
+                drain_left, drain_len, k):
     """os: a MAC into PE (r, c)'s accumulator; its T-th ends the sum: to the shadow
-    register, and the fold's last row starts its column's drain."""
-    g.acc[r, c] += g.h_val[r, c] * g.v_val[r, c]
-    g.cnt[r, c] += 1
-    g.acc_f[r, c] = f
-    if g.cnt[r, c] == T:
-        if g.sh_f[r, c] >= 0:
-            raise RuntimeError("result met an occupied shadow register")
-        g.sh_val[r, c] = g.acc[r, c]
-        g.sh_f[r, c] = f
-        g.sh_m[r, c] = folds[f, 0] * R + r
-        g.acc[r, c] = 0.0
-        g.cnt[r, c] = 0
+    register, and the fold's last row starts its column's drain. (Called, not inlined,
+    and handed arrays, not ``Regs``: an inlined helper handed arrays in the loop over the
+    PEs made numba count references to each of them, an atomic operation each, per PE
+    and cycle -- six times the loop's time; a call borrows them. The helpers read the
+    tables' arrays into locals once, before their loops, for the same reason.)"""
+    acc[r, c] += h_val[r, c] * v_val[r, c]
+    cnt[r, c] += 1
+    acc_f[r, c] = f
+    if cnt[r, c] == T:
+        if sh_f[r, c] >= 0:
+            k[K_ERROR] = 2
+        sh_val[r, c] = acc[r, c]
+        sh_f[r, c] = f
+        sh_m[r, c] = folds[f, 0] * R + r
+        acc[r, c] = 0.0
+        cnt[r, c] = 0
         if r == folds[f, 2] - 1:
-            g.drain_left[c] = folds[f, 2]
-            g.drain_len[c] = folds[f, 2]
+            drain_left[c] = folds[f, 2]
+            drain_len[c] = folds[f, 2]
+    last_use((folds, acc, cnt, acc_f, h_val, v_val, sh_val, sh_f, sh_m, drain_left, drain_len, k))
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _stream(t, rec, r, c, f, b, R, C, ops, g, k, counts, trace):
+@njit(cache=True, nogil=True)
+def _stream(t, rec, r, c, f, b, R, C, folds, out, wb_f, wb_uses, wb_val, wb_done, h_val, v_val,
+            v_t, v_f, k, counts, trace_out, trace_out_val):
     """ws/is: a MAC into the partial sum moving down PE (r, c), with buffer ``b``'s
     stationary operand (its last use frees the buffer next cycle); the fold's last row
-    adds the sum into the output."""
-    folds = ops.folds
-    if g.wb_f[b, r, c] != f or g.wb_uses[b, r, c] <= 0:
-        raise RuntimeError("stationary operand of the wrong fold")
-    g.v_val[r, c] += g.h_val[r, c] * g.wb_val[b, r, c]
-    g.wb_uses[b, r, c] -= 1
-    if g.wb_uses[b, r, c] == 0:
-        g.wb_f[b, r, c] = -1
-        g.wb_done[b, r, c] = True
+    adds the sum into the output. (Called, and handed arrays, as ``_accumulate``.)"""
+    if wb_f[b, r, c] != f or wb_uses[b, r, c] <= 0:
+        k[K_ERROR] = 3
+    v_val[r, c] += h_val[r, c] * wb_val[b, r, c]
+    wb_uses[b, r, c] -= 1
+    if wb_uses[b, r, c] == 0:
+        wb_f[b, r, c] = -1
+        wb_done[b, r, c] = True
         k[K_ANY_DONE] = 1
     if r == folds[f, 2] - 1:
         col = folds[f, 1] * C + c
         if folds[f, 0] > 0:
             counts[C_OUT_READS] += 1
-        ops.out[g.v_t[r, c], col] += g.v_val[r, c]
+        out[v_t[r, c], col] += v_val[r, c]
         counts[C_OUT_WRITES] += 1
         k[K_OUTPUTS] += 1
         k[K_LAST_EMIT] = t
-        g.v_f[r, c] = -1
+        v_f[r, c] = -1
         if rec:
             rb = folds[f, 0] * R
-            trace.out[t, r, c, 0] = g.v_t[r, c]
-            trace.out[t, r, c, 1] = col
-            trace.out[t, r, c, 2] = rb
-            trace.out[t, r, c, 3] = rb + r
-            trace.out_val[t, r, c] = g.v_val[r, c]
+            trace_out[t, r, c, 0] = v_t[r, c]
+            trace_out[t, r, c, 1] = col
+            trace_out[t, r, c, 2] = rb
+            trace_out[t, r, c, 3] = rb + r
+            trace_out_val[t, r, c] = v_val[r, c]
+    last_use((folds, out, wb_f, wb_uses, wb_val, wb_done, h_val, v_val, v_t, v_f, k, counts,
+              trace_out, trace_out_val))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _record_pe(t, r, c, f, vf, b, active, os_mode, T, R, C, folds, g, trace):
     """Recording: PE (r, c)'s activity and registers at cycle t, each register's value
     and the element it holds (row, column of H, V, S or out; for a sum, the first and
@@ -446,6 +482,7 @@ def _record_pe(t, r, c, f, vf, b, active, os_mode, T, R, C, folds, g, trace):
             trace.mac[t, r, c, 0] = 0
             trace.mac[t, r, c, 1] = 2 + b
             trace.mac[t, r, c, 2] = 1
+    last_use((folds, g, trace))
 
 
 # The four registers of a PE, by dataflow, and the operand (of C = A @ B) each holds: the
