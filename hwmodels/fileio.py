@@ -90,6 +90,23 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
+def file_status(path: str | os.PathLike) -> tuple[os.stat_result | None, str | None]:
+    """(its ``os.stat``, None) where ``path`` is a regular file, else (None, what is
+    wrong, as an error says it: "does not exist", "cannot be read (...)", "is a folder,
+    not a regular file", "is a FIFO, not a regular file", ...): the one check every
+    reader of a user's file makes before it opens it, so that a device is never read
+    forever nor a pipe waited on."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None, "does not exist"
+    except OSError as e:
+        return None, f"cannot be read ({e.strerror or e})"
+    if not stat.S_ISREG(st.st_mode):
+        return None, f"is {file_kind(st.st_mode)}, not a regular file"
+    return st, None
+
+
 def read_small_file(path: str | os.PathLike, what: str, limit: int) -> bytes:
     """The bytes of ``path``, which must be a regular file of at most ``limit`` bytes.
 
@@ -99,15 +116,10 @@ def read_small_file(path: str | os.PathLike, what: str, limit: int) -> bytes:
     A file that reports a size of 0 but is longer (``/proc`` files) is read only up to
     the limit."""
     p = os.fspath(path)
-    try:
-        st = os.stat(p)
-    except FileNotFoundError:
-        raise ValueError(f"{what} {show(p, 200)} does not exist") from None
-    except OSError as e:
-        raise ValueError(f"{what} {show(p, 200)}: cannot read ({e.strerror or e})") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{what} {show(p, 200)} is {file_kind(st.st_mode)}, not a regular file; "
-                         "give a file")
+    st, wrong = file_status(p)
+    if wrong:
+        raise ValueError(f"{what} {show(p, 200)} {wrong}"
+                         + ("; give a file" if "regular" in wrong else ""))
     too_big = (f"{what} {p!r} is larger than {limit:,} bytes, the most a file of this kind "
                "may hold")
     if st.st_size > limit:

@@ -516,7 +516,7 @@ def test_l1_by_hand():
     lat = hp[hwvec.H_L1LAT]
     assert memory.l1_read(s, 20.0, hp, tags, lru, fill, 1, 2, st) == 500.0        # fill in flight
     assert memory.l1_read(s, 600.0, hp, tags, lru, fill, 1, 3, st) == 600.0 + lat
-    memory.l1_write(s, hp, tags, 1, st)
+    memory.l1_write(s, hp, tags, 1, st, True)
     assert not memory.l1_holds(tags, 1, s, sets, ways, False)
     c = stats.LaunchStats.from_vector(st)
     assert (c.l1_hits, c.l1_misses, c.global_load_segments, c.global_store_segments) == (2, 1, 3, 1)

@@ -301,7 +301,7 @@ def test_what_a_path_is(tmp_path):
     for path, needle in ((tmp_path, "is a folder, not a regular file"), (fifo, "is a FIFO, not a regular file"),
                          ("/dev/null", "is a character device, not a regular file"),
                          (tmp_path / "empty.json", "is empty"), (tmp_path / "blank.csv", "holds only white space"),
-                         (tmp_path / "none.json", "no such file"),
+                         (tmp_path / "none.json", "does not exist"),
                          (tmp_path / "other.csv", "neither a PyTorch profiler trace .* its first line: 'a,b,c'"),
                          (tmp_path / "bad.txt", "not UTF-8 text")):
         with pytest.raises(ValueError, match=f"path={str(path)!r}: {needle}".replace("(", r"\(").replace(")", r"\)")

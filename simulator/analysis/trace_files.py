@@ -5,23 +5,16 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from hwmodels.fileio import file_kind
+from hwmodels.fileio import file_status
 from simulator.arguments import show
 
 
 def trace_text(path) -> str:
     """The text of a trace file, after saying what the path is when it is no file to read."""
-    import os
-    import stat
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise ValueError(f"path={show(str(path), 200)}: no such file") from None
-    except OSError as e:
-        raise ValueError(f"path={show(str(path), 200)}: cannot be read ({e.strerror})") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"path={show(str(path), 200)}: is {file_kind(st.st_mode)}, not a regular "
-                         "file; give a trace file")
+    st, wrong = file_status(path)
+    if wrong:
+        raise ValueError(f"path={show(str(path), 200)}: {wrong}"
+                         + ("; give a trace file" if "regular" in wrong else ""))
     if st.st_size == 0:
         raise ValueError(f"path={show(str(path), 200)}: is empty")
     try:

@@ -70,7 +70,13 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from . import dispatch, isa, memory, pipes
+from . import (
+    _stamp,  # noqa: F401  (numba caches stamped together)
+    dispatch,
+    isa,
+    memory,
+    pipes,
+)
 
 # (constants tables imported by name, for numba: kept compact)
 # isort: off
@@ -1090,6 +1096,23 @@ def _load_segment(load, s, sm, t, stamp, done, hp, sms, l2, st):
 
 
 @njit(cache=True, inline='always')
+def _ldst_hold(g, m, seg_bytes, hp, w):
+    """The cycles a global access of warp g (its ``m`` segments sorted in ``w.seg[g]``)
+    holds the SM's LD/ST unit: its segments at the L1's bandwidth, or, where the L1 looks
+    up one tag a cycle, its distinct lines."""
+    hold = max(hp[H_LDSTII], m * seg_bytes / hp[H_L1BW])
+    if hp[H_L1LINEC] > 0:
+        per = max(1, int(hp[H_L1LINEB]) // seg_bytes)
+        lines = 0
+        for k in range(m):
+            if k == 0 or w.seg[g, k] // per != w.seg[g, k - 1] // per:
+                lines += 1
+        hold = max(hold, lines * hp[H_L1LINEC])
+    last_use((hp, w))
+    return hold
+
+
+@njit(cache=True, inline='always')
 def _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st):
     """A global load or store of warp g issued at cycle t: the LD/ST unit held for its
     segments (or its lines, one tag a cycle; a store's part-written lines then leave the
@@ -1103,16 +1126,7 @@ def _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st):
         seg_bytes = int(hp[H_SEG])
         m = w.nseg[g]
         st[S_LDST] += 1
-        hold = max(hp[H_LDSTII], m * seg_bytes / hp[H_L1BW])
-        if hp[H_L1LINEC] > 0:
-            # one tag a cycle: the request's distinct lines (segments sorted)
-            per = max(1, int(hp[H_L1LINEB]) // seg_bytes)
-            lines = 0
-            for k in range(m):
-                if k == 0 or w.seg[g, k] // per != w.seg[g, k - 1] // per:
-                    lines += 1
-            hold = max(hold, lines * hp[H_L1LINEC])
-        sms.ldst_free[sm] = t + hold
+        sms.ldst_free[sm] = t + _ldst_hold(g, m, seg_bytes, hp, w)
         store = op == isa.STG
         svc = hp[H_L2SVC]
         run_end = 0
@@ -1163,15 +1177,7 @@ def _atomic_access(g, sm, t, op, dst, blk, stamp, end_t, hp, w, bs, sms, l2, st)
         l2_per_seg = max(1, seg_bytes // lsec)
         st[S_LDST] += 1
         st[S_ATOMS] += 1
-        hold = max(hp[H_LDSTII], m * seg_bytes / hp[H_L1BW])
-        if hp[H_L1LINEC] > 0:
-            per = max(1, int(hp[H_L1LINEB]) // seg_bytes)
-            lines = 0
-            for k in range(m):
-                if k == 0 or w.seg[g, k] // per != w.seg[g, k - 1] // per:
-                    lines += 1
-            hold = max(hold, lines * hp[H_L1LINEC])
-        sms.ldst_free[sm] = t + hold
+        sms.ldst_free[sm] = t + _ldst_hold(g, m, seg_bytes, hp, w)
         half = 0.5 * hp[H_ATOMLAT]
         arrive = t + half
         full = hp[H_ACASC] if op == isa.ACAS else hp[H_ATOMC]

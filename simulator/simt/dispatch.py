@@ -12,6 +12,7 @@ from numba import njit
 
 from simulator.arguments import show
 
+from . import _stamp  # noqa: F401  (numba caches stamped together)
 from .kernels import (
     batchnorm,
     conv_direct,

@@ -289,6 +289,8 @@ class Program(NamedParams):
 
 from numba import njit  # noqa: E402
 
+from . import _stamp  # noqa: E402, F401  (numba caches stamped together)
+
 
 @njit(cache=True)
 def thread_of(p, w, lane):

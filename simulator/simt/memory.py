@@ -38,6 +38,8 @@ from numba import njit
 
 from simulator.nbrefs import last_use  # noqa: F401  (the engines' helpers end with it)
 
+from . import _stamp  # noqa: F401  (numba caches stamped together)
+
 # (constants tables imported by name, for numba: kept compact)
 # isort: off
 from .hwvec import (

@@ -20,7 +20,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import isa
+from . import (
+    _stamp,  # noqa: F401  (numba caches stamped together)
+    isa,
+)
 from .hwvec import H_ATOMLAT, H_FP64II, H_FPLAT, H_INTII, H_LDSTII, H_SFUII, H_SFULAT, H_SHLAT, H_SPII
 
 #: the units an instruction holds (``NONE``: none)

@@ -25,7 +25,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import isa, pipes
+from . import (
+    _stamp,  # noqa: F401  (numba caches stamped together)
+    isa,
+    pipes,
+)
 from .hwvec import H_ISSUE, H_LDSTII
 
 REC_ROWS = 4096      # instructions of a warp recorded for the run

@@ -10,7 +10,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import core, dispatch, isa, memory, pipes, traces
+from . import (
+    _stamp,  # noqa: F401  (numba caches stamped together)
+    core,
+    dispatch,
+    isa,
+    memory,
+    pipes,
+    traces,
+)
 
 # (constants tables imported by name, for numba: kept compact)
 # isort: off
