@@ -42,7 +42,7 @@ from simulator.kernelcode.isa import (
     OP_SPECIAL, OP_ST, OP_VOTE, S_CONST, S_GENERIC, S_GLOBAL, S_LOCAL, S_PARAM, S_SHARED, T_F32,
     T_F64, T_S8, T_S16, T_S32, T_S64, T_U8, T_U16, T_U32, T_U64)
 # isort: on
-from simulator.kernelcode.lanes import M32, ival, ult64
+from simulator.kernelcode.lanes import M32, MIN64, compare, ival, ult64
 from simulator.simt.memory import first_pass_cycles, last_use
 
 # launch description L
@@ -62,6 +62,16 @@ DONE, BUDGET, TRACE_FULL, ERROR = range(4)
 T_ATOM_LAT, T_LOAD_LAT, T_CAS, T_ATOM, T_LANE, T_SHARED, T_QUEUE = range(7)
 T_SIZE = 7
 HASH = 1 << 12                  # the table of lines' atomic units (blocks together)
+# a fast-forwarded loop's pseudo-events in the trace (``Record.ev``'s pc column; see
+# ``Loops``): MARK_PC - i, a back-edge of loop i (the next event starts a trip);
+# SKIP_PC - i, loop i's next ``mask`` (the event's mask column) trips skipped here
+MARK_PC = -2
+SKIP_PC = -(1 << 40)
+# ``Loops.cfg``: the trips a loop runs before it may be skipped, the trips left to run
+# before its first lane's exit, the least trips in all a skipped loop has, the fewest
+# trips worth skipping
+CFG_K, CFG_MARGIN, CFG_TOTAL, CFG_SKIP = range(4)
+KMAX = 1 << 40                  # trips beyond which a loop's end is not looked for
 # errors E[0]
 ERR_OOB, ERR_MISALIGNED, ERR_READONLY, ERR_DEPTH = 1, 2, 3, 4
 E_CODE, E_PC, E_WARP, E_LANE, E_ADDR, E_BLOCK, E_SPACE = range(7)
@@ -701,6 +711,217 @@ class Record(NamedTuple):
     ev_addr: np.ndarray
 
 
+class Loops(NamedTuple):
+    """Fast-forwarding (blocks one after another; ``cfg[CFG_K]`` 0 or no loop: off):
+    ``loops.table``'s rows (``latch_loop``, ``setp_loop``, ``lp``), and per warp and loop
+    its full back-edges in a row (``trips``; 0 once it leaves or diverges), its last
+    trip's length in instructions and its instruction count at its last back-edge (a
+    steady trip runs as many as the one before), whether it was skipped this time round
+    (``done``); per warp its instructions (``wexec``), the loop whose trips its
+    snapshots follow (``owner``, -1: none), its registers at that loop's last back-edge
+    (``snapR``) and their change over the trip before (``snapD``), the controlling
+    setp's two operands in its last three trips (``opv``, a ring by trip; ``opt`` the
+    trip each holds); per loop with a barrier, its block's decision (``blk``: block,
+    trip, trips skipped), so that the block's warps skip alike."""
+    latch_loop: np.ndarray
+    setp_loop: np.ndarray
+    exit_loop: np.ndarray
+    lp: np.ndarray
+    cfg: np.ndarray
+    trips: np.ndarray
+    plen: np.ndarray
+    at_exec: np.ndarray
+    done: np.ndarray
+    wexec: np.ndarray
+    owner: np.ndarray
+    snapR: np.ndarray
+    snapD: np.ndarray
+    opv: np.ndarray
+    opt: np.ndarray
+    blk: np.ndarray
+
+
+def new_loops(table, cfg, warps: int, nslots: int) -> Loops:
+    """The fast-forwarding tables for ``warps`` warps of ``nslots`` register slots
+    (``table``: ``loops.table``'s; ``cfg``: ``CFG_*``, K 0 for none)."""
+    nl = table.lp.shape[0] if cfg[CFG_K] > 0 else 0
+    nw = warps if nl else 0
+    ns = nslots * 32 if nl else 0
+    blk = np.full((nl, 3), -1, np.int64)
+    none = np.full(table.latch_loop.shape[0], -1, np.int64)
+    return Loops(table.latch_loop if nl else none, table.setp_loop if nl else none,
+                 table.exit_loop if nl else none, table.lp, np.asarray(cfg, np.int64),
+                 np.zeros((nw, nl), np.int64),
+                 np.zeros((nw, nl), np.int64), np.zeros((nw, nl), np.int64),
+                 np.zeros((nw, nl), np.int64), np.zeros(nw, np.int64),
+                 np.full(nw, -1, np.int64), np.zeros((nw, ns), np.int64),
+                 np.zeros((nw, ns), np.int64), np.zeros((nw, 3, 2, 32), np.int64),
+                 np.full((nw, 3), -1, np.int64), blk)
+
+
+@njit(cache=True)
+def _ff_operands(w, i, row, R, base, lo):
+    """Warp ``w`` runs loop ``i``'s controlling setp (``row``): its two operands, each
+    lane's, kept for the trip it is in."""
+    c = lo.trips[w, i]
+    k = c % 3
+    lo.opt[w, k] = c
+    ca, cb = base + 32 * row[F_A], base + 32 * row[F_B]
+    for l in range(32):
+        lo.opv[w, k, 0, l] = R[ca + l]
+        lo.opv[w, k, 1, l] = R[cb + l]
+
+
+@njit(cache=True)
+def _ff_setp_alu(w, i, row, R, RF32, RF64, base, emask, carry, lo):
+    """Loop ``i``'s controlling setp: its operands kept (``_ff_operands``), then run."""
+    _ff_operands(w, i, row, R, base, lo)
+    return alu(row, R, RF32, RF64, base, emask, carry)
+
+
+@njit(cache=True)
+def _pred_at(x1, ty, a, b):
+    x, y = ival(a, ty), ival(b, ty)
+    if ty == T_U64:
+        x, y = x ^ MIN64, y ^ MIN64
+    return compare(x1, x, y, False)
+
+
+@njit(cache=True)
+def _fits(v, ty):
+    """Whether ``v`` stands in a register of type ``ty`` as itself (no wrap)."""
+    if ty == T_U64:
+        return v >= 0
+    return ival(v, ty) == v
+
+
+@njit(cache=True)
+def _lane_trips_left(x1, ty, cont, a, da, b, db):
+    """The first k >= 1 at which setp ``x1`` of a + k da and b + k db is not ``cont``
+    (the trip that leaves the loop); -1 where it is not found (never, or past KMAX,
+    or where the operands would wrap)."""
+    k = -1
+    if x1 == 0 or x1 == 1 or x1 == 10 or x1 == 11:       # eq, ne: one k, if any
+        e = da - db
+        dd = a - b
+        if e != 0 and dd % e == 0 and -dd // e >= 1 and (x1 % 10 == 1) == (cont == 1):
+            k = -dd // e
+    elif _pred_at(x1, ty, a + da, b + db) != cont:
+        k = 1
+    else:
+        lo, hi = 1, 2
+        while hi <= KMAX and _pred_at(x1, ty, a + hi * da, b + hi * db) == cont:
+            lo, hi = hi, 2 * hi
+        if hi <= KMAX:
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if _pred_at(x1, ty, a + mid * da, b + mid * db) == cont:
+                    lo = mid
+                else:
+                    hi = mid
+            k = hi
+    if k > 0 and not (_fits(a + k * da, ty) and _fits(b + k * db, ty) and _fits(a, ty)
+                      and _fits(b, ty)):
+        k = -1
+    return k
+
+
+@njit(cache=True)
+def _trips_left(w, i, c, mask, code, lo):
+    """Trips of loop ``i`` after warp ``w``'s trip ``c`` until its first lane of ``mask``
+    leaves it, from its controlling setp's operands in trips c - 2 .. c (each lane's
+    step alike in both trips); -1 where that does not say."""
+    ring = lo.opv
+    s0, s1, s2 = (c - 3) % 3, (c - 2) % 3, (c - 1) % 3
+    if lo.opt[w, s0] != c - 3 or lo.opt[w, s1] != c - 2 or lo.opt[w, s2] != c - 1:
+        return -1
+    row = code[lo.lp[i, 2]]
+    x1, ty, cont = row[F_X1], row[F_TY], lo.lp[i, 3]
+    best = -1
+    for l in range(32):
+        if not (mask >> l) & 1:
+            continue
+        a0, a1, a2 = ring[w, s0, 0, l], ring[w, s1, 0, l], ring[w, s2, 0, l]
+        b0, b1, b2 = ring[w, s0, 1, l], ring[w, s1, 1, l], ring[w, s2, 1, l]
+        if a2 - a1 != a1 - a0 or b2 - b1 != b1 - b0:
+            return -1
+        k = _lane_trips_left(x1, ty, cont, a2, a2 - a1, b2, b2 - b1)
+        if k < 0:
+            return -1
+        if best < 0 or k < best:
+            best = k
+    return best
+
+
+@njit(cache=True)
+def _ff_backedge(w, i, b, mask, base, R, code, lo, rec, S, record, block_warp):
+    """Warp ``w`` (of block ``b``) takes loop ``i``'s back-edge with every lane of
+    ``mask``: a trip counted; from ``CFG_K - 2`` trips its registers followed; from
+    ``CFG_K`` on, where its trips run alike (as many instructions, every operand of the
+    controlling setp stepping evenly) and the loop has at least ``CFG_TOTAL`` trips,
+    the trips up to ``CFG_MARGIN`` before its first lane's exit are skipped: each
+    register that stepped alike in the last two trips moves by its step times the trips
+    skipped (``SKIP_PC`` in the trace). With a barrier in the loop, the block's first
+    warp there decides for all of its warps."""
+    cfg = lo.cfg
+    K = cfg[CFG_K]
+    lo.trips[w, i] += 1
+    c = lo.trips[w, i]
+    length = lo.wexec[w] - lo.at_exec[w, i]
+    steady = length == lo.plen[w, i]
+    lo.plen[w, i] = length
+    lo.at_exec[w, i] = lo.wexec[w]
+    if lo.done[w, i] == 0 and c >= K - 2 and lo.owner[w] < 0:
+        lo.owner[w] = i
+    if lo.done[w, i] == 0 and lo.owner[w] == i:
+        if record and c >= K - 1 and S[S_EV] < rec.ev.shape[0]:
+            k = S[S_EV]
+            rec.ev[k, 0], rec.ev[k, 1], rec.ev[k, 2], rec.ev[k, 3] = block_warp, MARK_PC - i, 0, -1
+            S[S_EV] = k + 1
+        ns = lo.snapR.shape[1]
+        skip = 0
+        if c >= K and steady:
+            left = _trips_left(w, i, c, mask, code, lo)
+            if left > 0 and c + left >= cfg[CFG_TOTAL]:
+                skip = left - 1 - cfg[CFG_MARGIN]
+            if lo.lp[i, 5] != 0:
+                if lo.blk[i, 0] == b and lo.blk[i, 1] == c:
+                    skip = lo.blk[i, 2]
+                elif skip >= cfg[CFG_SKIP]:
+                    lo.blk[i, 0], lo.blk[i, 1], lo.blk[i, 2] = b, c, skip
+        if record and S[S_EV] >= rec.ev.shape[0]:
+            skip = 0                    # no room to say so in the trace: not skipped
+        if skip >= cfg[CFG_SKIP]:
+            for x in range(ns):
+                if (mask >> (x & 31)) & 1:
+                    d = R[base + x] - lo.snapR[w, x]
+                    if d != 0 and d == lo.snapD[w, x]:
+                        R[base + x] += skip * d
+            lo.trips[w, i] += skip
+            lo.done[w, i] = 1
+            lo.owner[w] = -1
+            if record and S[S_EV] < rec.ev.shape[0]:
+                k = S[S_EV]
+                rec.ev[k, 0], rec.ev[k, 1], rec.ev[k, 2], rec.ev[k, 3] = \
+                    block_warp, SKIP_PC - i, skip, -1
+                S[S_EV] = k + 1
+        elif c >= K - 2:
+            for x in range(ns):
+                v = R[base + x]
+                lo.snapD[w, x] = v - lo.snapR[w, x]
+                lo.snapR[w, x] = v
+
+
+@njit(cache=True)
+def _ff_leave(w, i, lo):
+    """Warp ``w`` leaves loop ``i`` (or diverges in it): its trips start again."""
+    lo.trips[w, i] = 0
+    lo.done[w, i] = 0
+    lo.plen[w, i] = -1
+    if lo.owner[w] == i:
+        lo.owner[w] = -1
+
+
 class Units(NamedTuple):
     """Blocks together (``T`` not empty): the timing ``T`` (``T_*``), the heap of warps
     and units' tokens by ready cycle (``ht``, ``hw``, ``hn``), the lines' atomic units
@@ -762,7 +983,7 @@ ALL_DONE = -2
 
 
 @njit(cache=True, error_model="numpy")
-def run(prog, mem, L, S, E, warps, rec, units, scratch, budget, block_hi):
+def run(prog, mem, L, S, E, warps, rec, units, scratch, budget, block_hi, lo):
     """Run the blocks of ``prog.order`` (positions ``S[S_BLOCK]`` up to ``block_hi``):
     one after another, each block's warps round-robin between barriers (``units.T``
     empty: see the module's docstring), or, with the timing ``units.T``, ``L[L_SLOTS]``
@@ -795,7 +1016,12 @@ def run(prog, mem, L, S, E, warps, rec, units, scratch, budget, block_hi):
 
     The steps are helpers inlined into this loop (``_next_in_order``, ``_next_timed``,
     ``_atomic_pass``, ``_run_warp``, ``_after_warp``), each ending in ``last_use`` so
-    that numba hands them its tables without counting references at every call."""
+    that numba hands them its tables without counting references at every call.
+
+    ``lo`` (``Loops``): blocks one after another, a loop whose end one integer comparison
+    decides may have its middle trips skipped (``_ff_backedge``): its registers that step
+    alike each trip moved on, the trips' instructions not run (nor counted); the trace
+    says where (``MARK_PC``, ``SKIP_PC``)."""
     conc = units.T.shape[0] > 0
     stop = S[S_EXEC] + budget
     if conc and S[S_STARTED] == 0:
@@ -818,7 +1044,7 @@ def run(prog, mem, L, S, E, warps, rec, units, scratch, budget, block_hi):
             if _atomic_pass(w, t, prog, mem, L, S, E, warps, units) != 0:
                 return ERROR
             continue
-        status, t = _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch)
+        status, t = _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch, lo)
         if status != RUNNING:
             return status
         if conc:
@@ -1055,7 +1281,7 @@ def _atomic_issued(w, ti, pc, row, emask, first, nl, held, hs, units, warps):
 
 
 @njit(cache=True, inline="always")
-def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch):
+def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch, lo):
     """Warp ``w`` from cycle ``t`` (its clock, blocks together) until it yields: at a
     barrier, done, after a global access (blocks together), or where the budget, a full
     trace or an error stops the run; (``RUNNING`` or that status, its clock)."""
@@ -1067,6 +1293,8 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch):
     T = units.T
     record = L[L_RECORD] != 0
     conc = T.shape[0] > 0
+    ffon = lo.wexec.shape[0] > 0
+    latch_loop, setp_loop, exit_loop = lo.latch_loop, lo.setp_loop, lo.exit_loop
     nw, depth = L[L_NW], L[L_DEPTH]
     s = w // nw if conc else 0
     if conc:
@@ -1095,6 +1323,8 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch):
             break
         emask = _guarded(row, R, base, mask)
         S[S_EXEC] += 1
+        if ffon:
+            lo.wexec[w] += 1
         wcount[pc] += 1
         n_act = 0
         x = mask
@@ -1110,6 +1340,18 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch):
             if _branch(w, b, pc, row, mask, emask, stk, sp, depth, E) != 0:
                 status = ERROR
                 break
+            if ffon:
+                taken = emask if row[F_G] >= 0 else mask
+                i = latch_loop[pc]
+                if i >= 0:
+                    if taken == mask and mask != 0:
+                        _ff_backedge(w, i, b, mask, base, R, code, lo, rec, S, record,
+                                     b * nw + wl)
+                    else:
+                        _ff_leave(w, i, lo)
+                i = exit_loop[pc]
+                if i >= 0 and taken != 0:
+                    _ff_leave(w, i, lo)
             continue
         if op == OP_EXIT:
             if emask != 0:
@@ -1166,7 +1408,14 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch):
                 _shfl(row, R, base, emask, scratch)
             elif op == OP_VOTE:
                 _vote(row, R, base, emask)
-            elif op != OP_NOP and alu(row, R, RF32, RF64, base, emask, L[L_CARRY]) != 0:
+            elif op != OP_NOP and ffon and setp_loop[pc] >= 0 and \
+                    _ff_setp_alu(w, setp_loop[pc], row, R, RF32, RF64, base, emask,
+                                 L[L_CARRY], lo) != 0:
+                E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_UNSUPPORTED, pc, w, b
+                status = ERROR
+                break
+            elif op != OP_NOP and not (ffon and setp_loop[pc] >= 0) and \
+                    alu(row, R, RF32, RF64, base, emask, L[L_CARRY]) != 0:
                 E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_UNSUPPORTED, pc, w, b
                 status = ERROR
                 break
@@ -1186,7 +1435,7 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch):
             _push(units.ht, units.hw, units.hn, t, w)
             break
     last_use((code, regions, R, RF32, RF64, stk, sp, wstat, wcount, tcount, T, prog, mem, L, S,
-              E, warps, rec, units, scratch))
+              E, warps, rec, units, scratch, lo, latch_loop, setp_loop, exit_loop))
     return status, t
 
 

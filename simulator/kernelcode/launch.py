@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simulator.kernelcode import emulator as em
-from simulator.kernelcode import isa
+from simulator.kernelcode import isa, loops
 from simulator.kernelcode.compiled import compile as compile_kernel
 
 if TYPE_CHECKING:
@@ -159,7 +159,8 @@ def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int |
                    blocks: Sequence[int] | np.ndarray | None = None, write_back: bool = True,
                    max_record: int | None = None, concurrent: bool | None = None,
                    resident: int | None = None,
-                   atomics: Sequence[float] | np.ndarray | None = None) -> Emulation:
+                   atomics: Sequence[float] | np.ndarray | None = None,
+                   skip_loops: tuple | None = None) -> Emulation:
     """Run ``kernel[grid, block](*args)`` on the CPU from the kernel's PTX.
 
     ``kernel`` is a numba ``@cuda.jit`` kernel (compiled here, no GPU needed) or PTX
@@ -183,6 +184,16 @@ def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int |
     timing, ``emulator.T_*``: default the H100's, ``atomics.atomic_timing``). Default (None):
     for a kernel with an atomic compare-and-swap or exchange, whose lock-free loops
     retry as often as other warps' successes make them; blocks one after another else.
+
+    ``skip_loops`` = (first, least, heads): blocks one after another, an outermost loop
+    whose end one integer comparison decides (``loops.table``; ``heads``: only those
+    whose header is one of these PTX rows, None: any) runs its first ``first`` trips,
+    and where it has ``least`` trips or more its middle trips are skipped but the last
+    few (``emulator._ff_backedge``): what the trips compute is then wrong, the control
+    flow and addresses after them right. The trace then marks a warp's back-edges from
+    trip ``first - 1`` and where it skipped how many (``trace["loop_events"]``: rows of
+    event index, warp, loop header row, kind -- 0 a back-edge, 1 a skip --, trips
+    skipped); its events are the ones run. None: no trip skipped.
     """
     gdims, bdims = _check_launch(grid, block, args, shared_bytes)
     c = compile_kernel(kernel, list(args), cc, name)
@@ -212,7 +223,17 @@ def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int |
         if T.shape != (em.T_SIZE,) or not np.isfinite(T).all() or (T < 0).any():
             raise ValueError(f"atomics={atomics!r}: expected {em.T_SIZE} cycle counts >= 0 "
                              "(emulator.T_*)")
-    run = _Run.start(prog, lay, mem, L, order, slots * nw, T, record)
+    table = loops.table(prog.code, None if skip_loops is None or skip_loops[2] is None
+                        else set(int(h) for h in skip_loops[2]))
+    cfg = np.zeros(4, np.int64)
+    if skip_loops is not None and not concurrent:
+        first, least = int(skip_loops[0]), int(skip_loops[1])
+        if first < 4 or least < first:
+            raise ValueError(f"skip_loops={skip_loops!r}: expected (first >= 4, least >= "
+                             "first, heads)")
+        cfg[:] = first, 2, least, 8
+    lo = em.new_loops(table, cfg, slots * nw, prog.nslots)
+    run = _Run.start(prog, lay, mem, L, order, slots * nw, T, record, lo)
     wall = run.go(prog, nrun, kname, gdims, bdims, max_record, progress)
     for (lo, hi, members), o in zip(lay.segs, lay.seg_off):
         if write_back and hi > lo and all(lay.arrays[i].flags.writeable for i in members):
@@ -222,7 +243,18 @@ def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int |
            for pc in range(prog.code.shape[0]) if rec.wcount[pc]]
     trace = None
     if record:
-        trace = {"events": rec.ev[:S[em.S_EV]].copy(),
+        ev = rec.ev[:S[em.S_EV]]
+        pseudo = ev[:, 1] < 0
+        loop_events = np.zeros((0, 5), np.int64)
+        if pseudo.any():
+            k = np.flatnonzero(pseudo)
+            skip = ev[k, 1] <= em.SKIP_PC
+            idx = np.where(skip, em.SKIP_PC - ev[k, 1], em.MARK_PC - ev[k, 1])
+            # each pseudo-event before the real event that follows it
+            loop_events = np.stack([k - np.arange(len(k)), ev[k, 0], table.lp[idx, loops.LP_HEAD],
+                                    skip.astype(np.int64), np.where(skip, ev[k, 2], 0)], axis=1)
+            ev = ev[~pseudo]
+        trace = {"events": ev.copy(), "loop_events": loop_events,
                  "addresses": rec.ev_addr[:S[em.S_ADDR]].copy(),
                  "texts": list(prog.texts), "warps_per_block": nw,
                  "blocks": order.copy() if blocks is not None else np.arange(nblocks),
@@ -373,9 +405,10 @@ class _Run:
     units: object           # emulator.Units
     scratch: np.ndarray
     nw: int
+    lo: object              # emulator.Loops
 
     @classmethod
-    def start(cls, prog, lay, mem, L, order, nwt, T, record):
+    def start(cls, prog, lay, mem, L, order, nwt, T, record, lo):
         tmpl = np.zeros(prog.nslots * 32, dtype=np.int64)
         for s, v in zip(prog.const_slots, prog.const_values):
             tmpl[s * 32:(s + 1) * 32] = v
@@ -392,11 +425,11 @@ class _Run:
                           order)
         return cls(code, mem, L, np.zeros(em.S_SIZE, np.int64), np.zeros(8, np.int64), warps,
                    rec, em.new_units(T, nwt, int(L[em.L_SLOTS])), np.zeros(32, np.int64),
-                   int(L[em.L_NW]))
+                   int(L[em.L_NW]), lo)
 
     def call(self, budget, nrun) -> int:
         return em.run(self.prog, self.mem, self.L, self.S, self.E, self.warps, self.rec,
-                      self.units, self.scratch, budget, nrun)
+                      self.units, self.scratch, budget, nrun, self.lo)
 
     def go(self, decoded, nrun, kname, gdims, bdims, max_record, progress) -> float:
         """Every block, in slices of ``SLICE`` warp-instructions (progress and Ctrl-C

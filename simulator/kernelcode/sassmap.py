@@ -380,6 +380,34 @@ class Traces:
     masks: np.ndarray = None  # (n,) the warp's active lanes at each row (a 32-bit mask; an
     #                          access's lanes predicated off included, as Nsight Compute's
     #                          thread instructions count them)
+    # the trips the emulator skipped (``emulate_kernel(skip_loops=)``): rows of (warp slot,
+    # first row of its last trip before the skip, the row after, trips skipped); each
+    # skipped trip issues rows[first:after] again (``skip_counts``)
+    skipped: np.ndarray = None
+
+
+def row_weights(tr: Traces) -> np.ndarray:
+    """Per SASS row of ``tr``: the times it issues, 1 and once more for each trip the
+    emulator skipped that repeats it (``Traces.skipped``)."""
+    w = np.ones(len(tr.rows))
+    if tr.skipped is not None and len(tr.skipped):
+        d = np.zeros(len(tr.rows) + 1)
+        np.add.at(d, tr.skipped[:, 1], tr.skipped[:, 3])
+        np.add.at(d, tr.skipped[:, 2], -tr.skipped[:, 3])
+        w += np.cumsum(d)[:-1]
+    return w
+
+
+def skipped_trips(trace: dict, head_row: int) -> np.ndarray:
+    """Per warp (``events``' warp column) the trips the emulator skipped in the loop whose
+    header is PTX row ``head_row`` (``trace["loop_events"]``)."""
+    le = trace.get("loop_events")
+    n = int(trace["events"][:, 0].max()) + 1 if len(trace["events"]) else 1
+    out = np.zeros(n, np.int64)
+    if le is not None and len(le):
+        sk = le[(le[:, 3] == 1) & (le[:, 2] == head_row)]
+        np.add.at(out, sk[:, 1], sk[:, 4])
+    return out
 
 
 def dominant_loop(smap: SassMap, successors, trace: dict):
@@ -416,12 +444,22 @@ def dominant_loop(smap: SassMap, successors, trace: dict):
         smap.block_of, minlength=nb))        # SASS per visit, times visits / rows a visit
     outer = [h for h, body in loops.items()
              if not any(h in b2 and h != h2 for h2, b2 in loops.items())]
+    for h in outer:
+        # trips the emulator skipped: the loop's blocks visited as much more often
+        skipped = skipped_trips(trace, int(smap.leaders[h])).sum()
+        entries = visits[h]
+        if skipped and entries:
+            body = list(loops[h])
+            weight[body] *= (entries + skipped) / entries
     h = max(outer, key=lambda x: weight[list(loops[x])].sum())
     inloop = np.zeros(nb, np.bool_)
     inloop[list(loops[h])] = True
     # a warp's trips: the most header entries between two visits outside the loop
     heads = ev[(pcs == smap.leaders[h])]
     per_warp = np.bincount(heads[:, 0])
+    skipped = skipped_trips(trace, int(smap.leaders[h]))
+    n = max(len(per_warp), len(skipped))
+    per_warp = np.pad(per_warp, (0, n - len(per_warp))) + np.pad(skipped, (0, n - len(skipped)))
     per_warp = per_warp[per_warp > 0]
     if not len(per_warp) or per_warp.max() > 1.05 * per_warp.mean():
         return None          # trips that differ from warp to warp (data-dependent): no cut
@@ -450,14 +488,41 @@ def warp_traces(smap: SassMap, trace: dict, cut=None) -> Traces:
               else (np.zeros(1, np.bool_), -1, 0)))
     n_rows, n_addr = _emit(*args, np.zeros((0, 6), np.int64), np.zeros(0, np.int64),
                            np.zeros(0, np.int64), np.zeros((0, 33), np.int64),
-                           np.zeros(blocks.size * nw + 1, np.int64))
+                           np.zeros(blocks.size * nw + 1, np.int64), np.zeros(0, np.int64))
     rows = np.zeros((n_rows, 6), np.int64)
     sidx = np.zeros(n_rows, np.int64)
     masks = np.zeros(n_rows, np.int64)
     addrs = np.zeros((n_addr, 33), np.int64)
     begin = np.zeros(blocks.size * nw + 1, np.int64)
-    _emit(*args, rows, sidx, masks, addrs, begin)
-    return Traces(rows, sidx, addrs, begin, blocks, nw, masks)
+    ev_row = np.full(len(ev), -1, np.int64)
+    _emit(*args, rows, sidx, masks, addrs, begin, ev_row)
+    tr = Traces(rows, sidx, addrs, begin, blocks, nw, masks)
+    return dataclasses.replace(tr, skipped=_skipped(trace, ev_row, pos, nw, n_rows))
+
+
+def _skipped(trace: dict, ev_row, pos, nw, n_rows) -> np.ndarray:
+    """The trips the emulator skipped (``trace["loop_events"]``), as rows of (warp slot,
+    first SASS row of the warp's last trip before the skip, the row after it, trips
+    skipped): each skipped trip issues that trip's SASS rows again."""
+    le = trace.get("loop_events")
+    if le is None or not len(le):
+        return np.zeros((0, 4), np.int64)
+    ev = trace["events"]
+    out = []
+    for gw in np.unique(le[le[:, 3] == 1, 1]):
+        mine = le[le[:, 1] == gw]
+        idx = np.flatnonzero(ev[:, 0] == gw)          # the warp's events, in order
+        for q in np.flatnonzero(mine[:, 3] == 1):
+            marks = mine[:q][mine[:q, 3] == 0]
+            if len(marks) < 2:
+                continue
+            # the trip: from the next event after the mark before the last, to the skip
+            a, b = np.searchsorted(idx, (marks[-2, 0], marks[-1, 0]))
+            r1 = ev_row[idx[a]] if a < len(idx) else n_rows
+            r2 = ev_row[idx[b]] if b < len(idx) else n_rows
+            if r1 >= 0 and r2 >= r1:
+                out.append((pos[gw // nw] * nw + gw % nw, r1, r2, int(mine[q, 4])))
+    return np.array(out, np.int64).reshape(-1, 4)
 
 
 @njit(cache=True)
@@ -486,10 +551,11 @@ def _lanes_with_address(addrs, r):
 @njit(cache=True)
 def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, smem,
           swidth, sh_base, sh_size, loc_base, loc_size, nw, pos, inloop, header, cap, out,
-          out_sass, out_mask, out_addr, begin):
+          out_sass, out_mask, out_addr, begin, ev_row):
     """Count (``out`` empty) or write the SASS rows of every warp; returns (rows,
     address rows). ``begin[k]`` gets the first row of warp k (block position x nw +
-    warp); warps with no events get empty ranges. ``cap`` > 0: each entry into the loop
+    warp); warps with no events get empty ranges; ``ev_row[e]`` the first row of the
+    block visit event ``e`` starts (-1: it starts none). ``cap`` > 0: each entry into the loop
     of PTX blocks ``inloop`` (header block ``header``) issues its first ``cap`` trips
     only."""
     fill = out.shape[0] > 0
@@ -534,6 +600,8 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
             j += 1
         mask = ev[e, 2]             # the warp's active lanes (guards not applied)
         back = nv[j - 1 - wstart]   # where the warp runs this block again
+        if fill:
+            ev_row[e] = k
         for q in range(i, j):
             eq = order[q]
             if ev[eq, 3] >= 0:

@@ -57,6 +57,13 @@ MIN_BUDGET = 2e5
 #: 0.1 KB each); a launch of a few blocks each looping millions of times stops there
 PROBE_MAX = 1e7
 MODES = ("full", "sampled", "analytic")
+#: sampled mode's emulation skips a long loop's middle trips (``emulate_kernel``'s
+#: ``skip_loops``): a loop runs its first SKIP_FIRST trips (past the engine's largest cut,
+#: ``engine.TRIP_CAPS``, and the three the emulator compares), and is skipped where it has
+#: SKIP_LEAST trips or more (the engine cuts a loop of more than
+#: ``engine.TRIP_SAMPLE_MIN``)
+SKIP_FIRST = 56
+SKIP_LEAST = 193
 
 def _edge_class(grid) -> np.ndarray:
     """Per linear block id, its place on the grid's edges: 0 for an interior block, else
@@ -104,16 +111,24 @@ def _work(grid, ids, counts) -> np.ndarray:
     return out
 
 
-def _record(kernel, grid, block, args, blocks, name, shared_bytes, cc, hw, most=FULL_TRACE_MAX):
+def _record(kernel, grid, block, args, blocks, name, shared_bytes, cc, hw, most=FULL_TRACE_MAX,
+            skip=None):
     return emulate_kernel(kernel, grid, block, list(args), name=name, shared_bytes=shared_bytes,
                           cc=cc, nsm=hw.sm_count, record=True, blocks=blocks, write_back=False,
-                          max_record=most, atomics=atomic_timing(hw))
+                          max_record=most, atomics=atomic_timing(hw), skip_loops=skip)
 
 
 def _per_block(tr: sassmap.Traces) -> np.ndarray:
-    """Warp instructions of each traced block."""
+    """Warp instructions of each traced block, the trips the emulator skipped included."""
     starts = tr.warp_begin[::tr.warps_per_block]
-    return np.diff(starts).astype(np.float64)
+    w = np.concatenate([[0.0], np.cumsum(sassmap.row_weights(tr))])
+    return np.diff(w[starts])
+
+
+def _skipped_heads(trace: dict) -> set:
+    """The header rows of the loops whose trips the emulator skipped."""
+    le = trace.get("loop_events")
+    return set() if le is None else {int(x) for x in le[le[:, 3] == 1, 2]}
 
 
 def _touched(tr: sassmap.Traces, arrays, ops) -> tuple:
@@ -139,7 +154,7 @@ def _flops(tr: sassmap.Traces) -> float:
                       if len(tr.addresses) else 0)
     op = tr.rows[:, 0]
     per = np.where(op == E.FFMA, 2, np.where((op == E.FADD) | (op == E.FMNMX), 1, 0))
-    return float((per * active).sum())
+    return float((per * active * sassmap.row_weights(tr)).sum())
 
 
 def _popcount(x: np.ndarray) -> np.ndarray:
@@ -184,6 +199,18 @@ class _Probe:
     cut_work: dict            # cap -> work
     moves: tuple = ()         # (base, bytes, new base): arrays placed apart from the emulator's
 
+    @property
+    def emulated(self) -> np.ndarray:
+        """Every block's warp instructions as its emulation runs them: where its loop is
+        cut, the trips up to SKIP_FIRST (the cuts' work carried on) and what follows,
+        not the trips the emulator skips."""
+        if self.loop is None or len(self.cut_work) < 2:
+            return self.work
+        caps = sorted(self.cut_work)
+        lo, hi = self.cut_work[caps[-2]], self.cut_work[caps[-1]]
+        at = hi + (hi - lo) * (SKIP_FIRST - caps[-1]) / (caps[-1] - caps[-2])
+        return np.minimum(self.work, at)
+
 
 def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes) -> _Probe:
     """A few blocks of the launch emulated (``_probe_ids``): every block's work, and the
@@ -194,7 +221,9 @@ def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes)
     launch = Launch(g, b)
     cc = c.kptx.cc
     probe = _probe_ids(launch.grid)
-    em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, hw, PROBE_MAX)
+    # (sampled: a long loop's middle trips skipped; full mode runs them all)
+    em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, hw, PROBE_MAX,
+                 None if mode == "full" else (SKIP_FIRST, SKIP_LEAST, None))
     ptr = sassmap.warp_traces(c.smap, em.trace)
     work = _work(launch.grid, probe, _per_block(ptr))
     params, names = E.params(launch)
@@ -254,7 +283,7 @@ def _place_arrays(probes) -> None:
         p.moves, p.arrays = tuple(moves), tuple(arrays)
 
 
-def _trace_program(p: _Probe, tr, blocks, work, cuts=()):
+def _trace_program(p: _Probe, tr, blocks, work, cuts=(), skipped=None):
     from simulator.simt import isa as E
     from simulator.simt.traces import TraceProgram
     c, launch = p.c, p.launch
@@ -275,7 +304,8 @@ def _trace_program(p: _Probe, tr, blocks, work, cuts=()):
         flops=0, min_bytes=0, label=f"grid {p.g} block {p.b}",
         trips=p.loop[2] if cuts else 0, cuts=cuts,
         # each event's SASS instruction: the engine's per-instruction stalls and bytes
-        **({"sites": tr.sass_index, "n_sites": len(c.sass.instrs)} if tr is not None else {}))
+        **({"sites": tr.sass_index, "n_sites": len(c.sass.instrs)} if tr is not None else {}),
+        **({"skipped_events": skipped} if skipped is not None else {}))
 
 
 def _stub(p: _Probe):
@@ -304,23 +334,30 @@ def _plan(hw, probes, mode, budget, l2):
     for _ in range(6):
         blocks = [engine.trace_plan_blocks(hw, s, bud, l2, launches=stubs, k=k)
                   for k, s in enumerate(stubs)]
-        uncut = max(float(p.work[bl].sum()) for p, bl in zip(probes, blocks))
+        uncut = max(float(p.emulated[bl].sum()) for p, bl in zip(probes, blocks))
         if uncut <= EMULATE_MAX or bud <= MIN_BUDGET:
             break
         bud = max(MIN_BUDGET, bud * EMULATE_MAX / uncut)
     if uncut > FULL_TRACE_MAX:
         raise ValueError(f"kernel {probes[0].c.kptx.name!r}: the fewest blocks sampled mode "
-                         f"can simulate run about {uncut:.2g} warp instructions; at most "
+                         f"can simulate take about {uncut:.2g} warp instructions to emulate; at most "
                          f"{FULL_TRACE_MAX:.0e} are traced -- give the launch more blocks, "
                          "each doing less")
     return blocks, bud
 
 
 def _trace(p: _Probe, hw, blocks, mode):
-    """(the launch's TraceProgram of ``blocks``, their SASS traces)."""
+    """(the launch's TraceProgram of ``blocks``, their SASS traces). Sampled mode skips
+    the middle trips of the loop the engine cuts (``_loop_cuts``) and of no other: the
+    engine extrapolates that loop's trips from its cuts, and would miss another's."""
     c = p.c
-    emu = p.em if np.array_equal(blocks, p.probe) else \
-        _record(p.kernel, p.g, p.b, p.args, blocks, p.name, p.shared_bytes, c.kptx.cc, hw)
+    cut_head = {int(c.smap.leaders[p.loop[0]])} if p.loop is not None else set()
+    skipped = _skipped_heads(p.em.trace)
+    reuse = np.array_equal(blocks, p.probe) and skipped <= cut_head
+    skip = (SKIP_FIRST, SKIP_LEAST, cut_head) if mode != "full" and cut_head else None
+    emu = p.em if reuse else \
+        _record(p.kernel, p.g, p.b, p.args, blocks, p.name, p.shared_bytes, c.kptx.cc, hw,
+                skip=skip)
     rec = emu.trace
     tr = _moved(p, p.ptr if rec is p.em.trace else sassmap.warp_traces(c.smap, rec))
     work = p.work
@@ -331,7 +368,8 @@ def _trace(p: _Probe, hw, blocks, mode):
     cuts = tuple((cap, _trace_program(p, _moved(p, sassmap.warp_traces(
         c.smap, rec, cut=(loop[0], loop[1], cap))), blocks, w))
         for cap, w in p.cut_work.items())
-    prog = _trace_program(p, tr, blocks, work, cuts)
+    prog = _trace_program(p, tr, blocks, work, cuts, skipped=_per_block(tr) - np.diff(
+        tr.warp_begin[::tr.warps_per_block]))
     scale = float(work.sum()) / max(1.0, float(work[blocks].sum()))
     touched = {n for n in prog.loads + prog.stores}
     prog = dataclasses.replace(prog, flops=int(round(_flops(tr) * scale)),
@@ -445,8 +483,10 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
         c = p.c
         scale = float(prog.block_work.sum()) / max(1.0, float(prog.block_work[prog.blocks].sum()))
         ns = len(c.sass.instrs)
-        counts = np.bincount(tr.sass_index, minlength=ns) * scale
-        threads = np.bincount(tr.sass_index, weights=_popcount(tr.masks), minlength=ns) * scale
+        reps = sassmap.row_weights(tr)         # the trips the emulator skipped included
+        counts = np.bincount(tr.sass_index, weights=reps, minlength=ns) * scale
+        threads = np.bincount(tr.sass_index, weights=_popcount(tr.masks) * reps,
+                              minlength=ns) * scale
         origin = c.smap.origin
         line = [int(c.ptx_rows_lines[o]) if o >= 0 else 0 for o in origin]
         caller = _callers(c, line)

@@ -291,6 +291,16 @@ class _TraceWalk(_Samples):
         self.scale = rest / traced if traced > 0 else 1.0
         own = float(work[blocks[self.tail[0]]])
         self.tail_scale = float(work[-1]) / own if own > 0 else 1.0
+        if len(prog.skipped_events):
+            # a loop's skipped trips are not walked: its walked events stand for them too
+            ev = np.diff(prog.warp_begin[::wpb]).astype(np.float64)
+            sk = prog.skipped_events
+
+            def grown(ps):
+                walked = float(ev[ps].sum())
+                return (walked + float(sk[ps].sum())) / walked if walked > 0 else 1.0
+            self.scale *= grown(self.body)
+            self.tail_scale *= grown(self.tail)
         self.has_barrier = bool((prog.rows[:, 0] == isa.BAR).any())
         self.n_regs = int(prog.n_regs)
         self.keys = [q * wpb + w for q in self.body + self.tail for w in range(wpb)]

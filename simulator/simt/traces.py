@@ -45,7 +45,10 @@ from numba import njit
 
 from simulator.arguments import show
 
-from . import isa
+from . import (
+    _stamp,  # noqa: F401  (numba caches stamped together)
+    isa,
+)
 
 TRACE = -1          # ``core.ProgramArrays.kind`` of a trace program
 # a trace's ``core.ProgramArrays.params``: the launch's grid and block, then where its
@@ -89,6 +92,10 @@ class TraceProgram(isa.NamedParams):
     # empty: no per-site accounting (see the module's docstring)
     sites: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     n_sites: int = 0
+    # per traced block (position in ``blocks``): the events its warps did not record, the
+    # middle trips of a long loop a front end skipped (its ``block_work`` counts them;
+    # the engine's loop cuts stand for them); empty: none skipped
+    skipped_events: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def __post_init__(self):
         def fix(name, dtype, shape=None):
@@ -106,6 +113,10 @@ class TraceProgram(isa.NamedParams):
         blocks = fix("blocks", np.int64)
         work = fix("block_work", np.float64)
         sites = fix("sites", np.int64)
+        skipped = fix("skipped_events", np.float64)
+        if len(skipped) and (len(skipped) != len(blocks) or (skipped < 0).any()):
+            raise ValueError(f"{self.name}: skipped_events must be one count >= 0 per traced "
+                             f"block ({len(blocks)}); got {len(skipped)}")
         if params.ndim != 1 or rows.ndim != 2 or addresses.ndim != 2 or begin.ndim != 1 \
                 or blocks.ndim != 1 or work.ndim != 1:
             raise ValueError(f"{self.name}: params, warp_begin, blocks and block_work are "
