@@ -508,21 +508,41 @@ def _skipped(trace: dict, ev_row, pos, nw, n_rows) -> np.ndarray:
     if le is None or not len(le):
         return np.zeros((0, 4), np.int64)
     ev = trace["events"]
-    out = []
-    for gw in np.unique(le[le[:, 3] == 1, 1]):
-        mine = le[le[:, 1] == gw]
-        idx = np.flatnonzero(ev[:, 0] == gw)          # the warp's events, in order
-        for q in np.flatnonzero(mine[:, 3] == 1):
-            marks = mine[:q][mine[:q, 3] == 0]
-            if len(marks) < 2:
-                continue
-            # the trip: from the next event after the mark before the last, to the skip
-            a, b = np.searchsorted(idx, (marks[-2, 0], marks[-1, 0]))
-            r1 = ev_row[idx[a]] if a < len(idx) else n_rows
-            r2 = ev_row[idx[b]] if b < len(idx) else n_rows
-            if r1 >= 0 and r2 >= r1:
-                out.append((pos[gw // nw] * nw + gw % nw, r1, r2, int(mine[q, 4])))
-    return np.array(out, np.int64).reshape(-1, 4)
+    # loop events and real events, each grouped by warp in event order
+    le = le[np.lexsort((le[:, 0], le[:, 1]))]
+    warp, at, skip = le[:, 1], le[:, 0], le[:, 3] == 1
+    n = len(le)
+    # per loop event: the latest back-edge mark of its warp before it, and the one before
+    same = np.concatenate([[False], warp[1:] == warp[:-1]])
+    mark_at = np.where(~skip, np.arange(n), -1)
+    start = np.maximum.accumulate(np.where(same, -1, np.arange(n)))   # the warp's first row
+    last = np.maximum.accumulate(mark_at)
+    prev = np.concatenate([[-1], last[:-1]])                            # marks before row j
+    prev = np.where(prev >= start, prev, -1)
+    m1 = prev[skip]
+    m2 = np.where(m1 >= 0, np.concatenate([[-1], last[:-1]])[np.maximum(m1, 0)], -1)
+    m2 = np.where(m2 >= start[skip], m2, -1)
+    ok = (m1 >= 0) & (m2 >= 0)
+    q = np.flatnonzero(skip)[ok]
+    m1, m2 = m1[ok], m2[ok]
+    if not len(q):
+        return np.zeros((0, 4), np.int64)
+    # the trip: from the warp's first event at or after the mark before the last, to its
+    # first at or after the last mark
+    big = len(ev) + 1
+    order = np.argsort(ev[:, 0], kind="stable")
+    key = ev[order, 0] * big + order
+    ends = np.searchsorted(key, (warp[q] + 1) * big)
+
+    def row(mark):
+        i = np.searchsorted(key, warp[q] * big + at[mark])
+        r = ev_row[order[np.minimum(i, len(order) - 1)]]
+        return np.where(i < ends, r, n_rows)
+    r1, r2 = row(m2), row(m1)
+    keep = (r1 >= 0) & (r2 >= r1)
+    gw = warp[q]
+    out = np.stack([pos[gw // nw] * nw + gw % nw, r1, r2, le[q, 4]], axis=1)[keep]
+    return out.astype(np.int64).reshape(-1, 4)
 
 
 @njit(cache=True)

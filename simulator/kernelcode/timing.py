@@ -148,19 +148,25 @@ def _touched(tr: sassmap.Traces, arrays, ops) -> tuple:
 def _flops(tr: sassmap.Traces) -> float:
     """FP32 operations the traced rows execute (FFMA 2 a lane, FADD 1)."""
     from simulator.simt import isa as E
-    lanes = tr.rows[:, 5]
-    active = np.where(lanes < 0, _popcount(~lanes),
-                      (tr.addresses[np.maximum(lanes, 0), :32] >= 0).sum(axis=1)
-                      if len(tr.addresses) else 0)
     op = tr.rows[:, 0]
-    per = np.where(op == E.FFMA, 2, np.where((op == E.FADD) | (op == E.FMNMX), 1, 0))
-    return float((per * active * sassmap.row_weights(tr)).sum())
+    fp = np.flatnonzero((op == E.FFMA) | (op == E.FADD) | (op == E.FMNMX))
+    if not len(fp):
+        return 0.0
+    lanes = tr.rows[fp, 5]
+    active = _popcount(~lanes)
+    mem = lanes >= 0
+    if mem.any():
+        active[mem] = (tr.addresses[lanes[mem], :32] >= 0).sum(axis=1)
+    per = np.where(op[fp] == E.FFMA, 2, 1)
+    return float((per * active * sassmap.row_weights(tr)[fp]).sum())
 
 
 def _popcount(x: np.ndarray) -> np.ndarray:
-    x = x.astype(np.uint64) & np.uint64(0xFFFFFFFF)
-    return np.array([bin(int(v)).count("1") for v in x], np.int64) if x.size < 64 else \
-        np.unpackbits(x.astype("<u4").view(np.uint8).reshape(-1, 4), axis=1).sum(axis=1)
+    """Set bits of each value's low 32 bits."""
+    x = (np.asarray(x).astype(np.int64) & 0xFFFFFFFF).astype("<u4")
+    if hasattr(np, "bitwise_count"):                 # numpy 2
+        return np.bitwise_count(x).astype(np.int64)
+    return np.unpackbits(x.view(np.uint8).reshape(-1, 4), axis=1).sum(axis=1).astype(np.int64)
 
 
 def _loop_cuts(c: Compiled, trace: dict):
