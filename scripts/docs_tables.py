@@ -540,6 +540,17 @@ def _bench_kernel_timing(doc):
         md(["hw", "launches", "s a launch, median", "max", "refused"], rows)]
 
 
+@bench_table("bench_any_size")
+def _bench_any_size(doc):
+    rows = [[f"`{x['launch']}`", x["what"],
+             f"{x['wall_s']:.1f}" if "wall_s" in x else "-",
+             f"{x['predicted_s'] * 1e6:,.0f}" if "predicted_s" in x else "-",
+             f"{x['instructions']:.3g}" if "instructions" in x else "-",
+             x.get("error", "")] for x in doc["launches"]]
+    return [md(["launch", "what", "wall s", "predicted us", "warp instructions", "refused"],
+               rows)]
+
+
 @bench_table("bench_answer", "--workers 2 ")
 def _bench_answer(doc):
     out = []

@@ -123,3 +123,30 @@ def test_sampled_mode_skipping_trips_is_within_3_percent_of_full(hw):
     sampled = simulate_kernel(case.kernel, grid, block, list(args), hw=hw, mode="sampled")
     assert abs(sampled.cycles / full.cycles - 1) <= 0.03, (sampled.cycles, full.cycles)
     assert abs(sampled.instructions / full.instructions - 1) <= 0.01
+
+
+@pytest.mark.parametrize("skip", [None, SKIP])
+def test_a_cut_is_the_first_trips_of_the_recorded_rows(skip):
+    """``cut_traces`` (the rows of a loop's first ``cap`` trips, out of one emission that
+    recorded each row's trip) issues what ``warp_traces(cut=)`` emits for that cut:
+    the same rows, instructions, lanes, warp ranges and addresses."""
+    kernel, grid, block, args = _gemm(2048)
+    c = compile_kernel(kernel, args, (9, 0))
+    em = emulate_kernel(kernel, grid, block, args, record=True, write_back=False,
+                        skip_loops=skip)
+    h, inloop, trips = sassmap.dominant_loop(c.smap, c.successors, em.trace)
+    assert trips == 256
+    whole = sassmap.warp_traces(c.smap, em.trace, loop=(h, inloop))
+    for cap in (16, 48):
+        want = sassmap.warp_traces(c.smap, em.trace, cut=(h, inloop, cap))
+        got = sassmap.cut_traces(whole, cap)
+        assert len(got.rows) < len(whole.rows)
+        np.testing.assert_array_equal(got.warp_begin, want.warp_begin)
+        np.testing.assert_array_equal(got.sass_index, want.sass_index)
+        np.testing.assert_array_equal(got.masks, want.masks)
+        np.testing.assert_array_equal(got.rows[:, :5], want.rows[:, :5])
+        mem = want.rows[:, 5] >= 0
+        np.testing.assert_array_equal(got.rows[:, 5] >= 0, mem)
+        np.testing.assert_array_equal(got.addresses[got.rows[mem, 5]],
+                                      want.addresses[want.rows[mem, 5]])
+        np.testing.assert_array_equal(got.rows[~mem, 5], want.rows[~mem, 5])

@@ -384,6 +384,8 @@ class Traces:
     # first row of its last trip before the skip, the row after, trips skipped); each
     # skipped trip issues rows[first:after] again (``skip_counts``)
     skipped: np.ndarray = None
+    # with ``warp_traces(..., loop=)``: per row, its trip of that loop, -1 outside it
+    trips: np.ndarray = None
 
 
 def row_weights(tr: Traces) -> np.ndarray:
@@ -466,10 +468,12 @@ def dominant_loop(smap: SassMap, successors, trace: dict):
     return h, inloop, int(per_warp.max())
 
 
-def warp_traces(smap: SassMap, trace: dict, cut=None) -> Traces:
+def warp_traces(smap: SassMap, trace: dict, cut=None, loop=None) -> Traces:
     """The SASS streams of the warps an emulation recorded (``emulate_kernel(...,
     record=True).trace``); ``cut`` = (header, inloop, cap) issues each entry into that
-    loop for its first ``cap`` trips only (``dominant_loop``)."""
+    loop for its first ``cap`` trips only (``dominant_loop``); ``loop`` = (header,
+    inloop) issues every trip and records each row's trip of that loop (``Traces.trips``)
+    for ``cut_traces``."""
     ev = trace["events"]
     nw = int(trace["warps_per_block"])
     blocks = np.asarray(trace["blocks"], np.int64)
@@ -480,6 +484,8 @@ def warp_traces(smap: SassMap, trace: dict, cut=None) -> Traces:
     pos[blocks] = np.arange(blocks.size)
     lanes_src = smap.lanes_src if smap.lanes_src is not None else np.full(len(smap.rows), -1,
                                                                            np.int64)
+    if loop is not None:
+        cut = (loop[0], loop[1], np.iinfo(np.int64).max)   # trips counted, none left out
     args = (ev, order, trace["addresses"], smap.block_of, smap.leaders,
             smap.emit_ptr, smap.emit_idx, smap.emit_src, lanes_src, smap.rows, smap.mem,
             smap.width,
@@ -488,16 +494,34 @@ def warp_traces(smap: SassMap, trace: dict, cut=None) -> Traces:
               else (np.zeros(1, np.bool_), -1, 0)))
     n_rows, n_addr = _emit(*args, np.zeros((0, 6), np.int64), np.zeros(0, np.int64),
                            np.zeros(0, np.int64), np.zeros((0, 33), np.int64),
-                           np.zeros(blocks.size * nw + 1, np.int64), np.zeros(0, np.int64))
+                           np.zeros(blocks.size * nw + 1, np.int64), np.zeros(0, np.int64),
+                           np.zeros(0, np.int64))
     rows = np.zeros((n_rows, 6), np.int64)
     sidx = np.zeros(n_rows, np.int64)
     masks = np.zeros(n_rows, np.int64)
     addrs = np.zeros((n_addr, 33), np.int64)
     begin = np.zeros(blocks.size * nw + 1, np.int64)
     ev_row = np.full(len(ev), -1, np.int64)
-    _emit(*args, rows, sidx, masks, addrs, begin, ev_row)
+    trip = np.full(n_rows if loop is not None else 0, -1, np.int64)
+    _emit(*args, rows, sidx, masks, addrs, begin, ev_row, trip)
     tr = Traces(rows, sidx, addrs, begin, blocks, nw, masks)
-    return dataclasses.replace(tr, skipped=_skipped(trace, ev_row, pos, nw, n_rows))
+    return dataclasses.replace(tr, skipped=_skipped(trace, ev_row, pos, nw, n_rows),
+                               trips=trip if loop is not None else None)
+
+
+def cut_traces(tr: Traces, cap: int) -> Traces:
+    """``tr`` (``warp_traces(..., loop=)``) with each entry into its loop issued for its
+    first ``cap`` trips only, as ``warp_traces(..., cut=(header, inloop, cap))`` emits it,
+    its address rows shared with ``tr``; no trip skipped (a cut ends before the emulator
+    skips, ``timing.SKIP_FIRST``)."""
+    if tr.trips is None:
+        raise ValueError("cut_traces needs the traces of warp_traces(..., loop=...)")
+    keep = tr.trips < cap
+    kept = np.concatenate([[0], np.cumsum(keep)])
+    return Traces(tr.rows[keep], tr.sass_index[keep], tr.addresses, kept[tr.warp_begin],
+                  tr.blocks, tr.warps_per_block,
+                  None if tr.masks is None else tr.masks[keep],
+                  np.zeros((0, 4), np.int64), None)
 
 
 def _skipped(trace: dict, ev_row, pos, nw, n_rows) -> np.ndarray:
@@ -571,14 +595,16 @@ def _lanes_with_address(addrs, r):
 @njit(cache=True)
 def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, smem,
           swidth, sh_base, sh_size, loc_base, loc_size, nw, pos, inloop, header, cap, out,
-          out_sass, out_mask, out_addr, begin, ev_row):
+          out_sass, out_mask, out_addr, begin, ev_row, out_trip):
     """Count (``out`` empty) or write the SASS rows of every warp; returns (rows,
     address rows). ``begin[k]`` gets the first row of warp k (block position x nw +
     warp); warps with no events get empty ranges; ``ev_row[e]`` the first row of the
     block visit event ``e`` starts (-1: it starts none). ``cap`` > 0: each entry into the loop
     of PTX blocks ``inloop`` (header block ``header``) issues its first ``cap`` trips
-    only."""
+    only; ``out_trip`` (where not empty) gets each row's trip of that loop, -1 outside
+    it."""
     fill = out.shape[0] > 0
+    trips = out_trip.shape[0] > 0
     trip = 0
     was_in = False
     npc = block_of.shape[0]
@@ -628,8 +654,10 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
                 last[ev[eq, 1]] = ev[eq, 3]
                 last_w[ev[eq, 1]] = gw
         skip = False
+        in_loop = False
         if cap > 0 and p >= 0:
             if inloop[p]:
+                in_loop = True
                 if p == header:
                     trip = trip + 1 if was_in else 0
                 was_in = True
@@ -668,6 +696,8 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
                         out[k, 5] = m
                         out_sass[k] = si
                         out_mask[k] = lanes
+                        if trips:
+                            out_trip[k] = trip if in_loop else -1
                     m += 1
                 else:
                     if fill:
@@ -682,6 +712,8 @@ def _emit(ev, order, addrs, block_of, leaders, eptr, eidx, esrc, lsrc, srows, sm
                         out[k, 5] = ~mask
                         out_sass[k] = si
                         out_mask[k] = lanes
+                        if trips:
+                            out_trip[k] = trip if in_loop else -1
                 k += 1
         i = j
     if fill:

@@ -230,18 +230,17 @@ def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes)
     # (sampled: a long loop's middle trips skipped; full mode runs them all)
     em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, hw, PROBE_MAX,
                  None if mode == "full" else (SKIP_FIRST, SKIP_LEAST, None))
-    ptr = sassmap.warp_traces(c.smap, em.trace)
+    loop = _loop_cuts(c, em.trace) if mode != "full" else None
+    # (the cut loop's trips recorded: its cuts are the trace's rows of their first trips)
+    ptr = sassmap.warp_traces(c.smap, em.trace, loop=loop[:2] if loop is not None else None)
     work = _work(launch.grid, probe, _per_block(ptr))
     params, names = E.params(launch)
     arrays = tuple((c.arg_names[i], int(base), int(nbytes)) for i, base, nbytes
                    in em.trace["arrays"])
-    loop = _loop_cuts(c, em.trace) if mode != "full" else None
     cut_work = {}
     if loop is not None:
-        h, inloop, trips, caps = loop
-        for cap in caps:
-            cut = sassmap.warp_traces(c.smap, em.trace, cut=(h, inloop, cap))
-            cut_work[cap] = _work(launch.grid, probe, _per_block(cut))
+        for cap in loop[3]:
+            cut_work[cap] = _work(launch.grid, probe, _per_block(sassmap.cut_traces(ptr, cap)))
     return _Probe(c, kernel, g, b, tuple(args), name, int(shared_bytes), launch, probe, em, ptr,
                   work, params, names, arrays, loop, cut_work)
 
@@ -365,15 +364,15 @@ def _trace(p: _Probe, hw, blocks, mode):
         _record(p.kernel, p.g, p.b, p.args, blocks, p.name, p.shared_bytes, c.kptx.cc, hw,
                 skip=skip)
     rec = emu.trace
-    tr = _moved(p, p.ptr if rec is p.em.trace else sassmap.warp_traces(c.smap, rec))
+    loop = p.loop
+    tr = _moved(p, p.ptr if rec is p.em.trace else sassmap.warp_traces(
+        c.smap, rec, loop=loop[:2] if loop is not None else None))
     work = p.work
     if mode == "full":
         work = _per_block(tr)       # every block's own count
     # (sampled: the work the plan was made from; the engine plans again from it)
-    loop = p.loop
-    cuts = tuple((cap, _trace_program(p, _moved(p, sassmap.warp_traces(
-        c.smap, rec, cut=(loop[0], loop[1], cap))), blocks, w))
-        for cap, w in p.cut_work.items())
+    cuts = tuple((cap, _trace_program(p, sassmap.cut_traces(tr, cap), blocks, w))
+                 for cap, w in p.cut_work.items())
     prog = _trace_program(p, tr, blocks, work, cuts, skipped=_per_block(tr) - np.diff(
         tr.warp_begin[::tr.warps_per_block]))
     scale = float(work.sum()) / max(1.0, float(work[blocks].sum()))
