@@ -295,3 +295,56 @@ def test_stores_ptxas_moved_ahead_of_their_block_keep_their_addresses():
     assert len(stores) == 8
     assert r.bytes_by_level["l2"] == 9 * n * 4
     assert r.extra["dram_flush_bytes"] == 8 * n * 4
+
+
+def _nbody(n=2048):
+    """benchmarks/bench_any_size's all-pairs step: blocks alike, a 256-trip loop inside
+    the tile loop (neither is skipped: the outer has n / 256 trips)."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import bench_any_size as b
+    pos = np.random.default_rng(0).random((n, 4), dtype=np.float32)
+    return b.nbody_step, n // b.TILE, b.TILE, [pos, np.zeros((n, 3), np.float32), n,
+                                                np.float32(1e-4)]
+
+
+def test_blocks_too_long_to_probe_ten_of_are_weighed_by_one(monkeypatch):
+    """Where ten blocks would run past the probe's limit, the middle interior block alone
+    weighs them all (here the blocks are alike): within 1% of full mode's instructions
+    and 3% of its cycles."""
+    from simulator.kernelcode import timing
+    k, g, b, a = _nbody(1024)
+    full = simulate_kernel(k, g, b, a, hw="h100-sxm", mode="full")
+    ran = []
+    record = timing._record
+    monkeypatch.setattr(timing, "_record", lambda *x, **kw: ran.append(len(x[4])) or record(*x, **kw))
+    monkeypatch.setattr(timing, "PROBE_MAX", 1.5 * full.instructions / g)
+    r = simulate_kernel(k, g, b, a, hw="h100-sxm")
+    ten = len(timing._probe_ids((g, 1, 1)))
+    assert ten > 1 and ran[0] == 1 and ten not in ran, ran       # no ten-block probe
+    assert r.instructions == pytest.approx(full.instructions, rel=0.01)
+    assert abs(r.cycles / full.cycles - 1) <= 0.03, (r.cycles, full.cycles)
+
+
+def test_blocks_longer_than_the_probe_said_are_planned_again(monkeypatch):
+    """A probe that says the blocks do 50 times less than they do (data-dependent work
+    it missed): the trace stops at twice what was expected, the blocks are planned
+    again from what it found, and the prediction is the one a right estimate gives."""
+    from simulator.kernelcode import timing
+    k, g, b, a = _nbody(3072)          # 12 blocks: the probe runs 11
+    monkeypatch.setattr(timing, "TRACE_SLACK", 0)
+    right = simulate_kernel(k, g, b, a, hw="h100-sxm")
+    probe = timing._probe
+
+    def low(*x, **kw):
+        p = probe(*x, **kw)
+        p.work = p.work / 50
+        p.cut_work = {c: w / 50 for c, w in p.cut_work.items()}
+        return p
+    plans = []
+    plan = timing._plan
+    monkeypatch.setattr(timing, "_probe", low)
+    monkeypatch.setattr(timing, "_plan", lambda *x: plans.append(1) or plan(*x))
+    r = simulate_kernel(k, g, b, a, hw="h100-sxm")
+    assert len(plans) >= 2
+    assert r.instructions == pytest.approx(right.instructions, rel=0.01)
+    assert abs(r.cycles / right.cycles - 1) <= 0.03, (r.cycles, right.cycles)

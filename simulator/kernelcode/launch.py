@@ -37,6 +37,15 @@ MAX_SHARED = 227 * 1024
 #: bytes left unmapped between the launch's arrays
 GAP = 512
 
+class TraceTooLong(ValueError):
+    """A recording that ran past ``emulate_kernel``'s ``max_record``: ``events`` recorded
+    when it stopped, ``blocks_done`` of the blocks asked for finished (in their order)."""
+
+    def __init__(self, events: int, blocks_done: int, message: str):
+        super().__init__(message)
+        self.events, self.blocks_done = events, blocks_done
+
+
 @dataclasses.dataclass
 class Emulation:
     """What one emulated launch executed."""
@@ -451,7 +460,7 @@ class _Run:
                 raise ValueError(_error_text(decoded, kname, E, self.L))
             if status == em.TRACE_FULL:
                 if max_record is not None and S[em.S_EV] > max_record:
-                    raise ValueError(
+                    raise TraceTooLong(int(S[em.S_EV]), int(S[em.S_BLOCK]),
                         f"kernel {kname!r} on grid {gdims} block {bdims}: the {nrun} block(s) "
                         f"traced run more than {max_record:.0e} PTX warp-instructions (about "
                         f"{S[em.S_EV] / max(1, S[em.S_BLOCK] + 1):.2g} a block so far); "

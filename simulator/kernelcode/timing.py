@@ -34,7 +34,13 @@ from simulator import arguments as arg
 from simulator.kernelcode import compiled, sassclass, sassmap
 from simulator.kernelcode.atomics import atomic_timing
 from simulator.kernelcode.compiled import Compiled
-from simulator.kernelcode.launch import MAX_BLOCK, MAX_GRID, emulate_kernel, launch_dims
+from simulator.kernelcode.launch import (
+    MAX_BLOCK,
+    MAX_GRID,
+    TraceTooLong,
+    emulate_kernel,
+    launch_dims,
+)
 from simulator.kernelcode.toolchain import cc_of, sm_arch
 
 if TYPE_CHECKING:
@@ -56,6 +62,9 @@ MIN_BUDGET = 2e5
 #: PTX warp-instructions the probe's blocks may run (traced: about 0.5 M a second and
 #: 0.1 KB each); a launch of a few blocks each looping millions of times stops there
 PROBE_MAX = 1e7
+#: a sampled trace stops past twice the warp instructions planned plus this many, and
+#: the blocks are planned again (``_traced``)
+TRACE_SLACK = 1e6
 MODES = ("full", "sampled", "analytic")
 #: sampled mode's emulation skips a long loop's middle trips (``emulate_kernel``'s
 #: ``skip_loops``): a loop runs its first SKIP_FIRST trips (past the engine's largest cut,
@@ -228,8 +237,19 @@ def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes)
     cc = c.kptx.cc
     probe = _probe_ids(launch.grid)
     # (sampled: a long loop's middle trips skipped; full mode runs them all)
-    em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, hw, PROBE_MAX,
-                 None if mode == "full" else (SKIP_FIRST, SKIP_LEAST, None))
+    skip = None if mode == "full" else (SKIP_FIRST, SKIP_LEAST, None)
+    em = None
+    if mode != "full" and len(probe) > 1:
+        # the middle interior block first: where blocks are too long to probe ten of (a
+        # loop the emulator cannot skip, or nested ones), it alone weighs them all
+        inner = np.flatnonzero(_edge_class(launch.grid) == 0)
+        one = np.array([inner[len(inner) // 2] if len(inner) else launch.blocks // 2],
+                       np.int64)
+        first = _record(kernel, g, b, args, one, name, shared_bytes, cc, hw, PROBE_MAX, skip)
+        if len(first.trace["events"]) * len(probe) > PROBE_MAX:
+            probe, em = one, first
+    if em is None:
+        em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, hw, PROBE_MAX, skip)
     loop = _loop_cuts(c, em.trace) if mode != "full" else None
     # (the cut loop's trips recorded: its cuts are the trace's rows of their first trips)
     ptr = sassmap.warp_traces(c.smap, em.trace, loop=loop[:2] if loop is not None else None)
@@ -351,7 +371,34 @@ def _plan(hw, probes, mode, budget, l2):
     return blocks, bud
 
 
-def _trace(p: _Probe, hw, blocks, mode):
+def _traced(hw, probes, mode, budget, l2) -> list:
+    """Each launch's (TraceProgram, traces) of the blocks ``_plan`` picks, then the
+    engine's budget. Sampled mode's blocks may run longer than the probe's blocks said
+    (work the data decides: an escape-time image's blocks inside the set); a trace that
+    runs past twice what was expected stops, every block's work is scaled by what it
+    found, and the blocks are planned again, fewer."""
+    for attempt in range(4):
+        blocks, bud = _plan(hw, probes, mode, budget, l2)
+        out = []
+        try:
+            for p, bl in zip(probes, blocks):
+                expect = float(p.emulated[bl].sum())
+                most = FULL_TRACE_MAX if mode == "full" or attempt == 3 else \
+                    min(FULL_TRACE_MAX, 2 * expect + TRACE_SLACK)
+                out.append(_trace(p, hw, bl, mode, most))
+        except TraceTooLong as e:
+            if most >= FULL_TRACE_MAX:
+                raise
+            seen = float(p.emulated[bl[:e.blocks_done + 1]].sum())
+            grow = max(2.0, e.events / max(1.0, seen))
+            p.work = p.work * grow
+            p.cut_work = {cap: w * grow for cap, w in p.cut_work.items()}
+            continue
+        return out + [bud]
+    raise AssertionError("unreachable")
+
+
+def _trace(p: _Probe, hw, blocks, mode, most=FULL_TRACE_MAX):
     """(the launch's TraceProgram of ``blocks``, their SASS traces). Sampled mode skips
     the middle trips of the loop the engine cuts (``_loop_cuts``) and of no other: the
     engine extrapolates that loop's trips from its cuts, and would miss another's."""
@@ -362,7 +409,7 @@ def _trace(p: _Probe, hw, blocks, mode):
     skip = (SKIP_FIRST, SKIP_LEAST, cut_head) if mode != "full" and cut_head else None
     emu = p.em if reuse else \
         _record(p.kernel, p.g, p.b, p.args, blocks, p.name, p.shared_bytes, c.kptx.cc, hw,
-                skip=skip)
+                most, skip=skip)
     rec = emu.trace
     loop = p.loop
     tr = _moved(p, p.ptr if rec is p.em.trace else sassmap.warp_traces(
@@ -472,8 +519,8 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
         _place_arrays(probes)
     # the analytic model reads the warps a sampled run would simulate
     walked = "sampled" if mode == "analytic" else mode
-    blocks, budget = _plan(hw, probes, walked, budget, l2)
-    traced = [_trace(p, hw, bl, walked) for p, bl in zip(probes, blocks)]
+    traced = _traced(hw, probes, walked, budget, l2)
+    budget = traced.pop()
     progs = [prog for prog, _ in traced]
     if mode == "analytic":
         from simulator.simt import analytic
