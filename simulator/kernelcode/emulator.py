@@ -1280,6 +1280,24 @@ def _atomic_issued(w, ti, pc, row, emask, first, nl, held, hs, units, warps):
     return t, queued
 
 
+@njit(cache=True)
+def _ff_branch(w, pc, row, mask, emask, b, base, R, code, lo, rec, S, record, gw):
+    """A branch of warp ``w`` (block ``b``; ``gw`` its warp id in the trace), where loops
+    fast-forward: a latch taken by every active lane is a back-edge (``_ff_backedge``);
+    a latch not taken, or an exit taken by some lane, leaves the loop."""
+    taken = emask if row[F_G] >= 0 else mask
+    i = lo.latch_loop[pc]
+    if i >= 0:
+        if taken == mask and mask != 0:
+            _ff_backedge(w, i, b, mask, base, R, code, lo, rec, S, record, gw)
+        else:
+            _ff_leave(w, i, lo)
+    i = lo.exit_loop[pc]
+    if i >= 0 and taken != 0:
+        _ff_leave(w, i, lo)
+    last_use((row, R, code, lo, rec, S))
+
+
 @njit(cache=True, inline="always")
 def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch, lo):
     """Warp ``w`` from cycle ``t`` (its clock, blocks together) until it yields: at a
@@ -1294,7 +1312,7 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch, lo):
     record = L[L_RECORD] != 0
     conc = T.shape[0] > 0
     ffon = lo.wexec.shape[0] > 0
-    latch_loop, setp_loop, exit_loop = lo.latch_loop, lo.setp_loop, lo.exit_loop
+    setp_loop = lo.setp_loop
     nw, depth = L[L_NW], L[L_DEPTH]
     s = w // nw if conc else 0
     if conc:
@@ -1341,17 +1359,8 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch, lo):
                 status = ERROR
                 break
             if ffon:
-                taken = emask if row[F_G] >= 0 else mask
-                i = latch_loop[pc]
-                if i >= 0:
-                    if taken == mask and mask != 0:
-                        _ff_backedge(w, i, b, mask, base, R, code, lo, rec, S, record,
-                                     b * nw + wl)
-                    else:
-                        _ff_leave(w, i, lo)
-                i = exit_loop[pc]
-                if i >= 0 and taken != 0:
-                    _ff_leave(w, i, lo)
+                _ff_branch(w, pc, row, mask, emask, b, base, R, code, lo, rec, S, record,
+                           b * nw + wl)
             continue
         if op == OP_EXIT:
             if emask != 0:
@@ -1408,14 +1417,10 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch, lo):
                 _shfl(row, R, base, emask, scratch)
             elif op == OP_VOTE:
                 _vote(row, R, base, emask)
-            elif op != OP_NOP and ffon and setp_loop[pc] >= 0 and \
+            elif op != OP_NOP and (
                     _ff_setp_alu(w, setp_loop[pc], row, R, RF32, RF64, base, emask,
-                                 L[L_CARRY], lo) != 0:
-                E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_UNSUPPORTED, pc, w, b
-                status = ERROR
-                break
-            elif op != OP_NOP and not (ffon and setp_loop[pc] >= 0) and \
-                    alu(row, R, RF32, RF64, base, emask, L[L_CARRY]) != 0:
+                                 L[L_CARRY], lo) if ffon and setp_loop[pc] >= 0
+                    else alu(row, R, RF32, RF64, base, emask, L[L_CARRY])) != 0:
                 E[E_CODE], E[E_PC], E[E_WARP], E[E_BLOCK] = ERR_UNSUPPORTED, pc, w, b
                 status = ERROR
                 break
@@ -1435,7 +1440,7 @@ def _run_warp(w, t, stop, prog, mem, L, S, E, warps, rec, units, scratch, lo):
             _push(units.ht, units.hw, units.hn, t, w)
             break
     last_use((code, regions, R, RF32, RF64, stk, sp, wstat, wcount, tcount, T, prog, mem, L, S,
-              E, warps, rec, units, scratch, lo, latch_loop, setp_loop, exit_loop))
+              E, warps, rec, units, scratch, lo, setp_loop))
     return status, t
 
 
