@@ -1,6 +1,6 @@
-"""Launches of any size through ``simulate_kernel`` (sampled mode, h100-sxm, one core): the
-coverage goals of issue 49, each a kernel written as a user writes it, at the size the
-issue names. Prints, per launch, the wall seconds (compile cached: each launch is run
+"""Launches of any size through ``simulate_kernel`` (sampled mode, h100-sxm, one core): a
+GEMM, an all-pairs step, a reduction and an escape-time image at the sizes users run,
+each a kernel written as a user writes it. Prints, per launch, the wall seconds (compile cached: each launch is run
 once untimed first), the predicted time, the warp instructions and where the time went;
 a launch refused or failed prints its error. Not a pass/fail test.
 
