@@ -1,8 +1,8 @@
 """Launches of any size through ``simulate_kernel`` (sampled mode, h100-sxm, one core): a
 GEMM, an all-pairs step, a reduction and an escape-time image at the sizes users run,
-each a kernel written as a user writes it. Prints, per launch, the wall seconds (compile cached: each launch is run
-once untimed first), the predicted time, the warp instructions and where the time went;
-a launch refused or failed prints its error. Not a pass/fail test.
+each a kernel written as a user writes it. Prints, per launch, the wall seconds (compile
+cached: each launch is run once untimed first), the predicted time and the warp
+instructions; a launch refused or failed prints its error. Not a pass/fail test.
 
 Goal: each predicted in at most 10 s. Run with numba's CUDA simulator off (the default
 outside the tests):

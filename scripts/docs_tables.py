@@ -145,6 +145,16 @@ def _kernels_scores(root):
     return md(["device", "quantity", "launches", "MAPE", "median error", "goal"], rows)
 
 
+@table("any-size", "data/validation/h200_any_size.json (scripts/validate_any_size.py)")
+def _any_size(root):
+    doc = _json(root / "data" / "validation" / "h200_any_size.json")
+    rows = [[f"`{r['launch']}`", r["what"], f"{r['measured_s'] * 1e6:,.1f}",
+             f"{r['predicted_s'] * 1e6:,.1f}", f"{r['error']:+.1%}"] for r in doc["rows"]]
+    return (f"*{doc['device']}, measured by `scripts/time_any_size.py`; predicted "
+            f"{doc['date']}, sampled mode, L2 warm; MAPE {doc['mape']:.1%}.*\n\n"
+            + md(["launch", "what", "measured us", "predicted us", "error"], rows))
+
+
 @table("atomics-engine", "data/validation/h100-sxm_atomics.json (scripts/validate_atomics.py)")
 def _atomics_engine(root):
     doc = _json(root / "data" / "validation" / "h100-sxm_atomics.json")
