@@ -371,21 +371,22 @@ def _plan(hw, probes, mode, budget, l2):
     return blocks, bud
 
 
-def _traced(hw, probes, mode, budget, l2) -> list:
-    """Each launch's (TraceProgram, traces) of the blocks ``_plan`` picks, then the
-    engine's budget. Sampled mode's blocks may run longer than the probe's blocks said
+def _traced(hw, probes, mode, budget, l2) -> tuple:
+    """(each launch's (TraceProgram, traces) of the blocks ``_plan`` picks, the engine's
+    budget). Sampled mode's blocks may run longer than the probe's blocks said
     (work the data decides: an escape-time image's blocks inside the set); a trace that
     runs past twice what was expected stops, every block's work is scaled by what it
     found, and the blocks are planned again, fewer."""
-    for attempt in range(4):
+    attempt = 0
+    while True:
         blocks, bud = _plan(hw, probes, mode, budget, l2)
         out = []
         try:
             for p, bl in zip(probes, blocks):
-                expect = float(p.emulated[bl].sum())
                 most = FULL_TRACE_MAX if mode == "full" or attempt == 3 else \
-                    min(FULL_TRACE_MAX, 2 * expect + TRACE_SLACK)
+                    min(FULL_TRACE_MAX, 2 * float(p.emulated[bl].sum()) + TRACE_SLACK)
                 out.append(_trace(p, hw, bl, mode, most))
+            return out, bud
         except TraceTooLong as e:
             if most >= FULL_TRACE_MAX:
                 raise
@@ -393,9 +394,7 @@ def _traced(hw, probes, mode, budget, l2) -> list:
             grow = max(2.0, e.events / max(1.0, seen))
             p.work = p.work * grow
             p.cut_work = {cap: w * grow for cap, w in p.cut_work.items()}
-            continue
-        return out + [bud]
-    raise AssertionError("unreachable")
+            attempt += 1
 
 
 def _trace(p: _Probe, hw, blocks, mode, most=FULL_TRACE_MAX):
@@ -519,8 +518,7 @@ def _simulate(launches, hw, mode, l2, policy, budget, trace):
         _place_arrays(probes)
     # the analytic model reads the warps a sampled run would simulate
     walked = "sampled" if mode == "analytic" else mode
-    traced = _traced(hw, probes, walked, budget, l2)
-    budget = traced.pop()
+    traced, budget = _traced(hw, probes, walked, budget, l2)
     progs = [prog for prog, _ in traced]
     if mode == "analytic":
         from simulator.simt import analytic
