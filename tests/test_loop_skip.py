@@ -150,3 +150,82 @@ def test_a_cut_is_the_first_trips_of_the_recorded_rows(skip):
         np.testing.assert_array_equal(got.addresses[got.rows[mem, 5]],
                                       want.addresses[want.rows[mem, 5]])
         np.testing.assert_array_equal(got.rows[~mem, 5], want.rows[~mem, 5])
+
+
+def _conv_nhwc(r=3, c_in=1024):
+    """The built-in NHWC direct convolution of an ``r`` x ``r`` filter (padded to keep
+    the 6x6 image), 32 filters of ``c_in`` channels: each thread's filter taps run the
+    channel loop, its trips alike; 3x3: the taps in the padding skipped (4, 6 or 9
+    entries a warp), 1x1: one entry a warp, inside the taps' loops of one trip."""
+    from simulator.simt.kernels.conv_direct import conv_nhwc
+    rng = np.random.default_rng(0)
+    n, h, w, k = 1, 6, 6, 32
+    x = rng.standard_normal((n, h, w, c_in)).astype(np.float32)
+    f = rng.standard_normal((r, r, c_in, k)).astype(np.float32)
+    y = np.zeros((n, h, w, k), np.float32)
+    return conv_nhwc, (n * h * w * k) // 128, 128, [x, f, y, n, c_in, h, w, k, r, r, h, w, 1,
+                                                    r // 2]
+
+
+def _cuttable(trips):
+    return trips > 96
+
+
+def test_an_inner_loop_is_cut_where_the_loops_around_it_run_once():
+    """1x1: the outermost loop (r) runs one trip, too few to cut; the channel loop inside
+    it, entered once a warp, issues nearly all the work: it is the one taken (C / 4
+    trips: NVVM unrolls it by 4). 3x3: the channel loop is entered once a tap; cut, its
+    entries' working set would shrink with the cut: the outer loop (3 trips) stays the
+    dominant one, and is not cut."""
+    for r, want in ((1, 1024 // 4), (3, 3)):
+        kernel, grid, block, args = _conv_nhwc(r)
+        c = compile_kernel(kernel, args, (9, 0))
+        em = emulate_kernel(kernel, grid, block, args, record=True, write_back=False)
+        outer = sassmap.dominant_loop(c.smap, c.successors, em.trace)
+        assert outer[2] == r
+        h, inloop, trips = sassmap.dominant_loop(c.smap, c.successors, em.trace,
+                                                 cuttable=_cuttable)
+        assert trips == want, r
+        if r == 1:
+            assert h != outer[0] and inloop.sum() < outer[1].sum()
+            assert not (inloop & ~outer[1]).any()
+
+
+def test_an_inner_loop_skipped_counts_as_its_full_run_and_stores_the_same():
+    """The 3x3 convolution's channel loop skipped in each of its entries (its header
+    named to the emulator): every SASS instruction's count equals full emulation's
+    exactly, and the stores of the outputs go to the same addresses."""
+    kernel, grid, block, args = _conv_nhwc(3)
+    c = compile_kernel(kernel, args, (9, 0))
+    full = emulate_kernel(kernel, grid, block, args, record=True, write_back=False)
+    one = _conv_nhwc(1)
+    c1 = compile_kernel(one[0], one[3], (9, 0))
+    em1 = emulate_kernel(*one, record=True, write_back=False)
+    h1, _, _ = sassmap.dominant_loop(c1.smap, c1.successors, em1.trace, cuttable=_cuttable)
+    head = int(c1.smap.leaders[h1])          # one kernel: the same rows for any r
+    skip = emulate_kernel(kernel, grid, block, args, record=True, write_back=False,
+                          skip_loops=(SKIP_FIRST, SKIP_LEAST, {head}))
+    le = skip.trace["loop_events"]
+    assert (le[:, 3] == 1).sum() > 4 * grid      # skipped in more than one entry a warp
+    tf = sassmap.warp_traces(c.smap, full.trace)
+    ts = sassmap.warp_traces(c.smap, skip.trace)
+    ns = len(c.sass.instrs)
+    assert len(ts.rows) < 0.5 * len(tf.rows)
+    np.testing.assert_array_equal(
+        np.bincount(ts.sass_index, weights=sassmap.row_weights(ts), minlength=ns),
+        np.bincount(tf.sass_index, minlength=ns))
+
+    def stores(tr):
+        from simulator.simt import isa as E
+        rows = tr.rows[(tr.rows[:, 0] == E.STG) & (tr.rows[:, 5] >= 0)]
+        return sorted(map(tuple, tr.addresses[rows[:, 5], :32].tolist()))
+    assert stores(ts) == stores(tf)
+
+
+def test_sampled_mode_cutting_an_inner_loop_is_within_3_percent_of_full():
+    kernel, grid, block, args = _conv_nhwc(1)
+    full = simulate_kernel(kernel, grid, block, args, hw="h100-sxm", mode="full")
+    sampled = simulate_kernel(kernel, grid, block, args, hw="h100-sxm", mode="sampled")
+    assert sampled.launches[0].sampling["trip_caps"]          # the channel loop was cut
+    assert abs(sampled.cycles / full.cycles - 1) <= 0.03, (sampled.cycles, full.cycles)
+    assert abs(sampled.instructions / full.instructions - 1) <= 0.01

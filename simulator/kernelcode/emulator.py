@@ -913,8 +913,13 @@ def _ff_backedge(w, i, b, mask, base, R, code, lo, rec, S, record, block_warp):
 
 
 @njit(cache=True)
-def _ff_leave(w, i, lo):
-    """Warp ``w`` leaves loop ``i`` (or diverges in it): its trips start again."""
+def _ff_leave(w, i, b, lo):
+    """Warp ``w`` (of block ``b``) leaves loop ``i`` (or diverges in it): its trips start
+    again, and its block's skip, decided for this entry into the loop, is forgotten (an
+    inner loop is entered again; with a barrier in it every warp of the block has taken
+    the skip before any leaves)."""
+    if lo.blk[i, 0] == b:
+        lo.blk[i, 0] = -1
     lo.trips[w, i] = 0
     lo.done[w, i] = 0
     lo.plen[w, i] = -1
@@ -1291,10 +1296,10 @@ def _ff_branch(w, pc, row, mask, emask, b, base, R, code, lo, rec, S, record, gw
         if taken == mask and mask != 0:
             _ff_backedge(w, i, b, mask, base, R, code, lo, rec, S, record, gw)
         else:
-            _ff_leave(w, i, lo)
+            _ff_leave(w, i, b, lo)
     i = lo.exit_loop[pc]
     if i >= 0 and taken != 0:
-        _ff_leave(w, i, lo)
+        _ff_leave(w, i, b, lo)
     last_use((row, R, code, lo, rec, S))
 
 

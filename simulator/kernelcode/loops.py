@@ -12,10 +12,11 @@ on integers. Then that comparison's operands, each trip, say how many trips are 
 zero tested by ``setp.gt.s64 %p, %rd, 0`` before the latch's ``@%p bra``.
 
 Only the outermost loops are taken (a loop inside no other): the SIMT engine cuts a
-kernel's dominant loop, an outermost one, and extrapolates its trips
-(``timing._loop_cuts``); a skipped inner loop's trips would be missing from what it
-times. ``table(code, heads)`` takes only the loops whose header is in ``heads`` where
-given.
+kernel's dominant loop and extrapolates its trips (``timing._loop_cuts``); a skipped
+loop it does not cut would have its trips missing from what it times.
+``table(code, heads)`` takes only the loops whose header is in ``heads`` where given,
+nested or not (the loop the engine cuts may be an inner one: each of its entries then
+runs its first trips, skips its middle ones and runs its last).
 """
 from __future__ import annotations
 
@@ -53,12 +54,14 @@ def table(code: np.ndarray, heads=None) -> LoopTable:
     n = code.shape[0]
     spans = [(int(code[pc, F_X1]), pc) for pc in range(n)
              if code[pc, F_OP] == OP_BRA and code[pc, F_X1] <= pc]
+    if heads is not None:
+        # loops named by their headers, nested ones too (the engine cuts an inner loop
+        # where the loop around it runs too few trips to cut), the outermost of them
+        spans = [(h, lt) for h, lt in spans if h in heads]
     outer = [(h, lt) for h, lt in spans
              if not any(h2 <= h and lt <= lt2 and (h2, lt2) != (h, lt) for h2, lt2 in spans)]
     rows = []
     for h, lt in outer:
-        if heads is not None and h not in heads:
-            continue
         lp = _controlled(code, h, lt)
         if lp is not None:
             rows.append(lp)

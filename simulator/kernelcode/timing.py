@@ -140,18 +140,23 @@ def _skipped_heads(trace: dict) -> set:
     return set() if le is None else {int(x) for x in le[le[:, 3] == 1, 2]}
 
 
-def _touched(tr: sassmap.Traces, arrays, ops) -> tuple:
-    """Names of the arrays the rows of the classes ``ops`` address."""
-    rows = tr.rows[np.isin(tr.rows[:, 0], ops) & (tr.rows[:, 5] >= 0)]
-    if not len(rows):
-        return ()
-    a = tr.addresses[rows[:, 5], :32]
-    firsts = a.max(axis=1)
-    out = set()
-    for name, base, nbytes in arrays:
-        if ((firsts >= base) & (firsts < base + nbytes)).any():
-            out.add(name)
-    return tuple(sorted(out))
+def _touched(tr: sassmap.Traces, arrays) -> tuple:
+    """(names of the arrays the rows' loads address, of those their stores address): an
+    atomic reads and writes its words."""
+    from simulator.simt import isa as E
+    mem = tr.rows[:, 5] >= 0
+    if not mem.any():
+        return (), ()
+    cls, at = tr.rows[mem, 0], tr.rows[mem, 5]
+    firsts = tr.addresses[at, :32].max(axis=1)
+    which = np.full(len(at), -1, np.int64)
+    for k, (_, base, nbytes) in enumerate(arrays):
+        which[(firsts >= base) & (firsts < base + nbytes)] = k
+
+    def names(ops):
+        ks = np.unique(which[np.isin(cls, ops)])
+        return tuple(sorted({arrays[k][0] for k in ks if k >= 0}))
+    return names((E.LDG, *E.ATOMICS)), names((E.STG, *E.ATOMICS))
 
 
 def _flops(tr: sassmap.Traces) -> float:
@@ -184,11 +189,13 @@ def _loop_cuts(c: Compiled, trace: dict):
     import types
 
     from simulator.simt import engine
-    loop = sassmap.dominant_loop(c.smap, c.successors, trace)
+    one = types.SimpleNamespace(trip_period=1)
+    loop = sassmap.dominant_loop(c.smap, c.successors, trace,
+                                 cuttable=lambda t: engine.trip_caps(one, t) is not None)
     if loop is None:
         return None
     h, inloop, trips = loop
-    caps = engine.trip_caps(types.SimpleNamespace(trip_period=1), trips)
+    caps = engine.trip_caps(one, trips)
     return (h, inloop, trips, caps) if caps else None
 
 
@@ -308,10 +315,13 @@ def _place_arrays(probes) -> None:
         p.moves, p.arrays = tuple(moves), tuple(arrays)
 
 
-def _trace_program(p: _Probe, tr, blocks, work, cuts=(), skipped=None):
-    from simulator.simt import isa as E
+def _trace_program(p: _Probe, tr, blocks, work, cuts=(), skipped=None, touched=None):
+    """The TraceProgram of ``blocks`` traced as ``tr`` (None: a stub, no rows);
+    ``touched``: ``_touched`` of them where known (a cut's are its whole trace's)."""
     from simulator.simt.traces import TraceProgram
     c, launch = p.c, p.launch
+    loads, stores = _touched(_moved(p, p.ptr) if tr is None else tr, p.arrays) \
+        if touched is None else touched
     return TraceProgram(
         name=c.kptx.name, launch=launch, params=p.params, param_names=p.names,
         rows=tr.rows if tr is not None else np.zeros((0, 6), np.int64),
@@ -320,9 +330,7 @@ def _trace_program(p: _Probe, tr, blocks, work, cuts=(), skipped=None):
             len(blocks) * -(-launch.threads_per_block // 32) + 1, np.int64),
         blocks=blocks, block_work=work, n_regs=sassclass.N_REGS,
         arrays=tuple((n, base, -(-nbytes // 4)) for n, base, nbytes in p.arrays),
-        # (an atomic reads and writes its words)
-        loads=_touched(_moved(p, p.ptr) if tr is None else tr, p.arrays, (E.LDG, *E.ATOMICS)),
-        stores=_touched(_moved(p, p.ptr) if tr is None else tr, p.arrays, (E.STG, *E.ATOMICS)),
+        loads=loads, stores=stores,
         regs_per_thread=max(1, c.registers),
         smem_per_block=c.shared_static + int(p.shared_bytes),
         resources_source=f"ptxas -v for {sm_arch(c.kptx.cc)}",
@@ -336,8 +344,10 @@ def _trace_program(p: _Probe, tr, blocks, work, cuts=(), skipped=None):
 def _stub(p: _Probe):
     """The launch's trace program without traces: what the sampler plans from."""
     none = np.zeros(0, np.int64)
-    return _trace_program(p, None, none, p.work, tuple((cap, _trace_program(p, None, none, w))
-                                                 for cap, w in p.cut_work.items()))
+    touched = _touched(_moved(p, p.ptr), p.arrays)
+    return _trace_program(p, None, none, p.work, tuple(
+        (cap, _trace_program(p, None, none, w, touched=touched))
+        for cap, w in p.cut_work.items()), touched=touched)
 
 
 def _plan(hw, probes, mode, budget, l2):
@@ -417,14 +427,16 @@ def _trace(p: _Probe, hw, blocks, mode, most=FULL_TRACE_MAX):
     if mode == "full":
         work = _per_block(tr)       # every block's own count
     # (sampled: the work the plan was made from; the engine plans again from it)
-    cuts = tuple((cap, _trace_program(p, sassmap.cut_traces(tr, cap), blocks, w))
+    touched = _touched(tr, p.arrays)
+    cuts = tuple((cap, _trace_program(p, sassmap.cut_traces(tr, cap), blocks, w,
+                                      touched=touched))
                  for cap, w in p.cut_work.items())
     prog = _trace_program(p, tr, blocks, work, cuts, skipped=_per_block(tr) - np.diff(
-        tr.warp_begin[::tr.warps_per_block]))
+        tr.warp_begin[::tr.warps_per_block]), touched=touched)
     scale = float(work.sum()) / max(1.0, float(work[blocks].sum()))
-    touched = {n for n in prog.loads + prog.stores}
+    named = set(prog.loads + prog.stores)
     prog = dataclasses.replace(prog, flops=int(round(_flops(tr) * scale)),
-                               min_bytes=sum(n for name_, _, n in p.arrays if name_ in touched))
+                               min_bytes=sum(n for name_, _, n in p.arrays if name_ in named))
     return prog, tr
 
 
