@@ -262,7 +262,7 @@ def test_simulate_launches_refuses_args_not_a_sequence():
 
 def test_a_block_looping_past_what_the_probe_emulates_is_predicted_not_refused(monkeypatch):
     """One block whose grid-stride loop runs 1024 trips, more warp-instructions than the
-    probe emulates whole (PROBE_MAX set to 2e4 here): sampled mode skips the loop's
+    probe emulates whole (its limits set to 2e4 here): sampled mode skips the loop's
     middle trips and predicts it, within 3% of full mode, which runs every trip; the
     probe's limit still stops a loop it cannot skip (full mode's probe)."""
     from simulator.kernelcode import timing
@@ -271,6 +271,7 @@ def test_a_block_looping_past_what_the_probe_emulates_is_predicted_not_refused(m
     x, y = np.ones(n, np.float32), np.zeros(n, np.float32)
     full = simulate_kernel(relu_kernel, 1, 64, (x, y, n), hw="h100-sxm", mode="full")
     monkeypatch.setattr(timing, "PROBE_MAX", 2e4)
+    monkeypatch.setattr(timing, "PROBE_RECORD_MAX", 2e4)
     r = simulate_kernel(relu_kernel, 1, 64, (x, y, n), hw="h100-sxm")
     assert abs(r.cycles / full.cycles - 1) <= 0.03, (r.cycles, full.cycles)
     assert r.instructions == pytest.approx(full.instructions, rel=0.01)

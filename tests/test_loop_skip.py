@@ -229,3 +229,21 @@ def test_sampled_mode_cutting_an_inner_loop_is_within_3_percent_of_full():
     assert sampled.launches[0].sampling["trip_caps"]          # the channel loop was cut
     assert abs(sampled.cycles / full.cycles - 1) <= 0.03, (sampled.cycles, full.cycles)
     assert abs(sampled.instructions / full.instructions - 1) <= 0.01
+
+
+def test_a_reserved_recording_is_the_same_trace_and_reserve_is_checked():
+    """``reserve`` sizes the recording up front (the probe's trace per block sizes the
+    trace's): smaller and larger than the trace, it records the same events and
+    addresses as the default room, which doubles as it fills."""
+    kernel, grid, block, args = _gemm(2048)
+    base = emulate_kernel(kernel, grid, block, args, record=True, write_back=False)
+    n_ev, n_addr = len(base.trace["events"]), len(base.trace["addresses"])
+    assert n_ev > 4 << 16 and n_addr > 4 << 12          # the default room doubles
+    for room in ((n_ev // 3, n_addr // 5), (2 * n_ev, 2 * n_addr)):
+        got = emulate_kernel(kernel, grid, block, args, record=True, write_back=False,
+                             reserve=room)
+        np.testing.assert_array_equal(got.trace["events"], base.trace["events"])
+        np.testing.assert_array_equal(got.trace["addresses"], base.trace["addresses"])
+    for bad in ((1,), (1, -2), (1.5, 2), "big"):
+        with pytest.raises(ValueError, match=r"reserve=.*expected \(events, address rows\)"):
+            emulate_kernel(kernel, grid, block, args, record=True, reserve=bad)

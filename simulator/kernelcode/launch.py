@@ -169,7 +169,8 @@ def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int |
                    max_record: int | None = None, concurrent: bool | None = None,
                    resident: int | None = None,
                    atomics: Sequence[float] | np.ndarray | None = None,
-                   skip_loops: tuple | None = None) -> Emulation:
+                   skip_loops: tuple | None = None,
+                   reserve: Sequence[int] | None = None) -> Emulation:
     """Run ``kernel[grid, block](*args)`` on the CPU from the kernel's PTX.
 
     ``kernel`` is a numba ``@cuda.jit`` kernel (compiled here, no GPU needed) or PTX
@@ -203,6 +204,10 @@ def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int |
     trip ``first - 1`` and where it skipped how many (``trace["loop_events"]``: rows of
     event index, warp, loop header row, kind -- 0 a back-edge, 1 a skip --, trips
     skipped); its events are the ones run. None: no trip skipped.
+
+    ``reserve`` = (events, address rows): with ``record``, the room the trace starts
+    with (it doubles where it fills; a caller that knows about how long the trace will
+    be saves the copies).
     """
     gdims, bdims = _check_launch(grid, block, args, shared_bytes)
     c = compile_kernel(kernel, list(args), cc, name)
@@ -242,7 +247,15 @@ def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int |
                              "first, heads)")
         cfg[:] = first, 2, least, 8
     lo = em.new_loops(table, cfg, slots * nw, prog.nslots)
-    run = _Run.start(prog, lay, mem, L, order, slots * nw, T, record, lo)
+    room = (1 << 16, 1 << 12)
+    if reserve is not None:
+        if not isinstance(reserve, (tuple, list)) or len(reserve) != 2 or not all(
+                isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x >= 0
+                for x in reserve):
+            raise ValueError(f"reserve={reserve!r}: expected (events, address rows), two "
+                             "ints >= 0")
+        room = (max(room[0], int(reserve[0])), max(room[1], int(reserve[1])))
+    run = _Run.start(prog, lay, mem, L, order, slots * nw, T, record, lo, room)
     wall = run.go(prog, nrun, kname, gdims, bdims, max_record, progress)
     for (lo, hi, members), o in zip(lay.segs, lay.seg_off):
         if write_back and hi > lo and all(lay.arrays[i].flags.writeable for i in members):
@@ -263,8 +276,8 @@ def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int |
             loop_events = np.stack([k - np.arange(len(k)), ev[k, 0], table.lp[idx, loops.LP_HEAD],
                                     skip.astype(np.int64), np.where(skip, ev[k, 2], 0)], axis=1)
             ev = ev[~pseudo]
-        trace = {"events": ev.copy(), "loop_events": loop_events,
-                 "addresses": rec.ev_addr[:S[em.S_ADDR]].copy(),
+        trace = {"events": _own(ev, rec.ev), "loop_events": loop_events,
+                 "addresses": _own(rec.ev_addr[:S[em.S_ADDR]], rec.ev_addr),
                  "texts": list(prog.texts), "warps_per_block": nw,
                  "blocks": order.copy() if blocks is not None else np.arange(nblocks),
                  "arrays": [(i, lay.array_ptr[id(a)], a.nbytes) for i, a in enumerate(args)
@@ -417,7 +430,7 @@ class _Run:
     lo: object              # emulator.Loops
 
     @classmethod
-    def start(cls, prog, lay, mem, L, order, nwt, T, record, lo):
+    def start(cls, prog, lay, mem, L, order, nwt, T, record, lo, room=(1 << 16, 1 << 12)):
         tmpl = np.zeros(prog.nslots * 32, dtype=np.int64)
         for s, v in zip(prog.const_slots, prog.const_values):
             tmpl[s * 32:(s + 1) * 32] = v
@@ -427,9 +440,10 @@ class _Run:
                          np.zeros(nwt, np.int64), np.zeros(nwt if T.size else 0),
                          np.zeros(int(L[em.L_SLOTS]) if T.size else 0, np.int64))
         n = prog.code.shape[0]
+        # (the recording's rows are written whole before they are read: no zeroing)
         rec = em.Record(np.zeros(n, np.int64), np.zeros(n, np.int64),
-                        np.zeros((1 << 16 if record else 0, 4), dtype=np.int64),
-                        np.zeros((1 << 12 if record else 0, 32), dtype=np.int64))
+                        np.empty((room[0] if record else 0, 4), dtype=np.int64),
+                        np.empty((room[1] if record else 0, 32), dtype=np.int64))
         code = em.Program(prog.code, tmpl, np.array(lay.regions, dtype=np.int64).reshape(-1, 2),
                           order)
         return cls(code, mem, L, np.zeros(em.S_SIZE, np.int64), np.zeros(8, np.int64), warps,
@@ -468,13 +482,27 @@ class _Run:
                         "more blocks, each doing less")
                 ev, ev_addr = self.rec.ev, self.rec.ev_addr
                 if S[em.S_EV] >= ev.shape[0]:
-                    ev = np.concatenate([ev, np.zeros_like(ev)])
+                    ev = _doubled(ev, int(S[em.S_EV]))
                 if S[em.S_ADDR] >= ev_addr.shape[0]:
-                    ev_addr = np.concatenate([ev_addr, np.zeros_like(ev_addr)])
+                    ev_addr = _doubled(ev_addr, int(S[em.S_ADDR]))
                 self.rec = self.rec._replace(ev=ev, ev_addr=ev_addr)
             if progress is not None:
                 progress(int(S[em.S_BLOCK]), nrun)
         return time.perf_counter() - t0
+
+
+def _doubled(a: np.ndarray, used: int) -> np.ndarray:
+    """A recording twice ``a``'s rows, its first ``used`` copied (the rest unwritten)."""
+    out = np.empty((2 * a.shape[0],) + a.shape[1:], a.dtype)
+    out[:used] = a[:used]
+    return out
+
+
+def _own(part: np.ndarray, whole: np.ndarray) -> np.ndarray:
+    """``part`` of the recording ``whole`` as the trace keeps it: itself where it is
+    most of it (a copy would double the memory for a moment), else a copy (the rest of
+    the recording freed)."""
+    return part if part.base is None or 2 * part.nbytes >= whole.nbytes else part.copy()
 
 
 def _block_order(blocks, nblocks) -> np.ndarray:

@@ -59,9 +59,13 @@ FULL_TRACE_MAX = 3e7
 EMULATE_MAX = 4e6
 #: the smallest engine budget a sampled run is cut to for that
 MIN_BUDGET = 2e5
-#: PTX warp-instructions the probe's blocks may run (traced: about 0.5 M a second and
-#: 0.1 KB each); a launch of a few blocks each looping millions of times stops there
-PROBE_MAX = 1e7
+#: PTX warp-instructions sampled mode's probe runs ten blocks for (traced: about 0.5-1 M
+#: a second and 0.1 KB each): past it the probe runs the edge classes' blocks and the
+#: middle one, or that one alone
+PROBE_MAX = 3e6
+#: PTX warp-instructions the probe's blocks may run at most: a launch of a few blocks
+#: each looping millions of times (in a loop the emulator cannot skip) stops there
+PROBE_RECORD_MAX = 1e7
 #: a sampled trace stops past twice the warp instructions planned plus this many, and
 #: the blocks are planned again (``_traced``)
 TRACE_SLACK = 1e6
@@ -121,10 +125,18 @@ def _work(grid, ids, counts) -> np.ndarray:
 
 
 def _record(kernel, grid, block, args, blocks, name, shared_bytes, cc, hw, most=FULL_TRACE_MAX,
-            skip=None):
+            skip=None, like=None):
+    """The blocks emulated and recorded; ``like``: an emulation of some blocks of the
+    launch, whose trace per block sizes this one's recording up front."""
+    reserve = None
+    if like is not None:
+        per = len(blocks) / max(1, len(like.trace["blocks"])) * 1.05
+        reserve = tuple(int(min(most, len(like.trace[k]) * per)) + 1
+                        for k in ("events", "addresses"))
     return emulate_kernel(kernel, grid, block, list(args), name=name, shared_bytes=shared_bytes,
                           cc=cc, nsm=hw.sm_count, record=True, blocks=blocks, write_back=False,
-                          max_record=most, atomics=atomic_timing(hw), skip_loops=skip)
+                          max_record=most, atomics=atomic_timing(hw), skip_loops=skip,
+                          reserve=reserve)
 
 
 def _per_block(tr: sassmap.Traces) -> np.ndarray:
@@ -245,18 +257,26 @@ def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes)
     probe = _probe_ids(launch.grid)
     # (sampled: a long loop's middle trips skipped; full mode runs them all)
     skip = None if mode == "full" else (SKIP_FIRST, SKIP_LEAST, None)
-    em = None
+    em = first = None
     if mode != "full" and len(probe) > 1:
         # the middle interior block first: where blocks are too long to probe ten of (a
         # loop the emulator cannot skip, or nested ones), it alone weighs them all
         inner = np.flatnonzero(_edge_class(launch.grid) == 0)
         one = np.array([inner[len(inner) // 2] if len(inner) else launch.blocks // 2],
                        np.int64)
-        first = _record(kernel, g, b, args, one, name, shared_bytes, cc, hw, PROBE_MAX, skip)
-        if len(first.trace["events"]) * len(probe) > PROBE_MAX:
-            probe, em = one, first
+        first = _record(kernel, g, b, args, one, name, shared_bytes, cc, hw, PROBE_RECORD_MAX,
+                        skip)
+        each = len(first.trace["events"])
+        if each * len(probe) > PROBE_MAX:
+            # too long to probe ten: the edge classes and that block, else it alone
+            edges = np.union1d(_probe_ids(launch.grid, 0), one)
+            if each * len(edges) <= PROBE_MAX and len(edges) > 1:
+                probe = edges
+            else:
+                probe, em = one, first
     if em is None:
-        em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, hw, PROBE_MAX, skip)
+        em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, hw, PROBE_RECORD_MAX,
+                     skip, like=first)
     loop = _loop_cuts(c, em.trace) if mode != "full" else None
     # (the cut loop's trips recorded: its cuts are the trace's rows of their first trips)
     ptr = sassmap.warp_traces(c.smap, em.trace, loop=loop[:2] if loop is not None else None)
@@ -418,7 +438,7 @@ def _trace(p: _Probe, hw, blocks, mode, most=FULL_TRACE_MAX):
     skip = (SKIP_FIRST, SKIP_LEAST, cut_head) if mode != "full" and cut_head else None
     emu = p.em if reuse else \
         _record(p.kernel, p.g, p.b, p.args, blocks, p.name, p.shared_bytes, c.kptx.cc, hw,
-                most, skip=skip)
+                most, skip=skip, like=p.em)
     rec = emu.trace
     loop = p.loop
     tr = _moved(p, p.ptr if rec is p.em.trace else sassmap.warp_traces(
