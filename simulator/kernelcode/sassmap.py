@@ -538,21 +538,54 @@ def warp_traces(smap: SassMap, trace: dict, cut=None, loop=None) -> Traces:
             int(sh_base), int(sh_size), int(loc_base), int(loc_size), nw, pos,
             *((cut[1], int(cut[0]), int(cut[2])) if cut is not None
               else (np.zeros(1, np.bool_), -1, 0)))
-    n_rows, n_addr = _emit(*args, np.zeros((0, 6), np.int64), np.zeros(0, np.int64),
-                           np.zeros(0, np.int64), np.zeros((0, 33), np.int64),
-                           np.zeros(blocks.size * nw + 1, np.int64), np.zeros(0, np.int64),
-                           np.zeros(0, np.int64))
-    rows = np.zeros((n_rows, 6), np.int64)
-    sidx = np.zeros(n_rows, np.int64)
-    masks = np.zeros(n_rows, np.int64)
-    addrs = np.zeros((n_addr, 33), np.int64)
+    if cut is None or loop is not None:
+        # every visit issues its block's rows: their number exactly, the address rows'
+        # at most (an access whose lanes have no address takes none), without a counting pass
+        n_rows, n_addr = _visit_rows(ev, order, smap)
+    else:
+        n_rows, n_addr = _emit(*args, np.zeros((0, 6), np.int64), np.zeros(0, np.int64),
+                               np.zeros(0, np.int64), np.zeros((0, 33), np.int64),
+                               np.zeros(blocks.size * nw + 1, np.int64), np.zeros(0, np.int64),
+                               np.zeros(0, np.int64))
+    rows = np.empty((n_rows, 6), np.int64)
+    sidx = np.empty(n_rows, np.int64)
+    masks = np.empty(n_rows, np.int64)
+    addrs = np.empty((n_addr, 33), np.int64)
     begin = np.zeros(blocks.size * nw + 1, np.int64)
     ev_row = np.full(len(ev), -1, np.int64)
     trip = np.full(n_rows if loop is not None else 0, -1, np.int64)
-    _emit(*args, rows, sidx, masks, addrs, begin, ev_row, trip)
+    k, m = _emit(*args, rows, sidx, masks, addrs, begin, ev_row, trip)
+    if k != n_rows:
+        raise AssertionError(f"warp_traces: {k} rows emitted, {n_rows} sized")
+    if m < n_addr:
+        # the unused tail dropped: a view where little is unused, else a copy that frees it
+        addrs = addrs[:m] if m >= 0.9 * n_addr else addrs[:m].copy()
     tr = Traces(rows, sidx, addrs, begin, blocks, nw, masks)
     return dataclasses.replace(tr, skipped=_skipped(trace, ev_row, pos, nw, n_rows),
                                trips=trip if loop is not None else None)
+
+
+def _visit_rows(ev, order, smap: SassMap) -> tuple:
+    """(the SASS rows ``_emit`` issues for the events ``ev`` in warp order ``order``, with
+    no loop cut; at most the address rows it writes): a visit, a run of one warp's events
+    at consecutive PTX rows of one block not starting again at its leader, issues its
+    block's emission, and each of its entries with a PTX access may take an address row."""
+    if not len(ev):
+        return 0, 0
+    warp, pcs = ev[order, 0], ev[order, 1]
+    npc = len(smap.block_of)
+    inside = pcs < npc
+    blk = np.where(inside, smap.block_of[np.minimum(pcs, npc - 1)], -1)
+    start = np.ones(len(pcs), np.bool_)
+    start[1:] = ((warp[1:] != warp[:-1]) | (pcs[1:] != pcs[:-1] + 1) | ~inside[1:]
+                 | (blk[1:] != blk[:-1]))
+    start |= inside & (pcs == smap.leaders[np.maximum(blk, 0)])
+    b = blk[start]
+    b = b[b >= 0]
+    per = np.diff(smap.emit_ptr)
+    acc = np.concatenate([[0], np.cumsum(smap.emit_src >= 0)])
+    mem = acc[smap.emit_ptr[1:]] - acc[smap.emit_ptr[:-1]]
+    return int(per[b].sum()), int(mem[b].sum())
 
 
 def cut_traces(tr: Traces, cap: int) -> Traces:
