@@ -254,9 +254,6 @@ class Schedulers(NamedTuple):
 
     order: np.ndarray        # (sm, scheduler, slots) its live warp slots, oldest first
     count: np.ndarray        # how many
-    sp_free: np.ndarray      # the cycle its SP (FP32) pipe is free
-    int_free: np.ndarray     # the cycle its INT32 pipe is free
-    fp64_free: np.ndarray    # the cycle its FP64 pipe is free
     issue_free: np.ndarray   # the cycle it may issue again (issue interval)
     last: np.ndarray         # the warp slot it issued last (-1: none)
     next_check: np.ndarray   # the cycle it is next worth asking
@@ -268,8 +265,10 @@ class SMs(NamedTuple):
     """Every SM's dispatcher, shared pipes, MSHRs and L1."""
 
     launch_free: np.ndarray  # the cycle its dispatcher may start a block
-    sfu_free: np.ndarray     # the cycle its SFU is free
-    ldst_free: np.ndarray    # the cycle its LD/ST unit is free
+    # (sm, scheduler, unit): the cycle each unit (``pipes``) is free; the units the SM's
+    # schedulers share (``pipes.SM_UNITS``) under scheduler 0 (``_pipe_sc``). One table:
+    # a unit's field picked by a branch costs the loop a reference count per array
+    pipe_free: np.ndarray
     store_free: np.ndarray   # the cycle it may send the L2 its next part-written line
     mshr: np.ndarray         # (sm, mshrs) min-heaps of outstanding completion cycles
     n_mshr: np.ndarray       # outstanding entries of each
@@ -339,6 +338,7 @@ def settle(code, tv, g, live, pc, it, trips, ph, addr, ikeep, iper):
                     found = True
                 else:
                     pc += 1
+    last_use((code, tv, addr))
     return pc, it, ph, act
 
 
@@ -620,16 +620,15 @@ def _new_block_slots(nb, t0):
 def _new_schedulers(n_sm, n_sched, maxw, t0):
     per_sched = (maxw + n_sched - 1) // n_sched
     return Schedulers(np.zeros((n_sm, n_sched, per_sched), np.int64),
-                      np.zeros((n_sm, n_sched), np.int64), np.zeros((n_sm, n_sched)),
-                      np.zeros((n_sm, n_sched)), np.zeros((n_sm, n_sched)),
+                      np.zeros((n_sm, n_sched), np.int64),
                       np.zeros((n_sm, n_sched)), np.full((n_sm, n_sched), -1, np.int64),
                       np.full((n_sm, n_sched), t0),
                       np.full((n_sm, n_sched), t0), np.zeros((n_sm, n_sched), np.int64))
 
 
 @njit(cache=True)
-def _new_sms(n_sm, nm, l1s, l1w, t0):
-    return SMs(np.full(n_sm, t0), np.zeros(n_sm), np.zeros(n_sm), np.zeros(n_sm),
+def _new_sms(n_sm, n_sched, nm, l1s, l1w, t0):
+    return SMs(np.full(n_sm, t0), np.zeros((n_sm, n_sched, pipes.N_UNITS)), np.zeros(n_sm),
                np.zeros((n_sm, nm)),
                np.zeros(n_sm, np.int64), np.full((n_sm, l1s, l1w), -1, np.int64),
                np.zeros((n_sm, l1s, l1w), np.int64), np.zeros((n_sm, l1s, l1w)))
@@ -716,6 +715,7 @@ def _start_block(t, b, k, sm, pos, age, code, hp, plan, w, bs, sch, out):
     for sc in range(int(hp[H_NSCHED])):
         if sch.next_check[sm, sc] > t:
             sch.next_check[sm, sc] = t
+    last_use((code, hp, plan, w, bs, sch, out))
     return age, live
 
 
@@ -773,6 +773,7 @@ def _next_dispatch(hp, bs, sms):
             ready = max(bs.free[b], sms.launch_free[b // bps])
             if ready < nd:
                 nd = ready
+    last_use((hp, bs, sms))
     return nd
 
 
@@ -871,6 +872,7 @@ def _pick_warp(t, sm, sc, tmpl, hp, unit_by_op, w, sch, sms):
                         best_cause = MSHR
                     continue
         pick = g
+    last_use((tmpl, hp, unit_by_op, w, sch, sms))
     return pick, best_ready, best_cause
 
 
@@ -887,7 +889,9 @@ def _issue(g, sm, sc, t, tmpl, hp, w, sch, out):
     sch.next_check[sm, sc] = t + issue_iv
     sch.charged[sm, sc] = t + issue_iv
     sch.cause[sm, sc] = PIPE
-    return tmpl[w.pc[g], 0], tmpl[w.pc[g], 1]
+    op, dst = tmpl[w.pc[g], 0], tmpl[w.pc[g], 1]
+    last_use((tmpl, hp, w, sch, out))
+    return op, dst
 
 
 @njit(cache=True, inline='always')
@@ -987,18 +991,17 @@ def _unit_free(u, sm, sc, t, sch, sms):
     """The cycle unit ``u`` (``pipes``) of scheduler (sm, sc) is next free; ``t`` for
     none."""
     free = t
-    if u == pipes.SFU:
-        free = sms.sfu_free[sm]
-    elif u == pipes.LDST:
-        free = sms.ldst_free[sm]
-    elif u == pipes.INT:
-        free = sch.int_free[sm, sc]
-    elif u == pipes.FP64:
-        free = sch.fp64_free[sm, sc]
-    elif u == pipes.SP:
-        free = sch.sp_free[sm, sc]
+    if u != pipes.NONE:
+        free = sms.pipe_free[sm, _pipe_sc(u, sc), u]
     last_use((sch, sms))
     return free
+
+
+@njit(cache=True, inline='always')
+def _pipe_sc(u, sc):
+    """The scheduler under which ``SMs.pipe_free`` keeps unit ``u`` of scheduler ``sc``:
+    0 for the units an SM's schedulers share."""
+    return 0 if u == pipes.SFU or u == pipes.LDST else sc
 
 
 @njit(cache=True, inline='always')
@@ -1011,14 +1014,9 @@ def _arithmetic(g, sm, sc, t, op, dst, act, unit_by_op, hold_by_op, lat_by_op, w
             or op == isa.UNI:
         until = t + hold_by_op[op]
         if u == pipes.SFU:
-            sms.sfu_free[sm] = until
             st[S_SFU] += 1
-        elif u == pipes.INT:
-            sch.int_free[sm, sc] = until
-        elif u == pipes.FP64:
-            sch.fp64_free[sm, sc] = until
-        elif u == pipes.SP:
-            sch.sp_free[sm, sc] = until
+        if u != pipes.NONE:
+            sms.pipe_free[sm, _pipe_sc(u, sc), u] = until
         if u != pipes.SFU and u != pipes.NONE:
             st[S_SP] += 1
             st[S_FLOPS] += isa.flops(op, act)
@@ -1036,7 +1034,7 @@ def _shared_access(g, sm, t, op, dst, act, hp, w, sms, st, scratch):
     if op == isa.LDS or op == isa.STS:
         width = w.addr[g, 32]
         passes = _access_passes(w.addr, g, int(hp[H_BANKS]), int(hp[H_BANKB]), scratch, width)
-        sms.ldst_free[sm] = t + hp[H_LDSTII] * passes
+        sms.pipe_free[sm, 0, pipes.LDST] = t + hp[H_LDSTII] * passes
         st[S_LDST] += 1
         st[S_SHB] += width * act
         st[S_CONFLICT] += passes - 1
@@ -1126,7 +1124,7 @@ def _global_access(g, sm, t, op, dst, stamp, end_t, hp, w, bs, sms, l2, st):
         seg_bytes = int(hp[H_SEG])
         m = w.nseg[g]
         st[S_LDST] += 1
-        sms.ldst_free[sm] = t + _ldst_hold(g, m, seg_bytes, hp, w)
+        sms.pipe_free[sm, 0, pipes.LDST] = t + _ldst_hold(g, m, seg_bytes, hp, w)
         store = op == isa.STG
         svc = hp[H_L2SVC]
         run_end = 0
@@ -1177,7 +1175,7 @@ def _atomic_access(g, sm, t, op, dst, blk, stamp, end_t, hp, w, bs, sms, l2, st)
         l2_per_seg = max(1, seg_bytes // lsec)
         st[S_LDST] += 1
         st[S_ATOMS] += 1
-        sms.ldst_free[sm] = t + _ldst_hold(g, m, seg_bytes, hp, w)
+        sms.pipe_free[sm, 0, pipes.LDST] = t + _ldst_hold(g, m, seg_bytes, hp, w)
         half = 0.5 * hp[H_ATOMLAT]
         arrive = t + half
         full = hp[H_ACASC] if op == isa.ACAS else hp[H_ATOMC]
@@ -1283,6 +1281,7 @@ def _retire_block(t, sm, b, done_blocks, next_dispatch, end_t, sms, bs, out):
     ready = max(bs.free[b], sms.launch_free[sm])
     if ready < next_dispatch:
         next_dispatch = ready
+    last_use((sms, bs, out))
     return done_blocks + 1, next_dispatch, end_t
 
 
@@ -1300,6 +1299,7 @@ def _next_cycle(t, sch, dispatching, next_dispatch):
         tn = next_dispatch
     if tn <= t:
         tn = t + 1
+    last_use((sch,))
     return tn
 
 
@@ -1349,7 +1349,7 @@ def run(code, hp, plan, l2, rec):
     w = _new_warps(n_sm * maxw, code.n_regs)
     bs = _new_block_slots(n_sm * bps, t0)
     sch = _new_schedulers(n_sm, n_sched, maxw, t0)
-    sms = _new_sms(n_sm, int(hp[H_MSHR]), int(hp[H_L1SETS]), int(hp[H_L1WAYS]), t0)
+    sms = _new_sms(n_sm, n_sched, int(hp[H_MSHR]), int(hp[H_L1SETS]), int(hp[H_L1WAYS]), t0)
     scratch = np.zeros((int(hp[H_BANKS]) + 1, 33), np.int64)    # bank-conflict counting
     trace_cap = rec.trace_cap
     out = CoreRun(np.zeros(N_STATS), np.zeros(n_sm, np.int64), np.full(nblk, -1, np.int64),
