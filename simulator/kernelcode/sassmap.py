@@ -413,18 +413,19 @@ def skipped_trips(trace: dict, head_row: int) -> np.ndarray:
 
 
 def dominant_loop(smap: SassMap, successors, trace: dict, cuttable=None):
-    """(header block, per PTX block whether it is in the loop, most trips of a warp's
-    entry into it) of the outermost PTX loop whose blocks issue the most of the recorded
-    warps' SASS instructions; None where the kernel has no loop, or where its warps'
-    trips differ by more than 5% (a data-dependent loop: extrapolating every warp to
-    the most trips would overcount). ``cuttable(trips)``: where the loop's trips are too
-    few to cut, a loop inside it that issues at least half of its instructions and that
-    each warp enters once is taken instead (and so on down the nest): a 1x1
-    convolution's channel loop inside its filter taps' loops of one trip. An inner loop
-    entered again and again (a 3x3 convolution's channel loop, once a tap) is not: cut,
-    every entry would touch its first channels alone, a working set a fraction of the
-    whole nest's, and its trips would be timed fast (12% on a padded 3x3 NHWC
-    convolution of 1024 channels, its later trips missing the L1 that the first hit)."""
+    """(header block, per PTX block whether it is in the loop, most trips of a warp's entry
+    into it, SASS instructions of a warp's trip) of the outermost PTX loop whose blocks
+    issue the most of the recorded warps' SASS instructions; None where the kernel has no
+    loop, or where its warps' trips differ by more than 5% (a data-dependent loop:
+    extrapolating every warp to the most trips would overcount). ``cuttable(trips,
+    per_trip)``: where the loop's trips are too few to cut, a loop inside it that issues
+    at least half of its instructions and that each warp enters once is taken instead (and
+    so on down the nest): a 1x1 convolution's channel loop inside its filter taps' loops
+    of one trip. An inner loop entered again and again (a 3x3 convolution's channel loop,
+    once a tap) is not: cut, every entry would touch its first channels alone, a working
+    set a fraction of the whole nest's, and its trips would be timed fast (12% on a padded
+    3x3 NHWC convolution of 1024 channels, its later trips missing the L1 that the first
+    hit)."""
     nb = len(smap.leaders)
     loops = _natural_loops(nb, successors)
     if not loops:
@@ -452,7 +453,11 @@ def dominant_loop(smap: SassMap, successors, trace: dict, cuttable=None):
     n = max(len(per_warp), len(skipped))
     per_warp = np.pad(per_warp, (0, n - len(per_warp))) + np.pad(skipped, (0, n - len(skipped)))
     trips = per_warp[per_warp > 0]
-    while cuttable is not None and len(trips) and not cuttable(int(trips.max())):
+
+    def per_trip(x, each):          # SASS instructions of a warp's trip of loop x
+        return float(weight[list(loops[x])].sum()) / max(1, int(each.sum()))
+    work = per_trip(h, trips)
+    while cuttable is not None and len(trips) and not cuttable(int(trips.max()), work):
         inner = [x for x in loops if x != h and loops[x] < loops[h]]
         inner = [x for x in inner if not any(x in loops[y] and x != y for y in inner)]
         big = max(inner, key=lambda x: weight[list(loops[x])].sum(), default=None)
@@ -462,11 +467,12 @@ def dominant_loop(smap: SassMap, successors, trace: dict, cuttable=None):
         if not len(entries) or entries.max() > 1:
             break
         h, trips = big, each
+        work = per_trip(h, each)
     if not len(trips) or trips.max() > 1.05 * trips.mean():
         return None          # trips that differ from warp to warp (data-dependent): no cut
     inloop = np.zeros(nb, np.bool_)
     inloop[list(loops[h])] = True
-    return h, inloop, int(trips.max())
+    return h, inloop, int(trips.max()), work
 
 
 def _natural_loops(nb: int, successors) -> dict:

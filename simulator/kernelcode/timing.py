@@ -74,7 +74,8 @@ MODES = ("full", "sampled", "analytic")
 #: ``skip_loops``): a loop runs its first SKIP_FIRST trips (past the engine's largest cut,
 #: ``engine.TRIP_CAPS``, and the three the emulator compares), and is skipped where it has
 #: SKIP_LEAST trips or more (the engine cuts a loop of more than
-#: ``engine.TRIP_SAMPLE_MIN``)
+#: ``engine.TRIP_SAMPLE_MIN``); the loop the engine cuts sooner (``engine.trace_trip_caps``)
+#: is skipped sooner in proportion (``_cut_skip``)
 SKIP_FIRST = 56
 SKIP_LEAST = 193
 
@@ -198,17 +199,31 @@ def _popcount(x: np.ndarray) -> np.ndarray:
 def _loop_cuts(c: Compiled, trace: dict):
     """(header, in-loop blocks, trips, caps) of the kernel's dominant loop where the
     engine would cut it (``engine.trip_caps``), else None."""
-    import types
-
     from simulator.simt import engine
-    one = types.SimpleNamespace(trip_period=1)
     loop = sassmap.dominant_loop(c.smap, c.successors, trace,
-                                 cuttable=lambda t: engine.trip_caps(one, t) is not None)
+                                 cuttable=lambda t, w: engine.trace_trip_caps(t, w) is not None)
     if loop is None:
         return None
-    h, inloop, trips = loop
-    caps = engine.trip_caps(one, trips)
+    h, inloop, trips, per_trip = loop
+    caps = engine.trace_trip_caps(trips, per_trip)
     return (h, inloop, trips, caps) if caps else None
+
+
+def _runs_its_cuts(c: Compiled, trace: dict, skip: tuple) -> bool:
+    """Whether an emulation with ``skip_loops=skip`` ran the trips its dominant loop's
+    cuts need (``_cut_skip``) before it skipped any: a loop whose trips are long is cut
+    sooner, and the probe emulates it that far only."""
+    loop = _loop_cuts(c, trace)
+    return loop is None or _cut_skip(loop[3], None)[0] <= skip[0]
+
+
+def _cut_skip(caps, heads) -> tuple:
+    """``emulate_kernel``'s ``skip_loops`` for a loop cut at ``caps``: SKIP_FIRST and
+    SKIP_LEAST as the engine's cuts scale them (``engine.trace_trip_caps``)."""
+    from simulator.simt import engine
+    hi = caps[-1]
+    return (hi + SKIP_FIRST - engine.TRIP_CAPS[-1],
+            (SKIP_LEAST - 1) * hi // engine.TRIP_CAPS[-1] + 1, heads)
 
 
 @dataclasses.dataclass
@@ -242,21 +257,33 @@ class _Probe:
             return self.work
         caps = sorted(self.cut_work)
         lo, hi = self.cut_work[caps[-2]], self.cut_work[caps[-1]]
-        at = hi + (hi - lo) * (SKIP_FIRST - caps[-1]) / (caps[-1] - caps[-2])
+        at = hi + (hi - lo) * (_cut_skip(caps, None)[0] - caps[-1]) / (caps[-1] - caps[-2])
         return np.minimum(self.work, at)
 
 
 def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes) -> _Probe:
     """A few blocks of the launch emulated (``_probe_ids``): every block's work, and the
     dominant loop's cuts where sampled mode cuts it."""
+    from simulator.simt import engine
     from simulator.simt import isa as E
     from simulator.simt.kernels.launch import Launch
     g, b = launch_dims(grid, "grid", MAX_GRID), launch_dims(block, "block", MAX_BLOCK)
     launch = Launch(g, b)
     cc = c.kptx.cc
     probe = _probe_ids(launch.grid)
-    # (sampled: a long loop's middle trips skipped; full mode runs them all)
-    skip = None if mode == "full" else (SKIP_FIRST, SKIP_LEAST, None)
+    # (sampled: a long loop's middle trips skipped, from the trips the soonest cuts need
+    # on, and again from SKIP_FIRST on where its cuts are later; full mode runs them all)
+    skip = None if mode == "full" else _cut_skip(engine.SOONEST_CAPS, None)
+
+    def record(ids, like=None):
+        nonlocal skip
+        em = _record(kernel, g, b, args, ids, name, shared_bytes, cc, hw, PROBE_RECORD_MAX,
+                     skip, like)
+        if skip is not None and skip[0] < SKIP_FIRST and not _runs_its_cuts(c, em.trace, skip):
+            skip = (SKIP_FIRST, SKIP_LEAST, None)
+            em = _record(kernel, g, b, args, ids, name, shared_bytes, cc, hw, PROBE_RECORD_MAX,
+                         skip, like)
+        return em
     em = first = None
     if mode != "full" and len(probe) > 1:
         # the middle interior block first: where blocks are too long to probe ten of (a
@@ -264,8 +291,7 @@ def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes)
         inner = np.flatnonzero(_edge_class(launch.grid) == 0)
         one = np.array([inner[len(inner) // 2] if len(inner) else launch.blocks // 2],
                        np.int64)
-        first = _record(kernel, g, b, args, one, name, shared_bytes, cc, hw, PROBE_RECORD_MAX,
-                        skip)
+        first = record(one)
         each = len(first.trace["events"])
         if each * len(probe) > PROBE_MAX:
             # too long to probe ten: the edge classes and that block, else it alone
@@ -275,8 +301,7 @@ def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes)
             else:
                 probe, em = one, first
     if em is None:
-        em = _record(kernel, g, b, args, probe, name, shared_bytes, cc, hw, PROBE_RECORD_MAX,
-                     skip, like=first)
+        em = record(probe, like=first)
     loop = _loop_cuts(c, em.trace) if mode != "full" else None
     # (the cut loop's trips recorded: its cuts are the trace's rows of their first trips)
     ptr = sassmap.warp_traces(c.smap, em.trace, loop=loop[:2] if loop is not None else None)
@@ -435,7 +460,7 @@ def _trace(p: _Probe, hw, blocks, mode, most=FULL_TRACE_MAX):
     cut_head = {int(c.smap.leaders[p.loop[0]])} if p.loop is not None else set()
     skipped = _skipped_heads(p.em.trace)
     reuse = np.array_equal(blocks, p.probe) and skipped <= cut_head
-    skip = (SKIP_FIRST, SKIP_LEAST, cut_head) if mode != "full" and cut_head else None
+    skip = _cut_skip(p.loop[3], cut_head) if mode != "full" and cut_head else None
     emu = p.em if reuse else \
         _record(p.kernel, p.g, p.b, p.args, blocks, p.name, p.shared_bytes, c.kptx.cc, hw,
                 most, skip=skip, like=p.em)

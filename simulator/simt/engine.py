@@ -66,6 +66,12 @@ SAMPLE_MIN_WAVES = 7
 RUN_TOLERANCE = 0.02
 TRIP_CAPS = (16, 32, 48)
 TRIP_SAMPLE_MIN = 192
+# a trace program's loop whose trips are long is cut sooner (``trace_trip_caps``): its
+# first cut runs at least TRIP_WORK warp instructions a warp, and at least
+# TRIP_CAPS_LEAST trips
+TRIP_WORK = 2048
+TRIP_CAPS_LEAST = 4
+SOONEST_CAPS = tuple(TRIP_CAPS_LEAST * c // TRIP_CAPS[0] for c in TRIP_CAPS)
 RERUN_DRAM_BUSY = 0.25   # a slice reruns owning its share of first touches past this DRAM load
 SLICE_BUDGET = 1.5e6       # warp instructions a sampled launch aims to simulate
 FULL_MAX = 2e10            # full mode refuses launches past this many warp instructions
@@ -235,6 +241,21 @@ def trip_caps(prog: object, trips: int, fill: int = 0) -> tuple[int, ...] | None
     shift = per * -(-int(fill) // per)
     caps = tuple(lo * c // TRIP_CAPS[0] + shift for c in TRIP_CAPS)
     return caps if trips > max(TRIP_SAMPLE_MIN, 2 * caps[-1]) else None
+
+
+def trace_trip_caps(trips: int, per_trip: float) -> tuple[int, ...] | None:
+    """The three loop cuts of a trace program's loop of ``trips`` trips, a warp's trip
+    issuing ``per_trip`` warp instructions: TRIP_CAPS, halved while the first cut still
+    runs TRIP_WORK warp instructions a warp and TRIP_CAPS_LEAST trips (a register-blocked
+    GEMM's K step or an all-pairs tile, a thousand instructions a trip and more, reaches
+    its steady rate within a few trips: sixteen of them would time three times the work
+    for nothing); None when the loop has no more than TRIP_SAMPLE_MIN trips scaled as the
+    cuts (four times the last cut), too few to gain from it."""
+    lo = TRIP_CAPS[0]
+    while lo // 2 >= TRIP_CAPS_LEAST and lo // 2 * per_trip >= TRIP_WORK:
+        lo //= 2
+    caps = tuple(lo * c // TRIP_CAPS[0] for c in TRIP_CAPS)
+    return caps if trips > TRIP_SAMPLE_MIN * lo // TRIP_CAPS[0] else None
 
 
 INNER_CAPS = (8, 16, 24)     # trips kept of each pass of an inner loop (inner_caps)
@@ -711,16 +732,17 @@ def _launch(prog, pl: Plan, t0, l2, keep, cap) -> LaunchRun:
                      r.trace, sampling, err, r.waits, r.warps, r.memory, r.sites)
 
 
-def _plan_run(prog, pl: Plan, t0, l2, keep) -> LaunchRun:
+def _plan_run(prog, pl: Plan, t0, l2, keep, cut_runs=None) -> LaunchRun:
     """One launch as its plan says: with loop cuts, three runs with the loop cut at
     multiples of its period and the line through the last two out to the warps' trips
     (each period past the first costs the same), the first pair's slope against theirs
-    for the error; else one run."""
+    for the error; else one run. ``cut_runs``: the first two cut runs, made already (on
+    copies of ``l2``)."""
     if not pl.caps:
         return _launch(prog, pl, t0, l2, keep, 0)
     lo, mid, hi = pl.caps
-    first = _launch(prog, pl, t0, l2.copy(), keep, lo)
-    second = _launch(prog, pl, t0, l2.copy(), keep, mid)
+    first, second = cut_runs or (_launch(prog, pl, t0, l2.copy(), keep, lo),
+                                 _launch(prog, pl, t0, l2.copy(), keep, mid))
     r = _launch(prog, pl, t0, l2, keep, hi)
     f = (pl.trips - mid) / (hi - mid)
 
@@ -922,22 +944,43 @@ def _run_slice(hw, programs, k, pl: Plan, t0, l2, keep):
     SMs would have brought many of them first -- runs again owning just its share of
     them where the first run's DRAM load (those first touches and the write-backs of the
     victims they evicted included) is high enough for them to have skewed it
-    (``RERUN_DRAM_BUSY``); else the counts alone move from DRAM to the L2."""
+    (``RERUN_DRAM_BUSY``); else the counts alone move from DRAM to the L2. A launch whose
+    loop is cut decides from its first two cut runs, the line through them out to the
+    warps' trips, before the third: where it runs again, its third is not run twice."""
     prog = programs[k]
     pl = _owning(pl, np.nextafter(1.0, 0.0))
-    before = l2.copy()
-    run = _plan_run(prog, pl, t0, l2, keep)
     cold = _cold_sectors(hw, programs, k, l2)
-    first = run.stats[S_FIRST]
-    if first <= 1.1 * cold:
-        return run, pl
     sec = hw.l2.sector_bytes
     dram_bpc = hw.dram.bandwidth_bytes_per_s * hw.dram.sustained_fraction / hw.clock_hz
-    # the DRAM load the run had, excess first touches and the write-backs of the victims
-    # they evicted (earlier launches' dirty lines among them) included: what skews it
-    busy = (run.stats[S_DRB] + run.stats[S_DWB]) / (dram_bpc * run.cycles)
-    if busy > RERUN_DRAM_BUSY:
-        l2.restore(before)
+
+    def skew(st, cycles):
+        # its first touches, and the DRAM load the run had, excess first touches and the
+        # write-backs of the victims they evicted (earlier launches' dirty lines among
+        # them) included: what skews it
+        return st[S_FIRST], (st[S_DRB] + st[S_DWB]) / (dram_bpc * cycles)
+    if pl.caps:
+        lo, mid, _ = pl.caps
+        cut_runs = (_launch(prog, pl, t0, l2.copy(), keep, lo),
+                    _launch(prog, pl, t0, l2.copy(), keep, mid))
+        a, b = cut_runs
+        f = (pl.trips - lo) / (mid - lo)
+        first, busy = skew(a.stats + (b.stats - a.stats) * f,
+                           a.cycles + (b.cycles - a.cycles) * f)
+        rerun = first > 1.1 * cold and busy > RERUN_DRAM_BUSY
+        if not rerun:
+            run = _plan_run(prog, pl, t0, l2, keep, cut_runs)
+    else:
+        before = l2.copy()
+        run = _plan_run(prog, pl, t0, l2, keep)
+        first, busy = skew(run.stats, run.cycles)
+        rerun = first > 1.1 * cold and busy > RERUN_DRAM_BUSY
+        if rerun:
+            l2.restore(before)
+    if not rerun:
+        first = run.stats[S_FIRST]
+        if first <= 1.1 * cold:
+            return run, pl
+    if rerun:
         pl = _owning(pl, cold / first)
         run = _plan_run(prog, pl, t0, l2, keep)
     else:
@@ -953,7 +996,7 @@ def _run_slice(hw, programs, k, pl: Plan, t0, l2, keep):
         st[S_DWBP] -= min(st[S_DWBP], gone)
         run = run._replace(stats=st)
     return run._replace(sampling={**run.sampling, "l2_owned_fraction": cold / first,
-                                  "l2_owned_rerun": bool(busy > RERUN_DRAM_BUSY)}), pl
+                                  "l2_owned_rerun": bool(rerun)}), pl
 
 
 def _cold_sectors(hw, programs, k, l2) -> int:
