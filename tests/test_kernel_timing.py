@@ -349,3 +349,51 @@ def test_blocks_longer_than_the_probe_said_are_planned_again(monkeypatch):
     assert len(plans) >= 2
     assert r.instructions == pytest.approx(right.instructions, rel=0.01)
     assert abs(r.cycles / right.cycles - 1) <= 0.03, (r.cycles, right.cycles)
+
+
+def test_a_trace_past_what_its_blocks_so_far_were_expected_to_run_stops_early():
+    """``max_record`` as one count per block: the emulation stops (``TraceTooLong``) at
+    the first check past the count of the block it is in, long before the end; a count
+    above what the blocks run lets it finish."""
+    from simulator.kernelcode.launch import SLICE, TraceTooLong
+    k, g, b, a = _nbody(2048)                         # 8 blocks of about 0.5 M each
+    whole = emulate_kernel(k, g, b, a, record=True, write_back=False)
+    assert whole.instructions > 3 * SLICE
+    with pytest.raises(TraceTooLong) as e:
+        emulate_kernel(k, g, b, a, record=True, write_back=False, max_record=[1e3] * g)
+    assert e.value.blocks_done <= 1 and e.value.events <= 2 * SLICE
+    again = emulate_kernel(k, g, b, a, record=True, write_back=False,
+                           max_record=[2 * whole.instructions] * g)
+    assert again.instructions == whole.instructions
+
+
+def test_the_probe_weighs_interior_blocks_that_differ_from_more_of_them(monkeypatch):
+    """``_interior_differ``: interior blocks a factor of two apart or more (the edge
+    blocks apart, which bounds checks make differ) -- an escape-time image's probe then
+    runs four times as many interior blocks, and meets full mode within 3%."""
+    from simulator.kernelcode import timing
+    grid = (8, 8, 1)
+    inner = [9, 10, 18]                  # interior blocks of an 8 x 8 grid
+    edge = 0
+
+    def trace(counts):                   # events of one warp a block, as the emulator's
+        rows = np.concatenate([np.full(n, blk) for blk, n in counts.items()])
+        return {"blocks": np.array(sorted(counts)), "warps_per_block": 1,
+                "events": np.stack([rows, rows, rows, rows], axis=1)}
+    assert not timing._interior_differ(grid, trace({edge: 1, 9: 10, 10: 20, 18: 15}))
+    assert timing._interior_differ(grid, trace({edge: 100, 9: 10, 10: 21, 18: 15}))
+    assert not timing._interior_differ(grid, trace({edge: 1, inner[0]: 5}))
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import bench_any_size as bench
+    w = 256
+    a = [np.zeros((w, w), np.int32), np.float32(-2.0), np.float32(-1.25), np.float32(2.5 / w),
+         np.float32(2.5 / w), 64]
+    g, b = (w // 16, w // 16), (16, 16)
+    full = simulate_kernel(bench.mandelbrot, g, b, a, hw="h100-sxm", mode="full")
+    ran = []
+    record = timing._record
+    monkeypatch.setattr(timing, "_record", lambda *x, **kw: ran.append(len(x[4])) or record(*x, **kw))
+    r = simulate_kernel(bench.mandelbrot, g, b, a, hw="h100-sxm")
+    assert len(timing._probe_ids((*g, 1), 4 * timing.PROBE_BLOCKS)) in ran, ran
+    assert r.instructions == pytest.approx(full.instructions, rel=0.03)
+    assert abs(r.cycles / full.cycles - 1) <= 0.03, (r.cycles, full.cycles)

@@ -142,6 +142,24 @@ def test_a_loop_whose_trips_are_long_is_cut_sooner():
     assert engine.trace_trip_caps(10**9, 256) == (8, 16, 24)    # 8 x 256 = 2048
 
 
+@pytest.mark.parametrize("skip", [None, SKIP, (20, 49, None)])
+def test_a_loops_instructions_a_trip_are_its_sass_rows_a_trip(skip):
+    """``dominant_loop``'s SASS instructions of a warp's trip, the trips the emulator
+    skipped weighed as the ones it ran, are the SASS rows a trip of the emission that
+    marks each row's trip (the register-blocked GEMM's K loop: a header block its warps
+    run twice a trip, which counts two visits, not two trips)."""
+    kernel, grid, block, args = _gemm(2048)
+    c = compile_kernel(kernel, args, (9, 0))
+    em = emulate_kernel(kernel, grid, block, args, record=True, write_back=False,
+                        skip_loops=skip)
+    h, inloop, trips, per_trip = sassmap.dominant_loop(c.smap, c.successors, em.trace)
+    tr = sassmap.warp_traces(c.smap, em.trace, loop=(h, inloop))
+    warps = len(tr.warp_begin) - 1
+    assert trips == 256
+    assert per_trip == pytest.approx(np.sum(tr.trips == 3) / warps, rel=1e-9)
+    assert 900 < per_trip < 1100
+
+
 def test_a_loop_of_64_long_trips_is_cut_and_meets_full_mode():
     """A 128x128x512 GEMM: 64 trips of its K loop, too few for the first cuts (16, 32,
     48) but each about a thousand instructions a warp: the probe emulates 20 trips and

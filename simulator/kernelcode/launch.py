@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -166,7 +167,8 @@ def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int |
                    cc: Sequence[int] = (9, 0), nsm: int = 132, record: bool = False,
                    progress: Callable[[int, int], object] | None = None,
                    blocks: Sequence[int] | np.ndarray | None = None, write_back: bool = True,
-                   max_record: int | None = None, concurrent: bool | None = None,
+                   max_record: float | Sequence[float] | None = None,
+                   concurrent: bool | None = None,
                    resident: int | None = None,
                    atomics: Sequence[float] | np.ndarray | None = None,
                    skip_loops: tuple | None = None,
@@ -185,8 +187,11 @@ def emulate_kernel(kernel: object | str, grid: int | Sequence[int], block: int |
     ``blocks``: the linear ids of the blocks to run, ascending (default: all); the
     others do not run, as if the launch had only these (what they would have written
     is not there). ``write_back=False`` leaves the arrays as they were. ``max_record``:
-    with ``record``, a ValueError once the trace holds more warp-instructions than that
-    (its memory and time grow with it), naming the blocks.
+    with ``record``, a ``TraceTooLong`` (a ValueError) once the trace holds more
+    warp-instructions than that (its memory and time grow with it), naming the blocks;
+    a sequence of one count per block of ``blocks`` (ascending): once it holds more
+    than the count of the block it is in, checked every ``SLICE`` warp-instructions --
+    a trace that runs past what was expected of the blocks so far stops early.
 
     ``concurrent``: run ``resident`` blocks at a time (default: as many as ``nsm`` SMs
     hold by the thread limit), their warps interleaved by time so that atomics land in
@@ -464,6 +469,7 @@ class _Run:
         # budget compiles it and starts block 0, outside the emulation's wall time
         self.call(0, nrun)
         S, E = self.S, self.E
+        limit = None if max_record is None else np.atleast_1d(np.asarray(max_record, np.float64))
         t0 = time.perf_counter()
         while True:
             status = self.call(SLICE, nrun)
@@ -472,14 +478,15 @@ class _Run:
             if status == em.ERROR:
                 E[em.E_WARP] %= self.nw                 # a slot's warp: the block's own warp
                 raise ValueError(_error_text(decoded, kname, E, self.L))
+            most = None if limit is None else limit[min(int(S[em.S_BLOCK]), len(limit) - 1)]
+            if most is not None and S[em.S_EV] > most:
+                raise TraceTooLong(int(S[em.S_EV]), int(S[em.S_BLOCK]),
+                    f"kernel {kname!r} on grid {gdims} block {bdims}: the {nrun} block(s) "
+                    f"traced run more than {most:.0e} PTX warp-instructions (about "
+                    f"{S[em.S_EV] / max(1, S[em.S_BLOCK] + 1):.2g} a block so far); "
+                    "tracing that many takes minutes and gigabytes -- give the launch "
+                    "more blocks, each doing less")
             if status == em.TRACE_FULL:
-                if max_record is not None and S[em.S_EV] > max_record:
-                    raise TraceTooLong(int(S[em.S_EV]), int(S[em.S_BLOCK]),
-                        f"kernel {kname!r} on grid {gdims} block {bdims}: the {nrun} block(s) "
-                        f"traced run more than {max_record:.0e} PTX warp-instructions (about "
-                        f"{S[em.S_EV] / max(1, S[em.S_BLOCK] + 1):.2g} a block so far); "
-                        "tracing that many takes minutes and gigabytes -- give the launch "
-                        "more blocks, each doing less")
                 ev, ev_addr = self.rec.ev, self.rec.ev_addr
                 if S[em.S_EV] >= ev.shape[0]:
                     ev = _doubled(ev, int(S[em.S_EV]))

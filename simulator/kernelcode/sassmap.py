@@ -441,7 +441,9 @@ def dominant_loop(smap: SassMap, successors, trace: dict, cuttable=None):
     for h in outer:
         # trips the emulator skipped: the loop's blocks visited as much more often
         skipped = skipped_trips(trace, int(smap.leaders[h])).sum()
-        entries = visits[h]
+        # (trips run: the header's first row's events -- a header block a warp's
+        # divergent paths run twice a trip counts two visits, not two trips)
+        entries = int((pcs == smap.leaders[h]).sum())
         if skipped and entries:
             body = list(loops[h])
             weight[body] *= (entries + skipped) / entries

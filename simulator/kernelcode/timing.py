@@ -63,11 +63,14 @@ MIN_BUDGET = 2e5
 #: a second and 0.1 KB each): past it the probe runs the edge classes' blocks and the
 #: middle one, or that one alone
 PROBE_MAX = 3e6
+#: interior blocks the probe grows to (from PROBE_BLOCKS, four times as many) where the
+#: interior blocks it ran differ by more than a factor of two, staying under PROBE_MAX
+PROBE_WIDE = 32
 #: PTX warp-instructions the probe's blocks may run at most: a launch of a few blocks
 #: each looping millions of times (in a loop the emulator cannot skip) stops there
 PROBE_RECORD_MAX = 1e7
-#: a sampled trace stops past twice the warp instructions planned plus this many, and
-#: the blocks are planned again (``_traced``)
+#: a sampled trace stops past twice the warp instructions planned for the blocks done so
+#: far plus this many, and the blocks are planned again (``_traced``)
 TRACE_SLACK = 1e6
 MODES = ("full", "sampled", "analytic")
 #: sampled mode's emulation skips a long loop's middle trips (``emulate_kernel``'s
@@ -107,6 +110,18 @@ def _probe_ids(grid, k: int = PROBE_BLOCKS) -> np.ndarray:
     return np.unique(np.array(ids, np.int64))
 
 
+def _interior_differ(grid, trace: dict) -> bool:
+    """Whether the interior blocks an emulation recorded differ in their warp-instructions
+    by more than a factor of two (the edge blocks' bounds checks apart)."""
+    blocks = np.asarray(trace["blocks"], np.int64)
+    inner = blocks[_edge_class(grid)[blocks] == 0]
+    if len(inner) < 2:
+        return False
+    per = np.bincount(trace["events"][:, 0] // int(trace["warps_per_block"]))
+    per = np.pad(per, (0, max(0, int(inner.max()) + 1 - len(per))))[inner]
+    return bool(per.max() > 2 * per.min())
+
+
 def _work(grid, ids, counts) -> np.ndarray:
     """Every block's warp instructions from those of blocks ``ids``: an edge block's its
     class's (the mean of the class's blocks among ``ids``), an interior block's
@@ -132,7 +147,7 @@ def _record(kernel, grid, block, args, blocks, name, shared_bytes, cc, hw, most=
     reserve = None
     if like is not None:
         per = len(blocks) / max(1, len(like.trace["blocks"])) * 1.05
-        reserve = tuple(int(min(most, len(like.trace[k]) * per)) + 1
+        reserve = tuple(int(min(np.max(most), len(like.trace[k]) * per)) + 1
                         for k in ("events", "addresses"))
     return emulate_kernel(kernel, grid, block, list(args), name=name, shared_bytes=shared_bytes,
                           cc=cc, nsm=hw.sm_count, record=True, blocks=blocks, write_back=False,
@@ -302,6 +317,15 @@ def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes)
                 probe, em = one, first
     if em is None:
         em = record(probe, like=first)
+        # interior blocks whose work differs (the data decides it: an escape-time image,
+        # sparse rows) are weighed from more of them, while the probe stays short
+        k = PROBE_BLOCKS
+        while mode != "full" and k < PROBE_WIDE and _interior_differ(launch.grid, em.trace):
+            wider = _probe_ids(launch.grid, 4 * k)
+            if len(em.trace["events"]) / len(probe) * len(wider) > PROBE_MAX:
+                break
+            k, probe = 4 * k, wider
+            em = record(probe, like=em)
     loop = _loop_cuts(c, em.trace) if mode != "full" else None
     # (the cut loop's trips recorded: its cuts are the trace's rows of their first trips)
     ptr = sassmap.warp_traces(c.smap, em.trace, loop=loop[:2] if loop is not None else None)
@@ -438,12 +462,13 @@ def _traced(hw, probes, mode, budget, l2) -> tuple:
         out = []
         try:
             for p, bl in zip(probes, blocks):
+                # (past twice what was expected of the blocks done so far, it stops)
                 most = FULL_TRACE_MAX if mode == "full" or attempt == 3 else \
-                    min(FULL_TRACE_MAX, 2 * float(p.emulated[bl].sum()) + TRACE_SLACK)
+                    np.minimum(FULL_TRACE_MAX, 2 * np.cumsum(p.emulated[bl]) + TRACE_SLACK)
                 out.append(_trace(p, hw, bl, mode, most))
             return out, bud
         except TraceTooLong as e:
-            if most >= FULL_TRACE_MAX:
+            if np.ndim(most) == 0:
                 raise
             seen = float(p.emulated[bl[:e.blocks_done + 1]].sum())
             grow = max(2.0, e.events / max(1.0, seen))
