@@ -1,10 +1,11 @@
 """Launches of any size through ``simulate_kernel`` (sampled mode, h100-sxm, one core): a
 GEMM, an all-pairs step, a reduction and an escape-time image at the sizes users run,
 each a kernel written as a user writes it. Prints, per launch, the wall seconds (compile
-cached: each launch is run once untimed first), the predicted time and the warp
-instructions; a launch refused or failed prints its error. Not a pass/fail test.
+cached: each launch is run once untimed first), the predicted time, the warp
+instructions and the process's peak resident memory so far (``resource.getrusage``); a
+launch refused or failed prints its error. Not a pass/fail test.
 
-Goal: each predicted in at most 10 s. Run with numba's CUDA simulator off (the default
+Goals: each predicted in at most 10 s, in under 2 GB. Run with numba's CUDA simulator off (the default
 outside the tests):
 
     python3 benchmarks/bench_any_size.py [--only NAME] [--json FILE] [--note TEXT]
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import resource
 import sys
 import time
 import traceback
@@ -128,7 +130,8 @@ def _launches(rng):
 def main(only=None) -> dict:
     rows = []
     rng = np.random.default_rng(0)
-    print(f"{'launch':16} {'wall s':>8} {'predicted us':>13} {'warp instr':>11}  what")
+    print(f"{'launch':16} {'wall s':>8} {'predicted us':>13} {'warp instr':>11} "
+          f"{'peak MB':>8}  what")
     try:
         for name, what, k, g, b, a in _launches(rng):
             if only and name not in only:
@@ -140,12 +143,14 @@ def main(only=None) -> dict:
                 r = simulate_kernel(k, g, b, a, hw="h100-sxm")
                 row.update(wall_s=time.perf_counter() - t0, predicted_s=r.seconds,
                            instructions=r.instructions, simulated_fraction=r.simulated_fraction,
-                           estimated_error=r.estimated_error)
+                           estimated_error=r.estimated_error,
+                           peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
                 print(f"{name:16} {row['wall_s']:8.1f} {r.seconds * 1e6:13.1f} "
-                      f"{r.instructions:11.3g}  {what}")
+                      f"{r.instructions:11.3g} {row['peak_rss_mb']:8.0f}  {what}")
             except Exception as e:          # a refusal is a figure too
                 row["error"] = f"{type(e).__name__}: {e}"
-                print(f"{name:16} {'-':>8} {'-':>13} {'-':>11}  {what}: {row['error']}")
+                print(f"{name:16} {'-':>8} {'-':>13} {'-':>11} {'-':>8}  {what}: "
+                      f"{row['error']}")
                 if not isinstance(e, ValueError):
                     traceback.print_exc()
             rows.append(row)

@@ -556,9 +556,10 @@ def _bench_any_size(doc):
              f"{x['wall_s']:.1f}" if "wall_s" in x else "-",
              f"{x['predicted_s'] * 1e6:,.0f}" if "predicted_s" in x else "-",
              f"{x['instructions']:.3g}" if "instructions" in x else "-",
+             f"{x['peak_rss_mb']:,.0f}" if "peak_rss_mb" in x else "-",
              x.get("error", "")] for x in doc["launches"]]
-    return [md(["launch", "what", "wall s", "predicted us", "warp instructions", "refused"],
-               rows)]
+    return [md(["launch", "what", "wall s", "predicted us", "warp instructions",
+                "peak MB so far", "refused"], rows)]
 
 
 @bench_table("bench_answer", "--workers 2 ")
