@@ -213,7 +213,7 @@ def _popcount(x: np.ndarray) -> np.ndarray:
 
 def _loop_cuts(c: Compiled, trace: dict):
     """(header, in-loop blocks, trips, caps) of the kernel's dominant loop where the
-    engine would cut it (``engine.trip_caps``), else None."""
+    engine would cut it (``engine.trace_trip_caps``), else None."""
     from simulator.simt import engine
     loop = sassmap.dominant_loop(c.smap, c.successors, trace,
                                  cuttable=lambda t, w: engine.trace_trip_caps(t, w) is not None)
@@ -222,14 +222,6 @@ def _loop_cuts(c: Compiled, trace: dict):
     h, inloop, trips, per_trip = loop
     caps = engine.trace_trip_caps(trips, per_trip)
     return (h, inloop, trips, caps) if caps else None
-
-
-def _runs_its_cuts(c: Compiled, trace: dict, skip: tuple) -> bool:
-    """Whether an emulation with ``skip_loops=skip`` ran the trips its dominant loop's
-    cuts need (``_cut_skip``) before it skipped any: a loop whose trips are long is cut
-    sooner, and the probe emulates it that far only."""
-    loop = _loop_cuts(c, trace)
-    return loop is None or _cut_skip(loop[3], None)[0] <= skip[0]
 
 
 def _cut_skip(caps, heads) -> tuple:
@@ -290,11 +282,22 @@ def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes)
     # on, and again from SKIP_FIRST on where its cuts are later; full mode runs them all)
     skip = None if mode == "full" else _cut_skip(engine.SOONEST_CAPS, None)
 
+    found = []                      # (an emulation, its dominant loop's cuts)
+
+    def cuts(em):
+        if not found or found[-1][0] is not em:
+            found.append((em, _loop_cuts(c, em.trace)))
+        return found[-1][1]
+
     def record(ids, like=None):
+        # where its dominant loop's cuts need more trips than it ran before it skipped
+        # any (a loop whose trips are long is cut sooner, and emulated that far only),
+        # it runs again from SKIP_FIRST
         nonlocal skip
         em = _record(kernel, g, b, args, ids, name, shared_bytes, cc, hw, PROBE_RECORD_MAX,
                      skip, like)
-        if skip is not None and skip[0] < SKIP_FIRST and not _runs_its_cuts(c, em.trace, skip):
+        if skip is not None and skip[0] < SKIP_FIRST and cuts(em) is not None \
+                and _cut_skip(cuts(em)[3], None)[0] > skip[0]:
             skip = (SKIP_FIRST, SKIP_LEAST, None)
             em = _record(kernel, g, b, args, ids, name, shared_bytes, cc, hw, PROBE_RECORD_MAX,
                          skip, like)
@@ -326,7 +329,7 @@ def _probe(c: Compiled, kernel, hw, grid, block, args, mode, name, shared_bytes)
                 break
             k, probe = 4 * k, wider
             em = record(probe, like=em)
-    loop = _loop_cuts(c, em.trace) if mode != "full" else None
+    loop = cuts(em) if mode != "full" else None
     # (the cut loop's trips recorded: its cuts are the trace's rows of their first trips)
     ptr = sassmap.warp_traces(c.smap, em.trace, loop=loop[:2] if loop is not None else None)
     work = _work(launch.grid, probe, _per_block(ptr))
