@@ -4,7 +4,15 @@ import os
 # a run on a real GPU sets NUMBA_ENABLE_CUDASIM=0 before pytest starts
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
+import signal
+
 import pytest
+
+# a shell's background job starts with Ctrl-C ignored, and its children inherit that: the
+# Ctrl-C tests' commands would run on past their signal; these tests deliver it as a
+# terminal does to a job in the foreground
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: the fast tier (``pytest -m fast``): the test files that compile none of the engines
 #: with numba and launch no long run -- hardware, workloads, bounds, schemas, the CLI's
