@@ -13,15 +13,15 @@ import logging
 log = logging.getLogger("roofsim")
 
 #: wall seconds the first run spends compiling, measured on this project's 2-core
-#: development machine (2026-11-26, numba 0.68, a fresh clone, caches cleared, nothing
-#: else running; this shared machine varies by a third from run to run): the SIMT engine
-#: with its analytic model and address functions (``roofsim simulate simt``: 75-98 s,
-#: four runs; 51-74 s before its cycle loop was cut into named helpers, whose inlined
-#: copies numba compiles slower); the analytic model alone (``simulate simt --mode
-#: analytic``: 16.7 s, another job on the other core); the systolic engine's SCALE-Sim buffer replay
-#: (``--mode scalesim``: 14.3 s first, 2.5 s after). The systolic default mode compiles
-#: about a second and says nothing.
-COMPILE_SECONDS = {"SIMT engine": 80, "SIMT analytic model": 15, "SCALE-Sim buffer replay": 12,
+#: development machine (numba 0.68, a fresh clone, caches cleared; this shared machine
+#: varies by a third from run to run): the SIMT engine with its analytic model and address
+#: functions (``roofsim simulate simt``: 204 and 213 s on 2026-12-03, the PTX emulator's
+#: compile on the other core; 75-98 s on 2026-11-26, before the engine read warp traces);
+#: the analytic model alone (``simulate simt --mode analytic``: 16.7 s, another job on the
+#: other core); the systolic engine's SCALE-Sim buffer replay (``--mode scalesim``: 14.3 s
+#: first, 2.5 s after); the PTX emulator (``roofsim emulate``: 63 s on 2026-12-03). The
+#: systolic default mode compiles about a second and says nothing.
+COMPILE_SECONDS = {"SIMT engine": 200, "SIMT analytic model": 15, "SCALE-Sim buffer replay": 12,
                    "PTX emulator": 60}
 
 _told = set()

@@ -62,6 +62,29 @@ def test_parallel_validation_equals_the_serial_one():
     assert [r.predicted_s("analytic") for r in par.results] == [r.predicted_s("analytic") for r in serial]
 
 
+def test_validate_every_n_scores_records_0_n_2n(tmp_path):
+    """``--every 3`` predicts the records 0, 3, 6, ... of each suite, as the whole run
+    predicts them, and says so; ``--every 0`` is refused."""
+    args = ["validate", "--hw", "h100-sxm", "--measurements", str(DATA), "--suites", "grid,gemm",
+            "--engine-budget", "0", "--workers", "1"]
+    whole = _roofsim(*args, "--json", str(tmp_path / "all.json"), "--no-timing")
+    part = _roofsim(*args, "--every", "3", "--json", str(tmp_path / "part.json"), "--no-timing")
+    assert whole.returncode == 0 and part.returncode == 0, part.stderr
+    assert "of records 0, 3, 6, ..." in part.stdout
+    rows = {s: json.loads((tmp_path / f"{s}.json").read_text())["rows"] for s in ("all", "part")}
+    want = []
+    for suite in ("grid", "gemm"):      # the whole run's rows are its ok records, in order
+        ok = [i for i, r in enumerate(load_suite(DATA, suite).records) if r.get("ok")]
+        mine = [r for r in rows["all"] if r["suite"] == suite]
+        assert len(mine) == len(ok)
+        want += [r for i, r in zip(ok, mine) if i % 3 == 0]
+    assert 0 < len(rows["part"]) == len(want) < len(rows["all"])
+    assert rows["part"] == want
+    assert json.loads((tmp_path / "part.json").read_text())["every"] == 3
+    bad = _roofsim(*args, "--every", "0")
+    assert bad.returncode == 2 and "--every" in bad.stderr and "must be >= 1" in bad.stderr
+
+
 def test_warm_bound_prices_l2_bytes_at_the_l2_and_stays_a_bound():
     """A relu repeated on buffers that fit in the L2: the DRAM term vanishes, the L2's
     prices the bytes, and the engine's warm run is no faster than the bound."""

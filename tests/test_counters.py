@@ -22,15 +22,19 @@ def test_records_are_the_problems_launches_in_order():
 
 
 def test_engine_counts_match_nsight_compute_within_the_goals():
-    """Over every launch: warp instructions within 2%, DRAM bytes within 10% (each
-    launch from an empty L2, as ncu's cache control flushes it before every profiled
-    launch, a problem's second launch included), L2 bytes within 15% of what the SMs and
-    the L2 exchanged over the crossbar."""
+    """Over the launches of every third problem (a sample of each kind: the whole
+    suite's figures are in docs/check.md, "Counters"): warp instructions within 2%, DRAM
+    bytes within 10% (each launch from an empty L2, as ncu's cache control flushes it
+    before every profiled launch, a problem's second launch included), L2 bytes within
+    15% of what the SMs and the L2 exchanged over the crossbar."""
     # (the run of `roofsim validate --suites counters` that golden command 062 makes and
     # tests/test_golden_cli.py holds the code to)
     from test_golden_cli import written
     rows = json.loads(written("062", "vc.json"))["rows"]
-    assert len(rows) == 39
+    ok = [r for r in cn.load(FOLDER)["records"] if r["ok"]]
+    sample = list(dict.fromkeys(r["problem"] for r in ok))[::3]
+    assert [(r["problem"], r["launch"]) for r in rows] == \
+        [(r["problem"], r["launch"]) for r in ok if r["problem"] in sample]
     sc = cn.scores(rows)
     assert all(sc[c]["n"] == len(rows) for c in ("instructions", "dram", "l2"))
     assert sc["instructions"]["mape"] <= 0.02

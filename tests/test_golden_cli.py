@@ -88,8 +88,8 @@ check --hw h100-sxm --trace data/traces/h100-sxm/ncu_roofsim.csv --json out/c2.j
 check --hw h200 --trace examples/plain.csv
 calibrate --hw h100-sxm --measurements data/measurements/h100-sxm --toml out/cal.toml
 calibrate --hw h200 --measurements data/measurements/h200
-validate --hw h100-sxm --measurements data/measurements/h100-sxm --suites counters --json out/vc.json --no-timing
-validate --hw h100-sxm --measurements data/measurements/h100-sxm --suites tune --csv out/vt.csv --no-timing
+validate --hw h100-sxm --measurements data/measurements/h100-sxm --suites counters --every 3 --json out/vc.json --no-timing
+validate --hw h100-sxm --measurements data/measurements/h100-sxm --suites tune --every 4 --csv out/vt.csv --no-timing
 validate --hw h100-sxm --measurements data/measurements/h100-sxm --suites grid,gemm,conv --engine-budget 0 --workers 1 --csv out/v0.csv --no-timing
 validate --hw h200 --measurements data/measurements/h200 --suites grid --engine-budget 3e5 --workers 1 --json out/v1.json --no-timing
 tune --hw h100-sxm --workload gemm:2048x512x1024 --json out/t.json --no-timing

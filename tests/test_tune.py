@@ -44,8 +44,10 @@ def test_ranking_regret_on_the_h100():
     # (the run of `roofsim validate --suites tune` that golden command 063 makes and
     # tests/test_golden_cli.py holds the code to)
     from test_golden_cli import written
+    # (a sample: every fourth problem of the suite, GEMMs and convolutions at batch 1 and 8;
+    # the whole suite's figures are in docs/tune.md)
     rows = list(csv.DictReader(io.StringIO(written("063", "vt.csv"))))
-    assert len(rows) >= 20
+    assert len(rows) == 5 and {r["problem"].split(":")[0] for r in rows} >= {"gemm"}
     regret = np.array([float(r["regret"]) for r in rows])
     assert np.median(regret) <= 0.03 and regret.max() <= 0.10
     assert max(float(r["regret_top3"]) for r in rows) < np.median([float(r["random_3"]) for r in rows])

@@ -217,9 +217,11 @@ def _simulate(task):
             for p in api.build(hw, kernel, **kw).programs]
 
 
-def run(hw: SIMTGPU, folder: str | os.PathLike, mode: str = "sampled") -> tuple[list[dict], bool]:
+def run(hw: SIMTGPU, folder: str | os.PathLike, mode: str = "sampled",
+        every: int = 1) -> tuple[list[dict], bool]:
     """(a row per measured launch whose problem the engine finished, whether Ctrl-C
-    stopped it): each counter measured and predicted. Counters of another GPU than
+    stopped it): each counter measured and predicted; of the file's problems 0, ``every``,
+    2 ``every``, ... only, where given (a sample). Counters of another GPU than
     ``hw``'s are refused (``measurements.check_device``)."""
     from simulator.parallel import map_tasks
 
@@ -227,7 +229,8 @@ def run(hw: SIMTGPU, folder: str | os.PathLike, mode: str = "sampled") -> tuple[
     doc = load(folder)
     check_device(hw, folder, "counters.json", doc["provenance"])
     measured = [r for r in doc["records"] if r["ok"]]      # ok false: left out (left_out)
-    items = list(dict.fromkeys(r["problem"] for r in measured))
+    items = list(dict.fromkeys(r["problem"] for r in measured))[::every]
+    measured = [r for r in measured if r["problem"] in items]
     out = map_tasks(_simulate, [(hw, it, mode) for it in items], workers=1, label="counters")
     res_of = dict(zip(items, out.results))
     rows = []

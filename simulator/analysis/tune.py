@@ -267,7 +267,7 @@ def _score(task) -> dict:
             "spearman": rho}
 
 
-def scores(hw: SIMTGPU, folder: str | os.PathLike, engine_top: int = 3) -> dict:
+def scores(hw: SIMTGPU, folder: str | os.PathLike, engine_top: int = 3, every: int = 1) -> dict:
     """Per problem: the measured best, the regret of the predicted best (no measurement),
     of the best measured among the ``engine_top`` the ranking puts first (that many
     measurements) and, for comparison, of random search with as many measurements
@@ -275,7 +275,8 @@ def scores(hw: SIMTGPU, folder: str | os.PathLike, engine_top: int = 3) -> dict:
     the measured ones. Then medians and worsts (None where no problem has the figure).
     Ctrl-C: the problems that finished, ``interrupted`` set. A problem with fewer than
     :data:`MIN_CANDIDATES` candidates measured is left out (``left_out``: a ranking of
-    one has no regret), and spellings of one problem are one. Measurements of another
+    one has no regret), and spellings of one problem are one; ``every``: the problems 0,
+    ``every``, 2 ``every``, ... of those scored only (a sample). Measurements of another
     GPU than ``hw``'s are refused (``measurements.check_device``)."""
     import statistics
 
@@ -295,6 +296,7 @@ def scores(hw: SIMTGPU, folder: str | os.PathLike, engine_top: int = 3) -> dict:
         raise ValueError(f"folder={show(str(folder), 200)}: tune.json: no problem has {MIN_CANDIDATES} "
                          f"or more candidates measured (\"ok\": true); a ranking of one candidate "
                          "has no regret to score")
+    by = dict(list(by.items())[::every])
     out = map_tasks(_score, [(hw, p, meas, engine_top) for p, meas in by.items()], workers=1,
                     label="tune problems")
     rows = out.finished

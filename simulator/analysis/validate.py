@@ -137,8 +137,9 @@ class RecordTask:
 
 
 def record_tasks(hw: SIMTGPU, suite_files: Iterable[SuiteFile],
-                 engine_budget: float | None = None) -> list[RecordTask]:
-    """A task per record (that passed its check) of each suite file; every record must be
+                 engine_budget: float | None = None, every: int = 1) -> list[RecordTask]:
+    """A task per record (that passed its check) of each suite file, or of its records 0,
+    ``every``, 2 ``every``, ... (a sample: a quick look at a suite); every record must be
     the launch it states (``measurements.check_kernel_records``), checked here before any
     work. Any preset may predict any GPU's launches (a what-if: the H100's launches on the
     h200 preset); ``load_suites`` refuses files of another GPU than ``hw`` for scoring."""
@@ -147,19 +148,20 @@ def record_tasks(hw: SIMTGPU, suite_files: Iterable[SuiteFile],
         check_kernel_records(hw, sf)
         head = SuiteFile(sf.path, sf.suite, sf.provenance, [])
         tasks += [RecordTask(hw, head, i, r, engine_budget) for i, r in enumerate(sf.records)
-                  if r.get("ok", False)]
+                  if r.get("ok", False) and i % every == 0]
     return tasks
 
 
 def predict_suites(hw: SIMTGPU, suite_files: Iterable[SuiteFile], engine_budget: float | None = None,
                    workers: int | None = None, scheduler: str | None = None,
-                   log: Callable[[str], object] | None = None) -> Outcome:
-    """Every record of every suite file, spread over ``workers`` local processes (default:
-    one per core) or the Dask cluster at ``scheduler`` (see ``simulator.parallel``): an
-    ``Outcome`` whose results are ValidationRows in the files' order (None where Ctrl-C
-    stopped the run first); ``log`` is told as each suite finishes."""
+                   log: Callable[[str], object] | None = None, every: int = 1) -> Outcome:
+    """Every record of every suite file (or every ``every``-th, ``record_tasks``), spread
+    over ``workers`` local processes (default: one per core) or the Dask cluster at
+    ``scheduler`` (see ``simulator.parallel``): an ``Outcome`` whose results are
+    ValidationRows in the files' order (None where Ctrl-C stopped the run
+    first); ``log`` is told as each suite finishes."""
     from simulator.parallel import map_tasks
-    tasks = record_tasks(hw, suite_files, engine_budget)
+    tasks = record_tasks(hw, suite_files, engine_budget, every)
     # the scores' statistics loaded before the work (a second here), not after a Ctrl-C
     # when the finished rows should be written at once
     import scipy.stats  # noqa: F401

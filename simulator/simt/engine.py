@@ -206,8 +206,9 @@ def _run(pl, t0, l2, keep, cap, inner=0) -> core.CoreRun:
     site_of, n_sites = (pl.site_maps or {}).get(cut, (np.zeros(0, np.int64), 0))
     if len(keep) > 2 and not keep[2]:
         site_of, n_sites = np.zeros(0, np.int64), 0       # not asked for: none counted
-    rec = core.Recording(int(keep[0]), int(keep[1]), np.ascontiguousarray(site_of, np.int64),
-                         int(n_sites))
+    # (a writable copy: a trace program's site maps are read-only, and numba compiles
+    # core.run once more, minutes, for each kind of array it meets)
+    rec = core.Recording(int(keep[0]), int(keep[1]), np.array(site_of, np.int64), int(n_sites))
     return core.CoreRun(*core.run(code, pl.h, core.BlockPlan(pl.positions, pl.skips, t0, cap,
                                                               inner), l2, rec))
 

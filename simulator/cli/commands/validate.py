@@ -9,7 +9,7 @@ import hwmodels
 from simulator.analysis.calibrate import calibrate
 from simulator.table import format_table
 
-from ..options import add_hw, add_outputs, add_workers, budget, items, load_hw
+from ..options import add_hw, add_outputs, add_workers, budget, items, load_hw, positive_int
 from ..outputs import finish
 from . import BY_NAME
 
@@ -43,6 +43,9 @@ def add_validate(sub):
                    help="run the engine (sampled) only on records whose sampled run simulates "
                         "at most N warp-instructions (default: every record); 0: analytic and "
                         "roofline only")
+    p.add_argument("--every", type=positive_int("--every"), default=1, metavar="N",
+                   help="score a sample: records (counters and tune: problems) 0, N, 2N, ... "
+                        "of each suite (default 1: all of them)")
     add_workers(p)
     add_outputs(p, plot="predicted vs measured; the relu grid sweep")
     p.set_defaults(func=run_validate)
@@ -88,9 +91,12 @@ def _times(args, hw, suites):
                          "them, comma-separated), or counters, tune, kernels or teaching alone")
     files = load_suites(hw, args.measurements, suites)      # another GPU's: refused
     out = predict_suites(hw, files, args.engine_budget, args.workers, args.scheduler,
-                         log=lambda line: print(f"validate: {line}", file=sys.stderr, flush=True))
+                         log=lambda line: print(f"validate: {line}", file=sys.stderr, flush=True),
+                         every=args.every)
     rows = out.finished
     doc = report(hw, files, out, args.measurements, args.engine_budget)
+    if args.every > 1:
+        doc["every"] = args.every
     table = []
     for suite, sc in doc["suites"].items():
         for p in PREDICTORS:
@@ -103,6 +109,8 @@ def _times(args, hw, suites):
                           sc["faster_than_bound"] if p == "roofline" else ""])
     which = ("every record" if args.engine_budget is None
              else f"records within {args.engine_budget:.3g} warp-instructions")
+    if args.every > 1:
+        which += f" of records 0, {args.every}, {2 * args.every}, ..."
     print(f"{hw.name} against {args.measurements} (engine sampled, on {which}; predictions "
           f"include the GPU-side launch cost, the roofline bound does not; "
           f"{out.wall_seconds:.0f} s)")
@@ -124,13 +132,14 @@ def _pct(v, fmt="+.1%"):
 def _tune(args, hw):
     """roofsim tune's rankings against every candidate measured."""
     from simulator.analysis import tune
-    s = tune.scores(hw, args.measurements)       # another GPU's measurements: refused
+    s = tune.scores(hw, args.measurements, every=args.every)   # another GPU's: refused
     dev = tune.load(args.measurements)["provenance"]["device"]
     k = s["engine_top"]
     part = (f" (stopped: {len(s['problems'])} of {s['problems_total']} problems finished)"
             if s["interrupted"] else "")
-    print(f"tune on {hw.name} against {dev}: {len(s['problems'])} problems, "
-          f"{sum(r['candidates'] for r in s['problems'])} candidates measured{part}")
+    print(f"tune on {hw.name} against {dev}: {len(s['problems'])} problems"
+          + (f" (0, {args.every}, {2 * args.every}, ... of those measured)" if args.every > 1 else "")
+          + f", {sum(r['candidates'] for r in s['problems'])} candidates measured{part}")
     if s["left_out"]:
         n = len(s["left_out"])
         print(f"left out of the scores: {n} problem{'s' if n > 1 else ''} with fewer than "
@@ -153,6 +162,8 @@ def _tune(args, hw):
               f"{_pct(m[f'random_{k}']['worst'], '.0%')}; Spearman median "
               f"{_pct(m['spearman']['median'], '.2f')}")
     body = {key: v for key, v in s.items() if key not in ("interrupted",)}
+    if args.every > 1:
+        body["every"] = args.every
     finish(args, s["interrupted"], s["problems"], lambda rs: {"hw": hw.name, **body, "problems": rs})
 
 
@@ -161,12 +172,14 @@ def _counters(args, hw):
     from simulator.analysis import counters as cn
     doc = cn.load(args.measurements)
     dev = doc["provenance"]["device"]
-    rows, stopped = cn.run(hw, args.measurements)     # another GPU's counters: refused
+    rows, stopped = cn.run(hw, args.measurements, every=args.every)  # another GPU's: refused
     one = [r for r in rows if sum(x["problem"] == r["problem"] for x in rows) == 1]
     sc, sc1 = cn.scores(rows), cn.scores(one)
     skipped = cn.left_out(doc)
     print(f"counters on {hw.name} against Nsight Compute ({dev}): {len(rows)} launches "
-          f"({len(one)} of one-launch problems); engine sampled, L2 cold"
+          f"({len(one)} of one-launch problems"
+          + (f"; problems 0, {args.every}, {2 * args.every}, ... of the file" if args.every > 1 else "")
+          + "); engine sampled, L2 cold"
           + (f"; {skipped} records with \"ok\": false left out" if skipped else "")
           + (f" (stopped: {len(rows)} of {len(doc['records']) - skipped} launches finished)"
              if stopped else ""))
@@ -179,6 +192,7 @@ def _counters(args, hw):
                         for name, s in sc.items()],
                        right=[False, True, True, True, True, True]))
     finish(args, stopped, rows, lambda rs: {"hw": hw.name, "measurements": args.measurements,
+                                            **({"every": args.every} if args.every > 1 else {}),
                                             "scores": sc, "scores_one_launch": sc1, "rows": rs})
 
 
@@ -189,9 +203,11 @@ def _kernels(args, hw, suite="kernels"):
 
     def progress(done, total):
         print(f"validate {suite}: {done} of {total} records", file=sys.stderr, flush=True)
-    rows, stopped = ks.run(hw, args.measurements, progress, suite)
+    rows, stopped = ks.run(hw, args.measurements, progress, suite, every=args.every)
     sc = ks.scores(rows)
-    print(f"{suite} on {hw.name} against {args.measurements}: {len(rows)} launches of users' "
+    print(f"{suite} on {hw.name} against {args.measurements}: {len(rows)} launches"
+          + (f" (records 0, {args.every}, {2 * args.every}, ...)" if args.every > 1 else "")
+          + " of users' "
           "kernels timed from their SASS (engine sampled; predictions include the GPU-side "
           "launch cost)" + (" (stopped)" if stopped else ""))
     shown = ("seconds",) + tuple(c[0] for c in ks.COUNTERS) + ("bank_conflicts",)
@@ -221,4 +237,5 @@ def _kernels(args, hw, suite="kernels"):
                          f"{r['engine_seconds'] / r['measured_seconds'] - 1:+.1%}"] for r in worst],
                        right=[False, False, True, True, True]))
     finish(args, stopped, rows, lambda rs: {"hw": hw.name, "measurements": args.measurements,
+                                            **({"every": args.every} if args.every > 1 else {}),
                                             "scores": sc, "rows": rs})
